@@ -1,0 +1,11 @@
+"""The test suite itself cannot reach the internet."""
+
+import socket
+
+import pytest
+from pytest_socket import SocketBlockedError
+
+
+def test_non_loopback_connection_is_blocked() -> None:
+    with pytest.raises(SocketBlockedError):
+        socket.create_connection(("93.184.216.34", 80), timeout=1)
