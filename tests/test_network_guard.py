@@ -3,9 +3,9 @@
 import socket
 
 import pytest
-from pytest_socket import SocketBlockedError
+from pytest_socket import SocketBlockedError, SocketConnectBlockedError
 
 
 def test_non_loopback_connection_is_blocked() -> None:
-    with pytest.raises(SocketBlockedError):
+    with pytest.raises((SocketBlockedError, SocketConnectBlockedError)):
         socket.create_connection(("93.184.216.34", 80), timeout=1)
