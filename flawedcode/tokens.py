@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any
 
 import tiktoken
-from langchain_core.messages import BaseMessage, ChatMessage
+from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, ToolCall, ToolMessage
 
 ENCODINGS_DIR = Path(__file__).parent / "encodings"
 DEFAULT_ENCODING = "o200k_base"
@@ -282,9 +282,16 @@ def _tool_call_json(name: str, arguments: Any) -> str:
     return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
 
+def _tool_calls_of(message: BaseMessage) -> list[ToolCall]:
+    return message.tool_calls if isinstance(message, AIMessage) else []
+
+
 def _tool_calls_as_json(message: BaseMessage) -> tuple[str, ...]:
-    calls = getattr(message, "tool_calls", None) or []
-    return tuple(_tool_call_json(call.get("name", ""), call.get("args", {})) for call in calls)
+    return tuple(_tool_call_json(call["name"], call["args"]) for call in _tool_calls_of(message))
+
+
+def _tool_call_id_of(message: BaseMessage) -> str | None:
+    return message.tool_call_id if isinstance(message, ToolMessage) else None
 
 
 def _role_of(message: BaseMessage) -> str:
@@ -294,13 +301,15 @@ def _role_of(message: BaseMessage) -> str:
 
 
 def _tool_calls_signature(message: BaseMessage) -> tuple[Any, ...]:
-    """Everything besides content that changes the count: calls, name, tool_call_id, role."""
-    call_ids = tuple(call.get("id") for call in getattr(message, "tool_calls", None) or [])
+    """Everything besides content that changes the count: calls, name, tool_call_id, role.
+
+    Tool-call arguments enter as their repr (cheap for the small dicts models send).
+    """
+    calls = tuple((call["id"], call["name"], repr(call["args"])) for call in _tool_calls_of(message))
     return (
-        call_ids,
-        _tool_calls_as_json(message),
+        calls,
         message.name,
-        getattr(message, "tool_call_id", None),
+        _tool_call_id_of(message),
         message.role if isinstance(message, ChatMessage) else None,
     )
 
@@ -347,7 +356,7 @@ class TokenCounter:
             tokens += TOKENS_PER_NAME + self._count(message.name)
         for call_json in _tool_calls_as_json(message):
             tokens += self._count(call_json)
-        tool_call_id = getattr(message, "tool_call_id", None)
+        tool_call_id = _tool_call_id_of(message)
         if tool_call_id:
             tokens += self._count(tool_call_id)
         return tokens
