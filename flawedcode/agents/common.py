@@ -1,0 +1,132 @@
+"""What every agent version shares: building the LangChain agent and running one user turn.
+
+The versions differ only in what they pass back into the next turn and which
+context wrappers they add; that difference lives in ``v0.py``, ``v1.py`` and
+``v2.py``. Everything here is plumbing:
+
+- ``BaseAgent.__init__`` picks the model, the workspace, the token counter and
+  the session log, then calls ``create_agent`` with the version's tools and
+  middleware (telemetry always innermost, so it records exactly what the model sees).
+- ``run_turn(history, text)`` sends ``history + [text]`` through the agent and
+  keeps the resulting messages. It streams the graph so that if the model or a
+  tool fails mid-turn, the messages produced so far are kept (nothing is lost)
+  and the error is raised as one clear ``AgentError`` line.
+
+The small API every version exposes: ``send(text) -> reply``, ``messages``,
+``token_log`` (one ``CallRecord`` per model call), ``events`` (context events)
+and ``log`` (the whole ``SessionLog``, which charts and the benchmark read).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphRecursionError
+
+from flawedcode.config import AgentConfig
+from flawedcode.models import budget_for, explain_model_error, get_model, profile_for
+from flawedcode.telemetry import CallRecord, ContextEvent, SessionLog, TelemetryMiddleware
+from flawedcode.tokens import TokenCounter, encoding_name_for_model
+from flawedcode.tools import Workspace, make_tools
+
+
+class AgentError(RuntimeError):
+    """A turn failed (the model or the graph raised); the message is one clear line."""
+
+
+class BaseAgent:
+    """Shared plumbing; each version overrides ``send`` and, in v2, adds wrappers and a tool."""
+
+    version: ClassVar[str] = "base"
+    config_class: ClassVar[type[AgentConfig]] = AgentConfig
+
+    def __init__(self, model: str | BaseChatModel | None = None, *, workspace: Workspace | None = None,
+                 config: AgentConfig | None = None, conversation_id: str | None = None, name: str | None = None) -> None:
+        self.config = config or self.config_class()
+        self.model = model if isinstance(model, BaseChatModel) else get_model(model or self.config.model)
+        self.model_name = _model_name(self.model)
+        self.workspace = workspace or Workspace.create()
+        self.conversation_id = conversation_id or f"{self.version}-{uuid.uuid4().hex[:10]}"
+        self.counter = TokenCounter(encoding_name_for_model(self.model_name))
+        self.budget_tokens = budget_for(self.model, self.config.budget_tokens)
+        profile = profile_for(self.model_name)
+        self.log = SessionLog(agent_name=name or self.version, budget_tokens=self.budget_tokens,
+                              price_input_per_million=profile.input_per_million,
+                              price_output_per_million=profile.output_per_million)
+        self.tools = self.build_tools()
+        self.fixed_tokens = self.counter.count_system(self.config.system_prompt) + self.counter.count_tools(self.tools)
+        middleware = [*self.build_middleware(), TelemetryMiddleware(self.log, self.counter)]
+        self.graph = create_agent(self.model, tools=self.tools, system_prompt=self.config.system_prompt, middleware=middleware)
+        self.messages: list[AnyMessage] = []
+
+    # --- what a version may change --------------------------------------------------
+    def build_tools(self) -> list[BaseTool]:
+        return make_tools(self.workspace)
+
+    def build_middleware(self) -> list[AgentMiddleware]:
+        return []
+
+    def send(self, text: str) -> str:
+        raise NotImplementedError
+
+    # --- the shared turn ------------------------------------------------------------
+    def run_turn(self, history: Sequence[AnyMessage], text: str) -> str:
+        """Send ``history + [text]`` through the agent; keep every message it produced; return the reply."""
+        self.log.start_turn()
+        state = {"messages": [*history, HumanMessage(text)]}
+        try:
+            for state in self.graph.stream(state, {"recursion_limit": self.config.recursion_limit}, stream_mode="values"):
+                self.messages = list(state["messages"])
+        except GraphRecursionError:
+            self.messages.append(AIMessage(f"I stopped after {self.config.recursion_limit} steps without a final answer."))
+        except Exception as error:
+            raise AgentError(f"{self.version}: the turn failed: {explain_model_error(error)}") from error
+        finally:
+            self.log.end_turn()
+        return reply_text(self.messages)
+
+    def reset(self) -> None:
+        """Start a new conversation (the REPL's ``clear``); the session log keeps its history."""
+        self.messages = []
+
+    # --- what everyone reads --------------------------------------------------------
+    @property
+    def token_log(self) -> list[CallRecord]:
+        return self.log.agent_calls()
+
+    @property
+    def events(self) -> list[ContextEvent]:
+        return self.log.events
+
+    def context_tokens(self) -> int:
+        """Tokens the model would receive right now (system prompt + tools + history)."""
+        return self.fixed_tokens + self.counter.count_messages(self.messages)
+
+
+def reply_text(messages: Sequence[AnyMessage]) -> str:
+    """The text of the last AI message (empty if there is none)."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            return message.text
+    return ""
+
+
+def _model_name(model: BaseChatModel) -> str:
+    for attribute in ("model_name", "model"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return "offline"
+
+
+def describe_settings(agent: BaseAgent) -> dict[str, Any]:
+    """A few facts about an agent, for tables and transcripts."""
+    return {"version": agent.version, "model": agent.model_name, "budget_tokens": agent.budget_tokens,
+            "conversation_id": agent.conversation_id, "workspace": str(agent.workspace.root)}

@@ -1,0 +1,170 @@
+"""Typed configuration for the agents, with defaults in code and overrides from YAML.
+
+One object per concern (STYLE.md, point 3):
+
+- ``AgentConfig``: what every agent version needs (model, budget, system prompt).
+- ``OffloadConfig``: when a tool result is saved to scratch/ and replaced by a stub.
+- ``SummarizationConfig``: shaped like DeerFlow's ``summarization:`` block
+  (``enabled``, ``model_name``, ``trigger``, ``keep``, ``trim_tokens_to_summarize``,
+  ``summary_prompt``).
+- ``V2Config`` extends ``AgentConfig`` with the two blocks above; it does not copy it.
+
+A YAML file (see ``flawedcode.yaml`` at the repository root) overrides any field::
+
+    budget_tokens: 8192
+    summarization:
+      trigger: [{type: fraction, value: 0.6}, {type: messages, value: 60}]
+      keep: {type: tokens, value: 1500}
+    offload:
+      threshold_chars: 5000
+
+A malformed file fails with one message that names the key, what was expected
+and what was found, e.g.
+``flawedcode.yaml: summarization.trigger[0].type: expected one of 'tokens', 'messages', 'fraction'; found 'percent'``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+
+
+class ConfigError(ValueError):
+    """A configuration file or value is malformed; the message says where and why."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ContextSize(_Strict):
+    """One threshold: ``tokens`` (absolute), ``messages`` (count) or ``fraction`` (of the budget)."""
+
+    type: Literal["tokens", "messages", "fraction"]
+    value: float = Field(gt=0, description="Tokens, messages, or a fraction in (0, 1].")
+
+    @model_validator(mode="after")
+    def _check_value(self) -> ContextSize:
+        if self.type == "fraction" and self.value > 1:
+            raise ValueError(f"a fraction must be in (0, 1]; found {self.value}")
+        if self.type != "fraction" and self.value != int(self.value):
+            raise ValueError(f"{self.type} must be a whole number; found {self.value}")
+        return self
+
+    def in_tokens(self, budget_tokens: int) -> int | None:
+        """This size in tokens, or None when it counts messages."""
+        if self.type == "tokens":
+            return int(self.value)
+        if self.type == "fraction":
+            return int(self.value * budget_tokens)
+        return None
+
+
+class AgentConfig(_Strict):
+    """What every agent version needs."""
+
+    model: str | None = Field(None, description="Model spec ('offline', 'openai:gpt-4o-mini'); None = FLAWEDCODE_MODEL or offline.")
+    budget_tokens: int | None = Field(8192, gt=0, description="Context budget managed by the agent; None = the model's window.")
+    system_prompt: str = Field(default_factory=lambda: (PROMPTS_DIR / "system.md").read_text(encoding="utf-8"), description="System prompt text.")
+    recursion_limit: int = Field(25, gt=0, description="Most graph steps per user turn (about two per tool call).")
+
+
+class OffloadConfig(_Strict):
+    """When a tool result is saved to scratch/ and replaced by a stub."""
+
+    enabled: bool = Field(True, description="Turn offloading on or off.")
+    threshold_chars: int | None = Field(5000, gt=0, description="Offload results longer than this many characters.")
+    threshold_tokens: int | None = Field(None, gt=0, description="Offload results longer than this many tokens (OR'ed with characters).")
+    per_tool_chars: dict[str, int] = Field(default_factory=dict, description="Per-tool character thresholds that replace threshold_chars.")
+    exempt_tools: list[str] = Field(
+        default_factory=lambda: ["read_file", "list_files", "search_files", "search_archive"],
+        description="Tools never offloaded (reading back an offloaded file must not offload it again).",
+    )
+    preview_fraction: float = Field(0.12, gt=0, le=0.5, description="Stub size as a fraction of the original's tokens.")
+
+
+class SummarizationConfig(_Strict):
+    """DeerFlow-shaped summarization block."""
+
+    enabled: bool = Field(True, description="Turn summarization on or off.")
+    model_name: str | None = Field(None, description="Separate summary model spec; None = the run's own model (also the fallback).")
+    trigger: list[ContextSize] = Field(
+        default_factory=lambda: [ContextSize(type="fraction", value=0.75)],
+        description="Summarize before a model call when ANY of these is met.",
+    )
+    keep: ContextSize = Field(
+        default_factory=lambda: ContextSize(type="fraction", value=0.15),
+        description="How much recent history stays verbatim after a summary.",
+    )
+    trim_tokens_to_summarize: int | None = Field(4000, gt=0, description="Most tokens of history sent to the summarizer (earlier summary pinned).")
+    summary_prompt: str | None = Field(None, description="Prompt text with a {messages} slot; None = prompts/summary.md.")
+
+    @field_validator("trigger", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+    @field_validator("summary_prompt")
+    @classmethod
+    def _has_messages_slot(cls, value: str | None) -> str | None:
+        if value is not None and "{messages}" not in value:
+            raise ValueError("the summary prompt must contain a {messages} slot for the conversation")
+        return value
+
+    def prompt_text(self) -> str:
+        return self.summary_prompt or (PROMPTS_DIR / "summary.md").read_text(encoding="utf-8")
+
+
+class V2Config(AgentConfig):
+    """v2 = v1's config plus offloading and summarize-with-archive."""
+
+    offload: OffloadConfig = Field(default_factory=OffloadConfig, description="Offloading of large tool results.")
+    summarization: SummarizationConfig = Field(default_factory=SummarizationConfig, description="Summarize with archive.")
+
+
+def _describe_error(source: str, error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = ""
+    for part in first["loc"]:
+        location += f"[{part}]" if isinstance(part, int) else (f".{part}" if location else str(part))
+    expected = first["msg"].removeprefix("Value error, ")
+    if expected.startswith("Input should be "):
+        expected = "expected " + expected.removeprefix("Input should be ").split(",")[0]
+    found = first.get("input")
+    found_text = "" if first["type"] == "missing" or isinstance(found, dict) else f"; found {found!r}"
+    if first["type"] == "extra_forbidden":
+        expected, found_text = "unknown setting (check its spelling and indentation)", ""
+    return f"{source}: {location or '(top level)'}: {expected}{found_text}"
+
+
+def parse_config(data: dict[str, Any] | None, config_class: type[AgentConfig] = V2Config, source: str = "config") -> AgentConfig:
+    """Validate a dict (from YAML or code) into a config object, with one clear error."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of settings at the top level; found {type(data).__name__}")
+    try:
+        return config_class.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(_describe_error(source, error)) from None
+
+
+def load_config(path: str | Path, config_class: type[AgentConfig] = V2Config) -> AgentConfig:
+    """Read a YAML file into ``config_class``; defaults fill what the file leaves out."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the config file ({error.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{where}: {getattr(error, 'problem', error)}") from None
+    return parse_config(data, config_class, source=str(path.name))

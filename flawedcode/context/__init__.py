@@ -1,0 +1,31 @@
+"""Context wrappers: what v2 adds to an agent, as plain functions plus thin LangChain middleware.
+
+- ``offload``: a large tool result goes to scratch/, a typed preview stays (``maybe_offload``).
+- ``summarize``: near the budget, older messages become a summary that names its
+  archive file, with the user's original goal copied verbatim (``maybe_summarize``).
+- ``archive``: every message that leaves the context is kept unchanged, append-only,
+  written atomically, searchable (``ConversationArchive``, the ``search_archive`` tool).
+- ``repair``: a tool call without a result gets a stand-in result (``repair_tool_calls``).
+
+Each module's docstring states its rules, thresholds and exact texts. The
+wrappers know nothing of agent versions; an agent picks which ones it uses.
+"""
+
+from flawedcode.context.archive import ArchiveError, ConversationArchive, make_search_archive_tool
+from flawedcode.context.offload import OffloadMiddleware, maybe_offload, offload, should_offload
+from flawedcode.context.repair import RepairToolCallsMiddleware, repair_tool_calls
+from flawedcode.context.summarize import (
+    SummarizeWithArchiveMiddleware,
+    choose_cutoff,
+    maybe_summarize,
+    original_goal,
+    should_summarize,
+    summarize,
+)
+
+__all__ = [
+    "ArchiveError", "ConversationArchive", "make_search_archive_tool",
+    "OffloadMiddleware", "maybe_offload", "offload", "should_offload",
+    "RepairToolCallsMiddleware", "repair_tool_calls",
+    "SummarizeWithArchiveMiddleware", "choose_cutoff", "maybe_summarize", "original_goal", "should_summarize", "summarize",
+]
