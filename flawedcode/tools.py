@@ -43,7 +43,6 @@ Safety rules (the whole point of a workspace):
 from __future__ import annotations
 
 import collections
-import difflib
 import functools
 import os
 import re
@@ -446,7 +445,8 @@ def run_python_code(workspace: Workspace, code: str, timeout: int = DEFAULT_RUN_
         _kill_process_group(process)
         reader.join(timeout=5)
         return f"Error: run_python timed out after {timeout} s\n{capture.text()}".rstrip("\n")
-    reader.join()
+    _kill_process_group(process)  # background children would otherwise hold the output pipe open
+    reader.join(timeout=5)
     return f"# exit code {exit_code}\n{capture.text() or '(no output)'}".rstrip("\n")
 
 

@@ -416,6 +416,13 @@ def test_run_python_timeout_kills_the_whole_process_group(call, workspace):
     assert not is_running(child_pid)
 
 
+def test_run_python_returns_even_if_the_script_leaves_a_background_child(call):
+    code = "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\nprint('done')"
+    began = time.monotonic()
+    assert call("run_python", code=code) == "# exit code 0\ndone"
+    assert time.monotonic() - began < 8
+
+
 def is_running(pid: int) -> bool:
     """True if the process exists and is not a zombie (a killed child may wait to be reaped)."""
     try:
