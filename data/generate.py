@@ -369,7 +369,11 @@ def make_repo_public(
     srf = np.zeros(n)
     for day, amount in (("2024-03-28", 0.5), ("2024-06-28", 1.2), ("2024-09-30", 2.6), ("2024-10-31", 0.8), ("2024-12-31", 4.1)):
         srf[dates == pd.Timestamp(day)] = amount
-    wednesday_level = lambda values: pd.Series(values, index=dates).where(dates.day_of_week == 2).ffill().bfill().round(0).to_numpy()  # noqa: E731
+
+    def wednesday_level(values: np.ndarray) -> np.ndarray:
+        """A weekly series as the H.4.1 reports it: the Wednesday level, carried forward."""
+        return pd.Series(values, index=dates).where(dates.day_of_week == 2).ffill().bfill().round(0).to_numpy()
+
     reserves = wednesday_level(ramp(dates, {"2023-01-03": 3030, "2023-03-15": 3020, "2023-03-29": 3470, "2023-06-28": 3270,
                                             "2023-12-29": 3480, "2024-06-28": 3310, "2024-12-31": 3230}) + rng.normal(0, 30, n))
     tga = wednesday_level(ramp(dates, {"2023-01-03": 410, "2023-03-31": 160, "2023-06-02": 40, "2023-07-31": 560,
