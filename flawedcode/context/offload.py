@@ -17,7 +17,7 @@ Rules (defaults in ``OffloadConfig``):
 
   The preview is typed: docs show their head and as many column names as fit
   (then "+N more"); tables show their first rows and summary statistics per
-  numeric column; other text shows its head and its tail.
+  numeric column (rows named mean/min/max under the same header); other text shows its head and its tail.
 - If the file cannot be written, the original result stays in the context
   (nothing is lost) and an ``offload_failed`` event is recorded.
 """
@@ -159,18 +159,19 @@ def _markdown_columns(lines: list[str]) -> list[str]:
 
 
 def _table_preview(lines: list[str]) -> list[str]:
+    """Title, header, first row, then mean/min/max as rows under the same header, then more rows."""
     try:
         frame = pd.read_csv(io.StringIO("\n".join(lines[1:])))
     except (ValueError, pd.errors.ParserError):
         return []
-    preview = [lines[0], lines[1], *lines[2:5]]
     numeric = frame.select_dtypes("number")
-    for column in numeric.columns:
-        values = numeric[column].dropna()
-        if len(values):
-            preview.append(f"{column}: mean {values.mean():.4g}, min {values.min():.4g}, "
-                           f"max {values.max():.4g}, last {values.iloc[-1]:.4g}")
-    return preview
+    if numeric.empty or len(lines) < 3:
+        return []
+    stats = []
+    for stat in ("mean", "min", "max"):
+        values = [f"{getattr(frame[column], stat)():.4g}" if column in numeric else stat for column in frame.columns]
+        stats.append(",".join(values))
+    return [lines[0], lines[1], lines[2], *stats, *lines[3:5]]
 
 
 def _fit_list_line(line: str, budget_tokens: int, encoding: str) -> str | None:

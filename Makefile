@@ -1,0 +1,35 @@
+# README's two commands, and a few more. Everything installs into ./.venv from this
+# project's own files (pyproject.toml); nothing here reaches beyond the package registry.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: demo test install install-test bench lab notebooks clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+
+install-test: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test,notebooks]'
+
+# 1. The main job, offline: the lesson's session through v1 and v2, a token table and a chart.
+demo: install
+	$(BIN)/flawedcode demo --out results/demo
+
+# 2. Every test: unit, behaviour, end-to-end, and the notebooks under nbval.
+test: install-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS) tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+bench: install
+	$(BIN)/flawedcode bench --agents v0,v1,v2,lc-summarization,lc-context-editing --runs 3 --out results/bench
+
+lab: install-test
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf scratch/*.txt archives/*/ results/ .pytest_cache
