@@ -139,7 +139,7 @@ def has_any(text: str, phrases: tuple[str, ...]) -> bool:
 
 def stats_asked(text: str) -> list[str]:
     """The statistics a request names, in a stable order (``what does X mean`` is not a mean)."""
-    lowered = re.sub(r"what (?:does|do|is)\b.*\bmean\b", " ", text.lower())
+    lowered = re.sub(r"what (?:does|do)\b.*\bmean\b", " ", text.lower())
     lowered = re.sub(r"\b(?:latest|most recent|last)\s+\d+", " ", lowered)
     found = {stat for word, stat in STAT_WORDS.items() if has_any(lowered, (word,))}
     return [stat for stat in ("mean", "min", "max", "latest", "spread") if stat in found]
@@ -158,7 +158,7 @@ LAST_ACTION_PATTERNS = (
     r"\bwhat was the last thing\b",
 )
 PAST_CUES = (
-    "was", "were", "you found", "you reported", "you computed", "you got", "you said", "earlier",
+    "was", "were", "you found", "you loaded", "you fetched", "those", "that number", "you reported", "you computed", "you got", "you said", "earlier",
     "before", "previously", "remind", "did you", "we found", "we got",
 )
 SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")
@@ -199,7 +199,8 @@ def _is_goal_question(lowered: str) -> bool:
 
 
 def _is_past_tense_question(lowered: str) -> bool:
-    return has_any(lowered, PAST_CUES) and not has_any(lowered, ("load", "fetch", "pull", "compute", "calculate"))
+    about_earlier_work = re.sub(r"\b(?:you|we) (?:loaded|fetched|pulled|computed|calculated)\b", " ", lowered)
+    return has_any(lowered, PAST_CUES) and not has_any(about_earlier_work, ("load", "fetch", "pull", "compute", "calculate"))
 
 
 def plan_steps(text: str, mentions: Mentions, stats: list[str], vocabulary: Vocabulary, request: Request) -> list[Step]:
@@ -262,7 +263,7 @@ WEAK_DOCS_WORDS = ("columns", "column", "fields", "about", "info", "information"
 
 
 def _catalog_intent(lowered: str, stats: list[str], mentions: Mentions) -> str:
-    if has_any(lowered, DOCS_WORDS) or re.search(r"\bwhat (?:does|do|is)\b.*\bmean\b", lowered):
+    if has_any(lowered, DOCS_WORDS) or re.search(r"\bwhat (?:does|do)\b.*\bmean\b", lowered):
         return "docs"
     if stats or _limit_of(lowered) or _date_range(lowered) != (None, None) or has_any(lowered, LOAD_WORDS):
         return "load"

@@ -253,7 +253,8 @@ def answer_recall(request: Request, found: Recalled | None) -> str:
     if found is None:
         return (f"I don't know: I can't see the {stat} you are asking about in my context window, "
                 "and I can see no saved file that holds it.")
-    return f"The {stat} was {found.value} (from {found.source}: {found.line})."
+    about = " of " + ", ".join(ref.key for ref in request.mentions.dataframes) if request.mentions.dataframes else ""
+    return f"The {stat}{about} was {found.value} (from {found.source}: {_clip(found.line, 200)})."
 
 
 def recall_from_read(request: Request, results: list[tuple[str, str]], vocabulary: Vocabulary) -> Recalled | None:
