@@ -389,3 +389,37 @@ def test_same_input_same_output(tools, workspace):
     first, _ = run_turns(get_model("offline"), tools, LESSON)
     second, _ = run_turns(get_model("offline"), tools, LESSON)
     assert _comparable(first) == _comparable(second)
+
+
+def test_recall_via_a_visible_archive_uses_search_archive(tools):
+    @tool
+    def search_archive(query: str) -> str:
+        """Stand-in with the real tool's output format."""
+        return (f"1 archived message(s) match {query!r}:\n"
+                "- archives/c1/0001.md [message 7, ai]: ...money_markets/sofr rate: mean 4.6420, min 4.3100 on 2024-12-19...\n"
+                "Read a whole part with read_file(path=...) to see more.")
+
+    summary = HumanMessage(
+        "[Conversation summary 1 | archive: archives/c1/0001.md]\n"
+        "Original goal (verbatim): List ChartBook dataframes\n"
+        "Archive: archives/c1/0001.md holds messages 1-9 word for word; recover details with search_archive(query) "
+        "or read_file(path).\n\n## SUMMARY\nDocs and rows were loaded.")
+    _, turns = run_turns(OfflineModel(), [*tools, search_archive], ["What was the average SOFR rate you found?"],
+                         history=[summary])
+    assert calls_of(turns[0]) == [("search_archive", {"query": "sofr mean"})]
+    assert answer_of(turns[0]).startswith("The mean of money_markets/sofr was 4.6420")
+
+
+def test_a_statistic_whose_rows_were_offloaded_is_computed_from_the_file(workspace):
+    history, mean = _stub_history(workspace.scratch_dir)
+    stub = history[2].content
+    read_file = next(t for t in make_tools(workspace) if t.name == "read_file")
+
+    @tool
+    def chartbook_load_data(pipeline: str, dataframe: str, columns: list[str] | None = None, limit: int = 20) -> str:
+        """Stand-in for the load tool behind the offload wrapper: returns the stub."""
+        return stub
+
+    _, turns = run_turns(OfflineModel(), [chartbook_load_data, read_file], ["average SOFR rate over the last 40 rows"])
+    assert [name for name, _ in calls_of(turns[0])] == ["chartbook_load_data", "read_file"]
+    assert f"mean {mean:.4f}" in answer_of(turns[0])

@@ -171,10 +171,10 @@ class Vocabulary:
                 mentions.pipelines.append(value)
             elif kind == "column" and value not in mentions.columns:
                 mentions.columns.append(value)
-        self._aliases_as_columns(mentions, found)
+        self._aliases_as_columns(mentions)
         return mentions
 
-    def _aliases_as_columns(self, mentions: Mentions, found: list[tuple[int, str, str]]) -> None:
+    def _aliases_as_columns(self, mentions: Mentions) -> None:
         """'the sofr and effr columns of repo_public': aliases that are columns of a named dataframe."""
         for explicit in mentions.explicit_dataframes:
             for ref in list(mentions.dataframes):

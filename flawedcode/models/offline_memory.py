@@ -34,7 +34,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import Request, Step, main_column
 from flawedcode.models.offline_results import (
-    DECIMALS,
     READ_HEADER,
     number,
     offload_path,
@@ -143,7 +142,8 @@ def entity_names(request: Request, vocabulary: Vocabulary) -> list[str]:
     names: list[str] = []
     for ref in request.mentions.dataframes:
         names += [name.lower() for name in vocabulary.aliases_of(ref)]
-    names += [column.lower() for column in request.mentions.columns]
+    if not names:  # a column alone ('rate') names the entity only when no dataframe is named
+        names = [column.lower() for column in request.mentions.columns]
     return names
 
 
@@ -389,5 +389,3 @@ def _clip(text: str, limit: int) -> str:
     flat = re.sub(r"\s+", " ", text).strip()
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
-
-__all__ = ["DECIMALS"]
