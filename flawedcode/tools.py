@@ -156,8 +156,8 @@ class Workspace:
             raise ToolInputError(self._escape_message(text, base, relative))
         if for_write and base != self.root:
             raise ToolInputError(
-                f"{self.display_path(base)}/ is read-only for tools (it holds offloaded results and "
-                "archives); write inside the workspace instead, e.g. 'notes/result.txt'"
+                f"{self.display_path(base)}/ is read-only for tools (scratch/ holds offloaded results, archives/ "
+                "holds conversation archives); write inside the workspace instead, e.g. 'notes/result.txt'"
             )
         if for_write and (_is_within(real, self.scratch_dir) or _is_within(real, self.archive_dir)):
             raise ToolInputError("scratch/ and archives/ are read-only for tools; write inside the workspace instead")
