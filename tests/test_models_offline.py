@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
