@@ -342,6 +342,7 @@ class TokenCounter:
         self.max_cached_messages = max_cached_messages
         self._message_counts: OrderedDict[tuple[Any, ...], int] = OrderedDict()
         self._tool_counts: dict[tuple[str, str], int] = {}
+        self._tools_by_object: dict[int, tuple[Any, int]] = {}
         self._system_counts: dict[str, int] = {}
         self._hits = 0
         self._misses = 0
@@ -381,14 +382,23 @@ class TokenCounter:
         return sum(self.count_message(message) for message in messages) + REPLY_PRIMING_TOKENS
 
     def count_tool(self, tool: Any) -> int:
-        """Tokens of one tool's schema as sent (the JSON of convert_to_openai_tool)."""
+        """Tokens of one tool's schema as sent: the compact JSON of convert_to_openai_tool.
+
+        Cached per tool object (the object is kept alive by the cache, so its id stays
+        unique); a new or edited tool object is counted afresh.
+        """
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
+        known = self._tools_by_object.get(id(tool))
+        if known is not None and known[0] is tool:
+            return known[1]
         schema = convert_to_openai_tool(tool)
-        schema_json = json.dumps(schema, ensure_ascii=False)
+        schema_json = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
         key = (schema.get("function", {}).get("name", ""), schema_json)
         if key not in self._tool_counts:
             self._tool_counts[key] = self._count(schema_json)
+        if not isinstance(tool, dict):
+            self._tools_by_object[id(tool)] = (tool, self._tool_counts[key])
         return self._tool_counts[key]
 
     def count_tools(self, tools: Sequence[Any] | None) -> int:
@@ -420,6 +430,7 @@ class TokenCounter:
     def clear_cache(self) -> None:
         self._message_counts.clear()
         self._tool_counts.clear()
+        self._tools_by_object.clear()
         self._system_counts.clear()
         self._hits = self._misses = 0
 

@@ -369,7 +369,7 @@ def test_count_request_is_system_plus_tools_plus_messages() -> None:
     history = tool_heavy_history()
 
     tool_tokens = counter.count_tools([chartbook_get_docs])
-    assert tool_tokens == count_text(json.dumps(convert_to_openai_tool(chartbook_get_docs), ensure_ascii=False))
+    assert tool_tokens == count_text(json.dumps(convert_to_openai_tool(chartbook_get_docs), ensure_ascii=False, separators=(",", ":")))
     assert counter.count_system(system_prompt) == counter.count_message(SystemMessage(system_prompt))
     assert counter.count_system(None) == 0
     assert counter.count_tools(None) == 0
