@@ -1,0 +1,496 @@
+"""The ``flawedcode`` command: the FlawedCode REPL, the lesson's demo, the benchmark, the catalog, the archive.
+
+    flawedcode chat [--agent v0|v1|v2] [--model SPEC] [--workspace DIR] [--config YAML]
+    flawedcode demo [--out DIR] [--model SPEC] [--budget TOKENS]
+    flawedcode bench [--agents v0,v1,v2] [--tasks a,b | --tasks-file PATH] [--runs N] [--model SPEC]
+                     [--out DIR] [--concurrency N] [--resume | --no-resume]
+    flawedcode catalog list | docs PIPELINE DATAFRAME | load PIPELINE DATAFRAME [--columns a,b] [--limit N] [--start] [--end]
+    flawedcode archive list [--dir DIR] | search QUERY [--conversation ID] | show CONVERSATION [--part N]
+
+The REPL (``chat``) prints, for every turn: each tool call with the size of its
+result, each context event (offload, summary, recovery), the reply, and a
+one-line token meter::
+
+    you> Get docs for yield_curve/repo_public
+      -> chartbook_get_docs(pipeline='yield_curve', dataframe='repo_public')  [5,465 chars, offloaded]
+      * offload: chartbook_get_docs result, 5,465 chars (1,571 tokens) -> scratch/chartbook_get_docs_....txt
+    The full result of chartbook_get_docs ...
+    [v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | offloads 1, summaries 0
+
+``quit`` or ``exit`` leaves, ``clear`` starts a new conversation. With piped
+input the REPL prints ``you> <line>`` for each line read (a readable
+transcript) and exits 0 at the end of the input. Ctrl-C at the prompt leaves;
+Ctrl-C during a turn abandons that turn and puts the conversation back as it
+was. A failed turn prints one ``error:`` line and the REPL goes on.
+
+Errors the user can fix (bad arguments, an unknown dataframe, a malformed
+config, a bad model spec) print one line ``flawedcode: error: ...`` on stderr
+and exit with code 2. Set ``FLAWEDCODE_DEBUG=1`` to see the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from flawedcode import paths
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+QUIT_WORDS = frozenset({"quit", "exit"})
+CLEAR_WORDS = frozenset({"clear"})
+ARGUMENT_PREVIEW_CHARS = 60
+
+
+class UsageError(Exception):
+    """A mistake the user can fix; printed as one line, exit code 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a bad argument in one line instead of the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def warn(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# --- chat: the FlawedCode REPL -------------------------------------------------------
+def command_chat(args: argparse.Namespace) -> int:
+    agent = build_chat_agent(args)
+    interactive = sys.stdin.isatty()
+    say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
+        f"workspace {agent.workspace.root}")
+    say("Type a request; 'clear' starts a new conversation, 'quit' leaves.")
+    while True:
+        try:
+            line = read_request(interactive)
+        except KeyboardInterrupt:
+            say()
+            return EXIT_OK
+        if line is None:  # end of input
+            if interactive:
+                say()
+            return EXIT_OK
+        text = line.strip()
+        if not text:
+            continue
+        if not interactive:
+            say(f"you> {text}")
+        if text.lower() in QUIT_WORDS:
+            return EXIT_OK
+        if text.lower() in CLEAR_WORDS:
+            agent.reset()
+            say(f"(new conversation; context {agent.context_tokens():,} tokens)")
+            continue
+        run_chat_turn(agent, text)
+
+
+def build_chat_agent(args: argparse.Namespace) -> Any:
+    from flawedcode.agents import AGENTS, make_agent
+    from flawedcode.config import load_config
+
+    config = load_config(args.config, AGENTS[args.agent].config_class) if args.config else None
+    return make_agent(args.agent, model=args.model, workspace=chat_workspace(args.workspace), config=config)
+
+
+def chat_workspace(folder: str | None) -> Any:
+    """A fresh copy of the demo project; or ``folder`` itself when it already holds files."""
+    from flawedcode.tools import Workspace
+
+    if folder is None:
+        return Workspace.create()
+    root = Path(folder).expanduser()
+    if root.is_file():
+        raise UsageError(f"--workspace {folder}: is a file, not a folder")
+    if root.exists() and any(root.iterdir()):
+        workspace = Workspace(root, paths.scratch_dir(), paths.archive_dir())
+        workspace.scratch_dir.mkdir(parents=True, exist_ok=True)
+        workspace.archive_dir.mkdir(parents=True, exist_ok=True)
+        return workspace
+    return Workspace.create(root)
+
+
+def read_request(interactive: bool) -> str | None:
+    """One line from the user; None at the end of the input."""
+    if interactive:
+        try:
+            return input("you> ")
+        except EOFError:
+            return None
+    line = sys.stdin.readline()
+    return line if line else None
+
+
+def run_chat_turn(agent: Any, text: str) -> None:
+    """Send one request; print its tool calls, context events, the reply and the token meter."""
+    from flawedcode.agents import AgentError
+
+    before_messages = list(agent.messages)
+    before_keys = {_message_key(message) for message in before_messages}
+    first_event, first_call = len(agent.log.events), len(agent.log.calls)
+    try:
+        reply = agent.send(text)
+    except AgentError as error:
+        warn(f"error: {error}")
+        reply = None
+    except KeyboardInterrupt:
+        agent.messages = before_messages
+        say("\n(turn interrupted; the conversation is as it was before it)")
+        return
+    new_messages = [message for message in agent.messages if _message_key(message) not in before_keys]
+    turn_events = agent.log.events[first_event:]
+    for line in tool_call_lines(new_messages, turn_events):
+        say(line)
+    for event in turn_events:
+        if (line := event_line(event)) is not None:
+            say(line)
+    if reply is not None:
+        say(reply)
+    say(token_meter(agent, agent.log.calls[first_call:]))
+    say()
+
+
+def _message_key(message: Any) -> Any:
+    return message.id or id(message)
+
+
+def tool_call_lines(messages: Sequence[Any], events: Sequence[Any]) -> list[str]:
+    """``  -> name(arg='value')  [N chars]`` for each tool call among ``messages``."""
+    results = {message.tool_call_id: message for message in messages if message.type == "tool"}
+    offloads = [event for event in events if event.kind == "offload"]
+    lines = []
+    for message in messages:
+        for call in getattr(message, "tool_calls", None) or []:
+            size = _result_size(results.get(call.get("id")), call["name"], offloads)
+            lines.append(f"  -> {format_call(call['name'], call.get('args') or {})}{size}")
+    return lines
+
+
+def format_call(name: str, arguments: dict[str, Any]) -> str:
+    shown = []
+    for key, value in arguments.items():
+        text = repr(value)
+        if len(text) > ARGUMENT_PREVIEW_CHARS:
+            text = text[: ARGUMENT_PREVIEW_CHARS - 4] + "...'"
+        shown.append(f"{key}={text}")
+    return f"{name}({', '.join(shown)})"
+
+
+def _result_size(result: Any, tool_name: str, offloads: list[Any]) -> str:
+    if result is None:
+        return ""
+    content = result.content if isinstance(result.content, str) else str(result.content)
+    if content.startswith("[Offloaded:"):
+        event = next((event for event in offloads if event.detail.get("tool") == tool_name), None)
+        if event is not None:
+            offloads.remove(event)
+            return f"  [{event.detail.get('characters', len(content)):,} chars, offloaded]"
+    return f"  [{len(content):,} chars]"
+
+
+def event_line(event: Any) -> str | None:
+    """One line for a context event the user should notice, or None."""
+    detail = event.detail
+    if event.kind == "offload":
+        return (f"  * offload: {detail.get('tool')} result, {detail.get('characters', 0):,} chars "
+                f"({event.tokens_before:,} tokens) -> {detail.get('path')}")
+    if event.kind == "summarize":
+        return (f"  * summary: {detail.get('removed')} messages archived to {detail.get('archive')}; "
+                f"context {event.tokens_before:,} -> {event.tokens_after:,} tokens")
+    if event.kind == "recovery":
+        return f"  * recovery: {detail.get('tool')} {detail.get('target')}"
+    if event.kind == "overflow_retry":
+        return f"  * context overflow: summarized and retried ({event.tokens_before:,} -> {event.tokens_after:,} tokens)"
+    if event.kind.endswith("_failed"):
+        return f"  * {event.kind.replace('_', ' ')}: {detail.get('error', '')}"
+    return None
+
+
+def token_meter(agent: Any, turn_calls: Sequence[Any]) -> str:
+    """``[v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | offloads 1, summaries 0``."""
+    context, budget = agent.context_tokens(), agent.budget_tokens
+    share = f" ({100 * context / budget:.0f}%)" if budget else ""
+    agent_calls = sum(1 for call in turn_calls if call.purpose == "agent")
+    summary_calls = len(turn_calls) - agent_calls
+    calls = f"{agent_calls} call{'s' if agent_calls != 1 else ''}" + (f" + {summary_calls} summary" if summary_calls else "")
+    tokens_in = sum(call.input_tokens for call in turn_calls)
+    tokens_out = sum(call.output_tokens for call in turn_calls)
+    return (f"[{agent.log.agent_name}] context {context:,}/{budget:,} tokens{share} | "
+            f"turn: {calls}, {tokens_in:,} in, {tokens_out:,} out | "
+            f"offloads {agent.log.count('offload')}, summaries {agent.log.count('summarize')}")
+
+
+# --- demo ------------------------------------------------------------------------------------
+def command_demo(args: argparse.Namespace) -> int:
+    from flawedcode.demo import run_demo
+
+    out_dir = Path(args.out) if args.out else paths.results_dir() / "demo"
+    result = run_demo(out_dir, model_spec=args.model, budget_tokens=args.budget)
+    say(result.report())
+    return EXIT_OK
+
+
+# --- bench ------------------------------------------------------------------------------------
+def command_bench(args: argparse.Namespace) -> int:
+    from flawedcode.bench import run_benchmark  # written separately; imported only when asked for
+
+    options = {
+        "agents": _comma_list(args.agents), "task_names": _comma_list(args.tasks), "tasks_file": args.tasks_file,
+        "runs": args.runs, "model": args.model, "out_dir": Path(args.out) if args.out else paths.results_dir() / "bench",
+        "concurrency": args.concurrency, "resume": args.resume,
+    }
+    result = run_benchmark(**{key: value for key, value in options.items() if value is not None})
+    say(_markdown_of(result))
+    return EXIT_OK
+
+
+def _comma_list(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise UsageError(f"expected a comma-separated list of names; got {text!r}")
+    return names
+
+
+def _markdown_of(result: Any) -> str:
+    """The benchmark's Markdown table, whichever shape run_benchmark returns it in."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, dict):
+        for key in ("markdown", "table"):
+            if isinstance(result.get(key), str):
+                return result[key]
+    for attribute in ("markdown", "table", "to_markdown"):
+        value = getattr(result, attribute, None)
+        value = value() if callable(value) else value
+        if isinstance(value, str):
+            return value
+    return str(result)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1; got {value}")
+    return value
+
+
+# --- catalog ------------------------------------------------------------------------------------
+def command_catalog(args: argparse.Namespace) -> int:
+    from flawedcode.catalog import Catalog
+
+    catalog = Catalog()
+    if args.catalog_command == "list":
+        for info in catalog.dataframes():
+            say(info.summary_line())
+        return EXIT_OK
+    pipeline, dataframe = _dataframe_name(catalog, args.pipeline, args.dataframe)
+    if args.catalog_command == "docs":
+        say(catalog.docs(pipeline, dataframe).rstrip("\n"))
+        return EXIT_OK
+    columns = _comma_list(args.columns)
+    frame = catalog.load(pipeline, dataframe, columns=columns, start=args.start, end=args.end, limit=args.limit)
+    if frame.empty:
+        raise UsageError(f"no rows in {pipeline}/{dataframe} between {args.start or 'the start'} and {args.end or 'the end'}")
+    sys.stdout.write(frame.to_csv(index=False))
+    sys.stdout.flush()
+    return EXIT_OK
+
+
+def _dataframe_name(catalog: Any, pipeline: str, dataframe: str | None) -> tuple[str, str]:
+    """``PIPELINE DATAFRAME``, or one name: ``pipeline/dataframe`` or a dataframe id alone."""
+    return catalog.resolve(pipeline) if dataframe is None else (pipeline, catalog.info(pipeline, dataframe).dataframe)
+
+
+# --- archive ------------------------------------------------------------------------------------
+def command_archive(args: argparse.Namespace) -> int:
+    root = Path(args.dir).expanduser() if args.dir else paths.archive_dir()
+    return {"list": archive_list, "search": archive_search, "show": archive_show}[args.archive_command](root, args)
+
+
+def conversation_ids(root: Path) -> list[str]:
+    if not root.is_dir():
+        return []
+    return sorted(folder.name for folder in root.iterdir() if (folder / "index.json").is_file())
+
+
+def _archive(root: Path, conversation: str) -> Any:
+    from flawedcode.context import ConversationArchive
+
+    known = conversation_ids(root)
+    if conversation not in known:
+        import difflib
+
+        close = difflib.get_close_matches(conversation, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else (f"; known: {', '.join(known[:5])}" if known else "; the archive is empty")
+        raise UsageError(f"no archived conversation {conversation!r} in {root}{hint}")
+    return ConversationArchive(root, conversation)
+
+
+def archive_list(root: Path, args: argparse.Namespace) -> int:
+    known = conversation_ids(root)
+    if not known:
+        say(f"No archived conversations in {root}.")
+        return EXIT_OK
+    say(f"{len(known)} archived conversation(s) in {root}:")
+    for conversation in known:
+        parts = _archive(root, conversation).parts()
+        messages = sum(part.last_seq - part.first_seq + 1 for part in parts)
+        say(f"{conversation}: {len(parts)} part(s), {messages} message(s)")
+        for part in parts:
+            say(f"  part {part.number}: {part.display_path} (messages {part.first_seq}-{part.last_seq})")
+    return EXIT_OK
+
+
+def archive_search(root: Path, args: argparse.Namespace) -> int:
+    conversations = [args.conversation] if args.conversation else conversation_ids(root)
+    hits = [hit for conversation in conversations for hit in _archive(root, conversation).search(args.query)]
+    if not hits:
+        say(f"No archived message contains all of: {args.query!r}.")
+        return EXIT_OK
+    say(f"{len(hits)} archived message(s) match {args.query!r}:")
+    for hit in hits:
+        say(f"- {hit.display_path} [message {hit.seq}, {hit.message_type}]: {hit.snippet}")
+    return EXIT_OK
+
+
+def archive_show(root: Path, args: argparse.Namespace) -> int:
+    parts = _archive(root, args.conversation).parts()
+    if args.part is not None:
+        chosen = [part for part in parts if part.number == args.part]
+        if not chosen:
+            raise UsageError(f"conversation {args.conversation!r} has parts 1-{len(parts)}; there is no part {args.part}")
+        parts = chosen
+    for part in parts:
+        say(part.markdown_path.read_text(encoding="utf-8").rstrip("\n"))
+        say()
+    return EXIT_OK
+
+
+# --- the parser -----------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="flawedcode", description="Agent context management, taught with v0/v1/v2 agents.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    chat = commands.add_parser("chat", help="the FlawedCode REPL: talk to an agent, see its tool calls and tokens")
+    chat.add_argument("--agent", choices=["v0", "v1", "v2"], default="v2", help="agent version (default v2)")
+    chat.add_argument("--model", help="model spec: offline, offline:<window>, openai:<name> (default FLAWEDCODE_MODEL or offline)")
+    chat.add_argument("--workspace", help="work in this folder (an empty or new one gets a copy of the demo project)")
+    chat.add_argument("--config", help="YAML config file (see flawedcode.yaml)")
+    chat.set_defaults(handler=command_chat)
+
+    demo = commands.add_parser("demo", help="the lesson's session through v1 and v2, side by side")
+    demo.add_argument("--out", help="output folder (default results/demo)")
+    demo.add_argument("--model", help="model spec (default: the offline model with a window equal to the budget)")
+    demo.add_argument("--budget", type=_positive_int, default=8192, help="context budget in tokens (default 8192)")
+    demo.set_defaults(handler=command_demo)
+
+    bench = commands.add_parser("bench", help="run the benchmark and print its table")
+    bench.add_argument("--agents", help="comma-separated agents, e.g. v0,v1,v2,lc-summarization")
+    tasks = bench.add_mutually_exclusive_group()
+    tasks.add_argument("--tasks", help="comma-separated task names from the built-in suite")
+    tasks.add_argument("--tasks-file", help="a YAML task file")
+    bench.add_argument("--runs", type=_positive_int, help="runs per task per agent")
+    bench.add_argument("--model", help="model spec")
+    bench.add_argument("--out", help="output folder (default results/bench)")
+    bench.add_argument("--concurrency", type=_positive_int, help="runs at once (for real models)")
+    bench.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                       help="skip runs already on disk (default: --resume)")
+    bench.set_defaults(handler=command_bench)
+
+    catalog = commands.add_parser("catalog", help="the ChartBook catalog: list, docs, load")
+    catalog_commands = catalog.add_subparsers(dest="catalog_command", required=True, metavar="ACTION")
+    catalog_commands.add_parser("list", help="one line per dataframe")
+    docs = catalog_commands.add_parser("docs", help="a dataframe's documentation")
+    load = catalog_commands.add_parser("load", help="rows of a dataframe as CSV")
+    for sub in (docs, load):
+        sub.add_argument("pipeline", help="pipeline (or pipeline/dataframe, or a dataframe id alone)")
+        sub.add_argument("dataframe", nargs="?", help="dataframe id")
+    load.add_argument("--columns", help="comma-separated columns (date is always included)")
+    load.add_argument("--limit", type=_positive_int, default=20, help="last N rows after date filtering (default 20)")
+    load.add_argument("--start", help="first date, YYYY-MM-DD")
+    load.add_argument("--end", help="last date, YYYY-MM-DD")
+    catalog.set_defaults(handler=command_catalog)
+
+    archive = commands.add_parser("archive", help="conversation archives: list, search, show")
+    archive_commands = archive.add_subparsers(dest="archive_command", required=True, metavar="ACTION")
+    listing = archive_commands.add_parser("list", help="archived conversations and their parts")
+    search = archive_commands.add_parser("search", help="archived messages containing every word of QUERY")
+    search.add_argument("query")
+    search.add_argument("--conversation", help="only this conversation")
+    show = archive_commands.add_parser("show", help="print a conversation's archive (Markdown)")
+    show.add_argument("conversation")
+    show.add_argument("--part", type=_positive_int, help="only this part")
+    for sub in (listing, search, show):
+        sub.add_argument("--dir", help="archive folder (default archives/ or FLAWEDCODE_ARCHIVE_DIR)")
+    archive.set_defaults(handler=command_archive)
+    return parser
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions whose message is the whole story: bad input, not a bug."""
+    from flawedcode.catalog import CatalogError
+    from flawedcode.config import ConfigError
+    from flawedcode.models import ModelConfigError
+
+    errors: list[type[BaseException]] = [UsageError, CatalogError, ConfigError, ModelConfigError, FileNotFoundError,
+                                         FileExistsError, NotADirectoryError]
+    try:
+        from flawedcode.agents import AgentError
+        errors.append(AgentError)
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(errors)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``flawedcode`` command; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+    except KeyboardInterrupt:
+        warn("\ninterrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # e.g. `flawedcode catalog docs ... | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as error:
+        if os.environ.get("FLAWEDCODE_DEBUG") or not isinstance(error, user_errors() + _bench_errors()):
+            raise
+        warn(f"flawedcode: error: {_one_line(error)}")
+        return EXIT_USAGE
+
+
+def _bench_errors() -> tuple[type[BaseException], ...]:
+    """The benchmark's own input errors (a malformed task file), when the bench package defines them."""
+    module = sys.modules.get("flawedcode.bench")
+    return tuple(value for name, value in vars(module).items()
+                 if isinstance(value, type) and issubclass(value, Exception) and name.endswith("Error")) if module else ()
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
