@@ -1,0 +1,273 @@
+"""Benchmark tasks are data: YAML files of scripted user turns with declarative checks.
+
+A task file holds ``tasks:``, a list of tasks (or a single task mapping)::
+
+    tasks:
+      - name: sofr_average
+        category: multi_step          # file_ops | multi_step | chartbook | goal_retention | long_session
+        description: Load SOFR and report its average rate.
+        goal: Load SOFR data          # what a goal-retention answer must contain (default: the first step)
+        facts: ["4.8944"]             # strings planted early whose retention is measured at the end
+        expected: {v0: ..., v1: ..., v2: ...}   # free text for the report
+        steps:
+          - List ChartBook dataframes             # a plain string is a step without checks
+          - say: Load SOFR data and report the average rate
+            checks:
+              - has_number: {min: 3.0, max: 6.0}
+              - contains: money_markets/sofr
+          - say: What was my original goal?
+            probe: goal                           # passes when the reply contains the goal
+        repeat: ...                               # see below
+
+Check kinds (each a one-key mapping; text checks are case-insensitive):
+
+- ``{contains: "text"}`` / ``{not_contains: "text"}``: the reply has / lacks the text;
+- ``{regex: "pattern"}``: ``re.search`` finds the pattern in the reply;
+- ``{has_number: true}`` or ``{has_number: {min: 4.0, max: 6.0}}``: the reply
+  states a number (one within the range, when given);
+- ``{file_exists: "path"}``: the path exists in the run's workspace.
+
+A step with ``probe: goal`` is a goal-retention probe: it passes when the reply
+contains the task's goal. ``probe: fact`` marks a planted-fact probe (give it a
+``contains`` check for the fact).
+
+Long sessions need not be typed out: ``cycle`` expands a list of phrasings into
+many turns (see ``expand_cycle``)::
+
+    cycle: {turns: 50, steps: ["Get docs for sofr", "Load 30 rows of EFFR data"],
+            goal_probe_every: 10}
+
+A malformed file fails with one line naming the file, the task and the field:
+``tasks.yaml: task 'sofr_average', steps[2].checks[0]: unknown check 'contain';
+expected one of contains, regex, has_number, file_exists, not_contains``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+CHECK_KINDS = ("contains", "regex", "has_number", "file_exists", "not_contains")
+CATEGORIES = ("file_ops", "multi_step", "chartbook", "goal_retention", "long_session")
+GOAL_QUESTION = "What was my original goal?"
+
+
+class TaskFileError(ValueError):
+    """A task file is malformed; the message names the file, the task and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NumberRange(_Strict):
+    """Bounds for ``has_number``: some number in the reply lies within [min, max]."""
+
+    min: float | None = None
+    max: float | None = None
+
+
+class Check(_Strict):
+    """One declarative success check on a step's reply (exactly one kind is set)."""
+
+    contains: str | None = None
+    regex: str | None = None
+    has_number: bool | NumberRange | None = None
+    file_exists: str | None = None
+    not_contains: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_known_kind(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise ValueError(f"a check is a one-key mapping such as {{contains: \"text\"}}; found {data!r}")
+        unknown = [key for key in data if key not in CHECK_KINDS]
+        if unknown:
+            raise ValueError(f"unknown check {unknown[0]!r}; expected one of {', '.join(CHECK_KINDS)}")
+        if len(data) != 1:
+            raise ValueError(f"a check has exactly one kind; found {', '.join(data) or 'none'}")
+        return data
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as error:
+                raise ValueError(f"not a valid regular expression ({error})") from None
+        return value
+
+    @property
+    def kind(self) -> str:
+        return next(kind for kind in CHECK_KINDS if getattr(self, kind) is not None)
+
+    @property
+    def expected(self) -> Any:
+        value = getattr(self, self.kind)
+        return value.model_dump() if isinstance(value, NumberRange) else value
+
+    def describe(self) -> str:
+        return f"{self.kind}: {self.expected!r}"
+
+
+class Step(_Strict):
+    """One user turn, its checks, and whether it probes the goal or a planted fact."""
+
+    say: str = Field(min_length=1, description="The user's message for this turn.")
+    checks: list[Check] = Field(default_factory=list, description="All must pass for the task to succeed.")
+    probe: Literal["goal", "fact"] | None = Field(None, description="goal: reply must contain the task's goal.")
+
+
+class Cycle(_Strict):
+    """A long session written compactly: ``turns`` turns cycling through ``steps``."""
+
+    turns: int = Field(gt=0, description="How many turns the cycle adds.")
+    steps: list[str] = Field(min_length=1, description="Phrasings used in turn, round-robin.")
+    goal_probe_every: int | None = Field(None, gt=0, description="Every N-th turn asks 'What was my original goal?'.")
+
+
+class Task(_Strict):
+    """One benchmark task."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Unique id (used in file names).")
+    category: Literal["file_ops", "multi_step", "chartbook", "goal_retention", "long_session"]
+    description: str = ""
+    steps: list[Step] = Field(min_length=1)
+    cycle: Cycle | None = Field(None, description="Turns added after the listed steps; closing steps follow.")
+    closing_steps: list[Step] = Field(default_factory=list, description="Steps after the cycle.")
+    goal: str | None = Field(None, description="Text a goal answer must contain; default: the first step.")
+    facts: list[str] = Field(default_factory=list, description="Strings planted early; retention measured at the end.")
+    expected: dict[str, str] = Field(default_factory=dict, description="Expected behaviour per agent, for the report.")
+
+    @field_validator("steps", "closing_steps", mode="before")
+    @classmethod
+    def _strings_are_steps(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"say": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @property
+    def goal_text(self) -> str:
+        return self.goal or self.steps[0].say
+
+    def all_steps(self) -> list[Step]:
+        """Every turn in order: the listed steps, the expanded cycle, the closing steps."""
+        return [*self.steps, *expand_cycle(self.cycle), *self.closing_steps]
+
+
+def expand_cycle(cycle: Cycle | None) -> Iterator[Step]:
+    """Turn a ``Cycle`` into steps; every ``goal_probe_every``-th turn is a goal probe."""
+    if cycle is None:
+        return
+    phrasings = iter(_round_robin(cycle.steps))
+    for turn in range(1, cycle.turns + 1):
+        if cycle.goal_probe_every and turn % cycle.goal_probe_every == 0:
+            yield Step(say=GOAL_QUESTION, probe="goal")
+        else:
+            yield Step(say=next(phrasings))
+
+
+def _round_robin(items: list[str]) -> Iterator[str]:
+    while True:
+        yield from items
+
+
+# --- loading ----------------------------------------------------------------------
+
+def builtin_tasks_dir() -> Path:
+    return Path(str(resources.files("flawedcode.bench") / "tasks"))
+
+
+def builtin_task_files() -> list[Path]:
+    return sorted(builtin_tasks_dir().glob("*.yaml"))
+
+
+def load_task_file(path: str | Path) -> list[Task]:
+    """Read and validate one YAML task file; raise ``TaskFileError`` with file, task and field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise TaskFileError(f"{path}: cannot read the task file ({error.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise TaskFileError(f"{path.name}: not valid YAML{where}: {getattr(error, 'problem', error)}") from None
+    return parse_tasks(data, source=path.name)
+
+
+def parse_tasks(data: Any, source: str = "tasks") -> list[Task]:
+    """Validate already-parsed YAML (``{tasks: [...]}``, a list, or one task mapping)."""
+    if isinstance(data, dict) and "tasks" in data:
+        data = data["tasks"]
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not data:
+        raise TaskFileError(f"{source}: expected 'tasks:' with a list of tasks; found {type(data).__name__}")
+    tasks: list[Task] = []
+    for position, item in enumerate(data):
+        label = _task_label(item, position)
+        if not isinstance(item, dict):
+            raise TaskFileError(f"{source}: {label}: expected a mapping with name, category and steps")
+        try:
+            tasks.append(Task.model_validate(item))
+        except ValidationError as error:
+            raise TaskFileError(f"{source}: {label}, {_describe(error)}") from None
+    _reject_duplicates(tasks, source)
+    return tasks
+
+
+def load_tasks(task_names: list[str] | None = None, tasks_file: str | Path | None = None) -> list[Task]:
+    """The built-in suite (or ``tasks_file``), optionally only the named tasks, in file order."""
+    files = [Path(tasks_file)] if tasks_file else builtin_task_files()
+    tasks = [task for file in files for task in load_task_file(file)]
+    _reject_duplicates(tasks, str(tasks_file or builtin_tasks_dir()))
+    if not task_names:
+        return tasks
+    by_name = {task.name: task for task in tasks}
+    unknown = [name for name in task_names if name not in by_name]
+    if unknown:
+        raise TaskFileError(f"unknown task {unknown[0]!r}; choose from: {', '.join(by_name)}")
+    return [by_name[name] for name in task_names]
+
+
+def _task_label(item: Any, position: int) -> str:
+    name = item.get("name") if isinstance(item, dict) else None
+    return f"task {name!r}" if isinstance(name, str) else f"task #{position + 1}"
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = ""
+    for part in first["loc"]:
+        if isinstance(part, int):
+            location += f"[{part}]"
+        elif part in ("bool", "NumberRange"):  # pydantic's union branch names are noise to a reader
+            continue
+        else:
+            location += f".{part}" if location else str(part)
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        message = "unknown field (check its spelling and indentation)"
+    elif first["type"] == "missing":
+        message = "required field is missing"
+    elif first["type"] == "literal_error" and location == "category":
+        message = f"expected one of {', '.join(CATEGORIES)}; found {first.get('input')!r}"
+    return f"{location or '(top level)'}: {message}"
+
+
+def _reject_duplicates(tasks: list[Task], source: str) -> None:
+    seen: set[str] = set()
+    for task in tasks:
+        if task.name in seen:
+            raise TaskFileError(f"{source}: task {task.name!r}: name: used by more than one task")
+        seen.add(task.name)
