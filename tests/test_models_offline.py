@@ -422,3 +422,37 @@ def test_a_statistic_whose_rows_were_offloaded_is_computed_from_the_file(workspa
     _, turns = run_turns(OfflineModel(), [chartbook_load_data, read_file], ["average SOFR rate over the last 40 rows"])
     assert [name for name, _ in calls_of(turns[0])] == ["chartbook_load_data", "read_file"]
     assert f"mean {mean:.4f}" in answer_of(turns[0])
+
+
+def test_saved_docs_request_reads_the_scratch_file_the_stub_names() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from flawedcode.models import OfflineModel
+    from flawedcode.tools import Workspace, make_tools
+
+    tools = make_tools(Workspace.create())
+    stub = ("[Offloaded: scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt | 5,465 characters]\n"
+            "Full result: read_file(path='scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt')")
+    history = [
+        HumanMessage("Get docs for yield_curve/repo_public"),
+        AIMessage("", tool_calls=[{"name": "chartbook_get_docs", "args": {"pipeline": "yield_curve", "dataframe": "repo_public"}, "id": "c1"}]),
+        ToolMessage(stub, tool_call_id="c1"),
+        AIMessage("The docs are saved in scratch/."),
+        HumanMessage("Open the saved repo_public docs and tell me what is_quarter_end means"),
+    ]
+    reply = OfflineModel().bind_tools(tools).invoke(history)
+    assert reply.tool_calls[0]["name"] == "read_file"
+    assert reply.tool_calls[0]["args"]["path"] == "scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt"
+
+
+def test_recall_takes_the_number_from_the_line_that_names_the_dataframe() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from flawedcode.models import OfflineModel
+
+    summary = HumanMessage(
+        "[Conversation summary 1 | archive: archives/c/0001.md]\nOriginal goal (verbatim): List ChartBook dataframes\n\n"
+        "Numbers reported:\n- money_markets/sofr rate: mean 4.6420 (50 values).\n- money_markets/effr rate: mean 4.5608 (40 values)."
+    )
+    reply = OfflineModel().invoke([summary, HumanMessage("What was the average SOFR rate you reported?")])
+    assert "4.6420" in reply.content and "4.5608" not in reply.content.split("(")[0]

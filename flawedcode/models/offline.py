@@ -45,7 +45,11 @@ What it remembers (see offline_memory.py)
     else: "I don't know: the start of our conversation is no longer in my
     context window." Recall questions ("what was the average SOFR rate you
     found?") use a visible number, else read a visible scratch/ or archives/
-    path that holds it, else it says it does not know. Asked to summarize a
+    path that holds it, else it says it does not know. A request about "the
+    saved" (or offloaded, or scratch) docs or result reads back the scratch/
+    file a visible stub names, and quotes the rows for any column it asked
+    about. A number counts for a dataframe only if its own line names that
+    dataframe (or names none). Asked to summarize a
     rendered conversation, it writes a structured summary (goal verbatim,
     actions, files, numbers, current state).
 
@@ -93,6 +97,8 @@ from flawedcode.models.offline_memory import (
     recall_from_read,
     recall_from_visible,
     recall_steps,
+    refers_to_saved_result,
+    saved_file_steps,
     text_of,
     write_summary,
 )
@@ -263,6 +269,8 @@ class OfflineModel(BaseChatModel):
             request.steps = recall_steps(request, earlier, self.vocabulary(), set(tool_schemas))
             if not request.steps:
                 return answer_recall(request, None), []
+        if request.kind == "tools" and not results and refers_to_saved_result(request.text):
+            request.steps = saved_file_steps(request, earlier, self.vocabulary(), set(tool_schemas)) or request.steps
         call = self.next_call(request, results, tool_schemas)
         if call is not None:
             return "", [call]

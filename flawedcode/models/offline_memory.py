@@ -154,6 +154,9 @@ def _mentions_entity(text: str, names: list[str]) -> bool:
     return any(re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", lowered) for name in names)
 
 
+DATAFRAME_KEY = re.compile(r"\b[a-z_]+/[a-z_]+\b")
+
+
 def find_reported_number(texts: list[tuple[str, str]], stat: str, names: list[str]) -> Recalled | None:
     """The newest number reported for this statistic about this entity, in (source, text) pairs, newest first."""
     pattern = re.compile(rf"\b(?:{STAT_PATTERNS[stat]})\b[^0-9\n]{{0,40}}?(-?\d+(?:\.\d+)?)", re.IGNORECASE)
@@ -161,8 +164,12 @@ def find_reported_number(texts: list[tuple[str, str]], stat: str, names: list[st
         lines = text.splitlines()
         for index in range(len(lines) - 1, -1, -1):
             match = pattern.search(lines[index])
-            context = "\n".join(lines[max(0, index - 2): index + 1])
-            if match and _mentions_entity(context, names):
+            if not match:
+                continue
+            line = lines[index]
+            # A line that names a dataframe speaks for that one; only a bare line borrows the lines above it.
+            context = line if DATAFRAME_KEY.search(line) else "\n".join(lines[max(0, index - 2): index + 1])
+            if _mentions_entity(context, names):
                 return Recalled(match.group(1), lines[index].strip(), source)
     return None
 
@@ -239,6 +246,34 @@ def recall_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocab
                     return [Step("search_archive", {"query": words})]
                 if "read_file" in tool_names:
                     return [Step("read_file", {"path": archive.group(1).rstrip(".;,"), "limit": 2000})]
+    return []
+
+
+SAVED_WORDS = ("saved", "offloaded", "scratch", "stored", "full docs", "full result", "full file", "the file you")
+
+
+def refers_to_saved_result(text: str) -> bool:
+    lowered = text.lower()
+    return any(re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", lowered) for word in SAVED_WORDS)
+
+
+def saved_file_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary,
+                     tool_names: set[str]) -> list[Step]:
+    """Read back the offloaded file a request points at ("the saved repo_public docs")."""
+    if "read_file" not in tool_names:
+        return []
+    names = entity_names(request, vocabulary)
+    calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
+    for message in reversed(earlier):
+        text = text_of(message)
+        if isinstance(message, ToolMessage) and (path := offload_path(text)):
+            call = calls.get(message.tool_call_id, {})
+            if _mentions_entity(path + " " + json.dumps(call.get("args", {})), names):
+                return [Step("read_file", {"path": path, "limit": 2000})]
+        elif is_summary_message(message):
+            for path in paths_named(text):
+                if path.startswith("scratch/") and _mentions_entity(path, names):
+                    return [Step("read_file", {"path": path, "limit": 2000})]
     return []
 
 

@@ -238,7 +238,7 @@ def answer_one(request: Request | None, result: ToolResult, vocabulary: Vocabula
     if name == "chartbook_list":
         return _describe_catalog(request, content)
     if name == "chartbook_get_docs" or (name == "read_file" and "|" in content and "\n# " in "\n" + content):
-        return _describe_docs(result, content)
+        return _describe_docs(result, content) + _asked_column_rows(request, content)
     if name == "run_python" or name == "execute":
         return _describe_run(content)
     if name == "write_file":
@@ -304,6 +304,15 @@ def _describe_docs(result: ToolResult, content: str) -> str:
     else:
         text += " I found no column table in what I can see."
     return text
+
+
+def _asked_column_rows(request: Request | None, content: str) -> str:
+    """The data-dictionary rows of the columns the request names, quoted."""
+    if request is None or not request.mentions.columns:
+        return ""
+    rows = [line.strip() for line in content.splitlines() if line.lstrip().startswith("|")
+            and any(re.search(rf"(?<![\w]){re.escape(column)}(?![\w])", line) for column in request.mentions.columns)]
+    return "".join(f"\nFrom the docs: {row}" for row in rows[:5])
 
 
 def _describe_run(content: str) -> str:
