@@ -186,7 +186,9 @@ def builtin_tasks_dir() -> Path:
 
 
 def builtin_task_files() -> list[Path]:
-    return sorted(builtin_tasks_dir().glob("*.yaml"))
+    """The built-in suite's files, in the course's order (file_ops.yaml first, long_session.yaml last)."""
+    order = {category: position for position, category in enumerate(CATEGORIES)}
+    return sorted(builtin_tasks_dir().glob("*.yaml"), key=lambda path: (order.get(path.stem, len(order)), path.name))
 
 
 def load_task_file(path: str | Path) -> list[Task]:
