@@ -98,13 +98,13 @@ def run_one(task: Task, agent_name: str, run: int, out_dir: Path, model_spec: st
     started = time.perf_counter()
     checks, probes, wrapper_per_turn, error = [], [], [], None
     for step_number, step in enumerate(task.all_steps()):
-        before = _wrapper_overhead(agent)
+        before = wrapper_overhead_seconds(agent)
         try:
             reply = agent.send(step.say)
         except Exception as failure:  # one failed turn ends the run; the record says why
             error = f"step {step_number}: {failure}"
             break
-        wrapper_per_turn.append(round(_wrapper_overhead(agent) - before, 6))
+        wrapper_per_turn.append(round(wrapper_overhead_seconds(agent) - before, 6))
         checks += [evaluate(check, reply, workspace.root, step_number).to_dict() for check in step.checks]
         if step.probe == "goal":
             probes.append({"step": step_number, "turn": step_number + 1, "kept": goal_kept(reply, task.goal_text)})
@@ -119,14 +119,14 @@ def run_one(task: Task, agent_name: str, run: int, out_dir: Path, model_spec: st
         "summary_tokens": sum(call.input_tokens + call.output_tokens for call in agent.log.calls if call.purpose == "summary"),
         "masks": agent.log.count("mask"),
         "fixed_tokens": agent.fixed_tokens,
-        "wrapper_seconds": round(_wrapper_overhead(agent), 6),
+        "wrapper_seconds": round(wrapper_overhead_seconds(agent), 6),
         "wrapper_seconds_per_turn": wrapper_per_turn,
         "seconds": round(time.perf_counter() - started, 4),
         "transcript": str(transcript.relative_to(out_dir)), "error": error,
     }
 
 
-def _wrapper_overhead(agent: BaseAgent) -> float:
+def wrapper_overhead_seconds(agent: BaseAgent) -> float:
     """Seconds spent in context wrappers and telemetry, not counting summary model calls."""
     summary_seconds = sum(call.seconds for call in agent.log.calls if call.purpose == "summary")
     return max(0.0, agent.log.wrapper_seconds - summary_seconds)
