@@ -271,5 +271,5 @@ def _reject_duplicates(tasks: list[Task], source: str) -> None:
     seen: set[str] = set()
     for task in tasks:
         if task.name in seen:
-            raise TaskFileError(f"{source}: task {task.name!r}: name: used by more than one task")
+            raise TaskFileError(f"{source}: task {task.name!r}, name: used by more than one task")
         seen.add(task.name)
