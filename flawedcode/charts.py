@@ -203,6 +203,7 @@ def _style_context_axes(ax: Axes, data: Mapping[str, Any], title: str | None) ->
     ax.set_xlabel(X_LABEL)
     ax.set_ylabel(Y_LABEL)
     ax.set_title(title or "Tokens in context at each model call")
+    ax.tick_params(labelsize=PROJECTOR_STYLE["xtick.labelsize"])  # tick labels are made at draw time, outside rc_context
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     tops = [y for agent in data.values() for _, y in agent["points"]]
@@ -239,8 +240,9 @@ class LiveChart:
     def __init__(self, agents: Any, title: str | None = None) -> None:
         self.title = title
         self.logs: list[SessionLog] = []
-        self.figure = Figure(figsize=CONTEXT_FIGSIZE, layout="constrained")
-        self.ax = self.figure.add_subplot()
+        with matplotlib.rc_context(PROJECTOR_STYLE):
+            self.figure = Figure(figsize=CONTEXT_FIGSIZE, layout="constrained")
+            self.ax = self.figure.add_subplot()
         self.handle: Any = None
         self.redraws = 0
         for agent in agents if isinstance(agents, Sequence) else [agents]:
@@ -332,6 +334,7 @@ def _draw_bars(ax: Axes, values: Mapping[str, float | None], title: str, unit: s
                     textcoords="offset points", ha="center", va="bottom", fontsize=13, fontweight="bold")
     ax.set_title(title)
     ax.set_ylabel(unit)
+    ax.tick_params(labelsize=PROJECTOR_STYLE["xtick.labelsize"])
     ax.set_ylim(0, 110 if is_rate else max(heights, default=1) * 1.2 or 1)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     ax.grid(axis="x", visible=False)
