@@ -79,7 +79,7 @@ class OffloadConfig(_Strict):
 
     enabled: bool = Field(True, description="Turn offloading on or off.")
     threshold_chars: int | None = Field(5000, gt=0, description="Offload results longer than this many characters.")
-    threshold_tokens: int | None = Field(None, gt=0, description="Offload results longer than this many tokens (OR'ed with characters).")
+    threshold_tokens: int | None = Field(1250, gt=0, description="Offload results longer than this many tokens (OR'ed with characters).")
     per_tool_chars: dict[str, int] = Field(default_factory=dict, description="Per-tool character thresholds that replace threshold_chars.")
     exempt_tools: list[str] = Field(
         default_factory=lambda: ["read_file", "list_files", "search_files", "search_archive"],

@@ -410,7 +410,7 @@ def _numbers(rendered: list[RenderedMessage], earlier_summaries: list[str]) -> l
         if message.type != "ai" or not message.content:
             continue
         for sentence in re.split(r"(?<=\.)\s+(?=[A-Z])|\n", message.content):
-            if NUMBER_LINE.search(sentence) and re.search(r"[a-z]", sentence):
+            if NUMBER_LINE.search(sentence) and re.search(r"[a-z]", sentence) and not sentence.startswith(">"):
                 found.append(sentence.strip())
     return list(dict.fromkeys(found))
 

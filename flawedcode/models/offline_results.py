@@ -131,7 +131,7 @@ def offload_path(text: str) -> str | None:
 
 def paths_named(text: str) -> list[str]:
     """scratch/ and archives/ paths a text names, in order."""
-    found = re.findall(r"(?<![\w/])((?:scratch|archives)/[\w./-]*[\w])", text)
+    found = re.findall(r"(?<![\w/])((?:scratch|archives)/[\w/-]*[\w-]\.[a-z]+)(?![\w])", text)
     return list(dict.fromkeys(found))
 
 
@@ -272,9 +272,29 @@ def _describe_offload(result: ToolResult, content: str, vocabulary: Vocabulary) 
     what = _call_label(result)
     text = f"The full result of {what} is saved in {path}" + (f" ({detail})" if detail else "") + "."
     text += f" I can read it with read_file(path='{path}')."
+    statistics = _preview_statistics(preview)
+    if statistics:
+        return text + " " + statistics
     if preview:
         text += " Preview:\n" + "\n".join(f"> {line}" for line in preview)
     return text
+
+
+def _preview_statistics(preview: list[str]) -> str:
+    """From a table stub's preview (title, CSV header, rows named mean/min/max): the main column's figures."""
+    title = next((LOAD_HEADER.match(line) for line in preview if LOAD_HEADER.match(line)), None)
+    header_index = next((i for i, line in enumerate(preview) if line.startswith("date,")), None)
+    if title is None or header_index is None:
+        return ""
+    columns = preview[header_index].split(",")
+    rows = {line.split(",", 1)[0]: line.split(",") for line in preview if line.split(",", 1)[0] in ("mean", "min", "max")}
+    column = main_column([name for name in columns[1:]])
+    if column is None or not rows:
+        return ""
+    position = columns.index(column)
+    figures = ", ".join(f"{stat} {row[position]}" for stat, row in rows.items() if position < len(row))
+    return (f"From the preview's summary statistics: {title['key']} {column}: {figures} "
+            f"over {title['rows']} rows ({title['start']} to {title['end']}).")
 
 
 def _call_label(result: ToolResult) -> str:
