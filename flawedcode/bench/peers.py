@@ -200,7 +200,7 @@ def deepagents_missing() -> str | None:
     try:
         import deepagents  # noqa: F401
     except ImportError:
-        return "deepagents is not installed (optional extra: pip install deepagents); skipped"
+        return "deepagents is not installed (optional extra: pip install deepagents)"
     return None
 
 
