@@ -1,8 +1,10 @@
 """Offloading: a large tool result goes to scratch/, a short stub stays in the context.
 
 Rules (defaults in ``OffloadConfig``):
-- A result is offloaded when it is longer than ``threshold_chars`` (5,000) characters,
-  or, if set, ``threshold_tokens`` tokens; ``per_tool_chars`` overrides the character
+- A result is offloaded when it is longer than ``threshold_chars`` (5,000) characters
+  or ``threshold_tokens`` (1,250) tokens. The token test matters for numeric tables:
+  3,200 characters of CSV are 2,200 tokens, so a character threshold alone lets
+  them through (characters / 4 under-counts them 2-3x). ``per_tool_chars`` overrides the character
   threshold for one tool. Read tools (``read_file``, ``list_files``, ``search_files``,
   ``search_archive``) are exempt, so reading an offloaded file back never offloads it again.
 - The file is ``scratch/<tool>_<arguments>_<hash>.txt`` and holds the result
