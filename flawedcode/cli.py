@@ -244,16 +244,23 @@ def command_demo(args: argparse.Namespace) -> int:
 
 # --- bench ------------------------------------------------------------------------------------
 def command_bench(args: argparse.Namespace) -> int:
-    from flawedcode.bench import run_benchmark  # written separately; imported only when asked for
+    from flawedcode import bench  # imported only when asked for: it pulls in the peers
 
+    _check_agent_names(_comma_list(args.agents), getattr(bench, "KNOWN_AGENTS", None))
     options = {
         "agents": _comma_list(args.agents), "task_names": _comma_list(args.tasks), "tasks_file": args.tasks_file,
         "runs": args.runs, "model": args.model, "out_dir": Path(args.out) if args.out else paths.results_dir() / "bench",
         "concurrency": args.concurrency, "resume": args.resume,
     }
-    result = run_benchmark(**{key: value for key, value in options.items() if value is not None})
+    result = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None})
     say(_markdown_of(result))
     return EXIT_OK
+
+
+def _check_agent_names(names: list[str] | None, known: Sequence[str] | None) -> None:
+    unknown = [name for name in names or [] if known and name not in known]
+    if unknown:
+        raise UsageError(f"unknown agent {unknown[0]!r} in --agents; choose from: {', '.join(known)}")
 
 
 def _comma_list(text: str | None) -> list[str] | None:

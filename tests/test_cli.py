@@ -1,0 +1,242 @@
+"""The ``flawedcode`` command as a user runs it: the REPL on piped input, Ctrl-C, the demo, catalog, archive, errors.
+
+The REPL and the demo run in a subprocess (``python -m flawedcode``), with
+scratch/, archives/ and results/ in temporary folders; quicker commands run
+in-process through ``main(argv)``. Everything uses the offline model.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flawedcode import cli
+from flawedcode.agents import AgentError, make_agent
+from flawedcode.demo import LESSON_STEPS, run_session
+
+METER = re.compile(r"^\[v2\] context [\d,]+/8,192 tokens \(\d+%\) \| turn: \d+ calls?(?: \+ \d+ summary)?, "
+                   r"[\d,]+ in, [\d,]+ out \| offloads \d+, summaries \d+$", re.MULTILINE)
+TIMEOUT = 180
+
+
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in ("OPENAI_API_KEY", "FLAWEDCODE_MODEL")}
+    env.update(FLAWEDCODE_SCRATCH_DIR=str(tmp_path / "scratch"), FLAWEDCODE_ARCHIVE_DIR=str(tmp_path / "archives"),
+               FLAWEDCODE_RESULTS_DIR=str(tmp_path / "results"), PYTHONUNBUFFERED="1")
+    env.pop("FLAWEDCODE_DEBUG", None)
+    return env
+
+
+def run_cli(tmp_path: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "flawedcode", *args], input=stdin, capture_output=True, text=True,
+                          env=cli_env(tmp_path), cwd=tmp_path, timeout=TIMEOUT)
+
+
+def run_main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
+    code = cli.main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_one_line_error(code: int, err: str, *fragments: str) -> None:
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0], err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+# --- the REPL ---------------------------------------------------------------------------------------
+def test_chat_with_piped_input_shows_tool_calls_and_the_meter_and_exits_0(tmp_path):
+    result = run_cli(tmp_path, "chat", stdin="List ChartBook dataframes\nclear\nquit\nnever read\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "you> List ChartBook dataframes" in out
+    assert "  -> chartbook_list()  [" in out
+    assert "money_markets/sofr" in out
+    assert len(METER.findall(out)) == 1
+    assert "(new conversation" in out
+    assert "never read" not in out, "quit must stop reading"
+    assert "Traceback" not in result.stderr
+    assert "you> you>" not in out
+
+
+def test_chat_shows_an_offload_and_exits_0_at_end_of_input(tmp_path):
+    result = run_cli(tmp_path, "chat", "--agent", "v2", stdin="Get docs for yield_curve/repo_public\n")
+    assert result.returncode == 0, result.stderr
+    call = re.search(r"-> chartbook_get_docs\(pipeline='yield_curve', dataframe='repo_public'\)  \[([\d,]+) chars, offloaded\]",
+                     result.stdout)
+    assert call, result.stdout
+    assert re.search(rf"\* offload: chartbook_get_docs result, {call.group(1)} chars .* -> scratch/\S+\.txt", result.stdout)
+    assert re.search(r"offloads 1, summaries 0$", result.stdout, re.MULTILINE)
+    assert "Traceback" not in result.stderr
+
+
+def test_chat_ctrl_c_at_the_prompt_leaves_without_a_traceback(tmp_path):
+    process = subprocess.Popen([sys.executable, "-m", "flawedcode", "chat", "--agent", "v1"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(tmp_path), cwd=tmp_path)
+    try:
+        banner = process.stdout.readline()  # the REPL is up and waiting for input
+        assert banner.startswith("FlawedCode REPL: agent v1")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+
+
+def test_a_failed_turn_prints_one_error_line_and_the_repl_goes_on(tmp_path, monkeypatch, capsys):
+    agent = make_agent("v1", model="offline")
+    real_send = agent.send
+
+    def send(text: str) -> str:
+        if text == "break please":
+            raise AgentError("v1: the turn failed: the model server did not answer in time")
+        return real_send(text)
+
+    agent.send = send
+    monkeypatch.setattr(cli, "build_chat_agent", lambda args: agent)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("break please\nList ChartBook dataframes\n"))
+    code, out, err = run_main(capsys, "chat", "--agent", "v1")
+    assert code == 0
+    assert err.strip() == "error: v1: the turn failed: the model server did not answer in time"
+    assert "money_markets/sofr" in out
+    assert out.count("[v1] context") == 2
+
+
+def test_python_dash_m_flawedcode_shows_help(tmp_path):
+    result = run_cli(tmp_path, "--help")
+    assert result.returncode == 0
+    for command in ("chat", "demo", "bench", "catalog", "archive"):
+        assert command in result.stdout
+
+
+# --- the demo -------------------------------------------------------------------------------------
+def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(tmp_path):
+    out_dir = tmp_path / "demo"
+    result = run_cli(tmp_path, "demo", "--out", str(out_dir))
+    assert result.returncode == 0, result.stderr
+    answers = dict(re.findall(r"^  (v[12]): (.*)$", result.stdout, re.MULTILINE))
+    assert "List ChartBook dataframes" in answers["v2"]
+    assert "List ChartBook dataframes" not in answers["v1"] and "don't know" in answers["v1"]
+    assert re.search(r"^\| v1 +\| +\d+ \|", result.stdout, re.MULTILINE)
+    assert re.search(r"^\| v2 +\| +\d+ \|", result.stdout, re.MULTILINE)
+    png = out_dir / "context_chart.png"
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    logs = json.loads((out_dir / "demo_logs.json").read_text())
+    assert set(logs["agents"]) == {"v1", "v2"}
+    assert logs["agents"]["v1"]["totals"]["calls_over_budget"] > 0
+    assert logs["agents"]["v2"]["totals"]["calls_over_budget"] == 0
+    assert logs["agents"]["v2"]["replies"][-1] == answers["v2"]
+
+
+# --- catalog ---------------------------------------------------------------------------------------
+def test_catalog_list_docs_and_load(capsys):
+    code, out, _ = run_main(capsys, "catalog", "list")
+    assert code == 0 and len(out.splitlines()) == 5
+    assert out.splitlines()[0].startswith("yield_curve/repo_public: ")
+    code, out, _ = run_main(capsys, "catalog", "docs", "money_markets", "sofr")
+    assert code == 0 and "`money_markets/sofr`" in out
+    code, same, _ = run_main(capsys, "catalog", "docs", "money_markets/sofr")
+    assert same == out
+    code, out, _ = run_main(capsys, "catalog", "load", "money_markets", "sofr", "--columns", "rate", "--limit", "3",
+                            "--start", "2024-01-01", "--end", "2024-02-01")
+    assert code == 0
+    assert out.splitlines()[0] == "date,rate" and len(out.splitlines()) == 4
+    assert out.splitlines()[-1].startswith("2024-02-01,")
+
+
+def test_catalog_mistakes_are_one_line_errors(capsys):
+    assert_one_line_error(*run_main(capsys, "catalog", "docs", "yield_curve", "sofr")[::2], "money_markets/sofr")
+    assert_one_line_error(*run_main(capsys, "catalog", "load", "money_markets", "sofr", "--columns", "rat")[::2], "rate")
+    assert_one_line_error(*run_main(capsys, "catalog", "load", "money_markets", "sofr", "--start", "2025-06-01")[::2], "2024-12-31")
+
+
+# --- archive ---------------------------------------------------------------------------------------
+@pytest.fixture
+def summarized_conversation() -> str:
+    """A v2 session long enough to be summarized; its archive lands in FLAWEDCODE_ARCHIVE_DIR."""
+    agent = make_agent("v2", model="offline")
+    run_session(agent, LESSON_STEPS[:5] + ("Get docs for fed_yield_curve", "Load 100 rows of EFFR data"))
+    assert agent.archive.parts(), "precondition: the session was summarized at least once"
+    return agent.conversation_id
+
+
+def test_archive_list_search_and_show_after_a_v2_session(summarized_conversation, capsys):
+    conversation = summarized_conversation
+    code, out, _ = run_main(capsys, "archive", "list")
+    assert code == 0
+    assert re.search(rf"^{conversation}: \d+ part\(s\), \d+ message\(s\)$", out, re.MULTILINE)
+    assert f"part 1: archives/{conversation}/0001.md" in out
+    code, out, _ = run_main(capsys, "archive", "search", "List ChartBook dataframes", "--conversation", conversation)
+    assert code == 0 and f"archives/{conversation}/0001.md [message 1, human]: List ChartBook dataframes" in out
+    code, out, _ = run_main(capsys, "archive", "show", conversation, "--part", "1")
+    assert code == 0
+    assert out.startswith(f"# Archive part 1 of conversation {conversation}")
+    assert "### [1] human\n\nList ChartBook dataframes" in out
+    assert_one_line_error(*run_main(capsys, "archive", "show", conversation, "--part", "99")[::2], "no part 99")
+    assert_one_line_error(*run_main(capsys, "archive", "show", conversation[:-1] + "x")[::2], conversation)
+
+
+def test_archive_list_when_empty(tmp_path, capsys):
+    code, out, _ = run_main(capsys, "archive", "list", "--dir", str(tmp_path / "nothing"))
+    assert code == 0 and "No archived conversations" in out
+
+
+# --- bench (parsing only; the benchmark has its own tests) ----------------------------------------
+def test_bench_passes_the_parsed_options_and_prints_the_table(monkeypatch, tmp_path, capsys):
+    import flawedcode.bench
+
+    received = {}
+
+    def fake_run_benchmark(**options):
+        received.update(options)
+        return "| agent | success |\n| --- | --- |\n| v2 | 100% |"
+
+    monkeypatch.setattr(flawedcode.bench, "run_benchmark", fake_run_benchmark)
+    code, out, _ = run_main(capsys, "bench", "--agents", "v0, v2", "--tasks", "goal_short,sofr_average", "--runs", "2",
+                            "--model", "offline", "--out", str(tmp_path / "b"), "--concurrency", "3", "--no-resume")
+    assert code == 0
+    assert received == {"agents": ["v0", "v2"], "task_names": ["goal_short", "sofr_average"], "runs": 2,
+                        "model": "offline", "out_dir": tmp_path / "b", "concurrency": 3, "resume": False}
+    assert "| v2 | 100% |" in out
+    run_main(capsys, "bench", "--tasks-file", "suite.yaml")
+    assert received["tasks_file"] == "suite.yaml" and received["resume"] is True
+
+
+# --- bad arguments -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, fragment", [
+    (["chat", "--agent", "v9"], "v9"),
+    (["chat", "--model", "nonsense:x"], "nonsense:x"),
+    (["bench", "--runs", "0"], "--runs"),
+    (["bench", "--agents", "v7"], "v7"),
+    (["bench", "--tasks", "a", "--tasks-file", "b.yaml"], "not allowed with"),
+    (["catalog", "load", "money_markets", "sofr", "--limit", "ten"], "ten"),
+    (["archive"], "required"),
+    (["frobnicate"], "frobnicate"),
+])
+def test_bad_arguments_give_one_line_errors(args, fragment, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    try:
+        code = cli.main(args)
+    except SystemExit as exit_:  # argparse exits
+        code = exit_.code
+    assert_one_line_error(code, capsys.readouterr().err, fragment)
+
+
+def test_a_malformed_config_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    config = tmp_path / "flawedcode.yaml"
+    config.write_text("summarization:\n  trigger: [{type: percent, value: 0.5}]\n")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert_one_line_error(*run_main(capsys, "chat", "--config", str(config))[::2], "summarization.trigger[0].type")
