@@ -25,6 +25,7 @@ and what was found, e.g.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -134,7 +135,7 @@ def _describe_error(source: str, error: ValidationError) -> str:
         location += f"[{part}]" if isinstance(part, int) else (f".{part}" if location else str(part))
     expected = first["msg"].removeprefix("Value error, ")
     if expected.startswith("Input should be "):
-        expected = "expected " + expected.removeprefix("Input should be ").split(",")[0]
+        expected = "expected " + re.sub(r", unable to .*$", "", expected.removeprefix("Input should be "))
     found = first.get("input")
     found_text = "" if first["type"] == "missing" or isinstance(found, dict) else f"; found {found!r}"
     if first["type"] == "extra_forbidden":
