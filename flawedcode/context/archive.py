@@ -147,7 +147,7 @@ class ConversationArchive:
                 text = message_text(message)
                 lowered = text.lower()
                 if all(word in lowered for word in words):
-                    hits.append(ArchiveHit(part.display_path, record["seq"], message.type, _snippet(text, lowered.index(words[0]), snippet_chars)))
+                    hits.append(ArchiveHit(part.display_path, record["seq"], message.type, _snippet(text, _densest_window(lowered, words, snippet_chars), snippet_chars)))
                     if len(hits) >= max_hits:
                         return hits
         return hits
@@ -161,6 +161,18 @@ class ConversationArchive:
         stem = f"{number:04d}"
         return ArchivePart(number, self.folder / f"{stem}.jsonl", self.folder / f"{stem}.md",
                            f"archives/{self.conversation_id}/{stem}.md", first_seq, last_seq)
+
+
+def _densest_window(lowered: str, words: list[str], width: int) -> int:
+    """Where the snippet should start: the window holding the most distinct query words."""
+    starts = sorted(match.start() for word in words for match in re.finditer(re.escape(word), lowered))
+    best, best_count = starts[0], 0
+    for start in starts:
+        window = lowered[start:start + width * 2 // 3]
+        count = sum(1 for word in words if word in window)
+        if count > best_count:
+            best, best_count = start, count
+    return best
 
 
 def _snippet(text: str, position: int, width: int) -> str:

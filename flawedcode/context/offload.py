@@ -19,7 +19,8 @@ Rules (defaults in ``OffloadConfig``):
 
   The preview is typed: docs show their head and as many column names as fit
   (then "+N more"); tables show their first rows and summary statistics per
-  numeric column (rows named mean/min/max under the same header); other text shows its head and its tail.
+  numeric column (rows named mean/min/max under the same header, for the first six
+  columns of a wide table); other text shows its head and its tail.
 - If the file cannot be written, the original result stays in the context
   (nothing is lost) and an ``offload_failed`` event is recorded.
 """
@@ -160,20 +161,22 @@ def _markdown_columns(lines: list[str]) -> list[str]:
     return columns
 
 
-def _table_preview(lines: list[str]) -> list[str]:
-    """Title, header, first row, then mean/min/max as rows under the same header, then more rows."""
+def _table_preview(lines: list[str], max_columns: int = 6) -> list[str]:
+    """Title, then header, mean/min/max and first rows for the first few columns (wide tables say how many more)."""
     try:
         frame = pd.read_csv(io.StringIO("\n".join(lines[1:])))
     except (ValueError, pd.errors.ParserError):
         return []
     numeric = frame.select_dtypes("number")
-    if numeric.empty or len(lines) < 3:
+    if numeric.empty or len(frame) == 0:
         return []
-    stats = []
+    shown = list(frame.columns[: max_columns + 1])
+    more = f",(+{len(frame.columns) - len(shown)} more columns)" if len(frame.columns) > len(shown) else ""
+    rows = [",".join(shown) + more]
     for stat in ("mean", "min", "max"):
-        values = [f"{getattr(frame[column], stat)():.4g}" if column in numeric else stat for column in frame.columns]
-        stats.append(",".join(values))
-    return [lines[0], lines[1], lines[2], *stats, *lines[3:5]]
+        rows.append(",".join(f"{getattr(frame[column], stat)():.4g}" if column in numeric else stat for column in shown))
+    first_rows = [",".join(str(value) for value in row) for row in frame[shown].head(2).itertuples(index=False)]
+    return [lines[0], *rows, *first_rows]
 
 
 def _fit_list_line(line: str, budget_tokens: int, encoding: str) -> str | None:
