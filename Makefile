@@ -15,7 +15,7 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,notebooks]'
+	$(BIN)/pip install --quiet -e '.[test,notebooks,peers]'
 
 # 1. The main job, offline: the lesson's session through v1 and v2, a token table and a chart.
 demo: install

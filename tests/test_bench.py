@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -238,12 +239,15 @@ def test_unknown_agent_is_a_clear_error(tmp_path: Path) -> None:
         run(["v9"], load_task_file(write(tmp_path, TINY_TASKS)), 1, tmp_path / "out", progress=False)
 
 
-def test_deepagents_is_skipped_with_a_note_when_missing(tmp_path: Path) -> None:
-    pytest.importorskip("langchain")
-    try:
-        import deepagents  # noqa: F401
-        pytest.skip("deepagents is installed here")
-    except ImportError:
-        pass
+def test_deepagents_is_skipped_with_a_note_when_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "deepagents", None)  # as if it were not installed
     table = run_benchmark(["v0", "deepagents"], tasks_file=write(tmp_path, TINY_TASKS), runs=1, out_dir=tmp_path / "o")
     assert "| deepagents | skipped: deepagents is not installed" in table
+
+
+def test_deepagents_runs_on_the_same_model_and_tools_when_installed(tmp_path: Path) -> None:
+    pytest.importorskip("deepagents", reason="the optional 'peers' extra is not installed")
+    run_benchmark(["deepagents"], tasks_file=write(tmp_path, TINY_TASKS), runs=1, out_dir=tmp_path / "o")
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    deep = summary["agents"]["deepagents"]
+    assert deep["total_input_tokens"] > 0 and deep["per_task"]["sofr_average"] == 1.0
