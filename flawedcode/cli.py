@@ -69,32 +69,33 @@ def warn(text: str) -> None:
 # --- chat: the FlawedCode REPL -------------------------------------------------------
 def command_chat(args: argparse.Namespace) -> int:
     agent = build_chat_agent(args)
-    interactive = sys.stdin.isatty()
-    say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
-        f"workspace {agent.workspace.root}")
-    say("Type a request; 'clear' starts a new conversation, 'quit' leaves.")
-    while True:
-        try:
-            line = read_request(interactive)
-        except KeyboardInterrupt:
-            say()
-            return EXIT_OK
-        if line is None:  # end of input
-            if interactive:
-                say()
-            return EXIT_OK
+    try:
+        say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
+            f"workspace {agent.workspace.root}")
+        say("Type a request; 'clear' starts a new conversation, 'quit' leaves.")
+        repl(agent, interactive=sys.stdin.isatty())
+    except KeyboardInterrupt:  # Ctrl-C outside a turn: leave quietly
+        say()
+    return EXIT_OK
+
+
+def repl(agent: Any, interactive: bool) -> None:
+    """Read requests until quit or the end of the input; a turn's own Ctrl-C is handled in run_chat_turn."""
+    while (line := read_request(interactive)) is not None:
         text = line.strip()
         if not text:
             continue
         if not interactive:
             say(f"you> {text}")
         if text.lower() in QUIT_WORDS:
-            return EXIT_OK
+            return
         if text.lower() in CLEAR_WORDS:
             agent.reset()
             say(f"(new conversation; context {agent.context_tokens():,} tokens)")
             continue
         run_chat_turn(agent, text)
+    if interactive:
+        say()
 
 
 def build_chat_agent(args: argparse.Namespace) -> Any:

@@ -85,8 +85,9 @@ def test_chat_ctrl_c_at_the_prompt_leaves_without_a_traceback(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "flawedcode", "chat", "--agent", "v1"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(tmp_path), cwd=tmp_path)
     try:
-        banner = process.stdout.readline()  # the REPL is up and waiting for input
+        banner = process.stdout.readline()  # the REPL is up
         assert banner.startswith("FlawedCode REPL: agent v1")
+        assert "quit" in process.stdout.readline()  # and about to wait for input
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=TIMEOUT)
     finally:
