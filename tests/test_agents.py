@@ -15,17 +15,11 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from flawedcode.agents import AgentError, AgentV2, make_agent
 from flawedcode.config import ContextSize, V2Config
 from flawedcode.context.summarize import is_summary
+from flawedcode.demo import GOAL_QUESTION, LESSON_STEPS
 from flawedcode.models import OfflineModel
 from flawedcode.tools import Workspace
 
-LESSON = [
-    "List ChartBook dataframes",
-    "Get docs for yield_curve/repo_public",
-    "Now get docs for money_markets/sofr",
-    "Load 50 rows of SOFR data",
-    "Get docs for treasury_yields",
-]
-GOAL_QUESTION = "What was my original goal?"
+LESSON = list(LESSON_STEPS[:-1])  # the lesson's five requests; the sixth is the goal question
 BUDGET = 8192
 
 

@@ -220,32 +220,38 @@ def recall_from_visible(request: Request, earlier: list[BaseMessage], vocabulary
     return compute_from_tables(tool_texts, stat, request, names)
 
 
-def recall_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary,
-                 tool_names: set[str]) -> list[Step]:
-    """What to read when the number is not visible but a path that holds it is."""
-    names = entity_names(request, vocabulary)
+def scratch_path_about(earlier: list[BaseMessage], names: list[str]) -> str | None:
+    """The newest scratch/ file that a visible stub (by its path and call) or summary line names, about ``names``."""
     calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
     for message in reversed(earlier):
         text = text_of(message)
         if isinstance(message, ToolMessage) and (path := offload_path(text)):
             call = calls.get(message.tool_call_id, {})
-            about = text + " " + json.dumps(call.get("args", {}))
-            if _mentions_entity(about, names) and "read_file" in tool_names:
-                return [Step("read_file", {"path": path, "limit": 2000})]
+            if _mentions_entity(path + " " + json.dumps(call.get("args", {})), names):
+                return path
         elif is_summary_message(message):
             for line in text.splitlines():
                 for path in paths_named(line):
-                    if path.startswith("scratch/") and _mentions_entity(line, names) and "read_file" in tool_names:
-                        return [Step("read_file", {"path": path, "limit": 2000})]
-            archive = ARCHIVE_LINE.search(text) or next(
-                (match for match in re.finditer(r"(archives/\S+\.md)", text)), None)
-            if archive:
-                stat = request.stats[0] if request.stats else "mean"
-                words = " ".join(filter(None, [_entity_word(request), stat]))
-                if "search_archive" in tool_names:
-                    return [Step("search_archive", {"query": words})]
-                if "read_file" in tool_names:
-                    return [Step("read_file", {"path": archive.group(1).rstrip(".;,"), "limit": 2000})]
+                    if path.startswith("scratch/") and _mentions_entity(line, names):
+                        return path
+    return None
+
+
+def recall_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary,
+                 tool_names: set[str]) -> list[Step]:
+    """What to read when the number is not visible: a scratch file that holds it, else the archive."""
+    path = scratch_path_about(earlier, entity_names(request, vocabulary))
+    if path and "read_file" in tool_names:
+        return [Step("read_file", {"path": path, "limit": 2000})]
+    for message in reversed(earlier):
+        text = text_of(message)
+        archive = ARCHIVE_LINE.search(text) if is_summary_message(message) else None
+        if archive:
+            stat = request.stats[0] if request.stats else "mean"
+            if "search_archive" in tool_names:
+                return [Step("search_archive", {"query": " ".join(filter(None, [_entity_word(request), stat]))})]
+            if "read_file" in tool_names:
+                return [Step("read_file", {"path": archive.group(1).rstrip(".;,"), "limit": 2000})]
     return []
 
 
@@ -260,21 +266,8 @@ def refers_to_saved_result(text: str) -> bool:
 def saved_file_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary,
                      tool_names: set[str]) -> list[Step]:
     """Read back the offloaded file a request points at ("the saved repo_public docs")."""
-    if "read_file" not in tool_names:
-        return []
-    names = entity_names(request, vocabulary)
-    calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
-    for message in reversed(earlier):
-        text = text_of(message)
-        if isinstance(message, ToolMessage) and (path := offload_path(text)):
-            call = calls.get(message.tool_call_id, {})
-            if _mentions_entity(path + " " + json.dumps(call.get("args", {})), names):
-                return [Step("read_file", {"path": path, "limit": 2000})]
-        elif is_summary_message(message):
-            for path in paths_named(text):
-                if path.startswith("scratch/") and _mentions_entity(path, names):
-                    return [Step("read_file", {"path": path, "limit": 2000})]
-    return []
+    path = scratch_path_about(earlier, entity_names(request, vocabulary))
+    return [Step("read_file", {"path": path, "limit": 2000})] if path and "read_file" in tool_names else []
 
 
 def _entity_word(request: Request) -> str:
