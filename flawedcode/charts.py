@@ -35,6 +35,7 @@ Rules:
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -112,6 +113,8 @@ def chart_data(logs: LogsArgument) -> dict[str, Any]:
 def _as_logs(logs: LogsArgument) -> list[SessionLog]:
     if isinstance(logs, SessionLog):
         return [logs]
+    if isinstance(getattr(logs, "log", None), SessionLog):  # one agent
+        return [logs.log]
     found = [getattr(item, "log", item) for item in logs]  # agents are accepted too
     for item in found:
         if not isinstance(item, SessionLog):
@@ -273,15 +276,23 @@ class LiveChart:
         self.redraws += 1
 
     def show(self) -> None:
-        """Display the chart here; later turns update this same output."""
+        """Display the chart here as a PNG; later turns update this same output (a display handle)."""
         from IPython.display import display
 
-        self.handle = display(self.figure, display_id=True)
+        self.handle = display(self.png(), display_id=True)
+
+    def png(self) -> Any:
+        """The chart as an IPython PNG image: it shows as a picture whatever matplotlib backend is active."""
+        from IPython.display import Image
+
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png")
+        return Image(data=buffer.getvalue(), format="png")
 
     def _on_turn(self, _log: SessionLog) -> None:
         self.redraw()
         if self.handle is not None:
-            self.handle.update(self.figure)
+            self.handle.update(self.png())
 
     def _ipython_display_(self) -> None:
         self.show()

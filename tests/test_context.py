@@ -252,3 +252,18 @@ def test_repair_patches_only_unanswered_calls() -> None:
     assert patched == ["lost"]
     assert repaired[5].tool_call_id == "lost" and repaired[5].content == INTERRUPTED_RESULT
     assert repaired[6].tool_call_id == "kept" and len(repaired) == len(messages) + 1
+
+
+def test_trimmed_summarizer_input_pins_the_goal_and_keeps_older_paths_as_digests(tmp_path: Path) -> None:
+    from flawedcode.models import OfflineModel
+
+    stub = "[Offloaded: scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt | 5,465 characters]\n" + "preview line\n" * 30
+    messages = [HumanMessage("Chart SOFR against EFFR for 2024", id="goal"),
+                AIMessage("", id="a", tool_calls=[{"name": "chartbook_get_docs", "args": {"pipeline": "yield_curve", "dataframe": "repo_public"}, "id": "c"}]),
+                ToolMessage(stub, tool_call_id="c", id="t")] + conversation(6)
+    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=4)], keep=ContextSize(type="messages", value=2),
+                                 trim_tokens_to_summarize=400)
+    outcome = maybe_summarize(messages, OfflineModel(), archive=ConversationArchive(tmp_path, "c"), config=config)
+    body = outcome.summary_text
+    assert "Original goal (verbatim): Chart SOFR against EFFR for 2024" in body, "the goal is pinned in the summarizer's input"
+    assert "scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt" in body, "older paths survive as digests"

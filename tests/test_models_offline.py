@@ -456,3 +456,39 @@ def test_recall_takes_the_number_from_the_line_that_names_the_dataframe() -> Non
     )
     reply = OfflineModel().invoke([summary, HumanMessage("What was the average SOFR rate you reported?")])
     assert "4.6420" in reply.content and "4.5608" not in reply.content.split("(")[0]
+
+
+def test_a_column_question_searches_the_offloaded_docs_instead_of_fetching_them_again() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from flawedcode.models import OfflineModel
+    from flawedcode.tools import Workspace, make_tools
+
+    path = "scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt"
+    history = [
+        HumanMessage("Get docs for yield_curve/repo_public"),
+        AIMessage("", tool_calls=[{"name": "chartbook_get_docs", "args": {"pipeline": "yield_curve", "dataframe": "repo_public"}, "id": "c1"}]),
+        ToolMessage(f"[Offloaded: {path} | 5,465 characters]\nFull result: read_file(path='{path}')", tool_call_id="c1"),
+        AIMessage("The docs are saved."),
+        HumanMessage("What does the column is_quarter_end mean?"),
+    ]
+    reply = OfflineModel().bind_tools(make_tools(Workspace.create())).invoke(history)
+    assert [(call["name"], call["args"]) for call in reply.tool_calls] == [("search_files", {"pattern": "is_quarter_end", "path": path})]
+
+
+def test_a_request_naming_a_file_reads_that_file_only() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from flawedcode.models import OfflineModel
+    from flawedcode.tools import Workspace, make_tools
+
+    stub = "[Offloaded: scratch/chartbook_load_data_money_markets_sofr_50_114240f8.txt | 3,176 characters]"
+    history = [
+        HumanMessage("Load 50 rows of SOFR data"),
+        AIMessage("", tool_calls=[{"name": "chartbook_load_data", "args": {"pipeline": "money_markets", "dataframe": "sofr"}, "id": "c1"}]),
+        ToolMessage(stub, tool_call_id="c1"),
+        AIMessage("Saved."),
+        HumanMessage("Read the file scratch/notes_abc.txt from scratch"),
+    ]
+    reply = OfflineModel().bind_tools(make_tools(Workspace.create())).invoke(history)
+    assert [call["args"]["path"] for call in reply.tool_calls] == ["scratch/notes_abc.txt"]

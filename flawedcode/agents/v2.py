@@ -49,10 +49,11 @@ class AgentV2(BaseAgent):
             budget_tokens=self.budget_tokens, fixed_tokens=self.fixed_tokens, log=self.log,
             summary_model=summary_model,
         )
-        self.log.trigger_tokens = min(
-            (limit for trigger in self.config.summarization.trigger if (limit := trigger.in_tokens(self.budget_tokens))),
-            default=None,
-        )
+        if self.config.summarization.enabled:  # the chart's trigger line
+            self.log.trigger_tokens = min(
+                (limit for trigger in self.config.summarization.trigger if (limit := trigger.in_tokens(self.budget_tokens))),
+                default=None,
+            )
         return [
             RepairToolCallsMiddleware(self.log),
             summarize,

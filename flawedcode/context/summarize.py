@@ -10,8 +10,9 @@ Before each model call (defaults in ``SummarizationConfig``):
    between an AI message and its tool results, and never after the latest user
    request (the model must still see what it is answering).
 3. ``summarize``: the leaving messages are rendered (XML, as LangChain renders
-   them), trimmed to ``trim_tokens_to_summarize`` with the earlier summary pinned
-   first, and sent to the summary model (``model_name``, falling back to the run's
+   them), trimmed to ``trim_tokens_to_summarize`` (the earlier summary or the
+   first request pinned first, older messages cut to one-line digests, the newest
+   in full), and sent to the summary model (``model_name``, falling back to the run's
    own model if that one fails). A failed or blank summary changes nothing.
 4. ``archive``: the leaving messages are written to the archive *before* they
    leave (see ``archive.py``). If the archive cannot be written, nothing changes.
@@ -132,26 +133,48 @@ def original_goal(messages: Sequence[AnyMessage]) -> str | None:
 
 
 def trim_for_summary(messages: Sequence[AnyMessage], max_tokens: int | None, counter: TokenCounter,
-                     max_message_chars: int = 4000) -> list[AnyMessage]:
-    """Keep an earlier summary first, then as many of the newest messages as fit in ``max_tokens``.
+                     max_message_chars: int = 4000, digest_chars: int = 160) -> list[AnyMessage]:
+    """What the summarizer reads, within ``max_tokens``: pinned start, one-line digests, newest in full.
 
-    A single huge message (say a 10 MB tool result) is cut to its head and tail,
-    so the summarizer's input stays bounded; the archive keeps it whole.
+    - Pinned first: the earlier summary, or the user's first request (the goal), so
+      trimming never cuts the goal out of the summary (a trap seen in peers).
+    - Then, in full, as many of the newest messages as fit in 3/4 of the budget.
+    - Then, in the rest, the older messages as one-line digests (their first line),
+      newest first while they fit, so their paths and actions are still named.
+    A single huge message (say a 10 MB tool result) is cut to its head and tail;
+    the archive keeps everything whole.
     """
     shortened = [_shorten(message, max_message_chars) for message in messages]
     if max_tokens is None:
         return shortened
-    pinned = [message for message in shortened[:1] if is_summary(message)]
+    pinned = [message for message in shortened[:1] if isinstance(message, HumanMessage)]
     rest = shortened[len(pinned):]
     used = sum(counter.count_message(message) for message in pinned)
-    kept: list[AnyMessage] = []
-    for message in reversed(rest):
-        cost = counter.count_message(message)
-        if used + cost > max_tokens and kept:
+    full_from = len(rest)
+    while full_from > 0:
+        cost = counter.count_message(rest[full_from - 1])
+        if used + cost > max_tokens * 3 // 4 and full_from < len(rest):
             break
-        kept.insert(0, message)
+        full_from -= 1
         used += cost
-    return pinned + kept
+    digests: list[AnyMessage] = []
+    for message in reversed(rest[:full_from]):
+        digest = _digest(message, digest_chars)
+        cost = counter.count_message(digest)
+        if used + cost > max_tokens:
+            break
+        digests.insert(0, digest)
+        used += cost
+    return pinned + digests + rest[full_from:]
+
+
+def _digest(message: AnyMessage, max_chars: int) -> AnyMessage:
+    if not isinstance(message.content, str):
+        return message
+    lines = message.content.strip().splitlines()
+    first = lines[0][:max_chars] if lines else ""
+    more = " [...]" if len(lines) > 1 or len(message.content.strip()) > max_chars else ""
+    return message.model_copy(update={"content": first + more})
 
 
 def _shorten(message: AnyMessage, max_chars: int) -> AnyMessage:

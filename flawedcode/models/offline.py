@@ -97,8 +97,7 @@ from flawedcode.models.offline_memory import (
     recall_from_read,
     recall_from_visible,
     recall_steps,
-    refers_to_saved_result,
-    saved_file_steps,
+    recovery_steps,
     text_of,
     write_summary,
 )
@@ -269,8 +268,8 @@ class OfflineModel(BaseChatModel):
             request.steps = recall_steps(request, earlier, self.vocabulary(), set(tool_schemas))
             if not request.steps:
                 return answer_recall(request, None), []
-        if request.kind == "tools" and not results and refers_to_saved_result(request.text):
-            request.steps = saved_file_steps(request, earlier, self.vocabulary(), set(tool_schemas)) or request.steps
+        if request.kind == "tools":
+            request.steps = recovery_steps(request, earlier, self.vocabulary(), set(tool_schemas)) or request.steps
         call = self.next_call(request, results, tool_schemas)
         if call is not None:
             return "", [call]

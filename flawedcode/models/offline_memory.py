@@ -263,11 +263,30 @@ def refers_to_saved_result(text: str) -> bool:
     return any(re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", lowered) for word in SAVED_WORDS)
 
 
-def saved_file_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary,
-                     tool_names: set[str]) -> list[Step]:
-    """Read back the offloaded file a request points at ("the saved repo_public docs")."""
-    path = scratch_path_about(earlier, entity_names(request, vocabulary))
-    return [Step("read_file", {"path": path, "limit": 2000})] if path and "read_file" in tool_names else []
+def recovery_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary,
+                   tool_names: set[str]) -> list[Step]:
+    """Go back to a saved result instead of fetching it again, when the request points at one.
+
+    - "the saved / offloaded / scratch ... docs" -> read the scratch file a visible stub names;
+    - a question about a column whose dataframe's docs were offloaded -> search that
+      file for the column (only the matching lines come back), else read it.
+    A request that names a file path is left alone.
+    """
+    if any(step.intent in ("read_file", "write_file", "run_python") for step in request.steps):
+        return []
+    names = entity_names(request, vocabulary) + [str(step.roles["dataframe"]) for step in request.steps if step.roles.get("dataframe")]
+    path = scratch_path_about(earlier, names)
+    if path is None:
+        return []
+    if refers_to_saved_result(request.text) and "read_file" in tool_names:
+        return [Step("read_file", {"path": path, "limit": 2000})]
+    asks_docs = any(step.intent == "docs" for step in request.steps)
+    if asks_docs and request.mentions.columns and "chartbook_get_docs" in path:
+        if "search_files" in tool_names:
+            return [Step("search_files", {"pattern": "|".join(request.mentions.columns), "path": path})]
+        if "read_file" in tool_names:
+            return [Step("read_file", {"path": path, "limit": 2000})]
+    return []
 
 
 def _entity_word(request: Request) -> str:
