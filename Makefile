@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test install install-test bench lab notebooks clean
+.PHONY: demo test install install-test bench lab notebooks benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,17 @@ test: install-test
 
 bench: install
 	$(BIN)/flawedcode bench --agents v0,v1,v2,lc-summarization,lc-context-editing --runs 3 --out results/bench
+
+# Re-run the lessons and store their outputs (nbval compares them); drop per-cell timestamps.
+notebooks: install-test
+	for notebook in notebooks/*.ipynb; do $(BIN)/jupyter nbconvert --to notebook --execute --inplace "$$notebook" || exit 1; done
+	$(BIN)/python -c "import glob, nbformat; [nbformat.write(nb, path) for path in sorted(glob.glob('notebooks/*.ipynb')) for nb in [nbformat.read(path, as_version=4)] if not [cell.metadata.pop('execution', None) for cell in nb.cells] or True]"
+
+# Performance figures (printed, not asserted: machines here are shared and noisy).
+benchmarks: install-test
+	$(BIN)/python tests/benchmarks/bench_tokens.py
+	$(BIN)/python tests/benchmarks/bench_context.py
+	$(BIN)/python tests/benchmarks/bench_workload_b.py
 
 lab: install-test
 	$(BIN)/jupyter lab notebooks/

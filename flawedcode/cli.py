@@ -400,7 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--agent", choices=["v0", "v1", "v2"], default="v2", help="agent version (default v2)")
     chat.add_argument("--model", help="model spec: offline, offline:<window>, openai:<name> (default FLAWEDCODE_MODEL or offline)")
     chat.add_argument("--workspace", help="work in this folder (an empty or new one gets a copy of the demo project)")
-    chat.add_argument("--config", help="YAML config file (see flawedcode.yaml)")
+    chat.add_argument("--config", help="YAML config file (see flawedcode/flawedcode.yaml)")
     chat.set_defaults(handler=command_chat)
 
     demo = commands.add_parser("demo", help="the lesson's session through v1 and v2, side by side")

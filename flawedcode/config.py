@@ -9,7 +9,7 @@ One object per concern (STYLE.md, point 3):
   ``summary_prompt``).
 - ``V2Config`` extends ``AgentConfig`` with the two blocks above; it does not copy it.
 
-A YAML file (see ``flawedcode.yaml`` at the repository root) overrides any field::
+A YAML file (see ``flawedcode/flawedcode.yaml``, which lists every setting) overrides any field::
 
     budget_tokens: 8192
     summarization:

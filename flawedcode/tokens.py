@@ -8,7 +8,7 @@ tokens, so the counts must be the ones the model sees. The popular shortcut
 course feeds an agent: a CSV of numeric rates splits into many short tokens
 (digits, dots, commas), and chars/4 under-counts it by about 2.2x. An agent
 whose budget is estimated that way overflows its window long before its
-meter says so. (`benchmarks/bench_tokens.py` prints the ratio per kind of text.)
+meter says so. (`tests/benchmarks/bench_tokens.py` prints the ratio per kind of text.)
 
 Offline encodings
 -----------------

@@ -17,7 +17,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_the_shipped_example_file_equals_the_defaults_in_code() -> None:
-    assert load_config(PROJECT_ROOT / "flawedcode.yaml") == V2Config()
+    assert load_config(PROJECT_ROOT / "flawedcode" / "flawedcode.yaml") == V2Config()
 
 
 def test_yaml_overrides_only_what_it_names(tmp_path: Path) -> None:

@@ -165,7 +165,10 @@ def trim_for_summary(messages: Sequence[AnyMessage], max_tokens: int | None, cou
             break
         digests.insert(0, digest)
         used += cost
-    return pinned + digests + rest[full_from:]
+    trimmed = digests + rest[full_from:]
+    while trimmed and isinstance(trimmed[0], ToolMessage):  # a result whose call was trimmed away says nothing
+        trimmed.pop(0)
+    return pinned + trimmed
 
 
 def _digest(message: AnyMessage, max_chars: int) -> AnyMessage:

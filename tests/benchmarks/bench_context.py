@@ -7,7 +7,7 @@ Prints, for the offline teaching model on an 8,192-token budget:
 - the wrappers' own time per turn (offload, summarize decisions, counting), median of
   turns 3-7 vs turns 46-50 over several repeats, and their ratio (flat means ~1.0).
 
-Run: ``.venv/bin/python benchmarks/bench_context.py [--repeats 3]``. Not a test: the
+Run: ``.venv/bin/python tests/benchmarks/bench_context.py [--repeats 3]``. Not a test: the
 machine is shared and noisy, so compare the ratios within one run.
 """
 

@@ -1,6 +1,6 @@
 """Reproduce BENCHMARKS.md's workload B on the offline model, for v1, v2 and the LangChain peers.
 
-Run:  python benchmarks/bench_workload_b.py
+Run:  python tests/benchmarks/bench_workload_b.py
 
 Workload B: the lesson's first request ("List ChartBook dataframes"), then 50
 turns cycling docs and loads over the five ChartBook dataframes (docs of 2,700

@@ -1,6 +1,6 @@
 """Benchmark flawedcode.tokens: counting throughput and the value of per-message caching.
 
-Run:  python benchmarks/bench_tokens.py
+Run:  python tests/benchmarks/bench_tokens.py
 
 Part 1 counts a realistic mix of text (prose, CSV numeric tables, Markdown data
 docs) with o200k_base and reports tokens/s, MB/s, and how far the "chars / 4"
