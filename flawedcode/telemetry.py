@@ -75,6 +75,7 @@ class SessionLog:
     events: list[ContextEvent] = field(default_factory=list)
     turn: int = 0
     wrapper_seconds: float = 0.0
+    summary_model_seconds: float = 0.0
     listeners: list[Callable[[SessionLog], None]] = field(default_factory=list, repr=False)
 
     # --- recording -------------------------------------------------------
@@ -107,16 +108,19 @@ class SessionLog:
             purpose=purpose, events=pending,
         )
         self.calls.append(record)
+        if purpose == "summary":
+            self.summary_model_seconds += seconds
         return record
 
     @contextmanager
     def timing_wrapper(self) -> Iterator[None]:
-        """Add the time spent inside a context wrapper (not the model, not a tool) to the overhead."""
-        started = time.perf_counter()
+        """Add the time spent inside a context wrapper to the overhead, less any summarizer model call in it."""
+        started, model_seconds_before = time.perf_counter(), self.summary_model_seconds
         try:
             yield
         finally:
-            self.wrapper_seconds += time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            self.wrapper_seconds += elapsed - (self.summary_model_seconds - model_seconds_before)
 
     # --- reading ---------------------------------------------------------
     def totals(self) -> dict[str, Any]:
