@@ -155,17 +155,22 @@ def parse_config(data: dict[str, Any] | None, config_class: type[AgentConfig] = 
         raise ConfigError(_describe_error(source, error)) from None
 
 
-def load_config(path: str | Path, config_class: type[AgentConfig] = V2Config) -> AgentConfig:
-    """Read a YAML file into ``config_class``; defaults fill what the file leaves out."""
+def read_yaml_file(path: str | Path, error_type: type[ValueError], what: str) -> Any:
+    """Parse a YAML file, or raise ``error_type`` saying which file, and where the YAML breaks."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
-        raise ConfigError(f"{path}: cannot read the config file ({error.strerror})") from None
+        raise error_type(f"{path}: cannot read the {what} ({error.strerror})") from None
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: not valid YAML{where}: {getattr(error, 'problem', error)}") from None
-    return parse_config(data, config_class, source=str(path.name))
+        raise error_type(f"{path.name}: not valid YAML{where}: {getattr(error, 'problem', error)}") from None
+
+
+def load_config(path: str | Path, config_class: type[AgentConfig] = V2Config) -> AgentConfig:
+    """Read a YAML file into ``config_class``; defaults fill what the file leaves out."""
+    data = read_yaml_file(path, ConfigError, "config file")
+    return parse_config(data, config_class, source=Path(path).name)

@@ -50,8 +50,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from flawedcode.config import read_yaml_file
 
 CHECK_KINDS = ("contains", "regex", "has_number", "file_exists", "not_contains")
 CATEGORIES = ("file_ops", "multi_step", "chartbook", "goal_retention", "long_session")
@@ -193,18 +194,7 @@ def builtin_task_files() -> list[Path]:
 
 def load_task_file(path: str | Path) -> list[Task]:
     """Read and validate one YAML task file; raise ``TaskFileError`` with file, task and field."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise TaskFileError(f"{path}: cannot read the task file ({error.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise TaskFileError(f"{path.name}: not valid YAML{where}: {getattr(error, 'problem', error)}") from None
-    return parse_tasks(data, source=path.name)
+    return parse_tasks(read_yaml_file(path, TaskFileError, "task file"), source=Path(path).name)
 
 
 def parse_tasks(data: Any, source: str = "tasks") -> list[Task]:
