@@ -117,6 +117,11 @@ class SummarizationConfig(_Strict):
             raise ValueError("the summary prompt must contain a {messages} slot for the conversation")
         return value
 
+    def trigger_tokens(self, budget_tokens: int) -> int | None:
+        """The lowest token trigger (the chart's trigger line), or None if only message counts trigger."""
+        limits = [limit for trigger in self.trigger if (limit := trigger.in_tokens(budget_tokens)) is not None]
+        return min(limits, default=None)
+
     def prompt_text(self) -> str:
         return self.summary_prompt or (PROMPTS_DIR / "summary.md").read_text(encoding="utf-8")
 

@@ -32,6 +32,7 @@ from flawedcode.agents import AgentError, BaseAgent, make_agent
 from flawedcode.charts import save_context_chart
 from flawedcode.config import AgentConfig, V2Config
 from flawedcode.models import OfflineModel, get_model
+from flawedcode.paths import write_atomically
 from flawedcode.telemetry import SessionLog
 from flawedcode.tools import Workspace
 
@@ -183,7 +184,7 @@ def _write_logs(result: DemoResult) -> None:
                    for name, log in result.logs.items()},
     }
     result.logs_path.parent.mkdir(parents=True, exist_ok=True)
-    result.logs_path.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
+    write_atomically(result.logs_path, json.dumps(payload, indent=2, default=str) + "\n")
 
 
 __all__ = ["DemoResult", "LESSON_STEPS", "GOAL_QUESTION", "build_demo_agents", "run_demo", "run_session"]

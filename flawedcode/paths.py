@@ -10,6 +10,8 @@ temporary folders instead of the repository.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -43,3 +45,26 @@ def archive_dir() -> Path:
 def results_dir() -> Path:
     """Where benchmark results and saved charts land (``FLAWEDCODE_RESULTS_DIR`` overrides)."""
     return _dir_from_env("FLAWEDCODE_RESULTS_DIR", PROJECT_ROOT / "results")
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and one rename.
+
+    Readers see the old file or the new one, never half of one; a crash leaves no
+    partial file. Text is written as UTF-8 exactly as given (no newline translation);
+    an existing file's permissions are kept.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data.encode("utf-8") if isinstance(data, str) else data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if path.exists():
+            shutil.copymode(path, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

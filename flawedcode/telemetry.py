@@ -25,11 +25,6 @@ from langchain_core.messages import AIMessage
 
 from flawedcode.tokens import TokenCounter
 
-EVENT_KINDS = (
-    "offload", "summarize", "archive", "recovery", "repair", "overflow_retry",
-    "summary_failed", "archive_failed", "offload_failed",
-)
-
 
 @dataclass
 class ContextEvent:
@@ -76,6 +71,8 @@ class SessionLog:
     turn: int = 0
     wrapper_seconds: float = 0.0
     summary_model_seconds: float = 0.0
+    agent_call_count: int = 0
+    _pending_events: list[str] = field(default_factory=list, repr=False)
     listeners: list[Callable[[SessionLog], None]] = field(default_factory=list, repr=False)
 
     # --- recording -------------------------------------------------------
@@ -91,15 +88,18 @@ class SessionLog:
         return [call for call in self.calls if call.purpose == "agent"]
 
     def record_event(self, kind: str, tokens_before: int, tokens_after: int, **detail: Any) -> ContextEvent:
-        event = ContextEvent(kind, self.turn, len(self.agent_calls()), tokens_before, tokens_after, detail)
+        event = ContextEvent(kind, self.turn, self.agent_call_count, tokens_before, tokens_after, detail)
         self.events.append(event)
+        self._pending_events.append(kind)
         return event
 
     def record_call(self, input_tokens: int, output_tokens: int, message: AIMessage | None,
                     seconds: float, purpose: str = "agent") -> CallRecord:
         usage = getattr(message, "usage_metadata", None) or {}
-        index = len(self.agent_calls()) if purpose == "agent" else -1
-        pending = [event.kind for event in self.events if event.call_index == index and purpose == "agent"]
+        index, pending = -1, []
+        if purpose == "agent":  # the events recorded since the last agent call happened before this one
+            index, pending, self._pending_events = self.agent_call_count, self._pending_events, []
+            self.agent_call_count += 1
         record = CallRecord(
             index=index, turn=self.turn, time=time.time(), seconds=seconds,
             input_tokens=input_tokens, output_tokens=output_tokens,

@@ -205,14 +205,17 @@ def ensure_tiktoken_cache() -> Path:
         for encoding in BUNDLED_ENCODINGS:
             _seed_one(encoding, cache_dir)
     except OSError as error:
+        fallback = _choose_default_cache_dir()
         warnings.warn(
             f"Could not seed tiktoken's cache at TIKTOKEN_CACHE_DIR={cache_dir} ({error}); "
-            "tiktoken will try to download its encodings. Unset TIKTOKEN_CACHE_DIR to use "
-            "flawedcode's default cache folder.",
+            f"using {fallback} instead, so that tiktoken never downloads.",
             RuntimeWarning,
             stacklevel=2,
         )
-        return cache_dir
+        if fallback == cache_dir:
+            raise
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(fallback)
+        return ensure_tiktoken_cache()
     _seeded_dirs.add(cache_dir)
     return cache_dir
 
@@ -385,7 +388,7 @@ class TokenCounter:
         """Tokens of one tool's schema as sent: the compact JSON of convert_to_openai_tool.
 
         Cached per tool object (the object is kept alive by the cache, so its id stays
-        unique); a new or edited tool object is counted afresh.
+        unique); a new tool object is counted afresh (to change a tool, build a new one).
         """
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -397,8 +400,7 @@ class TokenCounter:
         key = (schema.get("function", {}).get("name", ""), schema_json)
         if key not in self._tool_counts:
             self._tool_counts[key] = self._count(schema_json)
-        if not isinstance(tool, dict):
-            self._tools_by_object[id(tool)] = (tool, self._tool_counts[key])
+        self._tools_by_object[id(tool)] = (tool, self._tool_counts[key])
         return self._tool_counts[key]
 
     def count_tools(self, tools: Sequence[Any] | None) -> int:

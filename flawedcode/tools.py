@@ -61,6 +61,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import ValidationError
 
 from flawedcode import paths
+from flawedcode.paths import write_atomically
 from flawedcode.catalog import Catalog, CatalogError
 
 READ_TOOLS = frozenset({"read_file", "list_files", "search_files", "search_archive"})
@@ -164,7 +165,7 @@ class Workspace:
         return real
 
     def display_path(self, real: Path) -> str:
-        """How tools name a real path: 'scratch/x.txt', 'archives/<conversation>/archive.md' or 'analyze.py'."""
+        """How tools name a real path: 'scratch/x.txt', 'archives/<conversation>/0001.md' or 'analyze.py'."""
         real = Path(os.path.abspath(real))
         for folder, prefix in ((self.scratch_dir, SCRATCH_PREFIX), (self.archive_dir, ARCHIVES_PREFIX)):
             if _is_within(real, folder):
@@ -307,22 +308,8 @@ def write_workspace_file(workspace: Workspace, path: str, content: str) -> str:
     if real.is_dir():
         raise ToolInputError(f"'{shown}' is a folder; give a file path such as '{shown}/notes.txt'")
     real.parent.mkdir(parents=True, exist_ok=True)
-    _replace_atomically(real, content)
+    write_atomically(real, content)
     return f"Wrote {len(content)} characters to {shown}"
-
-
-def _replace_atomically(target: Path, content: str) -> None:
-    """Write a temporary file next to the target, then swap it in: readers never see half a file."""
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
-            file.write(content)
-        if target.exists():
-            shutil.copymode(target, temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def list_workspace_files(workspace: Workspace, path: str = ".") -> str:
@@ -596,7 +583,7 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
         Lines longer than 2,000 characters are cut. Binary files are refused.
 
         Args:
-            path: File path relative to the workspace, e.g. 'analyze.py', 'scratch/result_1a2b.txt' or 'archives/<id>/archive.md'.
+            path: File path relative to the workspace, e.g. 'analyze.py', 'scratch/<tool>_<hash>.txt' or 'archives/<id>/0001.md'.
             offset: How many lines to skip from the start (0 = start of the file).
             limit: How many lines to return, 1 to 2,000 (default 200).
         """

@@ -150,3 +150,16 @@ def test_two_v2_agents_archive_the_same_folder_at_once(tmp_path: Path) -> None:
 
 def test_v2_config_extends_v1_config() -> None:
     assert issubclass(AgentV2.config_class, make_agent("v1").config_class)
+
+
+def test_clear_starts_a_new_conversation_with_its_own_archive(tmp_path: Path) -> None:
+    config = V2Config(budget_tokens=BUDGET)
+    config.summarization.trigger = [ContextSize(type="messages", value=6)]
+    agent = new_agent("v2", tmp_path, config=config)
+    run(agent, LESSON)
+    first_id, first_parts = agent.conversation_id, len(agent.archive.parts())
+    assert first_parts >= 1
+    agent.reset()
+    assert agent.messages == [] and agent.conversation_id != first_id
+    assert agent.archive.parts() == [] and agent.archive.folder.name == agent.conversation_id
+    assert "don't know" in agent.send(GOAL_QUESTION).lower()

@@ -267,3 +267,23 @@ def test_trimmed_summarizer_input_pins_the_goal_and_keeps_older_paths_as_digests
     body = outcome.summary_text
     assert "Original goal (verbatim): Chart SOFR against EFFR for 2024" in body, "the goal is pinned in the summarizer's input"
     assert "scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt" in body, "older paths survive as digests"
+
+
+def test_a_rolled_back_turn_never_archives_a_message_twice(tmp_path: Path) -> None:
+    archive = ConversationArchive(tmp_path, "c")
+    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=4)], keep=ContextSize(type="messages", value=2))
+    messages = conversation(3)
+    first = maybe_summarize(messages, summarizer(), archive=archive, config=config)
+    again = maybe_summarize(messages, summarizer(), archive=archive, config=config)  # as after a Ctrl-C rollback
+    assert first.summarized and again.summarized
+    assert archive.messages() == first.removed, "each message is archived once"
+
+
+def test_a_corrupt_archive_index_is_an_archive_failure_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "index.json").write_text("{not json")
+    log = SessionLog()
+    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=2)], keep=ContextSize(type="messages", value=2))
+    outcome = maybe_summarize(conversation(3), summarizer(), archive=ConversationArchive(tmp_path, "c"), config=config, log=log)
+    assert not outcome.summarized and outcome.messages == conversation(3)
+    assert log.events[-1].kind == "archive_failed"

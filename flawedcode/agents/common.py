@@ -93,8 +93,9 @@ class BaseAgent:
         return reply_text(self.messages)
 
     def reset(self) -> None:
-        """Start a new conversation (the REPL's ``clear``); the session log keeps its history."""
+        """Start a new conversation (the REPL's ``clear``): empty history, new id; the session log goes on."""
         self.messages = []
+        self.conversation_id = f"{self.version}-{uuid.uuid4().hex[:10]}"
 
     # --- what everyone reads --------------------------------------------------------
     @property

@@ -50,15 +50,16 @@ class AgentV2(BaseAgent):
             summary_model=summary_model,
         )
         if self.config.summarization.enabled:  # the chart's trigger line
-            self.log.trigger_tokens = min(
-                (limit for trigger in self.config.summarization.trigger if (limit := trigger.in_tokens(self.budget_tokens))),
-                default=None,
-            )
+            self.log.trigger_tokens = self.config.summarization.trigger_tokens(self.budget_tokens)
         return [
             RepairToolCallsMiddleware(self.log),
             summarize,
             OffloadMiddleware(self.config.offload, self.workspace.scratch_dir, self.log, self.counter.encoding_name),
         ]
+
+    def reset(self) -> None:
+        super().reset()
+        self.archive.restart(self.conversation_id)  # NEW in v2: a new conversation gets its own archive
 
     def send(self, text: str) -> str:
         """Answer one request, with the managed conversation so far."""

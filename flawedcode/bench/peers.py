@@ -55,8 +55,7 @@ CLEARED_PLACEHOLDER = "[cleared]"
 
 def v2_trigger_tokens(budget_tokens: int) -> int:
     """The token count at which v2 (with its default config) starts summarizing, for this budget."""
-    limits = [limit for trigger in V2Config().summarization.trigger if (limit := trigger.in_tokens(budget_tokens))]
-    return min(limits) if limits else budget_tokens
+    return V2Config().summarization.trigger_tokens(budget_tokens) or budget_tokens
 
 
 class RecordedChatModel(BaseChatModel):

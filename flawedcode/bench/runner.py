@@ -49,6 +49,7 @@ from flawedcode.bench.checks import evaluate, goal_kept
 from flawedcode.bench.peers import PEERS, deepagents_missing
 from flawedcode.bench.tasks import Task, load_tasks
 from flawedcode.models import OfflineModel, get_model
+from flawedcode.paths import write_atomically
 from flawedcode.tools import Workspace
 
 BENCH_WINDOW_TOKENS = 8_192
@@ -128,8 +129,7 @@ def run_one(task: Task, agent_name: str, run: int, out_dir: Path, model_spec: st
 
 def wrapper_overhead_seconds(agent: BaseAgent) -> float:
     """Seconds spent in context wrappers and telemetry, not counting summary model calls."""
-    summary_seconds = sum(call.seconds for call in agent.log.calls if call.purpose == "summary")
-    return max(0.0, agent.log.wrapper_seconds - summary_seconds)
+    return agent.log.wrapper_seconds  # the log already leaves summary model calls out
 
 
 def fact_retention(agent: BaseAgent, facts: list[str]) -> list[dict[str, Any]]:
@@ -160,7 +160,7 @@ def _write_transcript(out_dir: Path, agent: BaseAgent, task: str, run: int) -> P
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {"messages": messages_to_dict(agent.messages), "log": agent.log.to_dict(),
                 "workspace": str(agent.workspace.root)}
-    path.write_text(json.dumps(document, indent=1, default=str), encoding="utf-8")
+    write_atomically(path, json.dumps(document, indent=1, default=str))
     return path
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from flawedcode.bench.runner import read_runs, unavailable_agents
 from flawedcode.bench.tasks import Task
+from flawedcode.paths import write_atomically
 
 SUMMARY_FILE = "summary.json"
 RESULTS_FILE = "results.md"
@@ -50,11 +51,11 @@ def score(out_dir: str | Path, agents: Iterable[str] | None = None, tasks: list[
     summary = summarize_runs(records, [agent for agent in wanted if agent not in skipped])
     summary["skipped"] = skipped
     summary["expected"] = {task.name: task.expected for task in tasks or [] if task.expected}
-    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2), encoding="utf-8")
-    table = render_markdown(summary)
-    (out_dir / RESULTS_FILE).write_text(table, encoding="utf-8")
     if chart:
         summary["chart"] = _save_chart(summary, out_dir / CHART_FILE)
+    write_atomically(out_dir / SUMMARY_FILE, json.dumps(summary, indent=2))
+    table = render_markdown(summary)
+    write_atomically(out_dir / RESULTS_FILE, table)
     return table
 
 

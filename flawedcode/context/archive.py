@@ -10,8 +10,11 @@ Layout, one folder per conversation under ``archives/``::
 
 Rules:
 - Append-only: a part is never rewritten; a new summary adds a new part.
-- Atomic: each file is written to a temporary name and renamed into place, so a
-  crash leaves either the whole part or none of it.
+- Atomic: each file is written to a temporary name and renamed into place, and
+  ``index.json`` is written last: a part exists once the index names it, so a crash
+  mid-part leaves at most an unlisted file that the next append overwrites.
+- Once only: a message (by id) already in the archive is not written again, so a
+  turn that is retried or rolled back never archives the same message twice.
 - Concurrent writers of the same conversation take a file lock before choosing a
   part number, so two agents never write the same part.
 - ``search(query)`` finds messages whose text contains every query word, and
@@ -23,15 +26,15 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 from langchain_core.tools import BaseTool, StructuredTool
+
+from flawedcode.paths import write_atomically
 
 
 class ArchiveError(OSError):
@@ -54,21 +57,6 @@ class ArchiveHit:
     seq: int
     message_type: str
     snippet: str
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and an atomic rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def message_text(message: BaseMessage) -> str:
@@ -94,6 +82,10 @@ class ConversationArchive:
 
     def __init__(self, archive_root: Path, conversation_id: str) -> None:
         self.archive_root = Path(archive_root)
+        self.restart(conversation_id)
+
+    def restart(self, conversation_id: str) -> None:
+        """Point at another conversation's folder (a new conversation starts an empty archive)."""
         self.conversation_id = conversation_id
         self.folder = self.archive_root / conversation_id
 
@@ -118,10 +110,19 @@ class ConversationArchive:
                               "messages": len(messages), "first_seq": part.first_seq, "last_seq": part.last_seq})
                 write_atomically(self.folder / "index.json", json.dumps(index, indent=2) + "\n")
                 return part
-        except OSError as error:
-            raise ArchiveError(f"cannot write the archive in {self.folder}: {error.strerror or error}") from error
+        except (OSError, ValueError, TypeError) as error:  # no folder, a corrupt index, a message JSON can't hold
+            raise ArchiveError(f"cannot write the archive in {self.folder}: {getattr(error, 'strerror', None) or error}") from error
 
     # --- reading ---------------------------------------------------------
+    def archived_ids(self) -> set[str]:
+        """Ids of the messages already archived (to archive each message once)."""
+        ids: set[str] = set()
+        for part in self.parts():
+            for line in part.jsonl_path.read_text(encoding="utf-8").splitlines():
+                if line and (message_id := json.loads(line)["message"]["data"].get("id")):
+                    ids.add(message_id)
+        return ids
+
     def parts(self) -> list[ArchivePart]:
         return [self._part(entry["part"], entry["first_seq"], entry["last_seq"]) for entry in self._read_index()]
 

@@ -9,7 +9,8 @@ Rules (defaults in ``OffloadConfig``):
   ``search_archive``) are exempt, so reading an offloaded file back never offloads it again.
 - The file is ``scratch/<tool>_<arguments>_<hash>.txt`` and holds the result
   byte-identical (UTF-8). The same result always lands in the same file.
-- The stub is at most ``preview_fraction`` (12%) of the original's tokens and reads::
+- The stub is at most ``preview_fraction`` (12%) of the original's tokens (never
+  less than 60 tokens, for header and footer) and reads::
 
       [Offloaded: scratch/chartbook_get_docs_yield_curve_repo_public_3f2a9c1d.txt | 5,312 characters, 98 lines, 1,402 tokens]
       Preview (docs: head and column names):
@@ -29,9 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 
 from flawedcode import paths
+from flawedcode.paths import write_atomically
 from flawedcode.config import OffloadConfig
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
@@ -79,7 +79,7 @@ def offload(result: str, tool_name: str, arguments: dict[str, Any] | None = None
     name = scratch_file_name(result, tool_name, arguments or {})
     path = scratch_dir / name
     if not (path.exists() and path.read_bytes() == result.encode("utf-8")):
-        _write_bytes_atomically(path, result.encode("utf-8"))
+        write_atomically(path, result.encode("utf-8"))
     display_path = f"scratch/{name}"
     original_tokens = count_text(result, encoding)
     stub = build_stub(result, tool_name, display_path, original_tokens, config.preview_fraction, encoding)
@@ -190,18 +190,6 @@ def _fit_list_line(line: str, budget_tokens: int, encoding: str) -> str | None:
         if count_text(shortened, encoding) + 1 <= budget_tokens:
             return shortened
     return None
-
-
-def _write_bytes_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 # --- the middleware --------------------------------------------------------------

@@ -55,7 +55,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
 from flawedcode.config import ContextSize, SummarizationConfig
-from flawedcode.context.archive import ArchiveError, ConversationArchive
+from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationArchive
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
 
@@ -150,6 +150,8 @@ def trim_for_summary(messages: Sequence[AnyMessage], max_tokens: int | None, cou
     pinned = [message for message in shortened[:1] if isinstance(message, HumanMessage)]
     rest = shortened[len(pinned):]
     used = sum(counter.count_message(message) for message in pinned)
+    if rest and used + counter.count_message(rest[-1]) > max_tokens:  # the newest alone is too big: cut it to fit
+        rest[-1] = _shorten(rest[-1], max(400, max_tokens * 2))
     full_from = len(rest)
     while full_from > 0:
         cost = counter.count_message(rest[full_from - 1])
@@ -255,7 +257,7 @@ def maybe_summarize(messages: Sequence[AnyMessage], model: BaseChatModel, *, arc
     except SummaryError as error:
         return _failed(unchanged, log, "summary_failed", str(error))
     try:
-        part = archive.append(leaving)
+        part = archive_once(archive, leaving)
     except ArchiveError as error:
         return _failed(unchanged, log, "archive_failed", str(error))
     summary = build_summary_message(_summary_number(leaving) + 1, original_goal(messages), part.display_path, part.first_seq, part.last_seq, text)
@@ -265,6 +267,18 @@ def maybe_summarize(messages: Sequence[AnyMessage], model: BaseChatModel, *, arc
         log.record_event("archive", tokens_before, tokens_before, path=part.display_path, messages=len(leaving))
         log.record_event("summarize", tokens_before, tokens_after, archive=part.display_path, removed=len(leaving), kept=len(messages) - cutoff)
     return SummaryOutcome(new_messages, True, "summarized", tokens_before, tokens_after, part.display_path, text, leaving)
+
+
+def archive_once(archive: ConversationArchive, leaving: Sequence[AnyMessage]) -> ArchivePart:
+    """Archive the messages not archived before (a retried or rolled-back turn may offer some again)."""
+    try:
+        already = archive.archived_ids()
+    except (OSError, ValueError) as error:
+        raise ArchiveError(f"cannot read the archive in {archive.folder}: {error}") from error
+    new = [message for message in leaving if not (message.id and message.id in already)]
+    if new or not archive.parts():
+        return archive.append(new or list(leaving))
+    return archive.parts()[-1]
 
 
 def _summary_number(messages: Sequence[AnyMessage]) -> int:

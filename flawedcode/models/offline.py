@@ -102,6 +102,7 @@ from flawedcode.models.offline_memory import (
     write_summary,
 )
 from flawedcode.models.offline_results import ToolResult, answer_from_results, offload_path
+from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
@@ -133,7 +134,7 @@ class OfflineModel(BaseChatModel):
 
     model_name: str = "offline"
     """Shown in response metadata and traces."""
-    max_input_tokens: int = 8_192
+    max_input_tokens: int = OFFLINE_WINDOW_TOKENS
     """The window: how many input tokens it can see."""
     overflow: Literal["truncate", "error"] = "truncate"
     """'truncate': forget the oldest messages; 'error': raise ContextOverflowError."""
