@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from flawedcode import paths
+from flawedcode.formats import STUB_PREFIX
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -193,7 +194,7 @@ def _result_size(result: Any, tool_name: str, offloads: list[Any]) -> str:
     if result is None:
         return ""
     content = result.content if isinstance(result.content, str) else str(result.content)
-    if content.startswith("[Offloaded:"):
+    if content.startswith(STUB_PREFIX):
         event = next((event for event in offloads if event.detail.get("tool") == tool_name), None)
         if event is not None:
             offloads.remove(event)

@@ -41,12 +41,12 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 
 from flawedcode import paths
+from flawedcode.formats import STUB_PREFIX
 from flawedcode.paths import write_atomically
 from flawedcode.config import OffloadConfig
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
 
-STUB_PREFIX = "[Offloaded: "
 
 
 @dataclass(frozen=True)

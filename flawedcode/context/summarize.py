@@ -56,11 +56,10 @@ from langgraph.types import Command
 
 from flawedcode.config import ContextSize, SummarizationConfig
 from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationArchive
+from flawedcode.formats import ARCHIVE_LINE, GOAL_LINE, SUMMARY_PREFIX
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
 
-SUMMARY_PREFIX = "[Conversation summary"
-GOAL_LINE = "Original goal (verbatim): "
 
 
 @dataclass
@@ -225,7 +224,7 @@ def build_summary_message(number: int, goal: str | None, archive_path: str, firs
     header = [f"{SUMMARY_PREFIX} {number} | archive: {archive_path}]"]
     if goal is not None:
         header.append(f"{GOAL_LINE}{goal}")
-    header.append(f"Archive: {archive_path} holds messages {first_seq}-{last_seq} word for word; "
+    header.append(f"{ARCHIVE_LINE}{archive_path} holds messages {first_seq}-{last_seq} word for word; "
                   "recover details with search_archive(query) or read_file(path).")
     return HumanMessage("\n".join(header) + "\n\n" + text)
 

@@ -32,6 +32,9 @@ from xml.sax.saxutils import unescape
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from flawedcode.models.offline_entities import Vocabulary
+from flawedcode.formats import ARCHIVE_LINE as ARCHIVE_LINE_TEXT
+from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
+from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.models.offline_intents import Request, Step, main_column
 from flawedcode.models.offline_results import (
     READ_HEADER,
@@ -41,10 +44,10 @@ from flawedcode.models.offline_results import (
     paths_named,
 )
 
-OUR_SUMMARY_PREFIX = "[Conversation summary"
+OUR_SUMMARY_PREFIX = SUMMARY_PREFIX
 LANGCHAIN_SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
-GOAL_LINE = re.compile(r"^Original goal \(verbatim\):[ \t]*(.+)$", re.MULTILINE)
-ARCHIVE_LINE = re.compile(r"^Archive:\s*(archives/\S+)", re.MULTILINE)
+GOAL_LINE = re.compile(rf"^{re.escape(GOAL_LINE_TEXT.strip())}[ \t]*(.+)$", re.MULTILINE)
+ARCHIVE_LINE = re.compile(rf"^{re.escape(ARCHIVE_LINE_TEXT.strip())}\s*(archives/\S+)", re.MULTILINE)
 
 DONT_KNOW_GOAL_TRUNCATED = "I don't know: the start of our conversation is no longer in my context window."
 DONT_KNOW_GOAL_EMPTY = "I don't know: I can't see any earlier request from you in my context window."
@@ -361,7 +364,7 @@ def write_summary(rendered: list[RenderedMessage], vocabulary: Vocabulary) -> st
     last_request = requests[-1] if requests else goal
     answered = _is_answered(rendered)
 
-    lines = ["## SESSION INTENT", f"Original goal (verbatim): {goal or 'None'}", "", "## SUMMARY"]
+    lines = ["## SESSION INTENT", f"{GOAL_LINE_TEXT}{goal or 'None'}", "", "## SUMMARY"]
     later = [request for request in requests if request != goal]
     if later:
         lines.append("Requests: " + " | ".join(_clip(request, 100) for request in later[-6:]))
@@ -395,7 +398,7 @@ def _goal_of(rendered: list[RenderedMessage]) -> str:
 def _outcome(content: str) -> str:
     if content.startswith("Error"):
         return _clip(content.splitlines()[0], 100)
-    if content.startswith("[Offloaded:"):
+    if content.startswith(STUB_PREFIX):
         return "offloaded to " + (offload_path(content) or "scratch/")
     first = next((line for line in content.splitlines() if line.strip()), "")
     return f"{_clip(first, 80)} ({len(content):,} chars)"

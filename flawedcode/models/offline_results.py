@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flawedcode.models.offline_entities import Vocabulary
+from flawedcode.formats import STUB_PREFIX
 from flawedcode.models.offline_intents import Request, main_column
 
 DECIMALS = 4
@@ -37,7 +38,7 @@ LOAD_HEADER = re.compile(
     re.MULTILINE,
 )
 LIST_LINE = re.compile(r"^(?P<key>[\w.-]+/[\w.-]+): (?P<title>.*?) \((?P<detail>\d[\d,]* rows.*)\)\s*$", re.MULTILINE)
-OFFLOAD_PATH = re.compile(r"^\[Offloaded: (?P<path>[^\s|\]]+)(?P<detail>[^\]\n]*)\]?")
+OFFLOAD_PATH = re.compile(rf"^{re.escape(STUB_PREFIX)}(?P<path>[^\s|\]]+)(?P<detail>[^\]\n]*)\]?")
 READ_HEADER = re.compile(r"^# (?P<path>\S+) \(lines (?P<a>\d+)-(?P<b>\d+) of (?P<n>\d+)\)")
 
 
@@ -227,7 +228,7 @@ def answer_one(request: Request | None, result: ToolResult, vocabulary: Vocabula
     content = result.content.strip()
     if content.startswith("Error"):
         return _relay_error(result, content)
-    if content.startswith("[Offloaded:"):
+    if content.startswith(STUB_PREFIX):
         return _describe_offload(result, content, vocabulary)
     table = parse_loaded_table(content)
     if table is not None:

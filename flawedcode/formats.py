@@ -1,0 +1,16 @@
+"""The marker texts that the context wrappers write and the offline teaching model reads.
+
+They live here, below both (``flawedcode.context`` and ``flawedcode.models`` may not
+import each other), so that a change to a stub or summary header changes both sides.
+
+- An offload stub (a tool result's replacement) starts with ``STUB_PREFIX``:
+  ``[Offloaded: scratch/<file> | 5,465 characters, 80 lines, 1,571 tokens]``.
+- A summary message starts with ``SUMMARY_PREFIX`` and has a ``GOAL_LINE`` line with the
+  user's first request, character for character, and an ``ARCHIVE_LINE`` line naming
+  the archive file that holds what it replaced.
+"""
+
+STUB_PREFIX = "[Offloaded: "
+SUMMARY_PREFIX = "[Conversation summary"
+GOAL_LINE = "Original goal (verbatim): "
+ARCHIVE_LINE = "Archive: "
