@@ -248,19 +248,22 @@ def command_demo(args: argparse.Namespace) -> int:
 def command_bench(args: argparse.Namespace) -> int:
     from flawedcode import bench  # imported only when asked for: it pulls in the peers
 
-    _check_agent_names(_comma_list(args.agents), getattr(bench, "KNOWN_AGENTS", None))
+    _check_agent_names(_comma_list(args.agents), bench.KNOWN_AGENTS)
     options = {
         "agents": _comma_list(args.agents), "task_names": _comma_list(args.tasks), "tasks_file": args.tasks_file,
         "runs": args.runs, "model": args.model, "out_dir": Path(args.out) if args.out else paths.results_dir() / "bench",
         "concurrency": args.concurrency, "resume": args.resume,
     }
-    result = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None})
-    say(_markdown_of(result))
+    try:
+        table = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None})
+    except bench.TaskFileError as error:  # a malformed task file is the user's to fix: one line, exit 2
+        raise UsageError(str(error)) from None
+    say(table)
     return EXIT_OK
 
 
-def _check_agent_names(names: list[str] | None, known: Sequence[str] | None) -> None:
-    unknown = [name for name in names or [] if known and name not in known]
+def _check_agent_names(names: list[str] | None, known: Sequence[str]) -> None:
+    unknown = [name for name in names or [] if name not in known]
     if unknown:
         raise UsageError(f"unknown agent {unknown[0]!r} in --agents; choose from: {', '.join(known)}")
 
@@ -272,22 +275,6 @@ def _comma_list(text: str | None) -> list[str] | None:
     if not names:
         raise UsageError(f"expected a comma-separated list of names; got {text!r}")
     return names
-
-
-def _markdown_of(result: Any) -> str:
-    """The benchmark's Markdown table, whichever shape run_benchmark returns it in."""
-    if isinstance(result, str):
-        return result
-    if isinstance(result, dict):
-        for key in ("markdown", "table"):
-            if isinstance(result.get(key), str):
-                return result[key]
-    for attribute in ("markdown", "table", "to_markdown"):
-        value = getattr(result, attribute, None)
-        value = value() if callable(value) else value
-        if isinstance(value, str):
-            return value
-    return str(result)
 
 
 def _positive_int(text: str) -> int:
@@ -460,11 +447,9 @@ def user_errors() -> tuple[type[BaseException], ...]:
 
     errors: list[type[BaseException]] = [UsageError, CatalogError, ConfigError, ModelConfigError, FileNotFoundError,
                                          FileExistsError, NotADirectoryError]
-    try:
-        from flawedcode.agents import AgentError
-        errors.append(AgentError)
-    except ImportError:  # pragma: no cover
-        pass
+    from flawedcode.agents import AgentError
+
+    errors.append(AgentError)
     return tuple(errors)
 
 
@@ -483,17 +468,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except Exception as error:
-        if os.environ.get("FLAWEDCODE_DEBUG") or not isinstance(error, user_errors() + _bench_errors()):
+        if os.environ.get("FLAWEDCODE_DEBUG") or not isinstance(error, user_errors()):
             raise
         warn(f"flawedcode: error: {_one_line(error)}")
         return EXIT_USAGE
-
-
-def _bench_errors() -> tuple[type[BaseException], ...]:
-    """The benchmark's own input errors (a malformed task file), when the bench package defines them."""
-    module = sys.modules.get("flawedcode.bench")
-    return tuple(value for name, value in vars(module).items()
-                 if isinstance(value, type) and issubclass(value, Exception) and name.endswith("Error")) if module else ()
 
 
 def _one_line(error: BaseException) -> str:

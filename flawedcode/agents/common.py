@@ -62,8 +62,7 @@ class BaseAgent:
                               price_output_per_million=profile.output_per_million)
         self.tools = self.build_tools()
         self.fixed_tokens = self.counter.count_system(self.config.system_prompt) + self.counter.count_tools(self.tools)
-        middleware = [*self.build_middleware(), TelemetryMiddleware(self.log, self.counter)]
-        self.graph = create_agent(self.model, tools=self.tools, system_prompt=self.config.system_prompt, middleware=middleware)
+        self.graph = self.build_graph([*self.build_middleware(), TelemetryMiddleware(self.log, self.counter)])
         self.messages: list[AnyMessage] = []
 
     # --- what a version may change --------------------------------------------------
@@ -72,6 +71,10 @@ class BaseAgent:
 
     def build_middleware(self) -> list[AgentMiddleware]:
         return []
+
+    def build_graph(self, middleware: list[AgentMiddleware]) -> Any:
+        """The ReAct loop itself: LangChain's ``create_agent`` with this agent's tools and middleware."""
+        return create_agent(self.model, tools=self.tools, system_prompt=self.config.system_prompt, middleware=middleware)
 
     def send(self, text: str) -> str:
         raise NotImplementedError

@@ -213,10 +213,12 @@ class DeepAgentsPeer(PeerAgent):
         if reason:
             raise RuntimeError(reason)
         super().__init__(model, **kwargs)
+
+    def build_graph(self, middleware: list[Any]) -> Any:
         from deepagents import create_deep_agent
 
-        self.graph = create_deep_agent(model=self.model, tools=self.tools, system_prompt=self.config.system_prompt,
-                                       middleware=[TelemetryMiddleware(self.log, self.counter)])
+        return create_deep_agent(model=self.model, tools=self.tools, system_prompt=self.config.system_prompt,
+                                 middleware=middleware)
 
 
 PEERS: dict[str, type[PeerAgent]] = {
