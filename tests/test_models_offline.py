@@ -19,19 +19,13 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from flawedcode.catalog import Catalog
+from flawedcode.demo import LESSON_STEPS
 from flawedcode.models import OfflineModel, get_model
 from flawedcode.tokens import TokenCounter
 from flawedcode.tools import Workspace, make_tools
 
 SYSTEM_PROMPT = "You are FlawedCode, a careful assistant for financial data."
-LESSON = [
-    "List ChartBook dataframes",
-    "Get docs for yield_curve/repo_public",
-    "Now get docs for money_markets/sofr",
-    "Load 50 rows of SOFR data",
-    "Get docs for treasury_yields",
-    "What was my original goal?",
-]
+LESSON = list(LESSON_STEPS)  # the lesson's six requests, as the demo runs them
 LESSON_CALLS = [
     ("chartbook_list", {}),
     ("chartbook_get_docs", {"pipeline": "yield_curve", "dataframe": "repo_public"}),
