@@ -214,11 +214,7 @@ def _is_within(path: Path, folder: Path) -> bool:
 
 def list_catalog(catalog: Catalog) -> str:
     """One line per dataframe: ``pipeline/dataframe: title (N rows, K columns, start to end)``."""
-    lines = [
-        f"{info.pipeline}/{info.dataframe}: {info.title} "
-        f"({info.rows} rows, {len(info.columns)} columns, {info.start} to {info.end})"
-        for info in catalog.dataframes()
-    ]
+    lines = [info.summary_line() for info in catalog.dataframes()]
     if not lines:
         raise ToolInputError("the catalog has no dataframes")
     return "\n".join(lines)
