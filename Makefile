@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test install install-test bench lab notebooks benchmarks clean
+.PHONY: demo test lint install install-test bench lab notebooks benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,14 @@ install-test: $(BIN)/python
 demo: install
 	$(BIN)/flawedcode demo --out results/demo
 
-# 2. Every test: unit, behaviour, end-to-end, and the notebooks under nbval.
+# 2. Every test: unit, behaviour, end-to-end, and the notebooks under nbval (after the linter).
 test: install-test
+	$(BIN)/ruff check flawedcode tests data
 	$(BIN)/python -m pytest $(PYTEST_ARGS) tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# The linter (settings in pyproject.toml): pyflakes, pycodestyle, import order, pyupgrade, bugbear.
+lint: install-test
+	$(BIN)/ruff check flawedcode tests data
 
 bench: install
 	$(BIN)/flawedcode bench --agents v0,v1,v2,lc-summarization,lc-context-editing --runs 3 --out results/bench

@@ -32,9 +32,9 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import pandas as pd
 import pyarrow.parquet as pq

@@ -1,6 +1,6 @@
 """Typed configuration for the agents, with defaults in code and overrides from YAML.
 
-One object per concern (STYLE.md, point 3):
+One object per concern (CONTRIBUTING.md, point 3):
 
 - ``AgentConfig``: what every agent version needs (model, budget, system prompt).
 - ``OffloadConfig``: when a tool result is saved to scratch/ and replaced by a stub.

@@ -61,8 +61,8 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import ValidationError
 
 from flawedcode import paths
-from flawedcode.paths import write_atomically
 from flawedcode.catalog import Catalog, CatalogError
+from flawedcode.paths import write_atomically
 
 READ_TOOLS = frozenset({"read_file", "list_files", "search_files", "search_archive"})
 

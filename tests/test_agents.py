@@ -1,6 +1,6 @@
 """The three agent versions on the lesson's session, offline, on an 8K budget.
 
-Each behaviour runs across every version where it applies (STYLE.md, point 7):
+Each behaviour runs across every version where it applies (CONTRIBUTING.md, point 7):
 v0 forgets, v1 remembers until its window overflows, v2 manages its context.
 """
 

@@ -92,7 +92,7 @@ def test_event_markers_sit_on_the_line_where_the_call_saw_the_event(lesson_logs)
     assert kinds[0] == "offload" and "summarize" in kinds
     assert kinds == [event.kind for event in log.events if event.kind in ("offload", "summarize", "recovery")]
     line = dict(data["points"])
-    for (kind, call_index, before, after, label), marker in zip(data["events"], data["markers"], strict=True):
+    for (kind, call_index, _before, _after, label), marker in zip(data["events"], data["markers"], strict=True):
         assert marker == (kind, call_index, line[call_index], label)
         assert kind in next(call.events for call in log.agent_calls() if call.index == call_index)
     summaries = [event for event in data["events"] if event[0] == "summarize"]

@@ -44,7 +44,8 @@ def test_a_single_trigger_may_be_written_without_a_list(tmp_path: Path) -> None:
          "flawedcode.yaml: offload.threshold_chars: expected a valid integer; found 'big'"),
         ("budget: 8192\n", "flawedcode.yaml: budget: unknown setting (check its spelling and indentation)"),
         ("summarization:\n  summary_prompt: 'Summarize please'\n",
-         "flawedcode.yaml: summarization.summary_prompt: the summary prompt must contain a {messages} slot for the conversation; found 'Summarize please'"),
+         "flawedcode.yaml: summarization.summary_prompt: the summary prompt must contain a {messages} slot "
+         "for the conversation; found 'Summarize please'"),
         ("- just\n- a list\n", "flawedcode.yaml: expected a mapping of settings at the top level; found list"),
     ],
 )

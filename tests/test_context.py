@@ -13,7 +13,6 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from flawedcode.config import ContextSize, OffloadConfig, SummarizationConfig
 from flawedcode.context import (
-    ArchiveError,
     ConversationArchive,
     choose_cutoff,
     make_search_archive_tool,
@@ -158,7 +157,8 @@ def test_triggers_are_ored() -> None:
     assert should_summarize(300, 1, [ContextSize(type="tokens", value=300)], 8192)
 
 
-@pytest.mark.parametrize("keep", [ContextSize(type="messages", value=3), ContextSize(type="tokens", value=60), ContextSize(type="fraction", value=0.01)])
+@pytest.mark.parametrize("keep", [ContextSize(type="messages", value=3), ContextSize(type="tokens", value=60),
+                                  ContextSize(type="fraction", value=0.01)])
 def test_cutoff_keeps_tool_calls_with_their_results(keep: ContextSize) -> None:
     messages = conversation(4)
     cutoff = choose_cutoff(messages, keep, TokenCounter(), 8192)
@@ -259,7 +259,8 @@ def test_trimmed_summarizer_input_pins_the_goal_and_keeps_older_paths_as_digests
 
     stub = "[Offloaded: scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt | 5,465 characters]\n" + "preview line\n" * 30
     messages = [HumanMessage("Chart SOFR against EFFR for 2024", id="goal"),
-                AIMessage("", id="a", tool_calls=[{"name": "chartbook_get_docs", "args": {"pipeline": "yield_curve", "dataframe": "repo_public"}, "id": "c"}]),
+                AIMessage("", id="a", tool_calls=[{"name": "chartbook_get_docs",
+                                                   "args": {"pipeline": "yield_curve", "dataframe": "repo_public"}, "id": "c"}]),
                 ToolMessage(stub, tool_call_id="c", id="t")] + conversation(6)
     config = SummarizationConfig(trigger=[ContextSize(type="messages", value=4)], keep=ContextSize(type="messages", value=2),
                                  trim_tokens_to_summarize=400)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from pytest_socket import SocketConnectBlockedError
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pytest_socket import SocketConnectBlockedError
 
 import flawedcode.tokens as tokens
 from flawedcode.tokens import (

@@ -83,9 +83,9 @@ class BaseAgent:
     def run_turn(self, history: Sequence[AnyMessage], text: str) -> str:
         """Send ``history + [text]`` through the agent; keep every message it produced; return the reply."""
         self.log.start_turn()
-        state = {"messages": [*history, HumanMessage(text)]}
+        start = {"messages": [*history, HumanMessage(text)]}
         try:
-            for state in self.graph.stream(state, {"recursion_limit": self.config.recursion_limit}, stream_mode="values"):
+            for state in self.graph.stream(start, {"recursion_limit": self.config.recursion_limit}, stream_mode="values"):
                 self.messages = list(state["messages"])
         except GraphRecursionError:
             self.messages.append(AIMessage(f"I stopped after {self.config.recursion_limit} steps without a final answer."))

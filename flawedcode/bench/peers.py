@@ -45,7 +45,7 @@ from pydantic import ConfigDict
 
 from flawedcode.agents import BaseAgent
 from flawedcode.config import AgentConfig, V2Config
-from flawedcode.telemetry import SessionLog, TelemetryMiddleware
+from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
 
 LANGCHAIN_DEFAULT_KEEP: tuple[str, int] = ("messages", 20)

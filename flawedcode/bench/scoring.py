@@ -1,6 +1,6 @@
 """Score a benchmark run from disk: runs.jsonl in, summary.json + results.md (+ a chart) out.
 
-Scoring never runs an agent (STYLE.md point 8): rerun it after editing this
+Scoring never runs an agent (CONTRIBUTING.md, "Run and score separately"): rerun it after editing this
 file, or on a colleague's out_dir. Per agent, over all its runs:
 
 - ``success_rate``: runs whose every check and goal probe passed / runs;

@@ -148,7 +148,8 @@ class ConversationArchive:
                 text = message_text(message)
                 lowered = text.lower()
                 if all(word in lowered for word in words):
-                    hits.append(ArchiveHit(part.display_path, record["seq"], message.type, _snippet(text, _densest_window(lowered, words, snippet_chars), snippet_chars)))
+                    snippet = _snippet(text, _densest_window(lowered, words, snippet_chars), snippet_chars)
+                    hits.append(ArchiveHit(part.display_path, record["seq"], message.type, snippet))
                     if len(hits) >= max_hits:
                         return hits
         return hits

@@ -41,12 +41,11 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 
 from flawedcode import paths
+from flawedcode.config import OffloadConfig
 from flawedcode.formats import STUB_PREFIX
 from flawedcode.paths import write_atomically
-from flawedcode.config import OffloadConfig
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
-
 
 
 @dataclass(frozen=True)

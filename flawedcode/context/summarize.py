@@ -61,7 +61,6 @@ from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
 
 
-
 @dataclass
 class SummaryOutcome:
     """What ``maybe_summarize`` did: the new history (or the old one) and why."""

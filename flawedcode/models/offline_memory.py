@@ -31,10 +31,10 @@ from xml.sax.saxutils import unescape
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.formats import ARCHIVE_LINE as ARCHIVE_LINE_TEXT
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
 from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
+from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import Request, Step, main_column
 from flawedcode.models.offline_results import (
     READ_HEADER,

@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.formats import STUB_PREFIX
+from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import Request, main_column
 
 DECIMALS = 4

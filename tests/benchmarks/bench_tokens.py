@@ -113,7 +113,7 @@ def measure_throughput() -> list[ThroughputRow]:
     rows = []
     for kind, text in samples.items():
         tokens = count_text(text)
-        seconds = best_time(lambda: count_text(text), THROUGHPUT_REPEATS)
+        seconds = best_time(lambda text=text: count_text(text), THROUGHPUT_REPEATS)
         rows.append(ThroughputRow(kind, len(text), tokens, seconds))
     return rows
 

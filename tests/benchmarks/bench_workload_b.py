@@ -1,4 +1,4 @@
-"""Reproduce BENCHMARKS.md's workload B on the offline model, for v1, v2 and the LangChain peers.
+"""Reproduce the course's workload B on the offline model, for v1, v2 and the LangChain peers.
 
 Run:  python tests/benchmarks/bench_workload_b.py
 
@@ -16,7 +16,7 @@ triggered at v2's trigger (keep 20 messages = its default; and keep 2,000
 tokens), LangChain ContextEditingMiddleware (its default 100K trigger; and at
 80% of the window, keep 3).
 
-Columns as in BENCHMARKS.md, plus the summary-call share of all tokens and the
+Columns as in the course's benchmark notes, plus the summary-call share of all tokens and the
 wrappers' own time per turn (token counting and context management, not model
 calls) around turn 5 and turn 50 (mean of turns 4-6 and 49-51).
 """
