@@ -77,6 +77,8 @@ def command_chat(args: argparse.Namespace) -> int:
         repl(agent, interactive=sys.stdin.isatty())
     except KeyboardInterrupt:  # Ctrl-C outside a turn: leave quietly
         say()
+    finally:
+        agent.workspace.cleanup()  # a temporary workspace is removed; one given with --workspace is kept
     return EXIT_OK
 
 

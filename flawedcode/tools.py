@@ -314,7 +314,8 @@ class Workspace:
                 f"'{display_text(text)}' is an absolute path outside the workspace; use a path relative to the "
                 "workspace (e.g. 'analyze.py'), or 'scratch/...' / 'archives/...'"
             )
-        parts = [part for part in PurePosixPath(text.replace("\\", "/")).parts if part != "."]
+        separated = re.sub(r"\\(?!x[0-9a-fA-F]{2})", "/", text)  # Windows separators, but not \xNN name escapes
+        parts = [part for part in PurePosixPath(separated).parts if part != "."]
         for area, prefix in AREA_PREFIXES.items():
             if parts and parts[0] == prefix:
                 return area, tuple(parts[1:])

@@ -54,6 +54,7 @@ class BaseAgent:
         self.model_name = _model_name(self.model)
         self.workspace = workspace or Workspace.create()
         self.conversation_id = conversation_id or f"{self.version}-{uuid.uuid4().hex[:10]}"
+        self.workspace.archive_scope = self.conversation_id  # read_file sees only this conversation's archive
         self.counter = TokenCounter(encoding_name_for_model(self.model_name))
         self.budget_tokens = budget_for(self.model, self.config.budget_tokens)
         profile = profile_for(self.model_name)
@@ -99,6 +100,7 @@ class BaseAgent:
         """Start a new conversation (the REPL's ``clear``): empty history, new id; the session log goes on."""
         self.messages = []
         self.conversation_id = f"{self.version}-{uuid.uuid4().hex[:10]}"
+        self.workspace.archive_scope = self.conversation_id
 
     # --- what everyone reads --------------------------------------------------------
     @property
