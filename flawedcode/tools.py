@@ -20,19 +20,37 @@ notebook can call directly.
 Safety rules (the whole point of a workspace):
 
 - The agent works on a **copy** of ``data/demo_project`` (``Workspace.create``);
-  the original is never modified.
-- Every path is resolved inside the workspace. ``../`` escapes, absolute paths
-  outside the workspace and symlinks that point outside are refused.
+  the original is never modified. A copy made in a temporary folder is removed
+  by ``Workspace.cleanup()`` (the CLI's ``chat`` calls it), a ``with`` block, or
+  at exit; a folder the user gave (``--workspace``) is kept.
 - ``scratch/...`` and ``archives/...`` name the offload and archive folders.
   Tools may **read** them (that is how an agent recovers an offloaded result)
-  but never write them.
-- ``run_python`` runs ``sys.executable`` with the workspace as its current
-  folder, stdin closed, an environment without secrets (no variable whose name
-  contains KEY, TOKEN, SECRET or PASSWORD, nothing starting with OPENAI_), a
-  timeout that kills the whole process group, and bounded output.
+  but never write them. With ``archive_scope`` set (agents set it to their
+  conversation id), only ``archives/<that id>/`` can be read.
+- Paths never leave their folder, even while the code run_python started swaps
+  folders and symlinks: files are opened relative to an open folder, in one step
+  the kernel checks (``flawedcode.safefs``: ``openat2`` with ``RESOLVE_BENEATH``,
+  else an ``O_NOFOLLOW`` walk). ``..`` above the folder, absolute paths elsewhere
+  and symlinks pointing out are refused; write_file follows no symlink at all.
+- Only regular files and folders are opened: FIFOs, devices and sockets are
+  refused without blocking, and so is a file with more than one hard link (one
+  of its names may be outside). Files are streamed, never loaded whole
+  (read_file up to 512 MB; search_files skips files over 20 MB).
+- list_files and search_files never follow symlinks, stop descending 64 levels
+  down and after 20,000 entries, and say what they skipped.
+- File names that are not UTF-8 are shown with ``\xNN`` escapes (and such an
+  escaped name is accepted back as a path); every result is valid UTF-8, and
+  errors never name the host's folders.
+- In the workspace, a file with NUL bytes or invalid UTF-8 is refused as binary;
+  under scratch/ and archives/ (what flawedcode wrote) every byte is shown.
+- ``run_python`` runs in ``flawedcode.sandbox`` (its docstring lists what each
+  platform enforces; the tool's description states only that): an
+  allow-listed environment, no access to this process, and on Linux no network,
+  a read-only view of the system with only the workspace writable, and every
+  process it started killed when it ends.
 - Outputs are bounded: read_file pages (lines over 2,000 characters are cut),
   search_files stops after 100 matches, list_files after 500 entries,
-  run_python keeps the head and tail of about 10,000 characters.
+  run_python keeps the head and tail of about 10,000 bytes.
 - A tool never raises: every bad input comes back as a message starting with
   ``Error: `` that says what went wrong and what to do instead.
 

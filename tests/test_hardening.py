@@ -391,3 +391,14 @@ def test_a_workspace_made_without_a_root_is_removed_at_exit(tmp_path):
                           env=os.environ | {"TMPDIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert not Path(done.stdout.strip()).exists()
+
+
+def test_numbers_in_the_docstrings_come_from_the_constants():
+    from flawedcode import sandbox, tools
+
+    assert f"read_file up to {tools.MAX_READ_FILE_BYTES // 1024**2} MB" in tools.__doc__
+    assert f"search_files skips files over {tools.MAX_SEARCH_FILE_BYTES // 1024**2} MB" in tools.__doc__
+    assert f"stop descending {safefs.MAX_WALK_DEPTH} levels" in tools.__doc__
+    assert f"after {safefs.MAX_WALK_ENTRIES:,} entries" in tools.__doc__
+    assert f"about {tools.MAX_RUN_OUTPUT_CHARS:,} bytes" in tools.__doc__
+    assert sandbox.NOBODY_UID == 65534 and "(uid 65534)" in sandbox.__doc__
