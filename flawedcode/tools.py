@@ -38,7 +38,7 @@ Safety rules (the whole point of a workspace):
   (read_file up to 512 MB; search_files skips files over 20 MB).
 - list_files and search_files never follow symlinks, stop descending 64 levels
   down and after 20,000 entries, and say what they skipped.
-- File names that are not UTF-8 are shown with ``\xNN`` escapes (and such an
+- File names that are not UTF-8 are shown with ``\\xNN`` escapes (and such an
   escaped name is accepted back as a path); every result is valid UTF-8, and
   errors never name the host's folders.
 - In the workspace, a file with NUL bytes or invalid UTF-8 is refused as binary;
