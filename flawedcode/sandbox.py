@@ -13,7 +13,7 @@ Levels, strongest first:
                        (or as root where the workspace's filesystem has no idmapped mounts).
 ``process``            Linux without usable namespaces (containers with seccomp, Ubuntu's
                        AppArmor userns restriction), and macOS.
-``basic``              Windows.
+``basic``              Windows (not tested here: no Windows machine).
 
 What each level enforces:
 
@@ -48,7 +48,9 @@ runs as another user                  nobody     no         no       no
    read-write, a private ``/proc``, a minimal ``/dev`` and ``/dev/shm``. Nothing
    else of the host is visible; scratch/ and archives/ are covered by empty
    read-only folders. As root the code runs as ``nobody`` and the workspace is
-   bound through an idmapped mount, so its files look like nobody's.
+   bound through an idmapped mount, so its files look like nobody's. Under
+   ``namespaces-user`` as root (no idmapped mounts) the code is uid 0 with no
+   capability: it can read root-only files among the folders it sees (``/etc``).
 5. The supervisor is the PID namespace's init: when the script exits (or times
    out) it exits and the kernel kills every process left in the namespace,
    ``setsid`` children included, so a background child holding stdout cannot
