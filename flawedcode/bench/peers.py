@@ -31,6 +31,10 @@ Each peer, with its exact settings:
   its summaries point to land in ``conversation_history/`` there, readable with
   its ``read_file``); and our ChartBook tools, ``list_files``, ``search_files``
   and ``run_python`` (ours whose names clash with its built-ins are left out).
+  Two things are made reproducible, nothing else changes: the history file is
+  named after the conversation (not a random uuid), and the wall-clock time in
+  its ``## Summarized at <time>`` headings becomes the turn number, since the
+  model reads that file back and the tokens must be the same on every run.
 
 The LangChain peers keep v1's memory (the whole managed history goes back
 every turn). Only the optional ``deepagents`` package is needed for the last
@@ -42,6 +46,7 @@ subclasses only add bookkeeping: time spent in the wrapper (into
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -277,6 +282,29 @@ class DeterministicHistoryName(AgentMiddleware):
         return {SUMMARIZATION_SESSION_ID_KEY: self.session_id}
 
 
+HISTORY_STAMP = re.compile(r"^## Summarized at \d{4}-\d{2}-\d{2}T[0-9:.]+(?:[+-]\d{2}:\d{2}|Z)?$", re.MULTILINE)
+"""The heading Deep Agents writes above each section of its history file (a wall-clock time)."""
+
+
+def reproducible_history_backend(root: Path, turn: Callable[[], int]) -> Any:
+    """A ``FilesystemBackend`` on ``root`` that stamps history sections with the turn number instead of the time."""
+    from deepagents.backends import FilesystemBackend
+
+    class ReproducibleHistoryBackend(FilesystemBackend):
+        def _stamped(self, file_path: str, content: str) -> str:
+            if not file_path.lstrip("/").startswith(DEEPAGENTS_FOLDERS[0] + "/"):
+                return content
+            return HISTORY_STAMP.sub(f"## Summarized at turn {turn()}", content)
+
+        def write(self, file_path: str, content: str) -> Any:
+            return super().write(file_path, self._stamped(file_path, content))
+
+        def edit(self, file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> Any:
+            return super().edit(file_path, old_string, self._stamped(file_path, new_string), replace_all)
+
+    return ReproducibleHistoryBackend(root_dir=root, virtual_mode=True)
+
+
 class DeepAgentsPeer(PeerAgent):
     """Deep Agents' ``create_deep_agent`` with a checkpointer, its own file tools on the run's folder, and our tools."""
 
@@ -293,10 +321,9 @@ class DeepAgentsPeer(PeerAgent):
 
     def build_graph(self, middleware: list[Any]) -> Any:
         from deepagents import create_deep_agent
-        from deepagents.backends import FilesystemBackend
         from langgraph.checkpoint.memory import InMemorySaver
 
-        self.backend = FilesystemBackend(root_dir=self.workspace.root, virtual_mode=True)
+        self.backend = reproducible_history_backend(self.workspace.root, lambda: self.log.turn)
         return create_deep_agent(model=self.model, tools=self.tools, system_prompt=self.config.system_prompt,
                                  middleware=[DeterministicHistoryName(f"session_{self.conversation_id}"), *middleware],
                                  backend=self.backend, checkpointer=InMemorySaver())

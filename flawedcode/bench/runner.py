@@ -67,6 +67,7 @@ from flawedcode.bench.records import (
     read_runs,
     runs_path,
 )
+from flawedcode.bench.scoring import score
 from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
 from flawedcode.models import OfflineModel, get_model
@@ -309,8 +310,6 @@ def run_benchmark(agents: Iterable[str | AgentEntry] = DEFAULT_AGENTS, task_name
     When ``max_cost_usd`` stops the run, the finished runs are scored and ``CostLimitReached``
     is raised with the table on its ``table`` attribute.
     """
-    from flawedcode.bench.scoring import score
-
     tasks = load_tasks(task_names, tasks_file)
     suite = Suite(list(agents), tasks, runs, model, settings, settings_source)
     if before_spending is not None and not is_offline(model):
