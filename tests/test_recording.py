@@ -147,3 +147,15 @@ def test_each_call_says_what_its_fixed_part_was(tmp_path: Path) -> None:
     agent = make_agent("v1", model=OfflineModel(max_input_tokens=BUDGET), workspace=workspace(tmp_path))
     agent.send("List ChartBook dataframes")
     assert {call.fixed_tokens for call in agent.log.calls} == {agent.fixed_tokens}
+
+
+def test_the_context_chart_shows_every_call(tmp_path: Path) -> None:
+    from flawedcode.charts import chart_data, plot_context
+
+    agent = make_agent("v2", model=OfflineModel(max_input_tokens=BUDGET), workspace=workspace(tmp_path))
+    send_all(agent, LONG_SESSION[:20])
+    data = chart_data(agent)["v2"]
+    assert len(data["points"]) + len(data["side_calls"]) == len(agent.log.calls)
+    assert {purpose for _, _, purpose in data["side_calls"]} == {"summary"}
+    (squares,) = [line for line in plot_context(agent).axes[0].get_lines() if line.get_gid() == "side:v2"]
+    assert list(squares.get_ydata()) == [tokens for _, tokens, _ in data["side_calls"]]
