@@ -261,3 +261,19 @@ def test_deepagents_runs_on_the_same_model_and_tools_when_installed(tmp_path: Pa
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     deep = summary["agents"]["deepagents"]
     assert deep["total_input_tokens"] > 0 and deep["per_task"]["sofr_average"] == 1.0
+
+
+def test_readme_table_is_regenerated_between_its_markers(tmp_path: Path) -> None:
+    from flawedcode.bench.readme import TABLE_END, TABLE_START, main
+    from flawedcode.paths import PROJECT_ROOT
+
+    readme_text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_text.index(TABLE_START) < readme_text.index(TABLE_END), "make bench-readme needs both markers"
+    out = tmp_path / "out"
+    run_benchmark(["v0", "v1"], tasks_file=write(tmp_path, TINY_TASKS), runs=1, out_dir=out, progress=False)
+    readme = write(tmp_path, f"# Title\n\n{TABLE_START}\nold table\n{TABLE_END}\n\nafter\n", "README.md")
+    assert main([str(out), str(readme)]) == 0
+    text = readme.read_text()
+    assert "old table" not in text and text.endswith(f"{TABLE_END}\n\nafter\n")
+    assert "| v1 | 100% | - | - |" in text and "Columns marked * depend on the model" in text
+    assert main([str(out), str(write(tmp_path, "no markers\n", "OTHER.md"))]) == 2

@@ -211,33 +211,33 @@ def render_markdown(summary: dict[str, Any]) -> str:
     """results.md: one row per agent, success by category and by task, then notes."""
     agents = summary["agents"]
     timings = summary.get("timings", {})
-    lines = ["## Benchmark results", "", _header(summary), ""]
+    lines = ["## Benchmark results", "", header_line(summary), ""]
     titles = [title for title, _ in MAIN_COLUMNS + TIMING_COLUMNS]
-    lines += [_row(["agent", *titles]), _row(["---"] * (len(titles) + 1))]
+    lines += [markdown_row(["agent", *titles]), markdown_row(["---"] * (len(titles) + 1))]
     for agent, metrics in agents.items():
-        cells = [_cell(key, metrics.get(key)) for _, key in MAIN_COLUMNS]
-        cells += [_cell(key, timings.get(agent, {}).get(key)) for _, key in TIMING_COLUMNS]
-        lines.append(_row([agent, *cells]))
+        cells = [format_cell(key, metrics.get(key)) for _, key in MAIN_COLUMNS]
+        cells += [format_cell(key, timings.get(agent, {}).get(key)) for _, key in TIMING_COLUMNS]
+        lines.append(markdown_row([agent, *cells]))
     for agent, reason in summary.get("skipped", {}).items():
-        lines.append(_row([agent, f"skipped: {reason}", *([""] * (len(titles) - 1))]))
+        lines.append(markdown_row([agent, f"skipped: {reason}", *([""] * (len(titles) - 1))]))
     lines += ["", MODEL_DEPENDENT_NOTE]
     if summary.get("categories"):
         lines += ["", "### Success by category (depends on the model)", "",
-                  _row(["category", "tasks", *agents]), _row(["---"] * (len(agents) + 2))]
+                  markdown_row(["category", "tasks", *agents]), markdown_row(["---"] * (len(agents) + 2))]
         for category, info in summary["categories"].items():
-            lines.append(_row([category, str(len(info["tasks"])),
-                               *(_cell("success_rate", info["success_rate"].get(agent)) for agent in agents)]))
+            lines.append(markdown_row([category, str(len(info["tasks"])),
+                               *(format_cell("success_rate", info["success_rate"].get(agent)) for agent in agents)]))
     if summary.get("tasks"):
         lines += ["", "### Success per task (depends on the model)", "",
-                  _row(["task", "category", *agents]), _row(["---"] * (len(agents) + 2))]
+                  markdown_row(["task", "category", *agents]), markdown_row(["---"] * (len(agents) + 2))]
         for task, info in summary["tasks"].items():
-            lines.append(_row([task, info.get("category") or "",
-                               *(_cell("success_rate", info["success_rate"].get(agent)) for agent in agents)]))
+            lines.append(markdown_row([task, info.get("category") or "",
+                               *(format_cell("success_rate", info["success_rate"].get(agent)) for agent in agents)]))
     if summary.get("tasks"):
         lines += ["", "### Total input tokens per task (all calls; goal in context at its probes, when it has any)", "",
-                  _row(["task", *agents]), _row(["---"] * (len(agents) + 1))]
+                  markdown_row(["task", *agents]), markdown_row(["---"] * (len(agents) + 1))]
         for task, info in summary["tasks"].items():
-            lines.append(_row([task, *(_tokens_cell(info, agent) for agent in agents)]))
+            lines.append(markdown_row([task, *(_tokens_cell(info, agent) for agent in agents)]))
     notes = [f"- {agent}: {len(metrics['errors'])} run(s) failed with an error, e.g. {metrics['errors'][0]}"
              for agent, metrics in agents.items() if metrics.get("errors")]
     notes += [f"- {agent} skipped: {reason}" for agent, reason in summary.get("skipped", {}).items()]
@@ -248,15 +248,15 @@ def render_markdown(summary: dict[str, Any]) -> str:
 
 
 def _tokens_cell(info: dict[str, Any], agent: str) -> str:
-    cell = _cell("total_input_tokens", info.get("total_input_tokens", {}).get(agent))
+    cell = format_cell("total_input_tokens", info.get("total_input_tokens", {}).get(agent))
     goal = info.get("goal_in_context", {}).get(agent)
     if goal is not None:
-        cell += f" (goal {_cell('goal_in_context', goal)})"
+        cell += f" (goal {format_cell('goal_in_context', goal)})"
     failed = info.get("failed_runs", {}).get(agent)
     return cell + (f", {failed} failed" if failed else "")
 
 
-def _header(summary: dict[str, Any]) -> str:
+def header_line(summary: dict[str, Any]) -> str:
     agents = summary["agents"]
     metadata = summary.get("metadata") or {}
     models = metadata.get("models") or summary.get("models") or []
@@ -275,11 +275,11 @@ def _header(summary: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _row(cells: list[str]) -> str:
+def markdown_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _cell(key: str, value: Any) -> str:
+def format_cell(key: str, value: Any) -> str:
     if value is None:
         return "-"
     if key in PERCENT_KEYS:
