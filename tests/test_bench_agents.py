@@ -32,6 +32,13 @@ class Helper:
 
 def not_a_class():
     pass
+
+
+class NeedsMore(AgentV2):
+    version = "needs-more"
+
+    def __init__(self, model, *, colour, **kwargs):
+        super().__init__(model, **kwargs)
 '''
 
 CUSTOM_CATEGORY_TASKS = """
@@ -80,7 +87,7 @@ def test_a_module_path_names_an_agent_too() -> None:
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("missing_agent.py:MyAgent", "'missing_agent.py:MyAgent': no such file missing_agent.py"),
-    ("{folder}/my_agent.py:Nope", "has no 'Nope'; it defines: Helper, StudentV3"),
+    ("{folder}/my_agent.py:Nope", "has no 'Nope'; it defines: Helper, NeedsMore, StudentV3"),
     ("{folder}/my_agent.py:Helper", "Helper is a class Helper, not an agent; subclass flawedcode.agents.BaseAgent"),
     ("{folder}/my_agent.py:not_a_class", "not_a_class is a function, not an agent"),
     ("{folder}/broken.py:Agent", "importing {folder}/broken.py failed: SyntaxError"),
@@ -137,3 +144,15 @@ def test_demo_reads_a_config_too(tmp_path: Path, capsys) -> None:
     assert code == 0 and "6,000" in out
     logs = json.loads((tmp_path / "demo" / "demo_logs.json").read_text())
     assert logs["budget_tokens"] == 6000 and logs["agents"]["v2"]["trigger_tokens"] == 3000
+
+
+def test_a_class_that_cannot_be_built_like_v2_is_one_clear_line(tmp_path: Path, capsys, monkeypatch) -> None:
+    agent_file = write(tmp_path, "my_agent.py", MY_AGENT)
+    tasks_file = write(tmp_path, "tasks.yaml", CUSTOM_CATEGORY_TASKS)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, _, err = run_main(capsys, "bench", "--agents", f"{agent_file}:NeedsMore", "--tasks-file", str(tasks_file),
+                            "--out", str(tmp_path / "out"))
+    last_line = err.splitlines()[-1]  # after the progress bar
+    assert code == 2 and last_line.startswith("flawedcode: error: ") and "Traceback" not in err
+    assert "building it as NeedsMore(model, workspace=..." in last_line
+    assert "missing 1 required keyword-only argument: 'colour'" in last_line

@@ -177,4 +177,10 @@ def build_agent(entry: AgentEntry, model: BaseChatModel, workspace: Workspace, c
         options["config"] = config
     if issubclass(entry.agent_class, PeerAgent):
         options["v2_config"] = v2_config
-    return entry.agent_class(model, **options)
+    if entry.agent_class in BUILTIN_AGENTS.values():
+        return entry.agent_class(model, **options)
+    try:
+        return entry.agent_class(model, **options)
+    except Exception as error:  # the user's class: say which one failed to build, in one line
+        raise AgentSpecError(f"{entry.spec!r}: building it as {entry.agent_class.__name__}(model, workspace=..., "
+                             f"conversation_id=..., name=..., config=...) failed: {_one_line(error)}") from error
