@@ -10,7 +10,7 @@
 What is on screen, top to bottom:
 
 - **controls**: agent version (v0, v1, v2), budget (tokens), v2's summary trigger
-  (share of the budget) and offload threshold (tokens), instructor mode.
+  (share of the budget), offload threshold (tokens) and summarizer on/off, instructor mode.
   **Changing any of them starts a fresh conversation.**
 - **request**: a text box and Send; **Step** sends the scripted session's next
   request; **Summarize now** (v2) archives and summarizes the history at once;
@@ -69,9 +69,10 @@ class ContextLab:
 
     def __init__(self, agent: BaseAgent | None = None, *, steps: Sequence[str] = (), version: str = "v1",
                  model: str | None = None, budget_tokens: int = LESSON_BUDGET, trigger_fraction: float | None = None,
-                 offload_tokens: int | None = None, instructor: bool = False, make_agent: AgentMaker | None = None,
+                 offload_tokens: int | None = None, summarize: bool = True, instructor: bool = False,
+                 make_agent: AgentMaker | None = None,
                  folder: str | Path | None = None, title: str | None = None, live: bool | None = None) -> None:
-        settings = LabSettings(version=version, budget_tokens=budget_tokens, model=model)
+        settings = LabSettings(version=version, budget_tokens=budget_tokens, summarize=summarize, model=model)
         chosen = {"trigger_fraction": trigger_fraction, "offload_tokens": offload_tokens}
         settings = replace(settings, **{name: value for name, value in chosen.items() if value is not None})
         self.session = LabSession(None if agent is not None else settings, steps, agent=agent,
@@ -187,6 +188,8 @@ class ContextLab:
             "offload_tokens": widgets.BoundedIntText(value=settings.offload_tokens, min=50, max=100_000, step=250,
                                                      description="v2 offload over (tokens)", style=style,
                                                      layout=widgets.Layout(width="250px")),
+            "summarize": widgets.Checkbox(value=settings.summarize, description="v2 summarizes", indent=False,
+                                          layout=widgets.Layout(width="140px")),
         }
         for name, control in self._controls.items():
             control.observe(self._on_setting(name), names="value")
@@ -246,8 +249,9 @@ class ContextLab:
         for name, control in self._controls.items():
             if control.value != getattr(settings, name):
                 control.value = getattr(settings, name)
-        for name in ("trigger_fraction", "offload_tokens"):
+        for name in ("trigger_fraction", "offload_tokens", "summarize"):
             self._controls[name].disabled = settings.version != "v2"
+        self._controls["trigger_fraction"].disabled |= not settings.summarize
         self._summarize.disabled = settings.version != "v2"
         self._step.disabled = self.session.next_step is None
         self._step.description = "Next" if self.instructor else "Step"

@@ -45,13 +45,14 @@ class LabSettings:
     budget_tokens: int = LESSON_BUDGET
     trigger_fraction: float = DEFAULT_TRIGGER_FRACTION  # v2: summarize when the context reaches this share of the budget
     offload_tokens: int = DEFAULT_OFFLOAD_TOKENS  # v2: offload a tool result longer than this many tokens
+    summarize: bool = True  # v2: summarize with archive (off: offloading alone, as in lesson 2)
     model: str | None = None  # a model spec; None: FLAWEDCODE_MODEL, else offline
 
     def agent_config(self) -> dict[str, Any]:
         """The settings as an agent config (the v2 blocks only for v2)."""
         config: dict[str, Any] = {"budget_tokens": self.budget_tokens}
         if self.version == "v2":
-            config["summarization"] = {"trigger": [{"type": "fraction", "value": self.trigger_fraction}]}
+            config["summarization"] = {"enabled": self.summarize, "trigger": [{"type": "fraction", "value": self.trigger_fraction}]}
             config["offload"] = {"threshold_chars": None, "threshold_tokens": self.offload_tokens}
         return config
 
@@ -159,8 +160,8 @@ class LabSession:
         elif not self.agent.messages:
             note = "Nothing to summarize yet: send a request first."
         else:
-            outcome = maybe_summarize(self.agent.messages, self.agent.model, archive=archive,
-                                      config=self.agent.config.summarization, counter=self.agent.counter,
+            asked = self.agent.config.summarization.model_copy(update={"enabled": True})  # a click works with the automatic summarizer off
+            outcome = maybe_summarize(self.agent.messages, self.agent.model, archive=archive, config=asked, counter=self.agent.counter,
                                       budget_tokens=self.agent.budget_tokens, fixed_tokens=self.agent.fixed_tokens,
                                       force=True, log=self.agent.log)
             if outcome.summarized:
@@ -186,7 +187,8 @@ class LabSession:
         settings = self.settings
         parts = [f"agent {self.agent.version}", f"model {model_spec(settings.model)}", f"budget {settings.budget_tokens:,} tokens"]
         if self.agent.version == "v2":
-            parts += [f"summary trigger {settings.trigger_fraction:.0%}", f"offload over {settings.offload_tokens:,} tokens"]
+            summary = f"summary trigger {settings.trigger_fraction:.0%}" if settings.summarize else "summarizer off"
+            parts += [summary, f"offload over {settings.offload_tokens:,} tokens"]
         if self.steps:
             upcoming = f'next: "{self.next_step}"' if self.next_step else "session over"
             parts.append(f"step {self.position} of {len(self.steps)} sent, {upcoming}")
@@ -210,7 +212,8 @@ def settings_of(agent: BaseAgent) -> LabSettings:
     summarization, offload = getattr(config, "summarization", None), getattr(config, "offload", None)
     if summarization is not None and agent.budget_tokens:
         trigger = summarization.trigger_tokens(agent.budget_tokens)
-        settings = replace(settings, trigger_fraction=round((trigger or agent.budget_tokens) / agent.budget_tokens, 2))
+        settings = replace(settings, trigger_fraction=round((trigger or agent.budget_tokens) / agent.budget_tokens, 2),
+                           summarize=summarization.enabled)
     if offload is not None and offload.threshold_tokens:
         settings = replace(settings, offload_tokens=offload.threshold_tokens)
     return settings
