@@ -94,6 +94,9 @@ PROJECTOR_STYLE = {
     "grid.alpha": 0.3, "lines.linewidth": 3, "savefig.dpi": 150, "savefig.bbox": "tight",
 }
 CONTEXT_FIGSIZE = (12, 6.5)
+# A fixed layout (margins in figure fractions) rather than matplotlib's constrained layout: a live chart
+# redraws after every request, and the constrained layout solver was most of each redraw's time.
+CONTEXT_MARGINS = {"left": 0.085, "right": 0.985, "top": 0.92, "bottom": 0.25}
 COMPARISON_FIGSIZE = (14, 9)
 
 LogsArgument = SessionLog | Sequence[SessionLog]
@@ -203,10 +206,16 @@ def plot_context(logs: LogsArgument, ax: Axes | None = None, title: str | None =
     """
     with matplotlib.rc_context(PROJECTOR_STYLE):
         if ax is None:
-            figure = Figure(figsize=CONTEXT_FIGSIZE, layout="constrained")
-            ax = figure.add_subplot()
+            ax = context_figure().add_subplot()
         draw_context(ax, chart_data(logs), title=title, steps=steps)
         return ax.figure
+
+
+def context_figure() -> Figure:
+    """An empty figure the size and margins of the context chart."""
+    figure = Figure(figsize=CONTEXT_FIGSIZE)
+    figure.subplots_adjust(**CONTEXT_MARGINS)
+    return figure
 
 
 def draw_context(ax: Axes, data: Mapping[str, Any], title: str | None = None, steps: int | None = None) -> None:
@@ -253,34 +262,41 @@ def separate_labels(ax: Axes, labels: Sequence[Any], gap_points: float = 3.0, le
 
     Labels are placed in order of importance (``LABEL_PRIORITY``). Each tries its own
     side of its marker first (above; below for offloads), one label height further
-    at a time, then the other side, then the same places half a label to the left or
-    right; it takes the first free place inside the axes (or, when none is free, the
-    one that covers least).
+    at a time, then the other side, then the same places half a label or a label to
+    the left or right; it takes the first free place inside the axes (or, when none
+    is free, the one that covers least). A thin line joins a moved label to its marker.
     """
-    if not labels:
+    if len(labels) < 2:
         return
     figure = ax.figure
     renderer = _renderer(figure)
     inside = ax.get_window_extent(renderer)
     taken = [line.get_window_extent(renderer) for line in ax.get_lines() if (line.get_gid() or "").startswith("event:")]
+    to_points = 72 / figure.dpi
     for label in sorted(labels, key=lambda text: LABEL_PRIORITY.get((text.get_gid() or "::").split(":")[2], 9)):
-        box = label.get_window_extent(renderer)
-        to_points = 72 / figure.dpi
-        height, width, first = (box.height + gap_points / to_points) * to_points, box.width * to_points, label.xyann[1]
+        box = _text_box(label, renderer)
+        height, width, first = box.height * to_points + gap_points, box.width * to_points, label.xyann[1]
         side = 1 if first > 0 else -1
         heights = [first + side * height * level for level in range(levels)]
         heights += [-first - side * height * level for level in range(levels)]
-        candidates = [(dx, dy) for dx in (0, -width / 2, width / 2, -width, width) for dy in heights]
-        best, best_cover = candidates[0], float("inf")
-        for candidate in candidates:
+        best, best_cover = (0, first), float("inf")
+        for candidate in [(dx, dy) for dx in (0, -width / 2, width / 2, -width, width) for dy in heights]:
             label.xyann = candidate
-            cover = _covered_area(label.get_window_extent(renderer), taken, inside)
+            cover = _covered_area(_text_box(label, renderer).padded(gap_points / to_points), taken, inside)
             if cover < best_cover:
                 best, best_cover = candidate, cover
             if cover == 0:
                 break
         label.xyann = best
-        taken.append(label.get_window_extent(renderer))
+        taken.append(_text_box(label, renderer))
+
+
+def _text_box(label: Any, renderer: Any) -> Any:
+    """The label's text and its background box, without the connecting line (cheap to measure)."""
+    from matplotlib.text import Text
+
+    label.update_positions(renderer)
+    return Text.get_window_extent(label, renderer)
 
 
 def _covered_area(box: Any, taken: Sequence[Any], inside: Any) -> float:
@@ -291,12 +307,14 @@ def _covered_area(box: Any, taken: Sequence[Any], inside: Any) -> float:
 
 
 def _renderer(figure: Figure) -> Any:
-    """A renderer for measuring text, after the layout has run (an Agg canvas when the figure has none)."""
+    """A renderer for measuring text, after any layout engine has placed the axes (Agg when the figure has no canvas)."""
     if not hasattr(figure.canvas, "get_renderer"):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         FigureCanvasAgg(figure)
-    figure.draw_without_rendering()
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)
     return figure.canvas.get_renderer()
 
 
@@ -340,15 +358,18 @@ class LiveChart:
     after every turn, through an IPython display handle. ``chart.detach()``
     stops the updates. Outside a notebook it still redraws its ``figure``.
     ``steps``: how many requests the session will have, so the x axis is set
-    from the first frame and does not rescale as the line grows.
+    from the first frame and does not rescale as the line grows. ``auto=False``:
+    redraw only when ``update()`` is called (say once per step when several agents
+    take the same steps side by side, rather than after each agent's turn).
     """
 
-    def __init__(self, agents: Any, title: str | None = None, steps: int | None = None) -> None:
+    def __init__(self, agents: Any, title: str | None = None, steps: int | None = None, auto: bool = True) -> None:
         self.title = title
         self.steps = steps
+        self.auto = auto
         self.logs: list[SessionLog] = []
         with matplotlib.rc_context(PROJECTOR_STYLE):
-            self.figure = Figure(figsize=CONTEXT_FIGSIZE, layout="constrained")
+            self.figure = context_figure()
             self.ax = self.figure.add_subplot()
         self.handle: Any = None
         self.redraws = 0
@@ -393,10 +414,15 @@ class LiveChart:
         self.figure.savefig(buffer, format="png")
         return Image(data=buffer.getvalue(), format="png")
 
-    def _on_turn(self, _log: SessionLog) -> None:
+    def update(self) -> None:
+        """Redraw now, and update the displayed picture."""
         self.redraw()
         if self.handle is not None:
             self.handle.update(self.png())
+
+    def _on_turn(self, _log: SessionLog) -> None:
+        if self.auto:
+            self.update()
 
     def _ipython_display_(self) -> None:
         self.show()
@@ -481,7 +507,7 @@ def save_comparison_chart(summary: Mapping[str, Any], path: str | Path, title: s
 
 
 __all__ = [
-    "LiveChart", "chart_data", "colour_for", "comparison_data", "draw_context", "plot_comparison",
+    "LiveChart", "chart_data", "colour_for", "context_figure", "comparison_data", "draw_context", "plot_comparison",
     "plot_context", "save_comparison_chart", "save_context_chart", "separate_labels", "step_positions",
     "summary_budget", "OKABE_ITO", "EVENT_MARKERS",
 ]

@@ -73,9 +73,9 @@ def _require(condition: bool, message: str, hint: str = "") -> None:
 
 
 def _attempted(**values: Any) -> None:
-    for name, value in values.items():
-        _require(value is not Ellipsis and value is not None, f"`{name}` is still `...`",
-                 "fill in the cell above, run it, then run this check again.")
+    missing = [name for name, value in values.items() if value is Ellipsis or value is None]
+    _require(not missing, "not tried yet: the cell above still holds `...`",
+             "replace each `...` with your code, run that cell, then run this check again.")
 
 
 def _agent(agent: Any, versions: Sequence[str] = ("v0", "v1", "v2")) -> None:

@@ -14,6 +14,7 @@ import matplotlib.image
 import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from flawedcode import lessons
 from flawedcode.charts import (
@@ -260,7 +261,11 @@ def test_event_labels_never_overlap_in_a_long_v2_session(tmp_path):
     ax = figure.axes[0]
     labels = [text for text in ax.texts if (text.get_gid() or "").startswith("label:")]
     assert len(labels) == len(chart_data(agent.log)["v2"]["markers"])
-    found = boxes(figure, labels)
+    renderer = figure.canvas.get_renderer()
+    found = [Text.get_window_extent(label, renderer) for label in labels]  # the text, not its connecting line
+    markers = boxes(figure, [line for line in ax.get_lines() if line.get_gid().startswith("event:")])
+    for label, box in zip(labels, found):
+        assert not any(box.overlaps(marker) for marker in markers), f"{label.get_text()!r} covers a marker"
     for first in range(len(found)):
         for second in range(first + 1, len(found)):
             assert not found[first].overlaps(found[second]), (labels[first].get_text(), labels[second].get_text())
@@ -296,3 +301,15 @@ def test_the_goal_lost_marker_sits_on_v1s_line_where_the_goal_left_the_window(tm
     assert lost[0] == ("goal_lost", *point, f"goal lost\nstep {step}")
     ax = plot_context(agent.log).axes[0]
     assert [line.get_marker() for line in ax.get_lines() if line.get_gid() == "event:v1:goal_lost"] == ["D"]
+
+
+def test_a_live_chart_without_auto_redraws_only_when_asked(tmp_path):
+    agents = [lesson_agent("v1", tmp_path), lesson_agent("v2", tmp_path)]
+    chart = LiveChart(agents, steps=2, auto=False)
+    chart.handle = RecordingHandle()
+    for agent in agents:
+        agent.send(LESSON_STEPS[1])
+    assert chart.handle.updates == 0 and chart.redraws == 1, "only the first frame so far"
+    chart.update()
+    assert chart.handle.updates == 1
+    assert [len(line.get_xdata()) for gid, lines in lines_by_gid(chart.ax).items() if gid.startswith("line:") for line in lines] == [2, 2]

@@ -36,7 +36,8 @@ LABEL_MIN_SHARE = 0.045  # a segment narrower than this share of the axis gets n
 def plot_context_bar(view: ContextView | None, title: str | None = None, trigger_tokens: int | None = None) -> Figure:
     """Draw the bar for one call's ``ContextView`` (an empty frame when there is none yet)."""
     with matplotlib.rc_context(PROJECTOR_STYLE):
-        figure = Figure(figsize=BAR_FIGSIZE, layout="constrained")
+        figure = Figure(figsize=BAR_FIGSIZE)  # fixed margins: redrawn after every request, so no layout solver
+        figure.subplots_adjust(left=0.02, right=0.98, top=0.84, bottom=0.42)
         ax = figure.add_subplot()
         segments = view.segments if view else []
         budget = view.budget_tokens if view else None
@@ -79,7 +80,7 @@ def _style(ax, view: ContextView | None, right: float, title: str | None, trigge
         handles.append(matplotlib.lines.Line2D([], [], color=OKABE_ITO["black"], linestyle="--", label="budget"))
     if trigger_tokens:
         handles.append(matplotlib.lines.Line2D([], [], color=OKABE_ITO["blue"], linestyle=":", label="summary trigger"))
-    ax.figure.legend(handles=handles, loc="outside lower center", ncol=5, fontsize=11, frameon=False)
+    ax.figure.legend(handles=handles, loc="lower center", ncol=5, fontsize=11, frameon=False)
 
 
 def _default_title(view: ContextView | None) -> str:
