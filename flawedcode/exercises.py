@@ -3,7 +3,7 @@
 A check looks at what you built (an agent after its session, a reply, a file, a
 number you computed), works out the right answer from *your own run*, and prints
 one line, ``PASS: ...`` or ``NOT YET: <what is wrong>``, then ``Hint: ...`` when it
-fails. It returns True or False. A value still left as ``...`` means the exercise
+fails. It returns an ``Outcome``, true when the check passed. A value still left as ``...`` means the exercise
 has not been tried yet. Because the answers come from your run, the checks hold
 on a real model too, except where one says it needs the offline model.
 
@@ -55,16 +55,32 @@ class NotYet(Exception):
         self.hint = hint
 
 
-def _check(exercise: str, run: Callable[[], str]) -> bool:
+class Outcome:
+    """What a check returns: true when it passed. A notebook shows nothing more than the printed line."""
+
+    def __init__(self, passed: bool) -> None:
+        self.passed = passed
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return PASS if self.passed else NOT_YET
+
+    def _ipython_display_(self) -> None:
+        """The check already printed its verdict; a cell ending with it shows nothing else."""
+
+
+def _check(exercise: str, run: Callable[[], str]) -> Outcome:
     """Run one check; print PASS or NOT YET (and a hint). Never raises."""
     try:
         print(f"{PASS}: {exercise}: {run()}")
-        return True
+        return Outcome(True)
     except NotYet as problem:
         print(f"{NOT_YET}: {exercise}: {problem}")
         if problem.hint:
             print(f"Hint: {problem.hint}")
-        return False
+        return Outcome(False)
 
 
 def _require(condition: bool, message: str, hint: str = "") -> None:
@@ -110,7 +126,7 @@ def _requests(agent: Any) -> list[str]:
 
 
 # --- lesson 0 --------------------------------------------------------------------------------------
-def check_memory(agent: Any, reply: str) -> bool:
+def check_memory(agent: Any, reply: str) -> Outcome:
     """Lesson 0: an agent with memory answers "What did you just read?" about the SOFR docs."""
     def run() -> str:
         _attempted(agent=agent, reply=reply)
@@ -125,7 +141,7 @@ def check_memory(agent: Any, reply: str) -> bool:
     return _check("memory", run)
 
 
-def check_tool_calls(agent: Any, tool_names: Sequence[str]) -> bool:
+def check_tool_calls(agent: Any, tool_names: Sequence[str]) -> Outcome:
     """Lesson 0: the tool calls of the agent's latest request, in order, read from ``agent.messages``."""
     def run() -> str:
         _attempted(agent=agent, tool_names=tool_names)
@@ -139,7 +155,7 @@ def check_tool_calls(agent: Any, tool_names: Sequence[str]) -> bool:
     return _check("two tool calls", run)
 
 
-def check_call_growth(agent: Any, result_tokens: int, growth: int) -> bool:
+def check_call_growth(agent: Any, result_tokens: int, growth: int) -> Outcome:
     """Lesson 0: the tool result's tokens, and how much bigger the second model call was than the first."""
     def run() -> str:
         _attempted(agent=agent, result_tokens=result_tokens, growth=growth)
@@ -168,7 +184,7 @@ def v1_keeps_goal(budget_tokens: int, model: Any = None, steps: Sequence[str] = 
     return goal_recalled(replies[-1], steps[0])
 
 
-def check_smallest_budget(smallest_budget: int, model: Any = None, start: int = LESSON_BUDGET, step: int = 1024) -> bool:
+def check_smallest_budget(smallest_budget: int, model: Any = None, start: int = LESSON_BUDGET, step: int = 1024) -> Outcome:
     """Lesson 1: the smallest budget (start, start + step, ...) at which v1 still answers the goal question."""
     def run() -> str:
         _attempted(smallest_budget=smallest_budget)
@@ -184,7 +200,7 @@ def check_smallest_budget(smallest_budget: int, model: Any = None, start: int = 
     return _check("where v1 starts keeping its goal", run)
 
 
-def check_session_cost(agent: Any, total_input: int, per_step: Mapping[int, int]) -> bool:
+def check_session_cost(agent: Any, total_input: int, per_step: Mapping[int, int]) -> Outcome:
     """Lesson 1: all input tokens of the agent's calls, in total and per step (step number -> tokens)."""
     def run() -> str:
         _attempted(agent=agent, total_input=total_input, per_step=per_step)
@@ -203,7 +219,7 @@ def check_session_cost(agent: Any, total_input: int, per_step: Mapping[int, int]
     return _check("what the session cost", run)
 
 
-def check_largest_result(agent: Any, largest: tuple[str, int]) -> bool:
+def check_largest_result(agent: Any, largest: tuple[str, int]) -> Outcome:
     """Lesson 1: (tool name, tokens) of the largest tool result in the agent's history."""
     def run() -> str:
         _attempted(agent=agent, largest=largest)
@@ -219,7 +235,7 @@ def check_largest_result(agent: Any, largest: tuple[str, int]) -> bool:
 
 
 # --- lesson 2 --------------------------------------------------------------------------------------
-def check_lower_threshold(agent: Any, offloads: int) -> bool:
+def check_lower_threshold(agent: Any, offloads: int) -> Outcome:
     """Lesson 2: v2 with the summarizer off and offloading over 500 tokens, after the session; how many offloads?"""
     def run() -> str:
         _attempted(agent=agent, offloads=offloads)
@@ -240,7 +256,7 @@ def check_lower_threshold(agent: Any, offloads: int) -> bool:
     return _check("a lower offload threshold", run)
 
 
-def check_text_preview(stub: str, text: str, scratch_dir: str | Path) -> bool:
+def check_text_preview(stub: str, text: str, scratch_dir: str | Path) -> Outcome:
     """Lesson 2: ``maybe_offload`` of a long run_python output, saved in your own scratch folder."""
     def run() -> str:
         from flawedcode.paths import PROJECT_ROOT, running_from_checkout
@@ -261,7 +277,7 @@ def check_text_preview(stub: str, text: str, scratch_dir: str | Path) -> bool:
     return _check("a preview for long text output", run)
 
 
-def check_offload_savings(agent: Any, saved_tokens: int) -> bool:
+def check_offload_savings(agent: Any, saved_tokens: int) -> Outcome:
     """Lesson 2: tokens the first offload kept out of the context over the rest of the session."""
     def run() -> str:
         _attempted(agent=agent, saved_tokens=saved_tokens)
@@ -278,7 +294,7 @@ def check_offload_savings(agent: Any, saved_tokens: int) -> bool:
 
 
 # --- lesson 3 --------------------------------------------------------------------------------------
-def check_trigger(agent: Any, summaries: int) -> bool:
+def check_trigger(agent: Any, summaries: int) -> Outcome:
     """Lesson 3: v2 with the summary trigger at half the budget, after the long session; how many summaries?"""
     def run() -> str:
         _attempted(agent=agent, summaries=summaries)
@@ -293,7 +309,7 @@ def check_trigger(agent: Any, summaries: int) -> bool:
     return _check("an earlier summary trigger", run)
 
 
-def check_keep_less(agent: Any, kept_goal: bool) -> bool:
+def check_keep_less(agent: Any, kept_goal: bool) -> Outcome:
     """Lesson 3: v2 keeping only 2 messages after each summary; did it still answer the goal question?"""
     def run() -> str:
         _attempted(agent=agent, kept_goal=kept_goal)
@@ -327,7 +343,7 @@ def recall_source(agent: Any) -> str:
     return "context"
 
 
-def check_recall_source(agent: Any, source: str) -> bool:
+def check_recall_source(agent: Any, source: str) -> Outcome:
     """Lesson 3: after asking for a number found earlier, where did the answer come from?"""
     def run() -> str:
         _attempted(agent=agent, source=source)
@@ -343,7 +359,7 @@ def check_recall_source(agent: Any, source: str) -> bool:
 
 
 # --- lesson 4 --------------------------------------------------------------------------------------
-def check_tokens_per_success(out_dir: str | Path, agent_name: str, value: float) -> bool:
+def check_tokens_per_success(out_dir: str | Path, agent_name: str, value: float) -> Outcome:
     """Lesson 4: (input + output tokens of all the agent's runs) / its successful runs, from runs.jsonl."""
     def run() -> str:
         from flawedcode.bench import read_runs
@@ -361,7 +377,7 @@ def check_tokens_per_success(out_dir: str | Path, agent_name: str, value: float)
     return _check("tokens per success by hand", run)
 
 
-def check_config_file(path: str | Path, agent: Any, result: Mapping[str, Any]) -> bool:
+def check_config_file(path: str | Path, agent: Any, result: Mapping[str, Any]) -> Outcome:
     """Lesson 4: a YAML config of your own (outside the repository), read into v2, and a bench task run on it."""
     def run() -> str:
         from flawedcode.config import V2Config, load_config
@@ -383,7 +399,7 @@ def check_config_file(path: str | Path, agent: Any, result: Mapping[str, Any]) -
     return _check("v2 tuned from a config file", run)
 
 
-def check_task_file(path: str | Path, results: Mapping[str, Mapping[str, Any]]) -> bool:
+def check_task_file(path: str | Path, results: Mapping[str, Mapping[str, Any]]) -> Outcome:
     """Lesson 4: a task file that plants a number and asks for it 10+ requests later, run on v1 and v2."""
     def run() -> str:
         from flawedcode.bench import TaskFileError, load_task_file
@@ -407,7 +423,7 @@ def check_task_file(path: str | Path, results: Mapping[str, Mapping[str, Any]]) 
 
 
 __all__ = [
-    "EARLIER_TRIGGER", "KEEP_LESS_MESSAGES", "LOWER_OFFLOAD_TOKENS", "RECALL_GAP", "SOURCES",
+    "Outcome", "EARLIER_TRIGGER", "KEEP_LESS_MESSAGES", "LOWER_OFFLOAD_TOKENS", "RECALL_GAP", "SOURCES",
     "check_call_growth", "check_config_file", "check_keep_less", "check_largest_result", "check_lower_threshold",
     "check_memory", "check_offload_savings", "check_recall_source", "check_session_cost", "check_smallest_budget",
     "check_task_file", "check_text_preview", "check_tokens_per_success", "check_tool_calls", "check_trigger",

@@ -130,9 +130,9 @@ class ContextLab:
         for name, value in settings.items():
             self._controls[name].value = value
 
-    def view(self) -> ContextView | None:
-        """What the context-window bar shows."""
-        return self.session.view()
+    def view(self, upcoming: bool = False) -> ContextView | None:
+        """What the context-window bar shows (``upcoming``: what the next call would receive, reply included)."""
+        return self.session.view(upcoming)
 
     def chart_data(self) -> dict[str, Any]:
         """What the token chart shows (``flawedcode.charts.chart_data`` of this conversation)."""

@@ -176,9 +176,9 @@ class LabSession:
         return exchange
 
     # --- what the screen shows ---------------------------------------------------------------
-    def view(self) -> ContextView | None:
-        """What the model received at its latest call (or will receive next, after Summarize now)."""
-        if self.summarized_since_last_call or (self.watcher.latest is None and self.agent.messages):
+    def view(self, upcoming: bool = False) -> ContextView | None:
+        """What the model received at its latest call; after Summarize now (or with ``upcoming``), what it will receive next."""
+        if upcoming or self.summarized_since_last_call or (self.watcher.latest is None and self.agent.messages):
             return view_of_agent(self.agent, self.watcher.goal)
         return self.watcher.latest
 
