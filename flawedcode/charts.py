@@ -324,7 +324,8 @@ def _style_context_axes(ax: Axes, data: Mapping[str, Any], title: str | None, st
     ax.set_title(title or "Tokens in context at each model call")
     ax.tick_params(labelsize=PROJECTOR_STYLE["xtick.labelsize"])  # tick labels are made at draw time, outside rc_context
     last_step = max([steps or 1, *(step for agent in data.values() for _, step, _ in agent["calls"])])
-    ax.set_xlim(0.5, last_step + 0.5)
+    last_marker = max((x for agent in data.values() for _, x, _, _ in agent["markers"]), default=0)
+    ax.set_xlim(0.5, max(last_step, last_marker) + 0.5)  # an event after the last call is drawn past its step
     ax.xaxis.set_major_locator(MultipleLocator(1) if last_step <= EVERY_STEP_TICKS else MaxNLocator(integer=True))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     tops = [y for agent in data.values() for _, y in agent["points"]]
@@ -411,7 +412,8 @@ class LiveChart:
         from IPython.display import Image
 
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
+        with matplotlib.rc_context(PROJECTOR_STYLE):
+            self.figure.savefig(buffer, format="png", dpi=100)
         return Image(data=buffer.getvalue(), format="png")
 
     def update(self) -> None:

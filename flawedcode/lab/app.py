@@ -107,12 +107,16 @@ class ContextLab:
 
     next = step  # instructor mode's button
 
-    def play(self, count: int | None = None) -> list[Exchange]:
-        """Send the next ``count`` scripted requests (default: all that are left), one at a time."""
-        sent = []
-        while (count is None or len(sent) < count) and self.session.next_step is not None:
-            sent.append(self.step())
-        return sent
+    def play(self, count: int | None = None) -> None:
+        """Send the next ``count`` scripted requests (default: all that are left), one at a time.
+
+        The exchanges land in ``transcript``; nothing is returned, so a cell ending in
+        ``lab.play()`` prints nothing more than the lab shows.
+        """
+        sent = 0
+        while (count is None or sent < count) and self.session.next_step is not None:
+            self.step()
+            sent += 1
 
     def summarize_now(self) -> Exchange:
         """v2: archive and summarize the history now."""
