@@ -81,6 +81,10 @@ def _check(exercise: str, run: Callable[[], str]) -> Outcome:
         if problem.hint:
             print(f"Hint: {problem.hint}")
         return Outcome(False)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, OSError) as error:  # an answer of the wrong shape
+        print(f"{NOT_YET}: {exercise}: your answer could not be checked ({type(error).__name__}: {error})")
+        print("Hint: compare its type with what the exercise asks for (a number, a list of names, an agent...).")
+        return Outcome(False)
 
 
 def _require(condition: bool, message: str, hint: str = "") -> None:

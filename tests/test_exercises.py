@@ -144,3 +144,12 @@ def test_the_goal_is_recalled_word_for_word_or_by_its_names_and_year():
     assert goal_recalled("You wanted to compare SOFR with EFFR over 2024 and explain their spread.")
     assert not goal_recalled("I don't know: the start of our conversation is no longer in my context window.")
     assert not goal_recalled("You asked about SOFR.")
+
+
+def test_an_answer_of_the_wrong_shape_is_not_yet_never_a_traceback(tmp_path, capsys):
+    agent = lesson_agent("v1", folder=tmp_path)
+    agent.send("Get docs for money_markets/sofr")
+    passed, out = verdict(capsys, exercises.check_session_cost(agent, "a lot", {}))
+    assert not passed and out.startswith("NOT YET: what the session cost: your answer could not be checked (ValueError")
+    passed, out = verdict(capsys, exercises.check_largest_result(agent, 42))
+    assert not passed and "could not be checked (TypeError" in out

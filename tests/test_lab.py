@@ -263,3 +263,74 @@ def _rgb(colour: str) -> tuple[float, float, float]:
     from matplotlib.colors import to_rgb
 
     return to_rgb(colour)
+
+
+# --- over any agent, on any model ------------------------------------------------------------------------
+def test_the_lab_runs_over_a_peer_and_shows_its_summaries_as_summaries(tmp_path):
+    from flawedcode.bench.peers import PEERS
+    from flawedcode.lessons import lesson_model
+
+    peer = PEERS["lc-summarization"](lesson_model(), name="lc-summarization")
+    lab = ContextLab(agent=peer, steps=LESSON_STEPS, folder=tmp_path)
+    lab.play()
+    assert peer.log.count("summarize") >= 1, "precondition: LangChain's summarizer ran"
+    assert "summary" in [segment.kind for segment in lab.view().segments]
+    assert lab.view().total_tokens == last_call_tokens(lab)
+
+
+class LoopbackOpenAI:
+    """An OpenAI-compatible server on 127.0.0.1: a tool call first, then an answer quoting the tool's result."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        def reply(body: dict) -> dict:
+            last = body["messages"][-1]
+            if body.get("tools") and last["role"] == "user":
+                message = {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"call_{len(body['messages'])}", "type": "function", "function": {"name": "chartbook_list", "arguments": "{}"}}]}
+            else:
+                message = {"role": "assistant", "content": "Answer: " + str(last.get("content", ""))[:60]}
+            return {"id": "x", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                data = json.dumps(reply(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_the_lab_works_the_same_on_a_real_client(tmp_path):
+    from langchain_openai import ChatOpenAI
+
+    server = LoopbackOpenAI()
+    try:
+        model = ChatOpenAI(model="gpt-4o-mini", base_url=server.base_url, api_key="test", max_retries=0, timeout=10)
+        lab = ContextLab(folder=tmp_path, make_agent=lambda settings, folder: lesson_agent(
+            settings.version, model=model, config=settings.agent_config(), folder=folder))
+        exchange = lab.send("List ChartBook dataframes")
+    finally:
+        server.close()
+    assert [call.name for call in exchange.tool_calls] == ["chartbook_list"] and exchange.reply.startswith("Answer: ")
+    view = lab.view()
+    assert view.total_tokens == last_call_tokens(lab) and all(segment.visible for segment in view.segments)
+    assert [segment.kind for segment in view.segments] == ["system", "user", "assistant", "tool"]
+    assert view.goal_in_window and "model gpt-4o-mini" in lab.text()

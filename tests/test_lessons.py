@@ -116,3 +116,17 @@ def test_installed_the_data_is_the_packaged_copy_and_outputs_go_under_the_curren
     monkeypatch.setenv("FLAWEDCODE_RESULTS_DIR", str(tmp_path / "elsewhere"))
     assert paths.results_dir() == (tmp_path / "elsewhere").resolve()
 
+
+
+def test_make_lab_allows_root_only_when_run_as_root():
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    dry_run = subprocess.run(["make", "-n", "lab", "BIN=.venv/bin"], cwd=paths.PROJECT_ROOT, capture_output=True, text=True,
+                             timeout=60).stdout
+    (command,) = [line for line in dry_run.splitlines() if "jupyter lab" in line]
+    assert ("--allow-root" in command) == (os.getuid() == 0)
+    assert command.rstrip().endswith("notebooks/")

@@ -30,7 +30,7 @@ from flawedcode.agents import AgentError, BaseAgent
 from flawedcode.context.summarize import maybe_summarize
 from flawedcode.formats import STUB_PREFIX
 from flawedcode.lab.window import ContextView, ContextWatcher, text_of, view_of_agent
-from flawedcode.lessons import LESSON_BUDGET, lesson_agent, lesson_folder, model_spec
+from flawedcode.lessons import LESSON_BUDGET, lesson_agent, lesson_folder
 
 VERSIONS = ("v0", "v1", "v2")
 DEFAULT_TRIGGER_FRACTION = 0.75
@@ -185,7 +185,7 @@ class LabSession:
     def status(self) -> str:
         """One line: agent, model, budget, v2's thresholds, where the script is."""
         settings = self.settings
-        parts = [f"agent {self.agent.version}", f"model {model_spec(settings.model)}", f"budget {settings.budget_tokens:,} tokens"]
+        parts = [f"agent {self.agent.version}", f"model {self.agent.model_name}", f"budget {self.agent.budget_tokens:,} tokens"]
         if self.agent.version == "v2":
             summary = f"summary trigger {settings.trigger_fraction:.0%}" if settings.summarize else "summarizer off"
             parts += [summary, f"offload over {settings.offload_tokens:,} tokens"]

@@ -12,7 +12,7 @@ to exactly the count ``SessionLog`` records for that call. Each segment has a ki
 | kind | message |
 | --- | --- |
 | ``system`` | the system prompt and the tool schemas |
-| ``summary`` | a user message starting ``[Conversation summary`` (v2's summary) |
+| ``summary`` | a user message starting ``[Conversation summary`` (v2's), or marked ``lc_source: summarization`` (LangChain's) |
 | ``user`` | any other user message |
 | ``assistant`` | a model reply (text, tool calls or both) |
 | ``stub`` | a tool result starting ``[Offloaded: `` (v2's offload stub) |
@@ -54,6 +54,7 @@ KIND_NAMES: dict[SegmentKind, str] = {
     "tool": "tool result", "stub": "offload stub", "summary": "summary",
 }
 GOAL_LOST_EVENT = "goal_lost"
+LANGCHAIN_SUMMARY_SOURCE = "summarization"  # SummarizationMiddleware's additional_kwargs["lc_source"] on its summary
 LABEL_CHARS = 60
 
 
@@ -116,7 +117,8 @@ def kind_of(message: BaseMessage) -> SegmentKind:
     if message.type == "system":
         return "system"
     if message.type == "human":
-        return "summary" if text.startswith(SUMMARY_PREFIX) else "user"
+        marked = (getattr(message, "additional_kwargs", None) or {}).get("lc_source") == LANGCHAIN_SUMMARY_SOURCE
+        return "summary" if text.startswith(SUMMARY_PREFIX) or marked else "user"
     if message.type == "tool":
         return "stub" if text.startswith(STUB_PREFIX) else "tool"
     return "assistant"
