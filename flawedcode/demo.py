@@ -1,12 +1,14 @@
 """The lesson's demo: the same six requests through v1 and v2, side by side.
 
-``LESSON_STEPS`` is the session the course uses to show context rot: list the
-catalog, read three large docs files and 50 rows of data, then ask "What was my
-original goal?". On the offline model (``OfflineModel(max_input_tokens=budget,
-overflow="truncate")``) v1's history outgrows the window, the first request
-falls out of what the model sees, and v1 cannot say what the goal was. v2
-offloads the largest result to scratch/, summarizes near its trigger (the
-summary repeats the goal verbatim) and answers.
+``LESSON_STEPS`` is the session the course uses to show context rot: the first
+request states a real goal (``LESSON_GOAL``: compare SOFR and EFFR in 2024) and
+asks for the catalog; then three large docs files and 50 rows of data; then
+"What was my original goal?", whose answer must give back that first request.
+On the offline model (``OfflineModel(max_input_tokens=budget, overflow="truncate")``,
+built by ``flawedcode.lessons.lesson_agent``) v1's history outgrows the window,
+the first request falls out of what the model sees, and v1 cannot say what the
+goal was. v2 offloads the largest result to scratch/, summarizes near its
+trigger (the summary repeats the goal verbatim) and answers.
 
 ``run_demo(out_dir)`` runs both agents in fresh copies of the demo project,
 with scratch/ and archives/ under ``out_dir``, and writes:
@@ -28,16 +30,17 @@ from typing import Any
 
 from tqdm import tqdm
 
-from flawedcode.agents import AgentError, BaseAgent, make_agent
+from flawedcode.agents import AgentError, BaseAgent
 from flawedcode.charts import save_context_chart
 from flawedcode.config import AgentConfig, V2Config
-from flawedcode.models import OfflineModel, get_model
+from flawedcode.lessons import LESSON_BUDGET, is_offline, lesson_agent
 from flawedcode.paths import write_atomically
 from flawedcode.telemetry import SessionLog
-from flawedcode.tools import Workspace
 
+LESSON_GOAL = ("My goal: compare the average SOFR and EFFR rates in 2024 and explain the spread between them. "
+               "First, list the ChartBook dataframes.")
 LESSON_STEPS: tuple[str, ...] = (
-    "List ChartBook dataframes",
+    LESSON_GOAL,
     "Get docs for yield_curve/repo_public",
     "Now get docs for money_markets/sofr",
     "Load 50 rows of SOFR data",
@@ -116,31 +119,20 @@ class DemoResult:
         return "\n".join(lines)
 
 
-def demo_model(model_spec: str | None, budget_tokens: int) -> Any:
-    """The offline model with a window equal to the budget (so v1 visibly forgets), or the named model."""
-    if model_spec is None:
-        return OfflineModel(max_input_tokens=budget_tokens, overflow="truncate")
-    return get_model(model_spec)
-
-
 def build_demo_agents(out_dir: Path, model_spec: str | None, budget_tokens: int,
                       config: V2Config | None = None) -> dict[str, BaseAgent]:
-    """v1 and v2, each in a fresh copy of the demo project, sharing scratch/ and archives/ under out_dir.
+    """v1 and v2 (``lesson_agent``), each in a fresh copy of the demo project under out_dir/workspaces.
 
     ``config`` (say, from ``--config``) is v2's; v1 takes the settings it shares with it. The budget wins over both.
     """
     v2_config = (config or V2Config()).model_copy(update={"budget_tokens": budget_tokens})
     configs = {"v2": v2_config, "v1": AgentConfig(**{name: getattr(v2_config, name) for name in AgentConfig.model_fields})}
-    agents = {}
-    for version in DEMO_AGENTS:
-        workspace = Workspace.create(out_dir / "workspaces" / version, scratch_dir=out_dir / "scratch",
-                                     archive_dir=out_dir / "archives")
-        agents[version] = make_agent(version, model=demo_model(model_spec, budget_tokens), workspace=workspace,
-                                     config=configs[version], name=version)
-    return agents
+    return {version: lesson_agent(version, model=model_spec, budget_tokens=budget_tokens, config=configs[version],
+                                  folder=out_dir / "workspaces")
+            for version in DEMO_AGENTS}
 
 
-def run_demo(out_dir: str | Path, model_spec: str | None = None, budget_tokens: int = 8192,
+def run_demo(out_dir: str | Path, model_spec: str | None = None, budget_tokens: int = LESSON_BUDGET,
              steps: Sequence[str] = LESSON_STEPS, progress: bool | None = None,
              config: V2Config | None = None) -> DemoResult:
     """Run the lesson through v1 and v2 (turn by turn, side by side); save the chart and the logs."""
@@ -155,7 +147,7 @@ def run_demo(out_dir: str | Path, model_spec: str | None = None, budget_tokens: 
                 replies[name].append(_send_or_note(agent, step, errors[name]))
                 bar.update(1)
     logs = {name: agent.log for name, agent in agents.items()}
-    model_name = next(iter(agents.values())).model_name if model_spec else f"offline (window {budget_tokens:,})"
+    model_name = f"offline (window {budget_tokens:,})" if is_offline(model_spec) else next(iter(agents.values())).model_name
     chart_path = save_context_chart(list(logs.values()), out_dir / CHART_NAME,
                                     title=f"The lesson's session: v1 vs v2 (budget {budget_tokens:,} tokens)")
     result = DemoResult(out_dir, model_name, budget_tokens, list(steps), replies, logs, chart_path,
@@ -193,4 +185,4 @@ def _write_logs(result: DemoResult) -> None:
     write_atomically(result.logs_path, json.dumps(payload, indent=2, default=str) + "\n")
 
 
-__all__ = ["DemoResult", "LESSON_STEPS", "GOAL_QUESTION", "build_demo_agents", "run_demo", "run_session"]
+__all__ = ["DemoResult", "LESSON_GOAL", "LESSON_STEPS", "GOAL_QUESTION", "build_demo_agents", "run_demo", "run_session"]
