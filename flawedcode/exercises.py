@@ -369,11 +369,11 @@ def check_tokens_per_success(out_dir: str | Path, agent_name: str, value: float)
         from flawedcode.bench import read_runs
 
         _attempted(out_dir=out_dir, agent_name=agent_name, value=value)
-        records = [record for record in read_runs(Path(out_dir)) if record["agent"] == agent_name]
+        records = [record for record in read_runs(Path(out_dir)).records if record.agent == agent_name]
         _require(bool(records), f"no runs of {agent_name} in {out_dir}", "run the benchmark cell first.")
-        successes = sum(record["success"] for record in records)
+        successes = sum(record.success for record in records)
         _require(successes > 0, f"{agent_name} had no successful run: tokens per success is undefined", "pick another agent.")
-        tokens = sum(record["totals"]["input_tokens"] + record["totals"]["output_tokens"] for record in records)
+        tokens = sum(record.totals["input_tokens"] + record.totals["output_tokens"] for record in records)
         expected = tokens / successes
         _require(abs(value - expected) <= 1, f"{tokens:,} tokens / {successes} successes = {expected:,.0f}, not {value:,.0f}",
                  "sum input_tokens + output_tokens of record['totals'] over the agent's records, divide by its successes.")
