@@ -176,3 +176,16 @@ def test_pandas_pyarrow_and_matplotlib_load_only_when_used(tmp_path: Path) -> No
                             cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_counting_fresh_tool_schemas_does_not_grow_the_counter(tmp_path: Path) -> None:
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from flawedcode.tokens import MAX_CACHED_TOOL_OBJECTS, TokenCounter
+
+    tools = make_tools(Workspace.create(tmp_path / "ws", tmp_path / "s", tmp_path / "a"))
+    counter = TokenCounter()
+    expected = counter.count_tools(tools)
+    for _ in range(200):  # as a model that is handed new schema dicts on every call
+        assert counter.count_tools([convert_to_openai_tool(tool) for tool in tools]) == expected
+    assert len(counter._tools_by_object) <= MAX_CACHED_TOOL_OBJECTS

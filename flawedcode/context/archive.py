@@ -230,6 +230,7 @@ class ConversationArchive:
             self.conversation_id = conversation_id
             self.folder = self.archive_root / conversation_id
             self._entries: list[dict[str, Any]] = []
+            self._entry_lines: list[str] = []  # each entry as written in index.json, so a write re-encodes only the new one
             self._parts: list[ArchivePart] = []
             self._signature: tuple[int, int, int] | None = None  # the index.json the entries were read from (None: not yet)
             self._rebuilt_from: str | None = None  # why the entries were rebuilt from the parts, if they were
@@ -269,6 +270,7 @@ class ConversationArchive:
             entry["redacted"] = dict(sorted(redacted.items()))
         self._write_index([*self._entries, entry])
         self._entries.append(entry)
+        self._entry_lines.append(_entry_line(entry))
         self._parts.append(part)
         self._learn(part, records)
         return part
@@ -281,8 +283,10 @@ class ConversationArchive:
         return max([listed - 1, *on_disk]) + 1  # after a rebuild, never overwrite a part file that could not be read
 
     def _write_index(self, entries: list[dict[str, Any]]) -> None:
+        """index.json: a JSON list with one entry per line."""
         index_path = self.folder / INDEX_NAME
-        write_atomically(index_path, json.dumps(entries, indent=2) + "\n")
+        lines = self._entry_lines[: len(entries)] + [_entry_line(entry) for entry in entries[len(self._entry_lines):]]
+        write_atomically(index_path, "[\n" + ",\n".join(lines) + "\n]\n")
         self._signature = _signature(index_path)
 
     def _save_rebuilt_index(self) -> None:
@@ -365,6 +369,7 @@ class ConversationArchive:
         for entry in read.entries[known:]:
             part = self._part(entry["part"], entry["first_seq"], entry["last_seq"])
             self._entries.append(entry)
+            self._entry_lines.append(_entry_line(entry))
             self._parts.append(part)
             try:
                 records, skipped = _read_records(part.jsonl_path)
@@ -440,6 +445,10 @@ def _signature(path: Path) -> tuple[int, int, int]:
     except OSError:
         return MISSING
     return status.st_ino, status.st_size, status.st_mtime_ns
+
+
+def _entry_line(entry: dict[str, Any]) -> str:
+    return "  " + json.dumps(entry)
 
 
 def _reason(error: BaseException) -> str:
