@@ -6,8 +6,9 @@ Layout, one folder per conversation under ``archives/``::
         0001.jsonl   lossless records of the messages the 1st summary replaced, in order
         0001.md      the same messages, rendered for people (and for read_file)
         0002.jsonl   ... the 2nd summary's, and so on
-        index.json   one entry per part: its files, message count, first/last sequence number
-                     (and ``redacted``: how many secrets of each kind were replaced, when any)
+        index.json   a JSON list, one entry per part (one per line): its files, message count,
+                     first/last sequence number (and ``redacted``: how many secrets of each
+                     kind were replaced, when any)
 
 Rules:
 - Append-only: a part is never rewritten; a new summary adds a new part.
@@ -34,9 +35,11 @@ What is kept "unchanged", exactly:
   (``### [3] human``, ``# Archive part ...``: any line starting with ``#`` then ``[``)
   gets a backslash in front (``\\### [3] human``), so it never reads as a message.
 
-Reading is cheap at any length: the archive keeps the ids of its messages and a word
-index for search in memory, adds each new part to them as it is written, and looks
-at ``index.json`` again only when the file has changed (one ``stat`` per read).
+Cost stays flat at any length: the archive keeps the ids of its messages and a word
+index for search in memory, adds each new part to them as it is written, and reads
+``index.json`` again only when another writer has changed it (one ``stat`` per read;
+then only the new parts are read). A summary never re-reads old parts, and a search
+reads no file.
 
 A damaged archive never stops a conversation: when ``index.json`` is missing (while
 part files exist) or is not a valid index, it is rebuilt from the ``.jsonl`` parts
