@@ -209,6 +209,7 @@ def test_bench_passes_the_parsed_options_and_prints_the_table(monkeypatch, tmp_p
     code, out, _ = run_main(capsys, "bench", "--agents", "v0, v2", "--tasks", "goal_short,sofr_average", "--runs", "2",
                             "--model", "offline", "--out", str(tmp_path / "b"), "--concurrency", "3", "--no-resume")
     assert code == 0
+    assert callable(received.pop("before_spending"))
     assert received == {"agents": ["v0", "v2"], "task_names": ["goal_short", "sofr_average"], "runs": 2,
                         "model": "offline", "out_dir": tmp_path / "b", "concurrency": 3, "resume": False}
     assert "| v2 | 100% |" in out

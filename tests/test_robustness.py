@@ -1,4 +1,4 @@
-"""Hardening (issue 13, part B): bad bytes, a damaged archive, bounded inputs, safe outputs, secrets.
+"""Robustness (issue 13, part B): bad bytes, a damaged archive, bounded inputs, safe outputs, secrets.
 
 Each test reproduces one finding of the adversarial review and asserts what a user
 now sees instead: the conversation goes on, one clear line, nothing deleted, no

@@ -4,7 +4,7 @@ Unlike v1, v2 manages what stays in the context (rules in ``flawedcode.context``
 
 - offload: a tool result over 5,000 characters (or 1,250 tokens: numeric tables
   are dense) is saved to scratch/ and a short typed preview stays in its place;
-- summarize with archive: when the context reaches 75% of the budget, older
+- summarize with archive: when the context reaches 60% of the budget, older
   messages are archived under archives/ and replaced by a summary that names
   the archive file and repeats the user's original goal verbatim;
 - recover: a ``search_archive`` tool, and ``read_file`` on scratch/ and archives/,

@@ -59,7 +59,7 @@ from flawedcode.config import ContextSize, SummarizationConfig
 from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationArchive
 from flawedcode.formats import ARCHIVE_LINE, GOAL_LINE, SUMMARY_PREFIX
 from flawedcode.redact import redact_text
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import SUMMARY_TAG, SessionLog
 from flawedcode.tokens import TokenCounter
 
 
@@ -203,7 +203,7 @@ def summarize(messages: Sequence[AnyMessage], model: BaseChatModel, config: Summ
             continue
         started = time.perf_counter()
         try:
-            response = candidate.invoke([HumanMessage(prompt)])
+            response = candidate.invoke([HumanMessage(prompt)], config={"tags": [SUMMARY_TAG]})
         except Exception as error:  # a summary model can fail in many ways; each is reported, none is fatal
             errors.append(f"{type(error).__name__}: {error}")
             continue
