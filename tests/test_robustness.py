@@ -201,9 +201,10 @@ def test_an_error_quotes_only_a_short_prefix_of_a_bad_value(tmp_path: Path) -> N
     ("budget_tokens: true\n", "budget_tokens: expected a valid integer; found True"),
     ("summarization:\n  keep: {type: tokens, value: 5000}\n  trigger: {type: tokens, value: 4000}\n",
      "summarization: keep (tokens 5000) must be below the trigger (tokens 4000)"),
-    ("summarization:\n  keep: {type: tokens, value: 7000}\n",
+    ("summarization:\n  trigger: {type: fraction, value: 0.75}\n  keep: {type: tokens, value: 7000}\n",
      "summarization.keep (tokens 7000 = 7,000 tokens) must be below the trigger (fraction 0.75 = 6,144 tokens"),
-    ("summarization:\n  keep: {type: fraction, value: 0.8}\n", "keep (fraction 0.8) must be below the trigger (fraction 0.75)"),
+    ("summarization:\n  trigger: {type: fraction, value: 0.75}\n  keep: {type: fraction, value: 0.8}\n",
+     "keep (fraction 0.8) must be below the trigger (fraction 0.75)"),
     ("summarization:\n  trigger: []\n", "summarization.trigger: at least one trigger is needed"),
     ("summarization:\n  trigger: {type: tokens, value: true}\n", "summarization.trigger[0].value: expected a valid number"),
     ("offload:\n  per_tool_chars: {run_python: -5}\n", "offload.per_tool_chars.run_python: expected greater than 0"),
@@ -356,5 +357,5 @@ def test_a_key_never_reaches_a_bench_transcript(tmp_path: Path) -> None:
 
     task = parse_tasks({"tasks": [{"name": "leak", "category": "file_ops", "steps": [f"my key is {KEY}, list the files"]}]})[0]
     record = run_one(task, "v2", 0, tmp_path)
-    transcript = (tmp_path / record["transcript"]).read_text()
+    transcript = (tmp_path / record.transcript).read_text()
     assert KEY not in transcript and "[REDACTED:openai-key]" in transcript
