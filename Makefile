@@ -54,6 +54,7 @@ benchmarks: install-test
 	$(BIN)/python tests/benchmarks/bench_tokens.py
 	$(BIN)/python tests/benchmarks/bench_context.py
 	$(BIN)/python tests/benchmarks/bench_workload_b.py
+	$(BIN)/python tests/benchmarks/bench_scale.py
 
 # JupyterLab on the lessons. As root (CI, many containers) Jupyter needs --allow-root; LAB_ARGS adds more
 # (e.g. LAB_ARGS="--ip=0.0.0.0 --no-browser" inside a container).
