@@ -287,7 +287,7 @@ def test_demo_reruns_into_its_own_folder_and_leaves_other_files(tmp_path: Path) 
     (out / "notes.txt").write_text("mine")
     result = run_demo(out, steps=["List ChartBook dataframes"])
     assert result.chart_path.exists() and (out / "notes.txt").read_text() == "mine"
-    assert sorted(path.name for path in (out / "workspaces").iterdir()) == ["v1", "v2"]
+    assert sorted(path.name for path in (out / "workspaces").iterdir()) == ["archives", "scratch", "v1", "v2"]
 
 
 def test_an_unwritable_out_gives_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
