@@ -40,7 +40,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import BaseMessage, SystemMessage
 
@@ -182,12 +181,14 @@ def first_request(messages: Sequence[BaseMessage]) -> str | None:
 
 
 # --- watching every call -----------------------------------------------------------------------
-@dataclass(eq=False)  # handlers are compared by identity
-class ContextWatcher(BaseCallbackHandler):
+@dataclass(eq=False)  # watchers are compared by identity
+class ContextWatcher:
     """Keeps a ``ContextView`` of every agent call and marks the call where the goal left the window.
 
-    ``ContextWatcher.attach(agent)`` registers one on ``agent.model`` (give each
-    watched agent its own model object: ``lesson_agent`` does).
+    ``ContextWatcher.attach(agent)`` subscribes it to the agent's model-call recorder
+    (``agent.recorder``, see ``flawedcode.telemetry``), which sees every request at the
+    model boundary and says which part of the agent made it: only the agent's own
+    calls become views (a summarizer's or a library's internal calls do not).
     """
 
     agent: Any
@@ -197,21 +198,21 @@ class ContextWatcher(BaseCallbackHandler):
     @classmethod
     def attach(cls, agent: Any, goal: str | None = None) -> ContextWatcher:
         watcher = cls(agent, goal)
-        agent.model.callbacks = [*(agent.model.callbacks or []), watcher]
+        agent.recorder.observers.append(watcher.observe)
         return watcher
 
     def detach(self) -> None:
-        self.agent.model.callbacks = [handler for handler in self.agent.model.callbacks or [] if handler is not self]
+        self.agent.recorder.observers[:] = [observer for observer in self.agent.recorder.observers
+                                            if getattr(observer, "__self__", None) is not self]
 
     @property
     def latest(self) -> ContextView | None:
         return self.views[-1] if self.views else None
 
-    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any) -> None:
-        tools = (kwargs.get("invocation_params") or {}).get("tools")
-        if not tools or not messages:
-            return  # a call without tools is the summarizer's, not the agent's
-        request = messages[0]
+    def observe(self, purpose: str, request: list[BaseMessage], tools: list[Any]) -> None:
+        """Called by the recorder as each request starts."""
+        if purpose != "agent" or not request:
+            return
         self.goal = self.goal or first_request(request)
         log = self.agent.log
         view = view_of_request(request, tools, self.agent.counter, visible=visible_part(self.agent.model, request, tools),
