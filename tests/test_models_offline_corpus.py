@@ -247,12 +247,18 @@ def check_trap(case: dict[str, Any], reply: str) -> list[str]:
 
 
 def run_case(case: dict[str, Any], version: str | None = None) -> Outcome:
+    from flawedcode.agents import AgentError
+
     outcome = Outcome(case["id"])
     with tempfile.TemporaryDirectory(prefix="flawedcode-corpus-") as folder:
         agent, workspace = _new_agent(version or case.get("agent", "v2"), case.get("window", 8192), Path(folder))
         turns = case["turns"]
         for number, turn in enumerate(turns):
-            reply, calls = _turn(agent, turn["say"])
+            try:
+                reply, calls = _turn(agent, turn["say"])
+            except AgentError as error:  # a failed turn is a failed case, not a crashed corpus
+                outcome.problems.append(str(error))
+                break
             outcome.transcript.append(f"> {turn['say']}\n  calls: {calls}\n  reply: {reply[:900]}")
             outcome.problems += check_turn(turn, reply, calls, workspace.root)
             if "expect" in case and number == len(turns) - 1:
