@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,32 +88,17 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from flawedcode.models.offline_entities import Vocabulary
-from flawedcode.models.offline_intents import Request, fill_arguments, read_request, tool_name_for
-from flawedcode.models.offline_memory import (
-    answer_goal,
-    answer_last_action,
-    answer_recall,
-    is_summary_message,
-    parse_rendered_conversation,
-    recall_from_read,
-    recall_from_visible,
-    recall_steps,
-    recovery_steps,
-    text_of,
-    write_summary,
-)
-from flawedcode.models.offline_results import ToolResult, answer_from_results, offload_path
+from flawedcode.models.offline_intents import help_text, plan
+from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
+from flawedcode.models.offline_plan import Context, Task, fill_arguments, tool_name_for
+from flawedcode.models.offline_results import ToolResult, answer_task, next_step
+from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
 
-HELP_TEXT = (
-    "I'm the offline teaching model, a deterministic simulator rather than an LLM. I understand requests such as: "
-    "'List ChartBook dataframes', 'Get docs for money_markets/sofr', 'Load 50 rows of SOFR data', "
-    "'What is the average EFFR rate in 2024?', 'Read analyze.py', 'Run analyze.py', 'Search for volatility', "
-    "'What was my original goal?'."
-)
+SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")
 
 
 @dataclass
@@ -142,8 +128,9 @@ class OfflineModel(BaseChatModel):
     """The tiktoken encoding used to count what it sees and writes."""
     catalog_root: Path | None = None
     """The ChartBook catalog whose names it recognises (default: flawedcode.paths.data_dir())."""
-    max_tool_calls_per_request: int = 4
-    """At most this many tool calls after one user request, then it answers."""
+    max_tool_calls_per_request: int = 12
+    """At most this many tool calls after one user request, then it answers with what it has (several
+    requests in one message, read-back pages of an offloaded result and a fix-the-code check each take some)."""
 
     _counter: TokenCounter | None = PrivateAttr(default=None)
     _vocabulary: Vocabulary | None = PrivateAttr(default=None)
@@ -250,63 +237,73 @@ class OfflineModel(BaseChatModel):
         visible = window.visible
         latest = next((i for i in range(len(visible) - 1, -1, -1)
                        if isinstance(visible[i], HumanMessage) and not is_summary_message(visible[i])), None)
+        context = self.context(visible[:latest] if latest is not None else visible, tool_schemas, window.truncated)
+        context.system = list(window.system)
         if latest is None:
             results = tool_results_after(visible, -1)
             lost = "I can no longer see your request in my context window."
-            return (lost + ("\n\n" + answer_from_results(None, results, self.vocabulary()) if results else ""), [])
-        request = read_request(text_of(visible[latest]), self.vocabulary())
-        earlier, results = visible[:latest], tool_results_after(visible, latest)
-        if request.kind == "summary":
-            return write_summary(parse_rendered_conversation(request.text), self.vocabulary()), []
-        if request.kind == "goal":
-            return answer_goal(earlier, window.system, window.truncated), []
-        if request.kind == "last_action":
-            return answer_last_action(earlier), []
-        if request.kind == "recall" and not results:
-            found = recall_from_visible(request, earlier, self.vocabulary())
-            if found is not None:
-                return answer_recall(request, found), []
-            request.steps = recall_steps(request, earlier, self.vocabulary(), set(tool_schemas))
-            if not request.steps:
-                return answer_recall(request, None), []
-        if request.kind == "tools":
-            request.steps = recovery_steps(request, earlier, self.vocabulary(), set(tool_schemas)) or request.steps
-        call = self.next_call(request, results, tool_schemas)
-        if call is not None:
-            return "", [call]
-        return self.answer(request, results, tool_schemas), []
+            return lost + ("\n\n" + "\n\n".join(answer_task(Task("calls"), [r], context) for r in results) if results else ""), []
+        text = text_of(visible[latest])
+        if is_summary_request(text):
+            return write_summary(parse_rendered_conversation(text)), []
+        self._remember_previous_request(context)
+        tasks = plan(text, context)
+        return self.carry_out(tasks, tool_results_after(visible, latest), tool_schemas, context)
 
-    def next_call(
-        self, request: Request, results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]]
-    ) -> ToolCallPlan | None:
-        """The first planned call not made yet, then a read of any offloaded data a statistic needs."""
-        made = [(result.name, result.args) for result in results]
-        if len(made) >= self.max_tool_calls_per_request:
-            return None
-        wanted = [(step.intent, step.roles) for step in request.steps]
-        if request.stats or request.kind == "recall":
-            wanted += [("read_file", {"path": path, "limit": 2000})
-                       for result in results if (path := offload_path(result.content))]
-        for intent, roles in wanted:
-            name = tool_name_for(intent, tool_schemas)
-            arguments = fill_arguments(tool_schemas[name], roles) if name else None
-            if arguments is not None and (name, arguments) not in made:
-                return name, arguments
-        return None
+    def context(self, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]], truncated: bool) -> Context:
+        return Context(self.vocabulary(), set(tool_schemas), self.max_input_tokens, list(earlier), truncated,
+                       catalog_root=str(self.catalog_root) if self.catalog_root is not None else None)
 
-    def answer(self, request: Request, results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]]) -> str:
-        vocabulary = self.vocabulary()
-        if request.kind == "recall":
-            return answer_recall(request, recall_from_read(request, [(r.name, r.content) for r in results], vocabulary))
-        if results:
-            return answer_from_results(request, results, vocabulary)
-        if request.note:
-            return request.note
-        if request.kind == "chat":
-            return HELP_TEXT
-        missing = sorted({step.intent.replace("_", " ") for step in request.steps})
-        have = ", ".join(tool_schemas) or "none"
-        return f"I can't do that here: I have no tool to {', '.join(missing)} (tools I have: {have})."
+    def _remember_previous_request(self, context: Context) -> None:
+        """What the previous request asked (for 'and for EFFR?', 'run it', 'the docs for it')."""
+        requests = [i for i, message in enumerate(context.earlier) if isinstance(message, HumanMessage)
+                    and not is_summary_message(message) and not is_note(text_of(message))]
+        if not requests:
+            return
+        index = requests[-1]
+        earlier = self.context(context.earlier[:index], {name: {} for name in context.tool_names}, context.truncated)
+        for task in plan(text_of(context.earlier[index]), earlier):
+            if task.ask is not None:
+                context.previous_ask = task.ask
+                context.previous_frames = task.ask.frames()
+            if task.kind == "docs" and task.steps:
+                frame = self.vocabulary().frame(f"{task.steps[0].roles['pipeline']}/{task.steps[0].roles['dataframe']}")
+                context.previous_frames = [frame] if frame else context.previous_frames
+            if task.path:
+                context.last_path = task.path
+            context.previous_rule = task.rule
+
+    def carry_out(self, tasks: list[Task], results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]],
+                  context: Context) -> tuple[str, list[ToolCallPlan]]:
+        """Walk the tasks in order against the results so far: the next call to make, or the answer."""
+        position = 0
+        answers: list[str] = []
+        for task in tasks:
+            mine: list[ToolResult] = []
+            note = ""
+            while True:
+                step = next_step(task, mine, context)
+                if step is None:
+                    break
+                name = tool_name_for(step.intent, tool_schemas)
+                arguments = fill_arguments(tool_schemas[name], step.roles) if name else None
+                if arguments is None:
+                    have = ", ".join(tool_schemas) or "none"
+                    note = f"I can't do that here: I have no tool to {step.intent.replace('_', ' ')} (tools I have: {have})."
+                    break
+                if position < len(results):
+                    mine.append(results[position])
+                    position += 1
+                    continue
+                if len(results) >= self.max_tool_calls_per_request:
+                    note = f"I stopped after {len(results)} tool calls (my limit for one request); ask again for the rest."
+                    break
+                return "", [(name, arguments)]
+            if note and not mine:
+                answers.append(note)
+                continue
+            answers.append(answer_task(task, mine, context) + (f"\n{note}" if note else ""))
+        return "\n\n".join(answer for answer in answers if answer) or help_text(context), []
 
     # ------------------------------------------------------------------ the reply
 
@@ -349,6 +346,13 @@ def tool_results_after(visible: list[BaseMessage], index: int) -> list[ToolResul
             call = calls.get(message.tool_call_id, {})
             results.append(ToolResult(call.get("name", message.name or "tool"), call.get("args", {}), text_of(message)))
     return results
+
+
+def is_summary_request(text: str) -> bool:
+    if "<message type=" not in text:
+        return False
+    instructions = re.sub(r"<message type=.*?</message>", " ", text, flags=re.DOTALL).lower()
+    return any(word in instructions for word in SUMMARY_WORDS)
 
 
 def _json(value: Any) -> str:
