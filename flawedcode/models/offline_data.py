@@ -33,7 +33,7 @@ from flawedcode.models.offline_entities import DataframeRef
 from flawedcode.models.offline_periods import Period
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
-from flawedcode.models.offline_words import content_words, tags_in
+from flawedcode.models.offline_words import COMMON_WORDS, content_words, tags_in
 
 STAT_ROWS = 100
 """Rows a statistic uses when no period or row count is given (the most recent ones)."""
@@ -46,7 +46,7 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("min", r"\bmin\b|\bminimum\b|\blowest\b|\bsmallest\b|\btrough\b|\bhow low\b|\bbottom\b"),
     ("max", r"\bmax\b|\bmaximum\b|\bhighest\b|\blargest\b|\bpeak\b|\bhow high\b|\bwidest\b|\bbiggest\b|\btop value\b"),
     ("std", r"\bstandard deviation\b|\bvolatil\w*|\bdispersion\b|\bvariability\b"),
-    ("count", r"\bhow many\b|\bcount\b|\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
+    ("count", r"\bhow many\b(?! bp| basis| percent)|\bcount\b|\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
     ("latest", r"\blatest\b|\bmost recent\b|\bcurrent\b|\bright now\b|\btoday\b|\bnewest\b|\blast value\b"),
     ("change", r"\bchange[ds]?\b|\bmove[ds]?\b|\bmoved\b|\brise\b|\brose\b|\bfall\b|\bfell\b|\bdrop(?:ped)?\b|"
                r"\bincrease[ds]?\b|\bdecrease[ds]?\b"),
@@ -103,6 +103,7 @@ class DataAsk:
     wants_rows: bool = False
     columns_named: bool = False
     text: str = ""
+    limit: int | None = None
 
     @property
     def year(self) -> int | None:
@@ -138,9 +139,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if follow_up is not None and not frames and not clause.mentions.columns and not tags_in(clause.rest):
         frames = follow_up.frames()
     if sides:
+        sides = _share_head_noun(sides)
         series: list[Series] = []
         for side in sides:
-            found = _series_for(side, clause, context, frames)
+            found = _series_for(side, clause, context, frames, prefer_unit="percent" if combine == "difference" else None)
             if isinstance(found, Task):
                 return found
             series.append(found[0])
@@ -169,8 +171,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
     unit = next((unit for unit, pattern in UNIT_WORDS.items() if re.search(pattern, clause.norm)), None)
+    named = bool(clause.mentions.columns or tags_in(clause.rest)) or any(
+        s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
-                  bool(clause.mentions.columns) or bool(tags_in(clause.rest)), clause.text)
+                  named, clause.norm, _row_count(clause.rest))
     return _outside_coverage(ask) or ask
 
 
@@ -199,31 +203,47 @@ def _combination(text: str, stats: list[str]) -> tuple[str | None, list[str]]:
     return None, []
 
 
+def _share_head_noun(sides: list[str]) -> list[str]:
+    """'dvp and tri-party overnight rates': a one-word side borrows the words after the other side's first word."""
+    first, second = sides
+    if len(first.split()) == 1 and len(second.split()) > 1:
+        first = f"{first} {' '.join(second.split()[1:])}"
+    return [first, second]
+
+
 def _clean_side(side: str) -> str:
-    side = re.split(r"\b(?:in|during|over|for|since|on average|what|on|at)\b(?!.*\b(?:percentile|yield|rate)\b)", side)[0]
+    side = re.split(r"\b(?:in|during|for|since|on average|what)\b(?!.*\b(?:percentile|yield|rate)\b)", side)[0]
     side = re.sub(r"\b(?:the|a|an|mean|average|on average|latest|what|was|is|were)\b", " ", side)
     return " ".join(side.split()).strip(" ,?:.")
 
 
 def _series_for(text: str, clause: Clause, context: Context, frames: list[DataframeRef], many: bool = False,
-                follow_up: DataAsk | None = None) -> list[Series] | Task:
+                follow_up: DataAsk | None = None, prefer_unit: str | None = None) -> list[Series] | Task:
     vocabulary = context.vocabulary
     mentions = vocabulary.find(text)
     local_frames = mentions.dataframes or frames
-    exact = [column for column in mentions.columns if column in clause.mentions.columns or column in mentions.columns]
+    exact = [column for column in mentions.columns if "_" in column or any(ch.isdigit() for ch in column)
+             or column not in COMMON_WORDS]
     if exact:
         return _exact_series(exact, local_frames, context)
     unknown = _unknown_names(text, context)
     if unknown:
         return reply(_not_in_catalog(unknown, local_frames, context))
-    tags = [tag for tag in tags_in(text) if not tag.startswith("p") or _some_column_has(tag, local_frames, context)]
+    tags = tags_in(text)
+    if any(tag.startswith("p") for tag in tags) and not _some_column_has_all(tags, local_frames, context):
+        tags = [tag for tag in tags if not tag.startswith("p")]  # '90th percentile of the 10y': a statistic
     residual = [word for word in content_words(text) if word not in mentions.frame_words and word not in FRAME_ONLY_WORDS
-                and not re.fullmatch(STAT_WORDS, word)]
+                and word not in COMMON_WORDS and not re.fullmatch(STAT_WORDS, word)]
     if local_frames and not tags and not residual:  # 'sofr', 'the fed funds rate': the dataframe's main column
         match = vocabulary.match_columns("", local_frames)
     else:
-        match = vocabulary.match_columns(text, local_frames or None, only_tags=tags)
-    if not match.columns and len(tags) > 1 and many:
+        names = {word for ref in local_frames for column in ref.columns for word in vocabulary.info(ref, column).name_words}
+        match = vocabulary.match_columns(text, local_frames or None, only_tags=tags, ignore=mentions.frame_words - names)
+        if prefer_unit and len(match.columns) > 1:
+            preferred = [(ref, column) for ref, column in match.columns if vocabulary.unit(ref, column) == prefer_unit]
+            match.columns = preferred or match.columns
+    separate = len(tags) > 1 and re.search(r"\band\b|,", text) and not re.search(r"spread|minus|difference|gap|\d+s\d+s", text)
+    if (separate or not match.columns) and len(tags) > 1 and many:
         series: list[Series] = []
         for tag in tags:
             one = vocabulary.match_columns(text, local_frames or None, only_tags=[tag])
@@ -270,9 +290,9 @@ def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) ->
     return bool(tags) or score >= 3 or (bool(frames) and score >= 2)
 
 
-def _some_column_has(tag: str, frames: list[DataframeRef], context: Context) -> bool:
+def _some_column_has_all(tags: list[str], frames: list[DataframeRef], context: Context) -> bool:
     pool = frames or context.vocabulary.frames
-    return any(tag in context.vocabulary.info(ref, column).tags for ref in pool for column in ref.columns)
+    return any(set(tags) <= context.vocabulary.info(ref, column).tags for ref in pool for column in ref.columns)
 
 
 def _exact_series(columns: list[str], frames: list[DataframeRef], context: Context) -> list[Series] | Task:
@@ -303,22 +323,6 @@ def _unknown_names(text: str, context: Context) -> list[str]:
     if not context.vocabulary.find(text).dataframes and not tags_in(text) and lone:
         unknown += lone
     return list(dict.fromkeys(unknown))
-
-
-COMMON_WORDS = frozenset(
-    "average mean median min max lowest highest latest current typical level value values change changed move moved "
-    "rose fell std standard deviation volatile volatility summary stats statistics how many count days day observation "
-    "load fetch pull grab download give show display tell need get want like know find look see compute calculate "
-    "report level year years month months quarter half week weeks business trading session since until end start "
-    "first last past previous recent sample whole entire ever overall period time percent bp basis point points "
-    "trillion trillions billion billions million millions dollar dollars expressed above below over under than "
-    "greater less higher lower more exceed wonder hey please thanks could would should will shall hello "
-    "during between from ago term overnight curve yield yields rate rates spread difference gap apart "
-    "much far exceeded peak widest biggest largest smallest what which where when was were been had has have "
-    "did does doing the of and vs versus for with into are its there here data series row rows record records "
-    "entry entries thing things number numbers figure figures on in at to by as is it be do can you me my our "
-    "any some all each every just also now again ok okay hi way kind sort type also up down got ok quick".split()
-)
 
 
 def _not_in_catalog(unknown: list[str], frames: list[DataframeRef], context: Context) -> str:
@@ -355,6 +359,15 @@ def _which_column(ref: DataframeRef, context: Context) -> str:
 
 def _examples(context: Context, count: int = 3) -> str:
     return ", ".join(ref.key for ref in context.vocabulary.frames[:count]) or "none"
+
+
+def _row_count(text: str) -> int | None:
+    for pattern in (r"\b(\d{1,3})\s+(?:\w+\s+){0,3}?(?:rows?|records|observations|entries|values|points|obs)\b",
+                    r"\b(?:last|latest|recent|most recent|top|first)\s+(\d{1,3})\b"):
+        match = re.search(pattern, text)
+        if match:
+            return int(match.group(1))
+    return None
 
 
 def _threshold(text: str) -> tuple[str, float] | None:
@@ -403,10 +416,10 @@ def load_steps(ask: DataAsk) -> list[Step]:
             limit = 1 if period.point else (limit or MAX_ROWS)
         elif period.every_row:
             limit = MAX_ROWS
+        elif not limit and ask.limit:
+            limit = ask.limit
         elif not limit and not ask.wants_rows:
             limit = STAT_ROWS
-        elif not limit and re.search(r"\b(\d{1,3})\s+(?:\w+\s+){0,2}?(?:rows?|records|observations|entries|values|days)\b", ask.text):
-            limit = int(re.search(r"\b(\d{1,3})\s+(?:\w+\s+){0,2}?(?:rows?|records|observations|entries|values|days)\b", ask.text).group(1))
         if limit:
             roles["limit"] = min(limit, MAX_ROWS)
         steps.append(Step("load", {key: value for key, value in roles.items() if value is not None}))

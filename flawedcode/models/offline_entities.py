@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flawedcode.models.offline_words import STOP_WORDS, content_words, singular, tags_in
+from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, content_words, singular, tags_in
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
 GENERIC_WORDS = frozenset({"sample", "data", "daily", "rate", "rates", "yield", "yields", "curve", "the", "of", "and",
@@ -117,6 +117,7 @@ class Vocabulary:
         """Read the catalog and its docs; an unreadable catalog gives an empty vocabulary (file tools still work)."""
         frames: list[DataframeRef] = []
         infos: dict[tuple[str, str], ColumnInfo] = {}
+        doc_words: set[str] = set()
         try:
             from flawedcode.catalog import Catalog
 
@@ -131,13 +132,16 @@ class Vocabulary:
                 except Exception:  # noqa: BLE001 - missing docs: names only
                     docs, table = "", {}
                 aliases = docs_aliases(docs)
+                doc_words |= set(re.findall(r"[a-z]+", docs.lower()))
                 for column in info.columns:
                     doc = table.get(column)
                     infos[(ref.key, column)] = column_info(column, doc.unit if doc else "", doc.description if doc else "",
                                                            aliases.get(column, ()))
         except Exception:  # noqa: BLE001 - no catalog means no catalog names, not a crash
             frames = []
-        return cls.from_frames(frames, infos, catalog_root)
+        vocabulary = cls.from_frames(frames, infos, catalog_root)
+        vocabulary.known_words |= doc_words
+        return vocabulary
 
     @classmethod
     def from_frames(cls, frames: list[DataframeRef], infos: dict[tuple[str, str], ColumnInfo] | None = None,
@@ -148,7 +152,7 @@ class Vocabulary:
                 infos.setdefault((ref.key, column), column_info(column, "", "", ()))
         vocabulary = cls(frames=list(frames), column_info=infos, catalog_root=catalog_root)
         vocabulary._phrases = vocabulary._build_phrases()
-        vocabulary.known_words = vocabulary._words()
+        vocabulary.known_words = vocabulary._words() | vocabulary.names()
         return vocabulary
 
     # ------------------------------------------------------------------ lookups
@@ -161,6 +165,11 @@ class Vocabulary:
 
     def pipelines(self) -> list[str]:
         return list(dict.fromkeys(ref.pipeline for ref in self.frames))
+
+    def names(self) -> set[str]:
+        """Every identifier the catalog has, lower case: keys, ids, pipelines, columns."""
+        found = {name.lower() for ref in self.frames for name in (ref.key, ref.dataframe, ref.pipeline, *ref.columns)}
+        return found
 
     def frames_with_column(self, column: str) -> list[DataframeRef]:
         return [ref for ref in self.frames if column in ref.columns]
@@ -222,7 +231,7 @@ class Vocabulary:
             words = set(ref.dataframe.lower().split("_"))
             id_words[ref.key] = set(words)
             words |= set(re.findall(r"[a-z][a-z-]+", _plain_title(ref.title)))
-            words |= {word.lower() for word in re.findall(r"(?<!^)(?<!\. )\b[A-Z][A-Za-z]{2,}\b", ref.description)}
+            words |= {word.lower() for word in re.findall(r"\b[A-Z][A-Za-z]{2,}\b", ref.description)}
             candidates[ref.key] = {word for word in words if word not in GENERIC_WORDS and word not in STOP_WORDS}
         chosen: dict[str, str] = {}
         for key, words in candidates.items():
@@ -308,13 +317,23 @@ class Vocabulary:
                         mentions.columns.append(ref.dataframe)
 
     def match_columns(self, phrase: str, frames: list[DataframeRef] | None = None,
-                      only_tags: list[str] | None = None) -> ColumnMatch:
-        """The columns a phrase describes in words, tags or aliases (in ``frames`` first), best score first."""
+                      only_tags: list[str] | None = None, ignore: set[str] = frozenset()) -> ColumnMatch:
+        """The columns a phrase describes in words, tags or aliases (in ``frames`` first), best score first.
+
+        Words in ``ignore`` (those that named the dataframe) count only to break a tie.
+        """
         tags = tags_in(phrase) if only_tags is None else only_tags
-        words = content_words(phrase)
+        every_word = [word for word in content_words(phrase) if word not in STAT_WORDS]
+        words = [word for word in every_word if word not in ignore]
         if not tags and not words:
             return ColumnMatch()
         scored = self._score(phrase, tags, words, frames or self.frames)
+        if len(scored) > 1 and scored[0][0] == scored[1][0] and ignore:
+            tied = [ref for score, ref, _ in scored if score == scored[0][0]]
+            again = [item for item in self._score(phrase, tags, every_word, list(dict.fromkeys(tied)))
+                     if any(item[1] == ref and item[2] == column for score, ref, column in scored if score == scored[0][0])]
+            if again and (len(again) == 1 or again[0][0] > again[1][0]):
+                scored = [again[0]]
         if frames and not scored:  # 'Treasury General Account': a column elsewhere described by these words
             outside = self._score(phrase, [], words, [ref for ref in self.frames if ref not in frames])
             if outside and outside[0][0] >= 3 and not tags:
@@ -323,6 +342,10 @@ class Vocabulary:
             return ColumnMatch(missing=tags)
         best = scored[0][0]
         return ColumnMatch([(ref, column) for score, ref, column in scored if score == best], best)
+
+    def _rare_name_word(self, word: str) -> bool:
+        """A word in the names of fewer than three columns ('tga', 'iorb') says which column is meant."""
+        return sum(word in info.name_words for info in self.column_info.values()) < 3
 
     def _score(self, phrase: str, tags: list[str], words: list[str], frames: list[DataframeRef]) -> list[tuple[float, DataframeRef, str]]:
         lowered = phrase.lower()
@@ -336,7 +359,8 @@ class Vocabulary:
                 if tags and not set(tags) <= info.tags:
                     continue
                 score = 3.0 * len(set(tags) & set(info.name_tags)) + 1.0 * len(set(tags) & (info.tags - set(info.name_tags)))
-                score += 2.0 * sum(word in info.name_words for word in set(words))
+                score -= 2.0 * len(set(info.name_tags) - set(tags)) if tags else 0.0
+                score += sum((3.0 if self._rare_name_word(word) else 2.0) for word in set(words) if word in info.name_words)
                 score += 1.0 * sum(word in info.doc_words for word in set(words))
                 doc_pairs = set(zip(info.doc_words, info.doc_words[1:]))
                 score += 2.0 * len(pairs & doc_pairs)

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from flawedcode.models import offline_memory as memory
@@ -384,7 +384,8 @@ CATALOG_WORDS = ("catalog", "catalogue", "available", "dataframes", "datasets", 
 
 
 def _is_list_catalog(clause: Clause, context: Context) -> bool:
-    if clause.mentions.dataframes and not clause.mentions.pipelines:
+    if clause.mentions.dataframes and not has_any(clause.norm, ("list", "catalog", "catalogue", "pipelines", "dataframes",
+                                                                 "datasets", "what data", "which data")):
         return False
     return has_any(clause.norm, CATALOG_WORDS) or bool(clause.mentions.pipelines and not clause.mentions.columns)
 
@@ -432,8 +433,19 @@ def _plan_docs(clause: Clause, context: Context) -> list[Task]:
     match = context.vocabulary.match_columns(clause.rest, refs)
     if not columns and match.columns and match.score >= 3:
         columns = [column for _, column in match.columns[:2]]
-    return [Task("docs", steps=[Step("docs", {"pipeline": ref.pipeline, "dataframe": ref.dataframe})],
-                 detail={"columns": columns}) for ref in refs[:4]]
+    source = has_any(clause.norm, ("source", "come from", "comes from", "where does", "where do"))
+    return [_docs_task(ref, columns, clause, context, source) for ref in refs[:4]]
+
+
+def _docs_task(ref, columns: list[str], clause: Clause, context: Context, source: bool) -> Task:
+    """Docs, or (when a visible stub says they were offloaded) a read or search of the saved copy."""
+    detail = {"columns": columns, "source": source}
+    saved = memory.docs_stub_path(context.earlier, ref.key)
+    if saved and memory.SAVED_WORDS.search(clause.norm) and "read_file" in context.tool_names:
+        return Task("docs", steps=[Step("read_file", {"path": saved, "limit": 2000})], detail=detail)
+    if saved and columns and "search_files" in context.tool_names:
+        return Task("docs", steps=[Step("search_files", {"pattern": "|".join(columns), "path": saved})], detail=detail)
+    return Task("docs", steps=[Step("docs", {"pipeline": ref.pipeline, "dataframe": ref.dataframe})], detail=detail)
 
 
 def _is_data(clause: Clause, context: Context) -> bool:
@@ -459,6 +471,8 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if isinstance(asked, Task):
         return [asked]
     context.previous_frames = asked.frames()
+    if len(clause.periods) > 1 and not asked.combine:  # 'in 2023 or in 2024': the same figures for each period
+        return [plan_data(replace(asked, period=period), context) for period in clause.periods]
     return [plan_data(asked, context)]
 
 

@@ -349,6 +349,24 @@ def scratch_path_about(earlier: list[BaseMessage], names: list[str]) -> str | No
     return None
 
 
+def docs_stub_path(earlier: list[BaseMessage], key: str) -> str | None:
+    """The scratch/ file holding a dataframe's docs, if a visible offload stub of chartbook_get_docs names it."""
+    from flawedcode.models.offline_answers import offload_path
+
+    calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
+    pipeline, _, dataframe = key.partition("/")
+    for message in reversed(earlier):
+        if isinstance(message, ToolMessage) and (path := offload_path(text_of(message))):
+            call = calls.get(message.tool_call_id, {})
+            args = call.get("args", {})
+            if call.get("name") == "chartbook_get_docs" and (args.get("dataframe") in (dataframe, key)):
+                return path
+    return None
+
+
+SAVED_WORDS = re.compile(r"\b(?:saved|offloaded|scratch|stored|full docs|full result|full file|the file you)\b")
+
+
 def _names_in(text: str, names: list[str]) -> bool:
     if not names:
         return True

@@ -23,7 +23,7 @@ from langchain_core.messages import BaseMessage
 
 from flawedcode.models.offline_entities import Mentions, Vocabulary
 from flawedcode.models.offline_periods import Period, read_periods
-from flawedcode.models.offline_words import normalize
+from flawedcode.models.offline_words import COMMON_WORDS, normalize
 
 TOOL_NAMES_BY_INTENT: dict[str, tuple[str, ...]] = {
     "list_catalog": ("chartbook_list",),
@@ -183,7 +183,7 @@ def read_clause(text: str, vocabulary: Vocabulary, default_year: int | None = No
     if code_match:
         code = code_match.group(1) if code_match.group(1) is not None else code_match.group(2)
     outside_code = CODE_BLOCK.sub(" ", text)
-    norm = normalize(outside_code, vocabulary.known_words | KNOWN_WORDS)
+    norm = normalize(outside_code, vocabulary.known_words | KNOWN_WORDS | COMMON_WORDS)
     end = max((ref.end for ref in vocabulary.frames if ref.end), default="2024-12-31")
     periods, rest = read_periods(norm, end, default_year)
     paths = [match.group(1).rstrip(".") for match in PATH_PATTERN.finditer(outside_code)]

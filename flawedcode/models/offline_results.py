@@ -64,6 +64,11 @@ def next_step(task: Task, results: list[ToolResult], context: Context) -> Step |
     if task.kind == "function" and len(results) == 1:
         hit = _function_hit(task, results[0].content)
         return Step("read_file", {"path": hit[0], "limit": 2000}) if hit else None
+    if task.kind == "docs" and len(results) == 1 and offload_path(results[0].content) and task.detail.get("columns"):
+        path = offload_path(results[0].content)
+        if "search_files" in context.tool_names:
+            return Step("search_files", {"pattern": "|".join(task.detail["columns"]), "path": path})
+        return Step("read_file", {"path": path, "limit": 2000})
     if task.kind == "fix" and len(results) == 1:
         module = _failing_module(results[0].content)
         return Step("read_file", {"path": module, "limit": 2000}) if module else None
@@ -155,6 +160,8 @@ def answer_one(result: ToolResult, task: Task | None = None) -> str:
         return _describe_run(content)
     if name == "write_file":
         return content.splitlines()[0] + "."
+    if name == "search_files" and task is not None and task.kind == "docs":
+        return _quote("From the saved docs:", content)
     if name == "search_files":
         lines = content.splitlines()
         if not lines or content.lower().startswith("no match"):

@@ -22,7 +22,6 @@ so a request and a column meet on the same tags.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
@@ -84,7 +83,12 @@ def _number_words(text: str) -> str:
 
 
 def fix_typos(text: str, known: Iterable[str]) -> str:
-    """Each unknown word of 4+ letters becomes its closest known word (same first letter, 80% alike)."""
+    """Each unknown word of 4+ letters becomes the known word one edit away (two for 9+ letters), same first letter.
+
+    An edit is a letter added, dropped, changed, or two neighbours swapped (``yeild`` -> ``yield``,
+    ``averge`` -> ``average``, ``documention`` -> ``documentation``); inflections of known words
+    (``averaged``, ``findings``) are left alone.
+    """
     vocabulary = set(known)
     by_letter: dict[str, list[str]] = {}
     for word in vocabulary:
@@ -93,12 +97,33 @@ def fix_typos(text: str, known: Iterable[str]) -> str:
 
     def fix(match: re.Match[str]) -> str:
         word = match.group(0)
-        if len(word) < 4 or not word.isalpha() or word in vocabulary or _plural_known(word, vocabulary):
+        if len(word) < 4 or not word.isalpha() or word in vocabulary or _inflection_known(word, vocabulary):
             return word
-        close = difflib.get_close_matches(word, sorted(by_letter.get(word[0], [])), n=1, cutoff=0.8)
-        return close[0] if close else word
+        allowed = 2 if len(word) >= 9 else 1
+        close = sorted((edits(word, candidate), candidate) for candidate in by_letter.get(word[0], [])
+                       if abs(len(candidate) - len(word)) <= allowed)
+        return close[0][1] if close and close[0][0] <= allowed else word
 
     return WORD.sub(fix, text)
+
+
+def edits(first: str, second: str) -> int:
+    """Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent swaps."""
+    rows = [list(range(len(second) + 1))]
+    for i in range(1, len(first) + 1):
+        row = [i] + [0] * len(second)
+        for j in range(1, len(second) + 1):
+            cost = 0 if first[i - 1] == second[j - 1] else 1
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
+            if i > 1 and j > 1 and first[i - 1] == second[j - 2] and first[i - 2] == second[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def _inflection_known(word: str, vocabulary: set[str]) -> bool:
+    return any(word.endswith(ending) and (word[: -len(ending)] in vocabulary or word[: -len(ending)] + "e" in vocabulary)
+               for ending in ("s", "es", "ed", "d", "ing", "ings", "er", "ers"))
 
 
 def _plural_known(word: str, vocabulary: set[str]) -> bool:
@@ -156,3 +181,25 @@ STOP_WORDS = frozenset(
     "any some all each every there here than then so just also now again ok okay hey hi".split()
 )
 """Words that say nothing about which column is meant."""
+
+
+COMMON_WORDS = frozenset(
+    "average mean median min max lowest highest latest current typical level value values change changed move moved "
+    "rose fell std standard deviation volatile volatility summary stats statistics how many count days day observation "
+    "load fetch pull grab download give show display tell need get want like know find look see compute calculate "
+    "report level year years month months quarter half week weeks business trading session since until end start "
+    "first last past previous recent sample whole entire ever overall period time percent bp basis point points "
+    "trillion trillions billion billions million millions dollar dollars expressed above below over under than "
+    "greater less higher lower more exceed wonder hey please thanks could would should will shall hello "
+    "during between from ago spread difference gap apart "
+    "much far exceeded peak widest biggest largest smallest what which where when was were been had has have "
+    "did does doing the of and vs versus for with into are its there here data series row rows record records "
+    "entry entries thing things number numbers figure figures on in at to by as is it be do can you me my our "
+    "any some all each every just also now again ok okay hi way kind sort type also up down got ok quick bigger "
+    "smaller wider narrower better worse same different then".split()
+)
+"""Everyday words a request uses around the names of data (never typos, never series names)."""
+
+STAT_WORDS = frozenset("mean average median min max minimum maximum lowest highest latest std standard deviation "
+                       "change count typical volatility peak bp percent trillion billion million dollar".split())
+"""Words that name a statistic or a unit, never a column."""
