@@ -234,6 +234,8 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
         tags = [tag for tag in tags if not tag.startswith("p")]  # '90th percentile of the 10y': a statistic
     residual = [word for word in content_words(text) if word not in mentions.frame_words and word not in FRAME_ONLY_WORDS
                 and word not in COMMON_WORDS and not re.fullmatch(STAT_WORDS, word)]
+    if follow_up is not None and follow_up.series and not tags and not residual and not mentions.dataframes:
+        return list(follow_up.series)  # 'and the min?': the series asked just before
     if local_frames and not tags and not residual:  # 'sofr', 'the fed funds rate': the dataframe's main column
         match = vocabulary.match_columns("", local_frames)
     else:

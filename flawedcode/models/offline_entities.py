@@ -37,6 +37,7 @@ from pathlib import Path
 from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, content_words, singular, tags_in
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
+COMBINED = frozenset({"minus", "spread", "difference", "gap", "ratio"})
 GENERIC_WORDS = frozenset({"sample", "data", "daily", "rate", "rates", "yield", "yields", "curve", "the", "of", "and",
                            "on", "by", "with", "its", "in", "for", "us", "not", "research", "synthetic"})
 NOT_ACRONYMS = frozenset({"US", "USD", "NY", "THE", "AND", "FOR", "DATA", "SAMPLE", "NOT", "OFR"})
@@ -362,6 +363,8 @@ class Vocabulary:
                 score -= 2.0 * len(set(info.name_tags) - set(tags)) if tags else 0.0
                 score += sum((3.0 if self._rare_name_word(word) else 2.0) for word in set(words) if word in info.name_words)
                 score += 1.0 * sum(word in info.doc_words for word in set(words))
+                if COMBINED & info.name_words and not COMBINED & set(words) and not info.aliases:
+                    score -= 4.0  # a 'x_minus_y' column answers only a request about a difference
                 doc_pairs = set(zip(info.doc_words, info.doc_words[1:]))
                 score += 2.0 * len(pairs & doc_pairs)
                 score += 5.0 * sum(bool(re.search(r"(?<![\w])" + re.escape(alias) + r"(?![\w])", lowered)) for alias in info.aliases)
@@ -375,7 +378,8 @@ def column_info(name: str, unit: str, description: str, aliases: tuple[str, ...]
     name_words = frozenset(singular(word) for word in re.findall(r"[a-z]+", name.lower().replace("_", " ")) if len(word) > 1)
     return ColumnInfo(name=name, unit=unit, description=description, name_tags=tuple(tags_in(name)),
                       doc_tags=tuple(tags_in(description)), name_words=name_words,
-                      doc_words=tuple(content_words(description)), aliases=tuple(aliases))
+                      doc_words=tuple(word for word in content_words(description) if word not in STAT_WORDS),
+                      aliases=tuple(aliases))
 
 
 def docs_aliases(docs: str) -> dict[str, tuple[str, ...]]:

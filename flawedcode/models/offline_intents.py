@@ -268,7 +268,7 @@ def _function_name(clause: Clause) -> str | None:
 
 
 def _is_show_function(clause: Clause, context: Context) -> bool:
-    if clause.mentions.dataframes or clause.mentions.columns:
+    if clause.mentions.dataframes or clause.mentions.columns or _is_search_files(clause, context):
         return False
     if re.search(r"\b(?:function|def|method|the code of|code for|the test for)\b", clause.norm):
         return True
@@ -355,6 +355,8 @@ def _plan_list_files(clause: Clause, context: Context) -> list[Task]:
 def _is_read_file(clause: Clause, context: Context) -> bool:
     if clause.paths:
         return True
+    if context.last_path and re.search(r"\bit\b", clause.norm) and has_any(clause.norm, READ_VERBS):
+        return True
     return any(phrase in clause.norm for phrase in FILE_WORDS) and has_any(clause.norm, READ_VERBS + ("what", "in"))
 
 
@@ -363,6 +365,8 @@ FILE_WORDS = {"readme": "readme", "the test file": "test_", "the tests file": "t
 
 
 def _plan_read_file(clause: Clause, context: Context) -> list[Task]:
+    if not clause.paths and context.last_path and re.search(r"\bit\b", clause.norm):
+        return [calls(Step("read_file", {"path": context.last_path}), path=context.last_path)]
     if not clause.paths:
         hint = next(hint for phrase, hint in FILE_WORDS.items() if phrase in clause.norm)
         return [Task("find_file", steps=[Step("list_files", {"path": "."})], detail={"hint": hint, "then": "read"})]
@@ -400,6 +404,9 @@ DOCS_WORDS = ("docs", "doc", "documentation", "dictionary", "schema", "describe"
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
+    if (context.previous_rule == "docs" and clause.mentions.dataframes and len(clause.norm.split()) <= 4
+            and not clause.periods and not re.search(r"\b(?:average|mean|median|min|max|latest|rows?|load)\b", clause.norm)):
+        return True  # 'and effr?' after a docs request
     if not has_any(clause.norm, DOCS_WORDS) or clause.periods:
         return False
     if re.search(r"\b(?:average|mean of|median|min|max|latest)\b", clause.rest) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest):
@@ -544,6 +551,7 @@ def plan(text: str, context: Context) -> list[Task]:
             continue
         for task in rule.planner(clause, context):
             task.rule = rule.name
+            context.previous_rule = rule.name if task.kind != "reply" else context.previous_rule
             if task.ask is not None:
                 context.previous_ask = task.ask
             if task.path:

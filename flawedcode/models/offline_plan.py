@@ -153,8 +153,13 @@ def has_any(text: str, phrases: tuple[str, ...]) -> bool:
     return any(re.search(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", lowered) for phrase in phrases)
 
 
+GOAL_START = re.compile(
+    r"^\s*(?:so,?\s+)?(?:(?:my|our|the)\s+(?:overall\s+|main\s+)?(?:goal|aim|objective|plan|task|mission|purpose)\b|"
+    r"goal\b|(?:today\s+)?i'?m trying to|i am trying to|overall,? i want|i want to|i'd like to)", re.IGNORECASE)
+
+
 def split_clauses(text: str) -> list[str]:
-    """The requests in one message, in order (code blocks are never split)."""
+    """The requests in one message, in order (code blocks are never split, nor is a sentence stating a goal)."""
     blocks: list[str] = []
 
     def hold(match: re.Match[str]) -> str:
@@ -163,11 +168,15 @@ def split_clauses(text: str) -> list[str]:
 
     held = CODE_BLOCK.sub(hold, text)
     verbs = "|".join(ACTION_VERBS)
-    splitter = re.compile(
-        rf"(?<=[.!?;])\s+(?=[A-Za-z0-9(])|;|\n+|(?:,\s*|\s+)(?:and\s+)?then\b[,:]?|(?:,\s*|\s+)after that\b,?|"
-        rf"\s+(?=\d\)\s)|,\s+(?=(?:and\s+)?(?:also\s+)?(?:{verbs})\b)|\s+and\s+(?=(?:also\s+)?(?:{verbs})\b)",
-        re.IGNORECASE)
-    parts = [part for part in splitter.split(held) if part and part.strip(" ,.")]
+    sentences = re.split(r"(?<=[.!?;])\s+(?=[A-Za-z0-9(])|;|\n+(?!\s*\x00)", held)
+    within = re.compile(
+        rf"(?:,\s*|\s+)(?:and\s+)?then\b[,:]?|(?:,\s*|\s+)after that\b,?|,\s*next\b,?|\s+(?=\d\)\s)|"
+        rf",\s+(?=(?:and\s+)?(?:also\s+)?(?:{verbs})\b)|\s+and\s+(?=(?:also\s+)?(?:{verbs})\b)", re.IGNORECASE)
+    parts: list[str] = []
+    for sentence in sentences:
+        if not sentence or not sentence.strip(" ,."):
+            continue
+        parts += [sentence] if GOAL_START.match(sentence) else [part for part in within.split(sentence) if part]
     clauses = []
     for part in parts:
         part = LEADING_CONNECTORS.sub("", part.strip(" ,")).strip()
