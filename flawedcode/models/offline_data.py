@@ -142,7 +142,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         sides = _share_head_noun(sides)
         series: list[Series] = []
         for side in sides:
-            found = _series_for(side, clause, context, frames, prefer_unit="percent" if combine == "difference" else None)
+            unit = "percent" if combine == "difference" else None
+            found = _series_for(side, clause, context, [], prefer_unit=unit)
+            if isinstance(found, Task) and frames:  # the side names no dataframe: the clause's dataframe
+                found = _series_for(side, clause, context, frames, prefer_unit=unit)
             if isinstance(found, Task):
                 return found
             series.append(found[0])
@@ -223,7 +226,7 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
     mentions = vocabulary.find(text)
     local_frames = mentions.dataframes or frames
     exact = [column for column in mentions.columns if "_" in column or any(ch.isdigit() for ch in column)
-             or column not in COMMON_WORDS]
+             or (column not in COMMON_WORDS and column not in FRAME_ONLY_WORDS)]
     if exact:
         return _exact_series(exact, local_frames, context)
     unknown = _unknown_names(text, context)

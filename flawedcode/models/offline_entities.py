@@ -37,6 +37,8 @@ from pathlib import Path
 from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, content_words, singular, tags_in
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
+KIND_ORDER = {"id": 0, "alias": 0, "pipeline": 1, "column": 2}
+"""Dataframe names are matched before pipeline names ('par yield curve' is the par yield dataframe)."""
 COMBINED = frozenset({"minus", "spread", "difference", "gap", "ratio"})
 GENERIC_WORDS = frozenset({"sample", "data", "daily", "rate", "rates", "yield", "yields", "curve", "the", "of", "and",
                            "on", "by", "with", "its", "in", "for", "us", "not", "research", "synthetic"})
@@ -275,7 +277,8 @@ class Vocabulary:
         lowered = text.lower()
         taken = [False] * len(lowered)
         found: list[tuple[int, str, str, str]] = []  # (position, kind, value, phrase)
-        for phrase, kind, value in self._phrases:
+        ordered = sorted(self._phrases, key=lambda item: (KIND_ORDER[item[1]], -len(item[0])))
+        for phrase, kind, value in ordered:
             pattern = r"(?<![\w/])" + re.escape(phrase) + r"(?![\w])"
             for match in re.finditer(pattern, lowered):
                 span = range(match.start(), match.end())
@@ -365,6 +368,7 @@ class Vocabulary:
                 score += 1.0 * sum(word in info.doc_words for word in set(words))
                 if COMBINED & info.name_words and not COMBINED & set(words) and not info.aliases:
                     score -= 4.0  # a 'x_minus_y' column answers only a request about a difference
+                score += 1.5 * _defining_prefix(info.doc_words, words)
                 doc_pairs = set(zip(info.doc_words, info.doc_words[1:]))
                 score += 2.0 * len(pairs & doc_pairs)
                 score += 5.0 * sum(bool(re.search(r"(?<![\w])" + re.escape(alias) + r"(?![\w])", lowered)) for alias in info.aliases)
@@ -380,6 +384,15 @@ def column_info(name: str, unit: str, description: str, aliases: tuple[str, ...]
                       doc_tags=tuple(tags_in(description)), name_words=name_words,
                       doc_words=tuple(word for word in content_words(description) if word not in STAT_WORDS),
                       aliases=tuple(aliases))
+
+
+def _defining_prefix(doc_words: tuple[str, ...], words: list[str]) -> int:
+    """How many of a description's first words the request has in a row ('Interest on reserve balances ...')."""
+    for length in range(min(len(doc_words), len(words)), 1, -1):
+        prefix = list(doc_words[:length])
+        if any(words[i:i + length] == prefix for i in range(len(words) - length + 1)):
+            return length
+    return 0
 
 
 def docs_aliases(docs: str) -> dict[str, tuple[str, ...]]:

@@ -261,9 +261,10 @@ def run_script_code(script: str) -> str:
 
 
 def _function_name(clause: Clause) -> str | None:
-    identifiers = re.findall(r"\b([a-z_][a-z0-9]*_[a-z0-9_]+)\b", clause.text.lower())
-    known_columns = {column.lower() for ref in [] for column in ref.columns}
-    names = [name for name in identifiers if name not in known_columns and not name.endswith((".py",))]
+    text = clause.text.lower()
+    for path in clause.paths:
+        text = text.replace(path.lower(), " ")
+    names = re.findall(r"\b([a-z_][a-z0-9]*_[a-z0-9_]+)\b", text)
     return names[0] if names else None
 
 
@@ -404,6 +405,8 @@ DOCS_WORDS = ("docs", "doc", "documentation", "dictionary", "schema", "describe"
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
+    if re.fullmatch(r"\W*(?:the\s+)?(?:docs?|documentation)(?:\s+please)?\W*", clause.norm):
+        return True  # 'docs please': docs of which dataframe? (the planner asks)
     if (context.previous_rule == "docs" and clause.mentions.dataframes and len(clause.norm.split()) <= 4
             and not clause.periods and not re.search(r"\b(?:average|mean|median|min|max|latest|rows?|load)\b", clause.norm)):
         return True  # 'and effr?' after a docs request
@@ -478,9 +481,10 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if isinstance(asked, Task):
         return [asked]
     context.previous_frames = asked.frames()
-    if len(clause.periods) > 1 and not asked.combine:  # 'in 2023 or in 2024': the same figures for each period
-        return [plan_data(replace(asked, period=period), context) for period in clause.periods]
-    return [plan_data(asked, context)]
+    periods = clause.periods if len(clause.periods) > 1 and not asked.combine else [asked.period]
+    each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
+        else [asked.series]
+    return [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
 
 
 def _frames_only(context: Context, clause: Clause) -> DataAsk | None:

@@ -134,7 +134,7 @@ def _open_end(period: Period | None) -> Period | None:
 
 
 def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
-    periods = [period for _, period in found]
+    periods = list(dict.fromkeys(period for _, period in found))
     if any(period.every_row for period in periods):
         periods = [period for period in periods if not period.every_row] or [periods[0]]
     if len(periods) <= 1:

@@ -8,10 +8,12 @@ every other rule reads:
   ``what``, ``u`` -> ``you``, ``fed funds`` -> ``federal funds``, ``tsy`` ->
   ``treasury``, ``ytd`` -> ``year to date``; ``what's`` -> ``what is``.
 - **Number words**: ``ten rows`` -> ``10 rows``, ``five-year`` -> ``5-year``.
-- **Typos**: a word of 4+ letters that is not in the known words (the intent
-  words plus every word of the catalog and its docs) becomes the closest known
-  word that starts with the same letter, if they are at least 80% alike
-  (``averge`` -> ``average``, ``yeild`` -> ``yield``, ``catalgoue`` -> ``catalogue``).
+- **Typos**: a word of 4+ letters that is neither an English word (pyspellchecker's
+  dictionary) nor one of the known words (the intent words plus every word of the
+  catalog and its docs) becomes the known word one edit away (two for long words)
+  that starts with the same letter (``averge`` -> ``average``, ``yeild`` -> ``yield``,
+  ``catalgoue`` -> ``catalogue``). English words are never "corrected" (``found``
+  stays ``found``, not ``fund``).
 
 ``tags_in(text)`` finds the descriptors that name a column without its name:
 tenors (``5-year``, ``5y``, ``5 yr``, ``six-month``, ``30 calendar days`` ->
@@ -22,6 +24,7 @@ so a request and a column meet on the same tags.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -99,12 +102,22 @@ def fix_typos(text: str, known: Iterable[str]) -> str:
         word = match.group(0)
         if len(word) < 4 or not word.isalpha() or word in vocabulary or _inflection_known(word, vocabulary):
             return word
+        if word in english_words():
+            return word
         allowed = 2 if len(word) >= 9 else 1
         close = sorted((edits(word, candidate), candidate) for candidate in by_letter.get(word[0], [])
                        if abs(len(candidate) - len(word)) <= allowed)
         return close[0][1] if close and close[0][0] <= allowed else word
 
     return WORD.sub(fix, text)
+
+
+@functools.cache
+def english_words():
+    """pyspellchecker's English dictionary (loaded on first use: about half a second)."""
+    from spellchecker import SpellChecker
+
+    return SpellChecker(language="en").word_frequency
 
 
 def edits(first: str, second: str) -> int:
@@ -122,6 +135,8 @@ def edits(first: str, second: str) -> int:
 
 
 def _inflection_known(word: str, vocabulary: set[str]) -> bool:
+    if word + "s" in vocabulary or word + "es" in vocabulary:
+        return True
     return any(word.endswith(ending) and (word[: -len(ending)] in vocabulary or word[: -len(ending)] + "e" in vocabulary)
                for ending in ("s", "es", "ed", "d", "ing", "ings", "er", "ers"))
 
