@@ -208,10 +208,11 @@ PHRASINGS: list[tuple[str, list[tuple[str, dict]]]] = [
     ("save this to hello.py:\n```python\nprint('hi')\n```", [("write_file", {"path": "hello.py", "content": "print('hi')\n"})]),
     ("create todo.txt: check the volatility formula", [("write_file", {"path": "todo.txt", "content": "check the volatility formula\n"})]),
     # run
-    ("run analyze.py", [("run_python", {"code": "import runpy\nrunpy.run_path('analyze.py', run_name='__main__')\n"})]),
+    ("run analyze.py", [("run_python", {"code": "import runpy\nrunpy.run_path('analyze.py', run_name='__main__')\n",
+                                        "timeout": 60})]),
     ("Please execute analyze.py and tell me the output",
-     [("run_python", {"code": "import runpy\nrunpy.run_path('analyze.py', run_name='__main__')\n"})]),
-    ("run this:\n```python\nprint(6 * 7)\n```", [("run_python", {"code": "print(6 * 7)\n"})]),
+     [("run_python", {"code": "import runpy\nrunpy.run_path('analyze.py', run_name='__main__')\n", "timeout": 60})]),
+    ("run this:\n```python\nprint(6 * 7)\n```", [("run_python", {"code": "print(6 * 7)\n", "timeout": 60})]),
 ]
 
 

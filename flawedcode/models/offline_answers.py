@@ -28,6 +28,7 @@ from flawedcode.models.offline_data import DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Context, Step, Task
 from flawedcode.models.offline_stats import (
+    LOAD_HEADER,
     LoadedTable,
     aligned,
     assemble_pages,
@@ -64,6 +65,8 @@ def data_next_step(task: Task, results: list[Any], context: Context) -> Step | N
         if read_stat_output(results[0].content) is not None:
             return None
         return _next_load_step(load_steps(ask), results[1:], needs_rows=True)
+    if task.steps and task.steps[0].intent == "read_file":  # rows already loaded, offloaded: read them back
+        return task.steps[0] if not results else _next_load_step([], [], True)
     return _next_load_step(task.steps, results, needs_rows=not ask.wants_rows)
 
 
@@ -118,12 +121,16 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
         errors = [result for result in results if result.content.lstrip().startswith("Error")]
     if errors:
         return relay_error(errors[0])
+    if task.detail.get("rows"):
+        from flawedcode.models.offline_results import ToolResult
+
+        results = [ToolResult("chartbook_load_data", {}, task.detail["rows"]), *results]
     tables = tables_in(results)
     if ask.wants_rows:
         described = [describe_table(table, ask, vocabulary) for table in tables.values()]
         stubs = [result for result in results if offload_path(result.content)]
         if not described and stubs:
-            return describe_stub(stubs[0])
+            return describe_stub(stubs[0], vocabulary)
         return "\n\n".join(described) or "I got no rows back."
     series_values = [_values(tables, series) for series in ask.series[:2]]
     if any(values is None for values in series_values):
@@ -262,7 +269,7 @@ def describe_table(table: LoadedTable, ask: DataAsk | None, vocabulary: Vocabula
     return " ".join(lines)
 
 
-def describe_stub(result: Any) -> str:
+def describe_stub(result: Any, vocabulary: Vocabulary | None = None) -> str:
     content = result.content.strip()
     lines = content.splitlines()
     path = offload_path(content) or "scratch/"
@@ -272,9 +279,30 @@ def describe_stub(result: Any) -> str:
     what = f"{result.name} for {pipeline}/{dataframe}" if pipeline and dataframe else result.name
     text = f"The full result of {what} is saved in {path}" + (f" ({detail})" if detail else "") + "."
     text += f" I can read it with read_file(path='{path}')."
+    statistics = preview_statistics(preview, vocabulary)
+    if statistics:
+        return text + " " + statistics
     if preview:
         text += " Preview:\n" + "\n".join(f"> {line}" for line in preview)
     return text
+
+
+def preview_statistics(preview: list[str], vocabulary: Vocabulary | None) -> str:
+    """A table stub's summary rows (named mean/min/max under its CSV header), for the main column: never its rows."""
+    title = next((LOAD_HEADER.match(line) for line in preview if LOAD_HEADER.match(line)), None)
+    header_index = next((i for i, line in enumerate(preview) if line.startswith("date,")), None)
+    if title is None or header_index is None:
+        return ""
+    columns = preview[header_index].split(",")
+    rows = {line.split(",", 1)[0]: line.split(",") for line in preview if line.split(",", 1)[0] in ("mean", "min", "max")}
+    ref = vocabulary.frame(title["key"]) if vocabulary is not None else None
+    column = vocabulary.main_column(ref) if ref is not None else None
+    if column not in columns or not rows:
+        return ""
+    position = columns.index(column)
+    figures_shown = ", ".join(f"{stat} {row[position]}" for stat, row in rows.items() if position < len(row))
+    return (f"From the preview's summary statistics: {title['key']} {column}: {figures_shown} "
+            f"over {title['rows']} rows ({title['start']} to {title['end']}).")
 
 
 def relay_error(result: Any) -> str:

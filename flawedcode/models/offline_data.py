@@ -131,7 +131,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     """A clause's data request, or a reply saying what is missing or not there."""
     vocabulary = context.vocabulary
     stats = stats_in(clause)
-    combine, sides = _combination(clause.rest, stats)
+    combine, sides = _combination(clause.rest, stats, context)
     if combine == "correlation":
         stats = [stat for stat in stats if stat != "corr"] or ["corr"]
         stats = ["corr"]
@@ -190,7 +190,12 @@ def context_unit(context: Context) -> str | None:
     return None
 
 
-def _combination(text: str, stats: list[str]) -> tuple[str | None, list[str]]:
+def _names_something(side: str, context: Context) -> bool:
+    found = context.vocabulary.find(side)
+    return bool(found.dataframes or found.columns or tags_in(side))
+
+
+def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
     if "corr" in stats:
         for pattern in CORRELATION:
             match = re.search(pattern, text)
@@ -202,7 +207,10 @@ def _combination(text: str, stats: list[str]) -> tuple[str | None, list[str]]:
         if match and _clean_side(match["a"]) and _clean_side(match["b"]):
             if "vs" in pattern and "spread" not in text and "difference" not in text and "gap" not in text:
                 continue
-            return "difference", [_clean_side(match["a"]), _clean_side(match["b"])]
+            sides = [_clean_side(match["a"]), _clean_side(match["b"])]
+            if pattern in DIFFERENCE[5:] and not all(_names_something(side, context) for side in sides):
+                continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two
+            return "difference", sides
     return None, []
 
 

@@ -481,10 +481,29 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if isinstance(asked, Task):
         return [asked]
     context.previous_frames = asked.frames()
+    reuse = _rows_in_view(asked, context)
+    if reuse is not None:
+        return [reuse]
     periods = clause.periods if len(clause.periods) > 1 and not asked.combine else [asked.period]
     each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
         else [asked.series]
     return [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
+
+
+def _rows_in_view(ask: DataAsk, context: Context) -> Task | None:
+    """A statistic with no period about a dataframe whose rows are in view: use those rows (read back if offloaded)."""
+    period = ask.period
+    if ask.wants_rows or ask.combine or ask.limit or period.start or period.end or period.last_rows or period.every_row:
+        return None
+    if len(ask.frames()) != 1:
+        return None
+    found = memory.visible_rows(context.earlier, ask.frames()[0].key)
+    if found is None:
+        return None
+    kind, value = found
+    if kind == "stub":
+        return Task("data", steps=[Step("read_file", {"path": value, "limit": 2000})], ask=ask)
+    return Task("data", steps=[], ask=ask, detail={"rows": value})
 
 
 def _frames_only(context: Context, clause: Clause) -> DataAsk | None:

@@ -286,7 +286,7 @@ def plan_figure_recall(clause: Clause, context: Context) -> Task:
     values = list(dict.fromkeys((f.stat, f.value, f.line) for f in chosen))
     if len({(stat, value) for stat, value, _ in values}) == 1:
         figure = chosen[0]
-        return reply(f"It was {figure.stat} {figure.value} (from {figure.source}: {_clip(figure.line, 220)}).")
+        return reply(f"The {figure.stat}{_of(figure.line)} was {figure.value} (from {figure.source}: {_clip(figure.line, 220)}).")
     if len(values) > 1:
         listed = "; ".join(_clip(line, 160) for _, _, line in values[:5])
         return reply(f"I can see several figures that fit: {listed}. Which one do you mean?")
@@ -315,14 +315,39 @@ def answer_recall_from_read(task: Task, results: list[Any], context: Context) ->
             if column and table.values(column):
                 out = figures(table.values(column))
                 source = where["path"] if where else result.name
-                return (f"It was {stat} {out[stat]:.4f}: {table.key} {column}, {out['first_date']} to {out['last_date']}, "
-                        f"{out['count']} values (computed from {source}).")
+                return (f"The {stat} of {table.key} {column} was {out[stat]:.4f} ({out['first_date']} to {out['last_date']}, "
+                        f"{out['count']} values, computed from {source}).")
         for line in result.content.splitlines():
             match = FIGURE.search(line)
             if match and match.group(1) == stat and _mentions_any(line, clause):
-                return f"It was {stat} {match.group(2)} (from the archive: {_clip(line, 220)})."
+                return f"The {stat}{_of(line)} was {match.group(2)} (from the archive: {_clip(line, 220)})."
     return ("I don't know: I looked in what I could read back and found no such figure. "
             "I can compute it again if you ask me for it.")
+
+
+def _of(line: str) -> str:
+    keys = re.findall(r"\b[a-z_]+/[a-z_]+\b", line)
+    return f" of {keys[0]}" if keys and not keys[0].startswith(("scratch/", "archives/")) else ""
+
+
+def visible_rows(earlier: list[BaseMessage], key: str) -> tuple[str, str] | None:
+    """The newest visible load of a dataframe: ('table', content) or ('stub', scratch path); None if none is visible."""
+    from flawedcode.models.offline_answers import offload_path
+
+    calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
+    pipeline, _, dataframe = key.partition("/")
+    for message in reversed(earlier):
+        if not isinstance(message, ToolMessage):
+            continue
+        call = calls.get(message.tool_call_id, {})
+        if call.get("name") != "chartbook_load_data" or call.get("args", {}).get("dataframe") not in (dataframe, key):
+            continue
+        content = text_of(message)
+        if (path := offload_path(content)):
+            return "stub", path
+        if parse_loaded_table(content) is not None:
+            return "table", content
+    return None
 
 
 def _mentions_any(line: str, clause: Clause) -> bool:
