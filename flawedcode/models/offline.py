@@ -17,46 +17,50 @@ What it sees
     stand-in for context rot.
 
 What it understands (the latest user request; see offline_intents.py)
-    - list the ChartBook catalog; get a dataframe's docs (named as
-      ``pipeline/dataframe``, by dataframe id, by alias such as SOFR, EFFR,
-      fed funds, treasury, par yields, repo, yield curve, or by a column that
-      belongs to one dataframe); load rows (``50 rows``, ``last 30``, column
-      names, ``2024-03-01`` dates, years, months); mean / min / max / latest /
-      spread of a column (it loads, then computes);
-    - read, list, search and write files; run a script (``run analyze.py``)
-      or a ``` code block; search the archive (when given ``search_archive``).
-    Two dataframes in one request make successive tool calls (at most
-    ``max_tool_calls_per_request`` per request). It only calls tools it was
-    given, and fills arguments by each tool's own parameter names (``path``
-    for ours, ``file_path`` for Deep Agents').
+    A message is split into clauses, done in order ("get the docs, then load the last
+    10 rows"); each clause is normalized (shorthand, typos, number words: offline_words.py)
+    and routed by an ordered table of intent rules (``INTENT_RULES``): goal questions,
+    goal statements (remembered, nothing loaded), notes to remember, recall, things no
+    tool here can do, code fixes, file work (write, run code / tests / scripts, show a
+    function, search, list, read, in many verbs), the catalog, docs and data. Names come
+    from the data (offline_entities.py): dataframes by id, title, initials or a word only
+    they have; columns by name or in words their docs use ("75th percentile", "5-year",
+    "ON RRP take-up", "the 2s10s spread"). Periods: dates, months, quarters, halves, year
+    end, "last N business days", "the last two weeks of September 2024" (offline_periods.py).
+    Statistics: mean, median, min, max, std, percentiles, count (also above / below a
+    threshold), correlation, latest, change; differences between two columns or two
+    dataframes over the dates both have; units from the docs, converted on request
+    (percent and bp, $bn and trillions) (offline_data.py). It only calls tools it was
+    given, and fills arguments by each tool's own parameter names (``path`` for ours,
+    ``file_path`` for Deep Agents'), at most ``max_tool_calls_per_request`` per request.
 
-How it answers (see offline_results.py)
-    After tool results it answers from them: the catalog's dataframes; a
-    doc's title and every column name it can see; for loaded rows, the row
-    count, date range and mean/min/max/latest of the asked (or main rate)
-    column computed from the rows, with 4 decimals; errors relayed with what
-    to do; offload stubs (``[Offloaded: scratch/...``) by saying where the
-    full result is and quoting the preview. A statistic hidden behind a stub
-    makes it read the file first.
+How it answers (see offline_answers.py and offline_results.py)
+    From tool results only. A statistic names the dataframe, the column, its unit, the
+    dates covered and the number of values, then each statistic asked with 4 decimals;
+    it never presents one statistic as another. Rows that would take more than
+    ``ROWS_IN_CONTEXT_SHARE`` of the window are not loaded: a short run_python
+    script computes the figures and prints one line (offline_stats.py). An offloaded
+    load is read back from scratch/, following continuation lines page by page; an
+    offload stub is never read as a data table. Errors are relayed with what to do.
 
-What it remembers (see offline_memory.py)
-    Only what is in its window. "What was my original goal?" comes from a
-    visible summary, else from the earliest visible request if nothing was cut,
-    else: "I don't know: the start of our conversation is no longer in my
-    context window." Recall questions ("what was the average SOFR rate you
-    found?") use a visible number, else read a visible scratch/ or archives/
-    path that holds it, else it says it does not know. A request about "the
-    saved" (or offloaded, or scratch) docs or result reads back the scratch/
-    file a visible stub names, and quotes the rows for any column it asked
-    about. A number counts for a dataframe only if its own line names that
-    dataframe (or names none). Asked to summarize a
-    rendered conversation, it writes a structured summary (goal verbatim,
-    actions, files, numbers, current state).
+What it remembers (see offline_memory.py and offline_summary.py)
+    Only what is in its window. "What was my original goal?" comes from a visible
+    summary, else from the earliest visible request if nothing was cut, else: "I don't
+    know: the start of our conversation is no longer in my context window." Notes the
+    user asks it to keep ("remember that our limit is 3.5%") are quoted back when asked,
+    never used as data; summaries keep them. Recall questions are matched on their
+    qualifiers (dataframe, column, statistic, year, "first"); several matches make it
+    ask which; none makes it read a visible scratch/ file or search a visible archive,
+    else say it does not know. Asked to summarize a rendered conversation, it writes a
+    structured summary (goal verbatim, actions, numbers, notes, files, current state).
 
 What it cannot do
-    Reason, plan beyond one request, fix code, write prose, or understand
-    requests that use none of the words above (it then says what it can do).
-    It never invents a number: every figure it states was read or computed.
+    Reason beyond its rules, write prose, forecast, give advice, or edit code: asked to
+    fix code it shows the failing tests and the function and says it cannot edit code
+    (a real model can). Asked for a series, column or period the catalog does not have,
+    or a statistic it cannot compute, it says so and what it can do instead; when several
+    columns fit equally it asks which. It never invents a number: every figure it states
+    was read or computed.
 
 Bookkeeping
     Same input, same output (tool call ids are hashes of what it saw).

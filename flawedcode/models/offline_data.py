@@ -104,6 +104,8 @@ class DataAsk:
     columns_named: bool = False
     text: str = ""
     limit: int | None = None
+    load_asked: bool = False
+    """The request says load / fetch / pull: load the rows even for a statistic."""
 
     @property
     def year(self) -> int | None:
@@ -177,7 +179,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     named = bool(clause.mentions.columns or tags_in(clause.rest)) or any(
         s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
-                  named, clause.norm, _row_count(clause.rest))
+                  named, clause.norm, _row_count(clause.rest),
+                  bool(re.search(r"\b(?:load|fetch|pull|grab|download)\b", clause.rest)))
     return _outside_coverage(ask) or ask
 
 
@@ -410,7 +413,8 @@ def _outside_coverage(ask: DataAsk) -> Task | None:
 
 def plan_data(ask: DataAsk, context: Context) -> Task:
     """Loads (or one stat script) that get the figures the ask needs."""
-    if not ask.wants_rows and "run_python" in context.tool_names and estimated_tokens(ask) > ROWS_IN_CONTEXT_SHARE * context.window_tokens:
+    too_big = estimated_tokens(ask) > ROWS_IN_CONTEXT_SHARE * context.window_tokens
+    if not ask.wants_rows and not ask.load_asked and "run_python" in context.tool_names and too_big:
         return Task("data", steps=[Step("script")], ask=ask)
     return Task("data", steps=load_steps(ask), ask=ask)
 

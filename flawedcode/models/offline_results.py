@@ -82,7 +82,7 @@ def _found_file_step(task: Task, listing: ToolResult) -> Step | None:
     if chosen is None:
         return None
     if task.detail.get("then") == "run":
-        from flawedcode.models.offline_intents import RUN_TIMEOUT_SECONDS, run_script_code
+        from flawedcode.models.offline_file_rules import RUN_TIMEOUT_SECONDS, run_script_code
 
         return Step("run_python", {"code": run_script_code(chosen), "command": f"python {chosen}", "timeout": RUN_TIMEOUT_SECONDS})
     return Step("read_file", {"path": chosen})
