@@ -180,7 +180,11 @@ class OfflineModel(BaseChatModel):
     ) -> ChatResult:
         tool_schemas = {schema["function"]["name"]: schema for schema in kwargs.get("tools") or []}
         window = self.see(messages, list(tool_schemas.values()))
-        content, calls = self.decide(window, tool_schemas)
+        try:
+            content, calls = self.decide(window, tool_schemas)
+        except Exception as error:  # noqa: BLE001 - a rule that breaks answers honestly instead of a traceback
+            content, calls = (f"I could not handle that request: my rules hit an internal error ({type(error).__name__}: "
+                              f"{error}). Please rephrase it; I can still list, describe and load data and work with files."), []
         message = self._message(window, content, calls)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -270,8 +274,8 @@ class OfflineModel(BaseChatModel):
             if task.ask is not None:
                 context.previous_ask = task.ask
                 context.previous_frames = task.ask.frames()
-            if task.kind == "docs" and task.steps:
-                frame = self.vocabulary().frame(f"{task.steps[0].roles['pipeline']}/{task.steps[0].roles['dataframe']}")
+            if task.kind == "docs" and task.detail.get("key"):
+                frame = self.vocabulary().frame(task.detail["key"])
                 context.previous_frames = [frame] if frame else context.previous_frames
             if task.path:
                 context.last_path = task.path

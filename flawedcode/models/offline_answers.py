@@ -205,6 +205,10 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         return f"No values of {_subject(ask)} in {ask.period.describe()}, so there is no figure to give."
     unit = vocabulary.unit(ask.series[0].ref, ask.series[0].column) if ask.series else ""
     dates = f"{out.get('first_date')} to {out.get('last_date')}" if out.get("first_date") != out.get("last_date") else f"on {out.get('last_date')}"
+    if ask.stats == ["latest"] and not ask.combine and ask.threshold is None:
+        value = out["latest"]
+        head = f"{_subject(ask)} ({unit})" if unit else _subject(ask)
+        return f"{head}: latest {number(value)}{_converted(value, unit, ask)} on {out.get('last_date')}."
     if ask.combine == "correlation":
         value = out.get("corr")
         shown = number(value) if isinstance(value, float) else "not defined (a series does not vary)"

@@ -242,7 +242,7 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
         return _exact_series(exact, local_frames, context)
     unknown = _unknown_names(text, context)
     if unknown:
-        return reply(_not_in_catalog(unknown, local_frames, context))
+        return reply(_not_in_catalog(unknown, mentions.dataframes or clause.mentions.dataframes, context))
     tags = tags_in(text)
     if any(tag.startswith("p") for tag in tags) and not _some_column_has_all(tags, local_frames, context):
         tags = [tag for tag in tags if not tag.startswith("p")]  # '90th percentile of the 10y': a statistic
@@ -326,7 +326,8 @@ def _exact_series(columns: list[str], frames: list[DataframeRef], context: Conte
 
 def _unknown_names(text: str, context: Context) -> list[str]:
     """Words that look like a series name the catalog does not have ('libor', 'bitcoin', 'svenpy07', 'swap rate')."""
-    known = context.vocabulary.known_words
+    words_known = context.vocabulary.known_words
+    known = _Known(words_known)
     unknown = [token for token in re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z]+\d+[a-z0-9]*\b", text)
                if not tags_in(token) and token not in known]
     words = re.findall(r"[a-z&][a-z0-9&]*", text)
@@ -339,6 +340,18 @@ def _unknown_names(text: str, context: Context) -> list[str]:
     if not context.vocabulary.find(text).dataframes and not tags_in(text) and lone:
         unknown += lone
     return list(dict.fromkeys(unknown))
+
+
+class _Known:
+    """Membership in the known words, counting plurals ('bill' is known when the docs say 'bills')."""
+
+    def __init__(self, words: set[str]) -> None:
+        self.words = words
+
+    def __contains__(self, word: object) -> bool:
+        text = str(word)
+        return text in self.words or text + "s" in self.words or text + "es" in self.words or \
+            (text.endswith("s") and text[:-1] in self.words)
 
 
 def _not_in_catalog(unknown: list[str], frames: list[DataframeRef], context: Context) -> str:

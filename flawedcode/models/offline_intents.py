@@ -59,7 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from flawedcode.models import offline_memory as memory
-from flawedcode.models.offline_data import DataAsk, plan_data, read_data_ask
+from flawedcode.models.offline_data import DataAsk, plan_data, read_data_ask, stats_in
 from flawedcode.models.offline_file_rules import (  # the rules for files and code
     RUN_TESTS_CODE,
     RUN_TIMEOUT_SECONDS,
@@ -216,6 +216,10 @@ DOCS_WORDS = ("docs", "doc", "documentation", "dictionary", "schema", "describe"
               "tell me about", "what is", "what are", "mean", "measure", "called")
 
 
+DOCS_IGNORE = frozenset({"doc", "docs", "documentation", "dictionary", "schema", "describe", "description", "explain",
+                         "tell", "column", "columns", "unit", "units", "source", "mean", "measure", "called", "dataset"})
+
+
 def _is_docs(clause: Clause, context: Context) -> bool:
     if re.fullmatch(r"\W*(?:the\s+)?(?:docs?|documentation)(?:\s+please)?\W*", clause.norm):
         return True  # 'docs please': docs of which dataframe? (the planner asks)
@@ -224,7 +228,7 @@ def _is_docs(clause: Clause, context: Context) -> bool:
         return True  # 'and effr?' after a docs request
     if not has_any(clause.norm, DOCS_WORDS) or clause.periods:
         return False
-    if re.search(r"\b(?:average|mean of|median|min|max|latest)\b", clause.rest) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest):
+    if stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest):
         return False
     return bool(clause.mentions.dataframes or clause.mentions.columns or _docs_target(clause, context))
 
@@ -252,16 +256,16 @@ def _plan_docs(clause: Clause, context: Context) -> list[Task]:
         return [reply("Docs for which dataframe? Name one (ask me to list the ChartBook dataframes to see them).")]
     context.previous_frames = list(refs)
     columns = list(clause.mentions.columns)
-    match = context.vocabulary.match_columns(clause.rest, refs)
-    if not columns and match.columns and match.score >= 3:
-        columns = [column for _, column in match.columns[:2]]
+    match = context.vocabulary.match_columns(clause.rest, refs, ignore=clause.mentions.frame_words | DOCS_IGNORE)
+    if not columns and match.columns and match.score >= 3 and len(match.columns) <= 2:
+        columns = [column for _, column in match.columns]
     source = has_any(clause.norm, ("source", "come from", "comes from", "where does", "where do"))
     return [_docs_task(ref, columns, clause, context, source) for ref in refs[:4]]
 
 
 def _docs_task(ref, columns: list[str], clause: Clause, context: Context, source: bool) -> Task:
     """Docs, or (when a visible stub says they were offloaded) a read or search of the saved copy."""
-    detail = {"columns": columns, "source": source}
+    detail = {"columns": columns, "source": source, "key": ref.key}
     saved = memory.docs_stub_path(context.earlier, ref.key)
     if saved and memory.SAVED_WORDS.search(clause.norm) and "read_file" in context.tool_names:
         return Task("docs", steps=[Step("read_file", {"path": saved, "limit": 2000})], detail=detail)
@@ -332,7 +336,7 @@ HELP_WORDS = ("hello", "hi", "hey", "help", "what can you do", "who are you", "h
 
 
 def _is_help(clause: Clause, context: Context) -> bool:
-    return has_any(clause.norm, HELP_WORDS)
+    return has_any(clause.norm, HELP_WORDS) and (context.clause_count == 1 or len(clause.norm.split()) > 3)
 
 
 def _plan_help(clause: Clause, context: Context) -> list[Task]:

@@ -161,7 +161,10 @@ def is_note_question(norm: str, context: Context) -> bool:
         return False
     if NOTE_QUESTION.search(norm):
         return True
-    return bool(_matching_notes(norm, visible_notes(context.earlier))) and not context.vocabulary.find(norm).dataframes
+    found = context.vocabulary.find(norm)
+    about_data = found.dataframes or found.columns or tags_in(norm) or re.search(
+        r"\b(?:average|mean|median|min|max|highest|lowest|latest|spread|how many|20\d\d)\b", norm)
+    return bool(_matching_notes(norm, visible_notes(context.earlier))) and not about_data
 
 
 def _matching_notes(norm: str, notes: list[str]) -> list[str]:
@@ -317,9 +320,10 @@ def answer_recall_from_read(task: Task, results: list[Any], context: Context) ->
                 source = where["path"] if where else result.name
                 return (f"The {stat} of {table.key} {column} was {out[stat]:.4f} ({out['first_date']} to {out['last_date']}, "
                         f"{out['count']} values, computed from {source}).")
-        for line in result.content.splitlines():
+        items = [item for line in result.content.splitlines() for item in re.split(r"\s-\s|\.\.\.", line)]
+        for line in items:
             match = FIGURE.search(line)
-            if match and match.group(1) == stat and _mentions_any(line, clause):
+            if match and match.group(1) == stat and _mentions_any(line[:match.start()], clause):
                 return f"The {stat}{_of(line)} was {match.group(2)} (from the archive: {_clip(line, 220)})."
     return ("I don't know: I looked in what I could read back and found no such figure. "
             "I can compute it again if you ask me for it.")

@@ -166,7 +166,7 @@ def split_clauses(text: str) -> list[str]:
         blocks.append(match.group(0))
         return f"\x00{len(blocks) - 1}\x00"
 
-    held = CODE_BLOCK.sub(hold, text)
+    held = QUOTED.sub(hold, CODE_BLOCK.sub(hold, text))
     verbs = "|".join(ACTION_VERBS)
     sentences = re.split(r"(?<=[.!?;])\s+(?=[A-Za-z0-9(])|;|\n+(?!\s*\x00)", held)
     within = re.compile(
@@ -180,7 +180,8 @@ def split_clauses(text: str) -> list[str]:
     clauses = []
     for part in parts:
         part = LEADING_CONNECTORS.sub("", part.strip(" ,")).strip()
-        part = re.sub(r"\x00(\d+)\x00", lambda match: blocks[int(match.group(1))], part)
+        while "\x00" in part:
+            part = re.sub(r"\x00(\d+)\x00", lambda match: blocks[int(match.group(1))], part)
         if part.strip(" .?!,:"):
             clauses.append(part)
     return clauses or [text]
