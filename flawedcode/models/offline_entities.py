@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, content_words, singular, tags_in
+from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
 KIND_ORDER = {"id": 0, "alias": 0, "pipeline": 1, "column": 2}
@@ -328,6 +328,7 @@ class Vocabulary:
         """
         tags = tags_in(phrase) if only_tags is None else only_tags
         every_word = [word for word in content_words(phrase) if word not in STAT_WORDS]
+        every_word += [synonym for word in every_word for synonym in SYNONYMS.get(word, ()) if synonym not in every_word]
         words = [word for word in every_word if word not in ignore]
         if not tags and not words:
             return ColumnMatch()

@@ -206,7 +206,7 @@ def archive_visible(earlier: list[BaseMessage]) -> bool:
 FIGURE_QUESTION = re.compile(
     r"\byou (?:found|computed|calculated|reported|got|gave|said|mentioned|loaded|worked out|came up with)\b|"
     r"\bdid you (?:find|get|report|compute|calculate|give)\b|\b(?:earlier|previously)\b|\bremind me (?:of )?the\b|"
-    r"\bthat (?:number|figure)\b|\bthe first (?:figure|number|result)\b|\bthe (?:\d{4}|last|previous) (?:figure|number)\b|"
+    r"\bthat (?:number|figure)\b|\bthe first (?:figure|number|result)\b|\bthe [\w-]+ (?:figure|number)\b|"
     r"\bwe (?:found|got|computed)\b|\b(?:figure|number) you\b")
 FIGURE_STAT = {"mean": r"\bmean\b", "median": r"\bmedian\b", "min": r"\bmin\b", "max": r"\bmax\b",
                "standard deviation": r"\bstandard deviation\b", "latest": r"\blatest\b", "change": r"\bchange\b",
@@ -272,6 +272,10 @@ def _qualified(figures_seen: list[Figure], clause: Clause, context: Context) -> 
     years = re.findall(r"\b(20\d\d)\b", norm)
     if years:
         chosen = [f for f in chosen if any(year in (DATES.search(f.line).group(1)[:4] if DATES.search(f.line) else "") for year in years)]
+    quarter = re.search(r"\bq([1-4])\b", norm)
+    if quarter:
+        months = {f"-{3 * int(quarter.group(1)) - offset:02d}-" for offset in (2, 1, 0)}
+        chosen = [f for f in chosen if DATES.search(f.line) and DATES.search(f.line).group(1)[4:8] in months]
     if re.search(r"\bfirst\b|\bnear the start\b|\bearliest\b|\bat the (?:start|beginning)\b", norm):
         chosen = chosen[:1]
     elif re.search(r"\b(?:last|most recent|latest) (?:figure|number|one|result)\b", norm):

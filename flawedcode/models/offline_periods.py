@@ -101,6 +101,8 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
          lambda m: Period(None, _quarter(int(m.group(2)), ORDINAL[m.group(1)])[1], point=True, label=m.group(0)))
     take(rf"\bq([1-4])\s*(?:of\s+)?({YEAR})\b|\b({YEAR})\s*q([1-4])\b",
          lambda m: _quarter_period(int(m.group(2) or m.group(3)), int(m.group(1) or m.group(4)), m.group(0)))
+    take(r"\bq([1-4])\b(?!\s*(?:of\s+)?(?:19|20)\d\d)",
+         lambda m: _quarter_period(default_year or end_day.year, int(m.group(1)), m.group(0)))
     take(rf"\b(?:the\s+)?(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+(?:of\s+)?({YEAR})\b",
          lambda m: _quarter_period(int(m.group(2)), ORDINAL[m.group(1)], m.group(0)))
     take(rf"\b(?:h([12])\s*(?:of\s+)?({YEAR})|(?:the\s+)?(first|second)\s+half\s+(?:of\s+)?({YEAR}))\b",

@@ -174,6 +174,11 @@ def tags_in(text: str) -> list[str]:
     return list(dict.fromkeys(tag for _, tag in sorted(found)))
 
 
+SYNONYMS: dict[str, tuple[str, ...]] = {"upper": ("top", "high"), "lower": ("bottom", "low"), "ceiling": ("top",),
+                                        "floor": ("bottom",), "junk": ("high", "yield")}
+"""Everyday words for what a column's name or docs say another way (added to a request's words when matching)."""
+
+
 def content_words(text: str) -> list[str]:
     """The meaning-bearing words of a text (no stop words, singular), in order."""
     words = re.findall(r"[a-z][a-z&]*", text.lower().replace("_", " "))
