@@ -60,7 +60,7 @@ DIFFERENCE = (
     r"\b(?:spread|difference|gap|diff)\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|over|vs|versus|minus|to)\s+(?P<b>.+)",
     r"\bhow far apart (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
     r"\bby how much did\s+(?P<a>.+?)\s+(?:exceed|beat|top)\s+(?P<b>.+)",
-    r"\bcompare\s+(?P<a>.+?)\s+(?:with|to|and|against)\s+(?P<b>.+?)(?::|$|\bwhat\b)",
+    r"\bcompare\s+(?P<a>.+?)\s+(?:with|to|and|against)\s+(?P<b>.+?)(?::|$|\bwhat\b)(?=.*\b(?:difference|spread|gap)\b)",
     r"(?P<a>[\w .'-]+?)\s+(?:minus|less)\s+(?P<b>[\w .'-]+)",
     r"(?P<a>\b[\w.']+)\s*(?:-|vs\.?|versus|/)\s*(?P<b>[\w.']+)\s+(?:spread|difference|gap)\b",
     r"(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
@@ -120,7 +120,7 @@ class DataAsk:
 
 
 def stats_in(clause: Clause) -> list[str]:
-    text = re.sub(r"\bwhat (?:does|do|is)\b.*\bmean\b", " ", clause.rest)
+    text = re.sub(r"\bwhat (?:does|do)\b.*\bmean\s*[?.!]?\s*$", " ", clause.rest)
     text = re.sub(r"\b\d{1,3}\s*-?\s*(?:day|month|week)s?\s+(?:moving\s+)?average\b", " ", text)  # a column: 30-day average
     found: list[str] = []
     for stat, pattern in STAT_PATTERNS:
@@ -232,11 +232,21 @@ def _clean_side(side: str) -> str:
 
 
 def _series_for(text: str, clause: Clause, context: Context, frames: list[DataframeRef], many: bool = False,
-                follow_up: DataAsk | None = None, prefer_unit: str | None = None) -> list[Series] | Task:
+                follow_up: DataAsk | None = None, prefer_unit: str | None = None,
+                only_frame: DataframeRef | None = None) -> list[Series] | Task:
     vocabulary = context.vocabulary
     mentions = vocabulary.find(text)
-    local_frames = mentions.dataframes or frames
-    exact = [column for column in mentions.columns if "_" in column or any(ch.isdigit() for ch in column)
+    local_frames = [only_frame] if only_frame else (mentions.dataframes or frames)
+    if many and only_frame is None and len(local_frames) > 1:  # 'the average EFFR and SOFR rates': each on its own
+        found: list[Series] = []
+        for ref in local_frames:
+            each = _series_for(text, clause, context, frames, False, follow_up, prefer_unit, only_frame=ref)
+            if isinstance(each, Task):
+                return each
+            found += [series for series in each if series not in found]
+        return found
+    says_columns = re.search(r"\bcolumns?\b", clause.norm) is not None
+    exact = [column for column in mentions.columns if "_" in column or any(ch.isdigit() for ch in column) or says_columns
              or (column not in COMMON_WORDS and column not in FRAME_ONLY_WORDS)]
     if exact:
         return _exact_series(exact, local_frames, context)

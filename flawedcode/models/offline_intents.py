@@ -230,6 +230,8 @@ def _is_docs(clause: Clause, context: Context) -> bool:
         return False
     if stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest):
         return False
+    if re.search(r"\b(?:spread|difference|gap|minus|compare)\b", clause.rest) and len(clause.mentions.dataframes) > 1:
+        return False
     return bool(clause.mentions.dataframes or clause.mentions.columns or _docs_target(clause, context))
 
 
@@ -283,6 +285,9 @@ def _is_data(clause: Clause, context: Context) -> bool:
 
 def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
     if context.previous_ask is None:
+        return None
+    leaning = re.match(r"^(?:and|what about|how about|same for|same thing for|now|also)\b", clause.norm)
+    if clause.mentions.dataframes and not leaning:
         return None
     if re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in)\b", clause.norm) or len(clause.norm.split()) <= 4:
         return context.previous_ask

@@ -62,8 +62,9 @@ PATH_PATTERN = re.compile(
 CODE_BLOCK = re.compile(r"```(?:[a-zA-Z0-9_+-]*\n)?(.*?)```|(?<![`\w])`([^`\n]+)`(?![`\w])", re.DOTALL)
 QUOTED = re.compile(r"(?<![\w])[\"'“‘]([^\"'”’]+)[\"'”’](?![\w])")
 ACTION_VERBS = ("load", "get", "fetch", "pull", "grab", "show", "list", "read", "open", "run", "execute", "launch",
-                "search", "find", "grep", "write", "save", "create", "tell", "give", "compute", "calculate", "describe",
-                "display", "print", "check", "look", "download", "report")
+                "search", "find", "grep", "write", "save", "create", "describe", "display", "print", "check", "look",
+                "download")
+"""Verbs that start a new request after ', ' or ' and ' ('..., and tell me the average' stays one request)."""
 LEADING_CONNECTORS = re.compile(
     r"^(?:(?:and|then|also|next|finally|afterwards|after that|first(?:ly)?|second(?:ly)?|now|so|ok(?:ay)?|"
     r"to (?:begin|start)(?: with)?|start by|begin by|let'?s (?:begin|start) by|let'?s|step (?:one|two|three|\d+)|"
