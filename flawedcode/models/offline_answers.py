@@ -66,7 +66,12 @@ def data_next_step(task: Task, results: list[Any], context: Context) -> Step | N
             return None
         return _next_load_step(load_steps(ask), results[1:], needs_rows=True)
     if task.steps and task.steps[0].intent == "read_file":  # rows already loaded, offloaded: read them back
-        return task.steps[0] if not results else _next_load_step([], [], True)
+        if not results:
+            return task.steps[0]
+        text, next_offset = assemble_pages([result.content for result in results])
+        if text is None and next_offset is not None and len(results) <= 20:
+            return Step("read_file", {**task.steps[0].roles, "offset": next_offset})
+        return None
     return _next_load_step(task.steps, results, needs_rows=not ask.wants_rows)
 
 
@@ -192,7 +197,7 @@ def tables_in(results: list[Any]) -> dict[str, LoadedTable]:
 def _subject(ask: DataAsk) -> str:
     labels = [series.label for series in ask.series[:2]]
     if ask.combine == "difference" and len(labels) == 2:
-        return f"{labels[0]} minus {labels[1]}"
+        return f"spread {labels[0]} minus {labels[1]}"
     if ask.combine == "correlation" and len(labels) == 2:
         return f"{labels[0]} and {labels[1]}"
     return labels[0] if labels else "the data"
