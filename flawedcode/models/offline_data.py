@@ -41,7 +41,7 @@ MAX_ROWS = 500
 
 STAT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("summary", r"\bsummary stat\w*|\bdescriptive stat\w*|\bstats\b|\bstatistics\b"),
-    ("mean", r"\baverage\w*|\bmean\b|\btypical level\b|\bon average\b"),
+    ("mean", r"\baverage[sd]?\b|\bmean\b|\btypical level\b|\bon average\b"),
     ("median", r"\bmedian\b|\bmiddle value\b"),
     ("min", r"\bmin\b|\bminimum\b|\blowest\b|\bsmallest\b|\btrough\b|\bhow low\b|\bbottom\b"),
     ("max", r"\bmax\b|\bmaximum\b|\bhighest\b|\blargest\b|\bpeak\b|\bhow high\b|\bwidest\b|\bbiggest\b|\btop value\b"),

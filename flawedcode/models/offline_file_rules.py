@@ -103,11 +103,11 @@ def run_script_code(script: str) -> str:
 
 
 def _function_name(clause: Clause) -> str | None:
-    text = clause.text.lower()
+    text = clause.text
     for path in clause.paths:
-        text = text.replace(path.lower(), " ")
-    names = re.findall(r"\b([a-z_][a-z0-9]*_[a-z0-9_]+)\b", text)
-    return names[0] if names else None
+        text = text.replace(path, " ")
+    names = [name for name in re.findall(r"\b([A-Za-z_][A-Za-z0-9]*_[A-Za-z0-9_]+)\b", text) if not name.isupper()]
+    return names[0].lower() if names else None
 
 
 def _is_show_function(clause: Clause, context: Context) -> bool:
@@ -115,6 +115,8 @@ def _is_show_function(clause: Clause, context: Context) -> bool:
         return False
     if re.search(r"\b(?:function|def|method|the code of|code for|the test for)\b", clause.norm):
         return True
+    if clause.paths:
+        return False  # 'open analyze.py and tell me what X is': the file
     return _function_name(clause) is not None and has_any(clause.norm, READ_VERBS + ("what does",))
 
 

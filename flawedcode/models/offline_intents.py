@@ -286,7 +286,7 @@ def _is_data(clause: Clause, context: Context) -> bool:
 def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
     if context.previous_ask is None:
         return None
-    leaning = re.match(r"^(?:and|what about|how about|same for|same thing for|now|also)\b", clause.norm)
+    leaning = re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in|with)\b", clause.norm)
     if clause.mentions.dataframes and not leaning:
         return None
     if re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in)\b", clause.norm) or len(clause.norm.split()) <= 4:
