@@ -303,6 +303,9 @@ class OfflineModel(BaseChatModel):
                     mine.append(results[position])
                     position += 1
                     continue
+                if any((r.name, r.args) == (name, arguments) and r.content.lstrip().startswith("Error") for r in results):
+                    note = f"I won't call {name} again with the same arguments: it failed just before."
+                    break
                 if len(results) >= self.max_tool_calls_per_request:
                     note = f"I stopped after {len(results)} tool calls (my limit for one request); ask again for the rest."
                     break
