@@ -301,7 +301,9 @@ def plan_figure_recall(clause: Clause, context: Context) -> Task:
     if path and "read_file" in context.tool_names:
         return Task("recall", steps=[Step("read_file", {"path": path, "limit": 2000})], detail={"clause": clause})
     if archive_visible(context.earlier) and "search_archive" in context.tool_names:
-        words = [ref.dataframe for ref in clause.mentions.dataframes] + [s for s, p in ASKED_STAT.items() if re.search(p, clause.norm)][:1]
+        specific = [c for c in clause.mentions.columns if "_" in c or any(ch.isdigit() for ch in c)]
+        words = [ref.dataframe for ref in clause.mentions.dataframes] + specific[:1]
+        words += [s for s, p in ASKED_STAT.items() if re.search(p, clause.norm) and s != "minus"][:1]
         return Task("recall", steps=[Step("search_archive", {"query": " ".join(words) or "mean"})], detail={"clause": clause})
     asked = next((stat for stat, pattern in ASKED_STAT.items() if re.search(pattern, clause.norm)), "figure")
     return reply(f"I don't know: I can't see the {asked if asked != 'minus' else 'spread'} you are asking about in my "
@@ -310,9 +312,11 @@ def plan_figure_recall(clause: Clause, context: Context) -> Task:
 
 
 def answer_recall_from_read(task: Task, results: list[Any], context: Context) -> str:
+    """After reading a scratch/ file or searching the archive: the figure that fits every qualifier asked, or 'I don't know'."""
     clause: Clause = task.detail["clause"]
     stat = next((s for s, p in ASKED_STAT.items() if re.search(p, clause.norm) and s in ("mean", "median", "min", "max",
                                                                                            "latest")), "mean")
+    found: list[Figure] = []
     for result in results:
         where = READ_HEADER.match(result.content)
         table = parse_loaded_table(result.content)
@@ -324,17 +328,28 @@ def answer_recall_from_read(task: Task, results: list[Any], context: Context) ->
                 source = where["path"] if where else result.name
                 return (f"The {stat} of {table.key} {column} was {out[stat]:.4f} ({out['first_date']} to {out['last_date']}, "
                         f"{out['count']} values, computed from {source}).")
-        items = [item for line in result.content.splitlines() for item in re.split(r"\s-\s|\.\.\.", line)]
-        for line in items:
-            match = FIGURE.search(line)
-            if match and match.group(1) == stat and _mentions_any(line[:match.start()], clause):
-                return f"The {stat}{_of(line)} was {match.group(2)} (from the archive: {_clip(line, 220)})."
-    return ("I don't know: I looked in what I could read back and found no such figure. "
+        items = [item for line in result.content.splitlines() for item in re.split(r"\s-\s|\.\.\.|(?<=\.)\s+(?=[a-z_]+/)", line)]
+        for item in items:
+            for match in FIGURE.finditer(item):
+                found.append(Figure(len(found), match.group(1), match.group(2), item.strip(" -"), "the archive"))
+    chosen = _qualified(found, clause, context) if _has_qualifiers(clause, context) else []
+    values = list(dict.fromkeys((f.stat, f.value, f.line) for f in chosen))
+    if len({(s, v) for s, v, _ in values}) == 1:
+        figure = chosen[0]
+        return f"The {figure.stat}{_of(figure.line)} was {figure.value} (from the archive: {_clip(figure.line, 220)})."
+    if len(values) > 1:
+        return "I found several figures that fit: " + "; ".join(_clip(line, 160) for _, _, line in values[:5]) + ". Which one do you mean?"
+    return ("I don't know: I looked in what I could read back and found no figure that fits what you asked. "
             "I can compute it again if you ask me for it.")
 
 
+def _has_qualifiers(clause: Clause, context: Context) -> bool:
+    return bool(clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest)
+                or any(re.search(pattern, clause.norm) for pattern in ASKED_STAT.values()))
+
+
 def _of(line: str) -> str:
-    keys = re.findall(r"\b[a-z_]+/[a-z_]+\b", line)
+    keys = re.findall(r"(?<![\w/])[a-z_]+/[a-z_]+\b", line)
     return f" of {keys[0]}" if keys and not keys[0].startswith(("scratch/", "archives/")) else ""
 
 
