@@ -81,6 +81,16 @@ class DataframeInfo:
 
 
 @dataclass(frozen=True)
+class ColumnDoc:
+    """One row of a dataframe's data dictionary (the docs' ``| column | type | unit | description |`` table)."""
+
+    name: str
+    type: str = ""
+    unit: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
 class _Entry:
     """One ``[dataframes.<id>]`` table of a pipeline manifest, with its paths resolved."""
 
@@ -154,6 +164,10 @@ class Catalog:
                 f"The docs for {entry.pipeline}/{entry.dataframe} are missing: {entry.docs_path} does not exist. "
                 f"Regenerate the sample catalog with `python data/generate.py`."
             ) from None
+
+    def column_docs(self, pipeline: str, dataframe: str) -> dict[str, ColumnDoc]:
+        """The data dictionary in a dataframe's docs, by column name (empty if the docs have no column table)."""
+        return parse_column_table(self.docs(pipeline, dataframe))
 
     def all_column_names(self) -> dict[str, list[tuple[str, str]]]:
         """Every column name in the catalog, with the dataframes that have it."""
@@ -345,6 +359,29 @@ def _day(value) -> str:
 
 
 # ------------------------------------------------------------ small helpers
+
+
+def parse_column_table(markdown: str) -> dict[str, ColumnDoc]:
+    """Rows of the first Markdown table whose header starts with ``column`` (or ``name`` / ``field``)."""
+    found: dict[str, ColumnDoc] = {}
+    header: list[str] | None = None
+    for line in markdown.splitlines():
+        cells = [cell.strip().strip("`*").strip() for cell in line.strip().strip("|").split("|")]
+        if not line.lstrip().startswith("|"):
+            if header is not None and found:
+                break
+            header = None
+            continue
+        if header is None:
+            if cells and cells[0].lower() in ("column", "name", "field", "variable"):
+                header = [cell.lower() for cell in cells]
+            continue
+        if not cells[0] or set(cells[0]) <= set("-: "):
+            continue
+        row = dict(zip(header, cells))
+        found[cells[0]] = ColumnDoc(cells[0], row.get("type", ""), row.get("unit", ""), row.get("description", ""))
+    return found
+
 
 
 def _did_you_mean(name: str, candidates: Iterable[str]) -> str:

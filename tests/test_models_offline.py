@@ -208,10 +208,11 @@ PHRASINGS: list[tuple[str, list[tuple[str, dict]]]] = [
     ("save this to hello.py:\n```python\nprint('hi')\n```", [("write_file", {"path": "hello.py", "content": "print('hi')\n"})]),
     ("create todo.txt: check the volatility formula", [("write_file", {"path": "todo.txt", "content": "check the volatility formula\n"})]),
     # run
-    ("run analyze.py", [("run_python", {"code": "import runpy\nrunpy.run_path('analyze.py', run_name='__main__')\n"})]),
+    ("run analyze.py", [("run_python", {"code": "import runpy\nrunpy.run_path('analyze.py', run_name='__main__')\n",
+                                        "timeout": 60})]),
     ("Please execute analyze.py and tell me the output",
-     [("run_python", {"code": "import runpy\nrunpy.run_path('analyze.py', run_name='__main__')\n"})]),
-    ("run this:\n```python\nprint(6 * 7)\n```", [("run_python", {"code": "print(6 * 7)\n"})]),
+     [("run_python", {"code": "import runpy\nrunpy.run_path('analyze.py', run_name='__main__')\n", "timeout": 60})]),
+    ("run this:\n```python\nprint(6 * 7)\n```", [("run_python", {"code": "print(6 * 7)\n", "timeout": 60})]),
 ]
 
 
@@ -486,3 +487,65 @@ def test_a_request_naming_a_file_reads_that_file_only() -> None:
     ]
     reply = OfflineModel().bind_tools(make_tools(Workspace.create())).invoke(history)
     assert [call["args"]["path"] for call in reply.tool_calls] == ["scratch/notes_abc.txt"]
+
+
+# ----------------------------------------------------------------------------- issue 10: never confidently wrong
+
+
+def test_a_statistic_behind_a_stub_follows_read_back_pages_to_the_end(workspace):
+    """Contract 3: a read-back may come one page at a time; the model reads every page before computing."""
+    history, _ = _stub_history(workspace.scratch_dir)
+    path = "scratch/chartbook_load_data_money_markets_sofr_1a2b3c4d.txt"
+    lines = (workspace.scratch_dir / path.split("/", 1)[1]).read_text().splitlines()
+    frame = Catalog().load("money_markets", "sofr", columns=["rate"], limit=40)
+
+    @tool
+    def read_file(path: str, offset: int = 0, limit: int = 200) -> str:
+        """Stand-in that pages like issue 11's read-back: 15 lines at a time."""
+        page = lines[offset: offset + 15]
+        text = "\n".join([f"# {path} (lines {offset + 1}-{offset + len(page)} of {len(lines)})", *page])
+        if offset + len(page) < len(lines):
+            text += f"\n# ... {len(lines) - offset - len(page)} more lines: read_file(path='{path}', offset={offset + len(page)})"
+        return text
+
+    _, turns = run_turns(OfflineModel(), [read_file], ["What was the average SOFR rate?"], history=history)
+    offsets = [args.get("offset", 0) for name, args in calls_of(turns[0]) if name == "read_file"]
+    assert offsets == [0, 15, 30]
+    assert f"mean {frame['rate'].mean():.4f}" in answer_of(turns[0])
+
+
+def test_an_offload_stub_is_never_read_as_a_data_table():
+    from flawedcode.models.offline_stats import parse_loaded_table
+
+    stub = ("[Offloaded: scratch/x.txt | 4,083 characters, 253 lines, 2,796 tokens]\nPreview (table: first rows and summary "
+            "statistics):\n# money_markets/sofr: 251 rows x 2 columns, 2024-01-02 to 2024-12-31\ndate,rate\nmean,5.155\n"
+            "min,4.31\nmax,5.4\n2024-01-02,5.38\nFull result: read_file(path='scratch/x.txt')")
+    assert parse_loaded_table(stub) is None
+
+
+def test_a_one_line_code_block_runs_whole(tools):
+    _, turns = run_turns(OfflineModel(), tools, ["```print(2 ** 10)```"])
+    assert calls_of(turns[0])[0][1]["code"] == "print(2 ** 10)\n"
+    assert "1024" in answer_of(turns[0])
+
+
+def test_a_median_asked_is_a_median_and_nothing_else(tools):
+    _, turns = run_turns(OfflineModel(max_input_tokens=100_000), tools, ["median EFFR in 2024"])
+    rows = Catalog().load("money_markets", "effr", start="2024-01-01", end="2024-12-31")
+    answer = answer_of(turns[0])
+    assert f"median {rows['rate'].median():.4f}" in answer and "mean" not in answer
+
+
+def test_a_goal_statement_loads_nothing_and_is_the_goal(tools):
+    goal = ("My goal: compare the average SOFR and EFFR rates in 2024 and explain the spread between them. "
+            "First, list the ChartBook dataframes.")
+    _, turns = run_turns(OfflineModel(), tools, [goal, "What was my original goal?"])
+    assert calls_of(turns[0]) == [("chartbook_list", {})]
+    assert f'"{goal}"' in answer_of(turns[1])
+
+
+def test_asked_to_fix_code_it_shows_the_failure_and_says_it_cannot_edit(tools):
+    _, turns = run_turns(OfflineModel(), tools, ["fix the volatility bug"])
+    answer = answer_of(turns[0])
+    assert [name for name, _ in calls_of(turns[0])] == ["run_python", "read_file"]
+    assert "can't edit code myself" in answer and "def annualized_volatility" in answer and "failed" in answer

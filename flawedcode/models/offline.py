@@ -17,46 +17,50 @@ What it sees
     stand-in for context rot.
 
 What it understands (the latest user request; see offline_intents.py)
-    - list the ChartBook catalog; get a dataframe's docs (named as
-      ``pipeline/dataframe``, by dataframe id, by alias such as SOFR, EFFR,
-      fed funds, treasury, par yields, repo, yield curve, or by a column that
-      belongs to one dataframe); load rows (``50 rows``, ``last 30``, column
-      names, ``2024-03-01`` dates, years, months); mean / min / max / latest /
-      spread of a column (it loads, then computes);
-    - read, list, search and write files; run a script (``run analyze.py``)
-      or a ``` code block; search the archive (when given ``search_archive``).
-    Two dataframes in one request make successive tool calls (at most
-    ``max_tool_calls_per_request`` per request). It only calls tools it was
-    given, and fills arguments by each tool's own parameter names (``path``
-    for ours, ``file_path`` for Deep Agents').
+    A message is split into clauses, done in order ("get the docs, then load the last
+    10 rows"); each clause is normalized (shorthand, typos, number words: offline_words.py)
+    and routed by an ordered table of intent rules (``INTENT_RULES``): goal questions,
+    goal statements (remembered, nothing loaded), notes to remember, recall, things no
+    tool here can do, code fixes, file work (write, run code / tests / scripts, show a
+    function, search, list, read, in many verbs), the catalog, docs and data. Names come
+    from the data (offline_entities.py): dataframes by id, title, initials or a word only
+    they have; columns by name or in words their docs use ("75th percentile", "5-year",
+    "ON RRP take-up", "the 2s10s spread"). Periods: dates, months, quarters, halves, year
+    end, "last N business days", "the last two weeks of September 2024" (offline_periods.py).
+    Statistics: mean, median, min, max, std, percentiles, count (also above / below a
+    threshold), correlation, latest, change; differences between two columns or two
+    dataframes over the dates both have; units from the docs, converted on request
+    (percent and bp, $bn and trillions) (offline_data.py). It only calls tools it was
+    given, and fills arguments by each tool's own parameter names (``path`` for ours,
+    ``file_path`` for Deep Agents'), at most ``max_tool_calls_per_request`` per request.
 
-How it answers (see offline_results.py)
-    After tool results it answers from them: the catalog's dataframes; a
-    doc's title and every column name it can see; for loaded rows, the row
-    count, date range and mean/min/max/latest of the asked (or main rate)
-    column computed from the rows, with 4 decimals; errors relayed with what
-    to do; offload stubs (``[Offloaded: scratch/...``) by saying where the
-    full result is and quoting the preview. A statistic hidden behind a stub
-    makes it read the file first.
+How it answers (see offline_answers.py and offline_results.py)
+    From tool results only. A statistic names the dataframe, the column, its unit, the
+    dates covered and the number of values, then each statistic asked with 4 decimals;
+    it never presents one statistic as another. Rows that would take more than
+    ``ROWS_IN_CONTEXT_SHARE`` of the window are not loaded: a short run_python
+    script computes the figures and prints one line (offline_stats.py). An offloaded
+    load is read back from scratch/, following continuation lines page by page; an
+    offload stub is never read as a data table. Errors are relayed with what to do.
 
-What it remembers (see offline_memory.py)
-    Only what is in its window. "What was my original goal?" comes from a
-    visible summary, else from the earliest visible request if nothing was cut,
-    else: "I don't know: the start of our conversation is no longer in my
-    context window." Recall questions ("what was the average SOFR rate you
-    found?") use a visible number, else read a visible scratch/ or archives/
-    path that holds it, else it says it does not know. A request about "the
-    saved" (or offloaded, or scratch) docs or result reads back the scratch/
-    file a visible stub names, and quotes the rows for any column it asked
-    about. A number counts for a dataframe only if its own line names that
-    dataframe (or names none). Asked to summarize a
-    rendered conversation, it writes a structured summary (goal verbatim,
-    actions, files, numbers, current state).
+What it remembers (see offline_memory.py and offline_summary.py)
+    Only what is in its window. "What was my original goal?" comes from a visible
+    summary, else from the earliest visible request if nothing was cut, else: "I don't
+    know: the start of our conversation is no longer in my context window." Notes the
+    user asks it to keep ("remember that our limit is 3.5%") are quoted back when asked,
+    never used as data; summaries keep them. Recall questions are matched on their
+    qualifiers (dataframe, column, statistic, year, "first"); several matches make it
+    ask which; none makes it read a visible scratch/ file or search a visible archive,
+    else say it does not know. Asked to summarize a rendered conversation, it writes a
+    structured summary (goal verbatim, actions, numbers, notes, files, current state).
 
 What it cannot do
-    Reason, plan beyond one request, fix code, write prose, or understand
-    requests that use none of the words above (it then says what it can do).
-    It never invents a number: every figure it states was read or computed.
+    Reason beyond its rules, write prose, forecast, give advice, or edit code: asked to
+    fix code it shows the failing tests and the function and says it cannot edit code
+    (a real model can). Asked for a series, column or period the catalog does not have,
+    or a statistic it cannot compute, it says so and what it can do instead; when several
+    columns fit equally it asks which. It never invents a number: every figure it states
+    was read or computed.
 
 Bookkeeping
     Same input, same output (tool call ids are hashes of what it saw).
@@ -70,6 +74,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,32 +92,17 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from flawedcode.models.offline_entities import Vocabulary
-from flawedcode.models.offline_intents import Request, fill_arguments, read_request, tool_name_for
-from flawedcode.models.offline_memory import (
-    answer_goal,
-    answer_last_action,
-    answer_recall,
-    is_summary_message,
-    parse_rendered_conversation,
-    recall_from_read,
-    recall_from_visible,
-    recall_steps,
-    recovery_steps,
-    text_of,
-    write_summary,
-)
-from flawedcode.models.offline_results import ToolResult, answer_from_results, offload_path
+from flawedcode.models.offline_intents import help_text, plan
+from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
+from flawedcode.models.offline_plan import Context, Task, fill_arguments, tool_name_for
+from flawedcode.models.offline_results import ToolResult, answer_task, next_step
+from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
 
-HELP_TEXT = (
-    "I'm the offline teaching model, a deterministic simulator rather than an LLM. I understand requests such as: "
-    "'List ChartBook dataframes', 'Get docs for money_markets/sofr', 'Load 50 rows of SOFR data', "
-    "'What is the average EFFR rate in 2024?', 'Read analyze.py', 'Run analyze.py', 'Search for volatility', "
-    "'What was my original goal?'."
-)
+SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")
 
 
 @dataclass
@@ -142,8 +132,9 @@ class OfflineModel(BaseChatModel):
     """The tiktoken encoding used to count what it sees and writes."""
     catalog_root: Path | None = None
     """The ChartBook catalog whose names it recognises (default: flawedcode.paths.data_dir())."""
-    max_tool_calls_per_request: int = 4
-    """At most this many tool calls after one user request, then it answers."""
+    max_tool_calls_per_request: int = 12
+    """At most this many tool calls after one user request, then it answers with what it has (several
+    requests in one message, read-back pages of an offloaded result and a fix-the-code check each take some)."""
 
     _counter: TokenCounter | None = PrivateAttr(default=None)
     _vocabulary: Vocabulary | None = PrivateAttr(default=None)
@@ -189,7 +180,11 @@ class OfflineModel(BaseChatModel):
     ) -> ChatResult:
         tool_schemas = {schema["function"]["name"]: schema for schema in kwargs.get("tools") or []}
         window = self.see(messages, list(tool_schemas.values()))
-        content, calls = self.decide(window, tool_schemas)
+        try:
+            content, calls = self.decide(window, tool_schemas)
+        except Exception as error:  # noqa: BLE001 - a rule that breaks answers honestly instead of a traceback
+            content, calls = (f"I could not handle that request: my rules hit an internal error ({type(error).__name__}: "
+                              f"{error}). Please rephrase it; I can still list, describe and load data and work with files."), []
         message = self._message(window, content, calls)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -250,63 +245,76 @@ class OfflineModel(BaseChatModel):
         visible = window.visible
         latest = next((i for i in range(len(visible) - 1, -1, -1)
                        if isinstance(visible[i], HumanMessage) and not is_summary_message(visible[i])), None)
+        context = self.context(visible[:latest] if latest is not None else visible, tool_schemas, window.truncated)
+        context.system = list(window.system)
         if latest is None:
             results = tool_results_after(visible, -1)
             lost = "I can no longer see your request in my context window."
-            return (lost + ("\n\n" + answer_from_results(None, results, self.vocabulary()) if results else ""), [])
-        request = read_request(text_of(visible[latest]), self.vocabulary())
-        earlier, results = visible[:latest], tool_results_after(visible, latest)
-        if request.kind == "summary":
-            return write_summary(parse_rendered_conversation(request.text), self.vocabulary()), []
-        if request.kind == "goal":
-            return answer_goal(earlier, window.system, window.truncated), []
-        if request.kind == "last_action":
-            return answer_last_action(earlier), []
-        if request.kind == "recall" and not results:
-            found = recall_from_visible(request, earlier, self.vocabulary())
-            if found is not None:
-                return answer_recall(request, found), []
-            request.steps = recall_steps(request, earlier, self.vocabulary(), set(tool_schemas))
-            if not request.steps:
-                return answer_recall(request, None), []
-        if request.kind == "tools":
-            request.steps = recovery_steps(request, earlier, self.vocabulary(), set(tool_schemas)) or request.steps
-        call = self.next_call(request, results, tool_schemas)
-        if call is not None:
-            return "", [call]
-        return self.answer(request, results, tool_schemas), []
+            return lost + ("\n\n" + "\n\n".join(answer_task(Task("calls"), [r], context) for r in results) if results else ""), []
+        text = text_of(visible[latest])
+        if is_summary_request(text):
+            return write_summary(parse_rendered_conversation(text)), []
+        self._remember_previous_request(context)
+        tasks = plan(text, context)
+        return self.carry_out(tasks, tool_results_after(visible, latest), tool_schemas, context)
 
-    def next_call(
-        self, request: Request, results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]]
-    ) -> ToolCallPlan | None:
-        """The first planned call not made yet, then a read of any offloaded data a statistic needs."""
-        made = [(result.name, result.args) for result in results]
-        if len(made) >= self.max_tool_calls_per_request:
-            return None
-        wanted = [(step.intent, step.roles) for step in request.steps]
-        if request.stats or request.kind == "recall":
-            wanted += [("read_file", {"path": path, "limit": 2000})
-                       for result in results if (path := offload_path(result.content))]
-        for intent, roles in wanted:
-            name = tool_name_for(intent, tool_schemas)
-            arguments = fill_arguments(tool_schemas[name], roles) if name else None
-            if arguments is not None and (name, arguments) not in made:
-                return name, arguments
-        return None
+    def context(self, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]], truncated: bool) -> Context:
+        return Context(self.vocabulary(), set(tool_schemas), self.max_input_tokens, list(earlier), truncated,
+                       catalog_root=str(self.catalog_root) if self.catalog_root is not None else None)
 
-    def answer(self, request: Request, results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]]) -> str:
-        vocabulary = self.vocabulary()
-        if request.kind == "recall":
-            return answer_recall(request, recall_from_read(request, [(r.name, r.content) for r in results], vocabulary))
-        if results:
-            return answer_from_results(request, results, vocabulary)
-        if request.note:
-            return request.note
-        if request.kind == "chat":
-            return HELP_TEXT
-        missing = sorted({step.intent.replace("_", " ") for step in request.steps})
-        have = ", ".join(tool_schemas) or "none"
-        return f"I can't do that here: I have no tool to {', '.join(missing)} (tools I have: {have})."
+    def _remember_previous_request(self, context: Context) -> None:
+        """What the previous request asked (for 'and for EFFR?', 'run it', 'the docs for it')."""
+        requests = [i for i, message in enumerate(context.earlier) if isinstance(message, HumanMessage)
+                    and not is_summary_message(message) and not is_note(text_of(message))]
+        if not requests:
+            return
+        index = requests[-1]
+        earlier = self.context(context.earlier[:index], {name: {} for name in context.tool_names}, context.truncated)
+        for task in plan(text_of(context.earlier[index]), earlier):
+            if task.ask is not None:
+                context.previous_ask = task.ask
+                context.previous_frames = task.ask.frames()
+            if task.kind == "docs" and task.detail.get("key"):
+                frame = self.vocabulary().frame(task.detail["key"])
+                context.previous_frames = [frame] if frame else context.previous_frames
+            if task.path:
+                context.last_path = task.path
+            context.previous_rule = task.rule
+
+    def carry_out(self, tasks: list[Task], results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]],
+                  context: Context) -> tuple[str, list[ToolCallPlan]]:
+        """Walk the tasks in order against the results so far: the next call to make, or the answer."""
+        position = 0
+        answers: list[str] = []
+        for task in tasks:
+            mine: list[ToolResult] = []
+            note = ""
+            while True:
+                step = next_step(task, mine, context)
+                if step is None:
+                    break
+                name = tool_name_for(step.intent, tool_schemas)
+                arguments = fill_arguments(tool_schemas[name], step.roles) if name else None
+                if arguments is None:
+                    have = ", ".join(tool_schemas) or "none"
+                    note = f"I can't do that here: I have no tool to {step.intent.replace('_', ' ')} (tools I have: {have})."
+                    break
+                if position < len(results):
+                    mine.append(results[position])
+                    position += 1
+                    continue
+                if any((r.name, r.args) == (name, arguments) and r.content.lstrip().startswith("Error") for r in results):
+                    note = f"I won't call {name} again with the same arguments: it failed just before."
+                    break
+                if len(results) >= self.max_tool_calls_per_request:
+                    note = f"I stopped after {len(results)} tool calls (my limit for one request); ask again for the rest."
+                    break
+                return "", [(name, arguments)]
+            if note and not mine:
+                answers.append(note)
+                continue
+            answers.append(answer_task(task, mine, context) + (f"\n{note}" if note else ""))
+        return "\n\n".join(answer for answer in answers if answer) or help_text(context), []
 
     # ------------------------------------------------------------------ the reply
 
@@ -349,6 +357,13 @@ def tool_results_after(visible: list[BaseMessage], index: int) -> list[ToolResul
             call = calls.get(message.tool_call_id, {})
             results.append(ToolResult(call.get("name", message.name or "tool"), call.get("args", {}), text_of(message)))
     return results
+
+
+def is_summary_request(text: str) -> bool:
+    if "<message type=" not in text:
+        return False
+    instructions = re.sub(r"<message type=.*?</message>", " ", text, flags=re.DOTALL).lower()
+    return any(word in instructions for word in SUMMARY_WORDS)
 
 
 def _json(value: Any) -> str:

@@ -1,19 +1,31 @@
-"""The offline model's vocabulary: the catalog's names and their everyday aliases.
+"""The offline model's vocabulary, read from the catalog and each dataframe's docs (no lists per dataframe).
 
-The offline teaching model recognises a dataframe when a request names it by:
+**Dataframes** are recognised by (case-insensitive, whole words, longest first):
 
-- ``pipeline/dataframe`` (``yield_curve/repo_public``) or the dataframe id
-  alone (``repo_public``, also written with spaces: ``repo public``);
-- an everyday alias, if that dataframe exists in the catalog: ``SOFR`` /
-  ``secured overnight``; ``EFFR`` / ``fed funds``; ``treasury`` /
-  ``treasuries`` / ``par yields``; ``repo``; ``yield curve`` / ``svensson``;
-- an acronym that appears in exactly one dataframe's title;
-- one of its column names (``total_amt_accepted``) when that column belongs to
-  exactly one dataframe.
+- ``pipeline/dataframe``, the dataframe id, or the id with spaces (``repo public``);
+- the title without its parenthesis (``secured overnight financing rate``) and the
+  title's initials when they make 3+ letters (``SOFR``, ``EFFR``);
+- a title bigram no other title has (``federal funds``, ``par yield``, ``zero-coupon yield``);
+- a *distinctive word*: an id word, title word, or capitalised word of the one-line
+  description that belongs to one dataframe only and (except id words) appears in
+  no other dataframe's columns (``treasury``, ``repo``, ``fitted``, ``Svensson``).
 
-A pipeline id alone (``money_markets``) is recognised as a pipeline.
-Matching is case-insensitive on whole words; longer names win over shorter
-ones (``repo_public`` is never read as the alias ``repo``).
+A pipeline id (``money_markets``, also ``money markets``) is recognised as a pipeline.
+
+**Columns** are recognised by their exact name (``yield_10y``), or described in words,
+scored against what the docs' column table says (``ColumnInfo``):
+
+- *tags*: tenors and percentiles (``offline_words.tags_in``) in the column's name
+  (worth 3) or in its description (worth 1); every tag the request names must be there;
+- *words*: request words in the column's name (2 each) or description (1 each), plus 2
+  for each pair of words that appear side by side in both ("reserve balances");
+- *aliases*: a phrase the docs' notes put right before the column in parentheses, such
+  as "The 2s10s spread (`spread_10y_2y_bp`)" (worth 5).
+
+The best score wins. A dataframe's **main column** (what "the average SOFR" means) is
+a column named ``rate``/``value``/``price``/``close``, else the one whose description
+starts with the dataframe's initials or id (``EFFR: ...``); some dataframes have none.
+Units come from the docs' ``unit`` column (``percent``, ``bp``, ``$bn``, ...).
 """
 
 from __future__ import annotations
@@ -22,16 +34,33 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ALIASES_BY_DATAFRAME: dict[str, tuple[str, ...]] = {
-    "sofr": ("sofr", "secured overnight financing rate", "secured overnight"),
-    "effr": ("effr", "effective federal funds rate", "federal funds", "fed funds"),
-    "treasury_yields": ("treasury yields", "treasury", "treasuries", "par yields", "par yield", "par curve"),
-    "repo_public": ("repo market", "repo rates", "repo"),
-    "fed_yield_curve": ("fed yield curve", "yield curve", "svensson", "zero curve"),
-}
-"""Everyday names for the course's dataframes (used only for dataframes the catalog has)."""
+from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in
 
-NOT_ACRONYMS = frozenset({"US", "USD", "NY", "FED", "THE", "AND", "FOR", "DATA", "SAMPLE", "NOT", "OFR"})
+MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
+KIND_ORDER = {"id": 0, "alias": 0, "pipeline": 1, "column": 2}
+"""Dataframe names are matched before pipeline names ('par yield curve' is the par yield dataframe)."""
+COMBINED = frozenset({"minus", "spread", "difference", "gap", "ratio"})
+GENERIC_WORDS = frozenset({"sample", "data", "daily", "rate", "rates", "yield", "yields", "curve", "the", "of", "and",
+                           "on", "by", "with", "its", "in", "for", "us", "not", "research", "synthetic"})
+NOT_ACRONYMS = frozenset({"US", "USD", "NY", "THE", "AND", "FOR", "DATA", "SAMPLE", "NOT", "OFR"})
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """What the docs say about one column, prepared for matching."""
+
+    name: str
+    unit: str = ""
+    description: str = ""
+    name_tags: tuple[str, ...] = ()
+    doc_tags: tuple[str, ...] = ()
+    name_words: frozenset[str] = frozenset()
+    doc_words: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def tags(self) -> set[str]:
+        return set(self.name_tags) | set(self.doc_tags) | {tag for alias in self.aliases for tag in tags_in(alias)}
 
 
 @dataclass(frozen=True)
@@ -42,6 +71,11 @@ class DataframeRef:
     dataframe: str
     title: str = ""
     columns: tuple[str, ...] = ()
+    description: str = ""
+    date_column: str = "date"
+    start: str = ""
+    end: str = ""
+    rows: int = 0
 
     @property
     def key(self) -> str:
@@ -57,35 +91,74 @@ class Mentions:
     """Dataframes named by id (not by alias): these decide what an ambiguous word means."""
     pipelines: list[str] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
+    """Exact column names."""
+    frame_words: set[str] = field(default_factory=set)
+    """The words that named a dataframe (they say nothing more about the column)."""
+
+
+@dataclass
+class ColumnMatch:
+    """The columns a phrase describes, best first; ``missing`` names tags no column has."""
+
+    columns: list[tuple[DataframeRef, str]] = field(default_factory=list)
+    score: float = 0.0
+    missing: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Vocabulary:
-    """Every name the offline model recognises, built from a catalog."""
+    """Every name the offline model recognises, built from a catalog and its docs."""
 
     frames: list[DataframeRef] = field(default_factory=list)
+    column_info: dict[tuple[str, str], ColumnInfo] = field(default_factory=dict)
     _phrases: list[tuple[str, str, str]] = field(default_factory=list)  # (phrase, kind, value)
+    known_words: set[str] = field(default_factory=set)
+    catalog_root: Path | None = None
 
     @classmethod
     def from_catalog(cls, catalog_root: Path | None = None) -> Vocabulary:
-        """Read the catalog; an unreadable catalog gives an empty vocabulary (file tools still work)."""
+        """Read the catalog and its docs; an unreadable catalog gives an empty vocabulary (file tools still work)."""
+        frames: list[DataframeRef] = []
+        infos: dict[tuple[str, str], ColumnInfo] = {}
+        doc_words: set[str] = set()
         try:
             from flawedcode.catalog import Catalog
 
             catalog = Catalog(catalog_root) if catalog_root is not None else Catalog()
-            frames = [
-                DataframeRef(info.pipeline, info.dataframe, info.title, tuple(info.columns))
-                for info in catalog.dataframes()
-            ]
+            for info in catalog.dataframes():
+                ref = DataframeRef(info.pipeline, info.dataframe, info.title, tuple(info.columns), info.description,
+                                   info.date_column, info.start, info.end, info.rows)
+                frames.append(ref)
+                try:
+                    docs = catalog.docs(info.pipeline, info.dataframe)
+                    table = catalog.column_docs(info.pipeline, info.dataframe)
+                except Exception:  # noqa: BLE001 - missing docs: names only
+                    docs, table = "", {}
+                aliases = docs_aliases(docs)
+                doc_words |= set(re.findall(r"[a-z]+", docs.lower()))
+                for column in info.columns:
+                    doc = table.get(column)
+                    infos[(ref.key, column)] = column_info(column, doc.unit if doc else "", doc.description if doc else "",
+                                                           aliases.get(column, ()))
         except Exception:  # noqa: BLE001 - no catalog means no catalog names, not a crash
             frames = []
-        return cls.from_frames(frames)
+        vocabulary = cls.from_frames(frames, infos, catalog_root)
+        vocabulary.known_words |= doc_words
+        return vocabulary
 
     @classmethod
-    def from_frames(cls, frames: list[DataframeRef]) -> Vocabulary:
-        vocabulary = cls(frames=list(frames))
+    def from_frames(cls, frames: list[DataframeRef], infos: dict[tuple[str, str], ColumnInfo] | None = None,
+                    catalog_root: Path | None = None) -> Vocabulary:
+        infos = dict(infos or {})
+        for ref in frames:
+            for column in ref.columns:
+                infos.setdefault((ref.key, column), column_info(column, "", "", ()))
+        vocabulary = cls(frames=list(frames), column_info=infos, catalog_root=catalog_root)
         vocabulary._phrases = vocabulary._build_phrases()
+        vocabulary.known_words = vocabulary._words() | vocabulary.names()
         return vocabulary
+
+    # ------------------------------------------------------------------ lookups
 
     def frame(self, key_or_id: str) -> DataframeRef | None:
         for ref in self.frames:
@@ -96,8 +169,19 @@ class Vocabulary:
     def pipelines(self) -> list[str]:
         return list(dict.fromkeys(ref.pipeline for ref in self.frames))
 
+    def names(self) -> set[str]:
+        """Every identifier the catalog has, lower case: keys, ids, pipelines, columns."""
+        found = {name.lower() for ref in self.frames for name in (ref.key, ref.dataframe, ref.pipeline, *ref.columns)}
+        return found
+
     def frames_with_column(self, column: str) -> list[DataframeRef]:
         return [ref for ref in self.frames if column in ref.columns]
+
+    def info(self, ref: DataframeRef, column: str) -> ColumnInfo:
+        return self.column_info.get((ref.key, column)) or column_info(column, "", "", ())
+
+    def unit(self, ref: DataframeRef, column: str) -> str:
+        return self.info(ref, column).unit
 
     def aliases_of(self, ref: DataframeRef) -> list[str]:
         """Every lower-case name that points at this dataframe (id, key, aliases)."""
@@ -105,68 +189,119 @@ class Vocabulary:
         names += [phrase for phrase, kind, value in self._phrases if kind == "alias" and value == ref.key]
         return list(dict.fromkeys(names))
 
+    def main_column(self, ref: DataframeRef) -> str | None:
+        """What 'the SOFR' means: a column named like a level, or described as the dataframe itself."""
+        numeric = [column for column in ref.columns if column != ref.date_column]
+        for column in numeric:
+            if column.lower() in MAIN_COLUMN_NAMES:
+                return column
+        names = {ref.dataframe.lower(), _initials(ref.title).lower()} - {""}
+        for column in numeric:
+            description = self.info(ref, column).description.lower()
+            if any(description.startswith(name + ":") for name in names):
+                return column
+        return None
+
+    # ------------------------------------------------------------------ building
+
     def _build_phrases(self) -> list[tuple[str, str, str]]:
         phrases: list[tuple[str, str, str]] = []
         for ref in self.frames:
-            phrases.append((ref.key.lower(), "id", ref.key))
-            phrases.append((ref.dataframe.lower(), "id", ref.key))
+            phrases += [(ref.key.lower(), "id", ref.key), (ref.dataframe.lower(), "id", ref.key)]
             if "_" in ref.dataframe:
                 phrases.append((ref.dataframe.replace("_", " ").lower(), "id", ref.key))
-            for alias in ALIASES_BY_DATAFRAME.get(ref.dataframe, ()):
-                phrases.append((alias, "alias", ref.key))
-        for acronym, ref in self._title_acronyms().items():
-            phrases.append((acronym.lower(), "alias", ref.key))
+            title = _plain_title(ref.title)
+            if title:
+                phrases.append((title, "alias", ref.key))
+            if len(_initials(ref.title)) >= 3:
+                phrases.append((_initials(ref.title).lower(), "alias", ref.key))
+        phrases += [(word, "alias", key) for word, key in self._distinctive_words().items()]
+        phrases += [(pair, "alias", key) for pair, key in self._distinctive_pairs().items()]
         for pipeline in self.pipelines():
-            phrases.append((pipeline.lower(), "pipeline", pipeline))
+            spaced = pipeline.replace("_", " ").lower()
+            phrases += [(pipeline.lower(), "pipeline", pipeline), (spaced, "pipeline", pipeline),
+                        (singular(spaced), "pipeline", pipeline)]
         known = {phrase for phrase, _, _ in phrases}
-        columns = sorted({column for ref in self.frames for column in ref.columns if column != "date"})
-        for column in columns:
+        for column in sorted({column for ref in self.frames for column in ref.columns if column != ref.date_column}):
             if column.lower() not in known:
                 phrases.append((column.lower(), "column", column))
-        # Longest first, so that 'repo_public' is matched before 'repo'.
         return sorted(set(phrases), key=lambda item: (-len(item[0]), item))
 
-    def _title_acronyms(self) -> dict[str, DataframeRef]:
-        owners: dict[str, list[DataframeRef]] = {}
+    def _distinctive_words(self) -> dict[str, str]:
+        candidates: dict[str, set[str]] = {}
+        id_words: dict[str, set[str]] = {}
         for ref in self.frames:
-            for acronym in set(re.findall(r"\b[A-Z]{3,6}\b", ref.title)):
-                if acronym not in NOT_ACRONYMS:
-                    owners.setdefault(acronym, []).append(ref)
-        return {acronym: refs[0] for acronym, refs in owners.items() if len(refs) == 1}
+            words = set(ref.dataframe.lower().split("_"))
+            id_words[ref.key] = set(words)
+            words |= set(re.findall(r"[a-z][a-z-]+", _plain_title(ref.title)))
+            words |= {word.lower() for word in re.findall(r"\b[A-Z][A-Za-z]{2,}\b", ref.description)}
+            candidates[ref.key] = {word for word in words if word not in GENERIC_WORDS and word not in STOP_WORDS}
+        chosen: dict[str, str] = {}
+        for key, words in candidates.items():
+            for word in words:
+                owners = [other for other, its in candidates.items() if word in its]
+                if len(owners) != 1:
+                    continue
+                if word in id_words[key] or not self._in_other_columns(word, key):
+                    chosen[word] = key
+        return chosen
+
+    def _in_other_columns(self, word: str, key: str) -> bool:
+        for (frame_key, _column), info in self.column_info.items():
+            if frame_key != key and ({word, singular(word)} & (set(info.name_words) | set(info.doc_words))):
+                return True
+        return False
+
+    def _distinctive_pairs(self) -> dict[str, str]:
+        pairs: dict[str, set[str]] = {}
+        for ref in self.frames:
+            words = _plain_title(ref.title).split()
+            for first, second in zip(words, words[1:]):
+                if first not in STOP_WORDS and second not in STOP_WORDS:
+                    pairs.setdefault(f"{first} {second}", set()).add(ref.key)
+        return {pair: next(iter(keys)) for pair, keys in pairs.items() if len(keys) == 1}
+
+    def _words(self) -> set[str]:
+        words: set[str] = set()
+        for ref in self.frames:
+            words |= set(re.findall(r"[a-z]+", f"{ref.key} {ref.title} {ref.description}".lower()))
+        for info in self.column_info.values():
+            words |= set(info.name_words) | set(info.doc_words)
+            words |= set(re.findall(r"[a-z]+", info.description.lower()))
+        return words
+
+    # ------------------------------------------------------------------ reading a request
 
     def find(self, text: str) -> Mentions:
-        """The dataframes, pipelines and columns a request names."""
+        """The dataframes, pipelines and exact column names a request names."""
         lowered = text.lower()
         taken = [False] * len(lowered)
-        found: list[tuple[int, str, str]] = []  # (position, kind, value)
-        for phrase, kind, value in self._phrases:
+        found: list[tuple[int, str, str, str]] = []  # (position, kind, value, phrase)
+        ordered = sorted(self._phrases, key=lambda item: (KIND_ORDER[item[1]], -len(item[0])))
+        for phrase, kind, value in ordered:
             pattern = r"(?<![\w/])" + re.escape(phrase) + r"(?![\w])"
             for match in re.finditer(pattern, lowered):
                 span = range(match.start(), match.end())
-                if kind != "column" and any(taken[i] for i in span):
-                    continue
-                if kind == "column" and any(taken[i] for i in span):
-                    # A column name that is also an alias ('sofr' in repo_public) still counts as a column.
-                    found.append((match.start(), kind, value))
+                if any(taken[i] for i in span):
+                    if kind == "column":  # a column name that is also an alias ('sofr' in repo_public)
+                        found.append((match.start(), kind, value, phrase))
                     continue
                 for i in span:
                     taken[i] = True
-                found.append((match.start(), kind, value))
+                found.append((match.start(), kind, value, phrase))
         found.sort()
         return self._mentions_from(found)
 
-    def _mentions_from(self, found: list[tuple[int, str, str]]) -> Mentions:
+    def _mentions_from(self, found: list[tuple[int, str, str, str]]) -> Mentions:
         mentions = Mentions()
-        alias_keys: list[str] = []
-        for _, kind, value in found:
+        for _, kind, value, phrase in found:
             if kind in ("id", "alias"):
                 ref = self.frame(value)
                 if ref is not None and ref not in mentions.dataframes:
                     mentions.dataframes.append(ref)
                 if kind == "id" and ref is not None and ref not in mentions.explicit_dataframes:
                     mentions.explicit_dataframes.append(ref)
-                if kind == "alias":
-                    alias_keys.append(value)
+                mentions.frame_words |= set(re.findall(r"[a-z]+", phrase))
             elif kind == "pipeline" and value not in mentions.pipelines:
                 mentions.pipelines.append(value)
             elif kind == "column" and value not in mentions.columns:
@@ -175,7 +310,7 @@ class Vocabulary:
         return mentions
 
     def _aliases_as_columns(self, mentions: Mentions) -> None:
-        """'the sofr and effr columns of repo_public': aliases that are columns of a named dataframe."""
+        """'the sofr and effr columns of repo_public': names that are columns of an explicitly named dataframe."""
         for explicit in mentions.explicit_dataframes:
             for ref in list(mentions.dataframes):
                 if ref in mentions.explicit_dataframes:
@@ -184,3 +319,98 @@ class Vocabulary:
                     mentions.dataframes.remove(ref)
                     if ref.dataframe not in mentions.columns:
                         mentions.columns.append(ref.dataframe)
+
+    def match_columns(self, phrase: str, frames: list[DataframeRef] | None = None,
+                      only_tags: list[str] | None = None, ignore: set[str] = frozenset()) -> ColumnMatch:
+        """The columns a phrase describes in words, tags or aliases (in ``frames`` first), best score first.
+
+        Words in ``ignore`` (those that named the dataframe) count only to break a tie.
+        """
+        tags = tags_in(phrase) if only_tags is None else only_tags
+        every_word = [word for word in content_words(phrase) if word not in STAT_WORDS]
+        every_word += [synonym for word in every_word for synonym in SYNONYMS.get(word, ()) if synonym not in every_word]
+        words = [word for word in every_word if word not in ignore]
+        if not tags and not words:
+            return ColumnMatch()
+        scored = self._score(phrase, tags, words, frames or self.frames)
+        if len(scored) > 1 and scored[0][0] == scored[1][0] and ignore:
+            tied = [ref for score, ref, _ in scored if score == scored[0][0]]
+            again = [item for item in self._score(phrase, tags, every_word, list(dict.fromkeys(tied)))
+                     if any(item[1] == ref and item[2] == column for score, ref, column in scored if score == scored[0][0])]
+            if again and (len(again) == 1 or again[0][0] > again[1][0]):
+                scored = [again[0]]
+        if frames and not scored:  # 'Treasury General Account': a column elsewhere described by these words
+            outside = self._score(phrase, [], words, [ref for ref in self.frames if ref not in frames])
+            if outside and outside[0][0] >= 3 and not tags:
+                scored = outside
+        if not scored:
+            return ColumnMatch(missing=tags)
+        best = scored[0][0]
+        return ColumnMatch([(ref, column) for score, ref, column in scored if score == best], best)
+
+    def _rare_name_word(self, word: str) -> bool:
+        """A word in the names of fewer than three columns ('tga', 'iorb') says which column is meant."""
+        return sum(word in info.name_words for info in self.column_info.values()) < 3
+
+    def _score(self, phrase: str, tags: list[str], words: list[str], frames: list[DataframeRef]) -> list[tuple[float, DataframeRef, str]]:
+        lowered = phrase.lower()
+        pairs = set(zip(words, words[1:]))
+        scored: list[tuple[float, DataframeRef, str]] = []
+        for ref in frames:
+            for column in ref.columns:
+                if column == ref.date_column:
+                    continue
+                info = self.info(ref, column)
+                if tags and not set(tags) <= info.tags:
+                    continue
+                score = 3.0 * len(set(tags) & set(info.name_tags)) + 1.0 * len(set(tags) & (info.tags - set(info.name_tags)))
+                score -= 2.0 * len(set(info.name_tags) - set(tags)) if tags else 0.0
+                score += sum((3.0 if self._rare_name_word(word) else 2.0) for word in set(words) if word in info.name_words)
+                score += 1.0 * sum(word in info.doc_words for word in set(words))
+                if COMBINED & info.name_words and not COMBINED & set(words) and not info.aliases:
+                    score -= 4.0  # a 'x_minus_y' column answers only a request about a difference
+                score += 1.5 * _defining_prefix(info.doc_words, words)
+                doc_pairs = set(zip(info.doc_words, info.doc_words[1:]))
+                score += 2.0 * len(pairs & doc_pairs)
+                score += 5.0 * sum(bool(re.search(r"(?<![\w])" + re.escape(alias) + r"(?![\w])", lowered)) for alias in info.aliases)
+                if score > (1.0 if not tags else 0.0):
+                    scored.append((score, ref, column))
+        scored.sort(key=lambda item: (-item[0], self.frames.index(item[1]), item[2]))
+        return scored
+
+
+def column_info(name: str, unit: str, description: str, aliases: tuple[str, ...]) -> ColumnInfo:
+    name_words = frozenset(singular(word) for word in re.findall(r"[a-z]+", name.lower().replace("_", " ")) if len(word) > 1)
+    return ColumnInfo(name=name, unit=unit, description=description, name_tags=tuple(tags_in(name)),
+                      doc_tags=tuple(tags_in(description)), name_words=name_words,
+                      doc_words=tuple(word for word in content_words(description) if word not in STAT_WORDS),
+                      aliases=tuple(aliases))
+
+
+def _defining_prefix(doc_words: tuple[str, ...], words: list[str]) -> int:
+    """How many of a description's first words the request has in a row ('Interest on reserve balances ...')."""
+    for length in range(min(len(doc_words), len(words)), 1, -1):
+        prefix = list(doc_words[:length])
+        if any(words[i:i + length] == prefix for i in range(len(words) - length + 1)):
+            return length
+    return 0
+
+
+def docs_aliases(docs: str) -> dict[str, tuple[str, ...]]:
+    """Phrases the docs put right before a column in parentheses: 'The 2s10s spread (`spread_10y_2y_bp`)'."""
+    found: dict[str, list[str]] = {}
+    for match in re.finditer(r"([A-Za-z0-9][\w -]{0,60}?)\s+\(`([\w]+)`\)", docs):
+        words = [word for word in match.group(1).lower().split() if word not in STOP_WORDS][-3:]
+        if words:
+            found.setdefault(match.group(2), []).append(" ".join(words))
+    return {column: tuple(dict.fromkeys(phrases)) for column, phrases in found.items()}
+
+
+def _plain_title(title: str) -> str:
+    return re.sub(r"\s*\([^)]*\)", "", title).strip().lower()
+
+
+def _initials(title: str) -> str:
+    words = [word for word in re.findall(r"[A-Za-z][\w-]*", re.sub(r"\([^)]*\)", "", title))]
+    initials = "".join(word[0] for word in words if word[0].isupper())
+    return initials if len(initials) == len(words) and initials.upper() not in NOT_ACRONYMS else ""

@@ -1,442 +1,423 @@
-"""How the offline model reads a request: its intent, its entities and its arguments.
+"""How the offline model reads a request: its clauses, each clause's intent, and the plan.
 
-``read_request(text, vocabulary)`` returns a ``Request``: what kind of request
-it is and, for tool work, the ``Step``s to take (one tool call each). Intents
-are found by meaning-bearing words, not exact sentences:
+``plan(text, context)`` splits a message into clauses ("get the docs, then load the
+last 10 rows" is two; so are sentences, ``;``, ``1) ... 2) ...``, ``and then``,
+``after that`` and ``, <verb>``), normalizes each (``offline_words``), and gives each
+to the first rule of ``INTENT_RULES`` whose test it passes. A rule's planner returns
+``Task``s (tool steps, or a reply when nothing should be called); it never changes
+its input. Clauses are done in order; a clause that names nothing leans on the one
+before it ("then load the last 10 rows" loads the dataframe just named), and a short
+follow-up leans on the previous request ("and for EFFR?", "what about 2024?").
 
-=================  ====================================================================
-question kinds     words that signal them
-=================  ====================================================================
-goal               goal / objective / purpose / set out / first ask / originally ...
-last action        "what did you just read/do", "last tool", "previous step"
-recall             a statistic word + past tense: "what was the average ... you found"
-summary            a summary prompt holding ``<message type=...>`` blocks
-=================  ====================================================================
+The rules, in order (the first that matches wins):
 
-=================  ====================================================================
-tool intents       words that signal them
-=================  ====================================================================
-list catalog       list / available / catalog / which datasets, with no dataframe named
-docs               docs / documentation / dictionary / schema / describe / "what does X mean"
-                   (or a dataframe or a column named with nothing else to do)
-load               load / rows / fetch / pull / records / "last 30" / a year or date /
-                   a statistic (mean, average, min, max, latest, spread)
-read file          read / open / show / cat + a path (``analyze.py``, ``scratch/x.txt``)
-list files         files / folder / directory / ls
-search files       search / grep / find / look for + a quoted or following word
-write file         write / save / create + a path, content in a ``` block or quotes
-run                run / execute + a .py file, or a ``` code block
-search archive     archive + search / find / look / recover
-=================  ====================================================================
+====================  =================================================================
+rule                  a clause that...
+====================  =================================================================
+goal_question         asks what the goal / first request / objective was
+last_action           asks what was just done ("what did you just read?")
+goal_statement        states a goal ("My goal: ...", "I'm trying to ..."): remembered, nothing loaded
+remember              asks to keep a fact or preference ("remember that our limit is 3.5%")
+recall_note           asks back what the user said ("what limit did I give you?")
+recall_figure         asks back a figure found earlier ("the average you found", "the first figure")
+decline               asks for what no tool here can do (delete, git, email, advice, prose,
+                      forecasts, translations, statistics it cannot compute)
+fix_code              asks to fix / repair / patch / debug code
+write_file            write / save / create / put / store / jot down + a path
+run_code              holds a code block (three backticks, or one backtick inline)
+run_tests             run / execute / launch + tests / pytest, or "do the tests pass?"
+run_script            run / execute / launch / kick off / start + a script (or "it")
+show_function         shows a function (by name, or described: "the volatility function")
+search_archive        search / look / check + the archive
+search_files          search / grep / find / look for / where is / which files mention
+list_files            files / folder / workspace / project tree (ls, dir)
+read_file             names a file (a path, or "the readme", "the test file", "the data file")
+list_catalog          asks what data, datasets, dataframes, tables or pipelines there are
+docs                  docs / documentation / dictionary / schema / describe / "what is X"
+data                  loads rows or asks a statistic (see offline_data.py)
+help                  greets, thanks, or asks what the model can do
+====================  =================================================================
 
-Arguments: ``50 rows`` / ``last 30`` set ``limit``; ``2024-03-01`` dates,
-``2024`` years and ``March 2024`` / ``2024-03`` months set ``start``/``end``;
-column names of the dataframe set ``columns``. A statistic without a limit or
-dates loads the last ``STAT_ROWS`` rows of the asked column; with dates, up to
-``MAX_ROWS``. Two dataframes in one request ("docs for sofr and effr") make
-one step each, at most ``MAX_STEPS``.
+How to add an intent
+    1. Write a test function ``_is_<name>(clause, context) -> bool`` and a planner
+       ``_plan_<name>(clause, context) -> list[Task]`` in this module (or beside it);
+       the planner returns tasks: ``Task("calls", steps=[Step(intent, roles)])`` for
+       tool calls, ``Task("reply", text=...)`` for an answer without a tool.
+    2. Add ``IntentRule("<name>", _is_<name>, _plan_<name>)`` to ``INTENT_RULES`` at
+       the place where it should win over the rules after it.
+    3. If it calls a new tool, map the intent to the tool's names in
+       ``TOOL_NAMES_BY_INTENT`` and any new argument role in ``PARAMETER_NAMES_BY_ROLE``;
+       if its answer needs more than quoting the tool result, add a case to
+       ``offline_results.answer_task``.
+    4. Add requests in new words to ``tests/corpora/phrases_dev.yaml``.
 """
 
 from __future__ import annotations
 
-import calendar
 import re
-from dataclasses import dataclass, field
-from pathlib import PurePosixPath
-from typing import Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from flawedcode.models.offline_entities import DataframeRef, Mentions, Vocabulary
-
-MAX_STEPS = 4
-STAT_ROWS = 100
-MAX_ROWS = 500
-
-RequestKind = Literal["goal", "last_action", "recall", "summary", "tools", "chat"]
-Intent = Literal[
-    "list_catalog", "docs", "load", "read_file", "list_files", "search_files", "write_file",
-    "run_python", "search_archive",
-]
-
-TOOL_NAMES_BY_INTENT: dict[str, tuple[str, ...]] = {
-    "list_catalog": ("chartbook_list",),
-    "docs": ("chartbook_get_docs",),
-    "load": ("chartbook_load_data",),
-    "read_file": ("read_file",),
-    "list_files": ("list_files", "ls"),
-    "search_files": ("search_files", "grep", "grep_search"),
-    "write_file": ("write_file",),
-    "run_python": ("run_python", "execute", "python"),
-    "search_archive": ("search_archive",),
-}
-"""Which tool names can carry out an intent (ours first, then Deep Agents' names)."""
-
-PARAMETER_NAMES_BY_ROLE: dict[str, tuple[str, ...]] = {
-    "pipeline": ("pipeline",),
-    "dataframe": ("dataframe", "dataframe_id", "name"),
-    "columns": ("columns", "cols"),
-    "limit": ("limit", "n", "rows"),
-    "start": ("start", "start_date"),
-    "end": ("end", "end_date"),
-    "path": ("path", "file_path", "filename", "file"),
-    "pattern": ("pattern", "regex", "query", "search"),
-    "query": ("query", "q", "pattern", "text"),
-    "content": ("content", "text", "contents", "data"),
-    "code": ("code", "source", "script"),
-    "command": ("command", "cmd"),
-}
-"""How a role is spelled in different tools' schemas: arguments are filled by the schema's own names."""
-
-STAT_WORDS: dict[str, str] = {
-    "mean": "mean", "average": "mean", "avg": "mean",
-    "min": "min", "minimum": "min", "lowest": "min",
-    "max": "max", "maximum": "max", "highest": "max", "peak": "max",
-    "latest": "latest", "current": "latest", "most recent": "latest",
-    "spread": "spread", "difference": "spread", "gap": "spread",
-}
-
-PATH_PATTERN = re.compile(
-    r"(?<![\w/.-])((?:scratch|archives)/[\w./-]+|[\w./-]*[\w-]\.(?:py|md|txt|csv|json|toml|ya?ml|cfg|ini|log|html))\b"
+from flawedcode.models import offline_memory as memory
+from flawedcode.models.offline_data import DataAsk, plan_data, read_data_ask, stats_in
+from flawedcode.models.offline_file_rules import (  # the rules for files and code
+    RUN_TESTS_CODE,
+    RUN_TIMEOUT_SECONDS,
+    _is_fix_code,
+    _is_list_files,
+    _is_read_file,
+    _is_run_code,
+    _is_run_script,
+    _is_run_tests,
+    _is_search_archive,
+    _is_search_files,
+    _is_show_function,
+    _is_write_file,
+    _plan_fix_code,
+    _plan_list_files,
+    _plan_read_file,
+    _plan_run_code,
+    _plan_run_script,
+    _plan_run_tests,
+    _plan_search_archive,
+    _plan_search_files,
+    _plan_show_function,
+    _plan_write_file,
+    run_script_code,
 )
-CODE_BLOCK = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)```", re.DOTALL)
-QUOTED = re.compile(r"[\"'`“‘]([^\"'`”’]+)[\"'`”’]")
-MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
-MONTHS.update({name.lower(): number for number, name in enumerate(calendar.month_abbr) if name})
+from flawedcode.models.offline_plan import Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
+
+GOAL_WORDS = ("goal", "objective", "aim", "purpose", "set out", "first ask", "first asked", "asked first", "first request",
+              "originally", "original request", "original question", "initial", "started with", "at the start",
+              "at the beginning", "start of our conversation", "beginning of our conversation", "what was i trying",
+              "what am i trying", "what were we trying", "trying to do", "after originally", "task i set", "i asked u first",
+              "i asked you first", "first message", "want originally")
+QUESTION_CUES = ("what", "remind", "recall", "restate", "tell me", "which", "do you remember", "?")
+GOAL_STATEMENT = re.compile(
+    r"^(?:so,?\s+)?(?:(?:my|our|the)\s+(?:overall\s+|main\s+)?(?:goal|aim|objective|plan|task|mission|purpose)\b(?:\s+for today)?"
+    r"\s*(?:is|:|=|-|today)?|goal\b\s*(?:for today)?\s*[:=-]|(?:today\s+)?i'?m trying to|i am trying to|overall,? i want|"
+    r"today i want|the idea is)")
+LAST_ACTION = (r"\bwhat did you (?:just )?(?:read|do|load|run|open|call|look at|fetch)\b", r"\bwhat (?:have|did) you just\b",
+               r"\b(?:last|previous|most recent) (?:tool|action|step|thing you did|call)\b", r"\bwhat was the last thing\b",
+               r"\bwhich tool did you (?:call|use) last\b", r"\bwhat (?:file|tool) did you just\b")
+REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget|fyi|for the record|"
+                      r"take note|make a note|for reference)\b|\bremember (?:that|this)\s*$|^my name is\b|^call me\b|"
+                      r"^i (?:prefer|'d prefer|would prefer)\b")
+UNSUPPORTED = {"skewness": r"\bskew\w*", "kurtosis": r"\bkurtosis\b", "a forecast": r"\bforecast\w*|\bpredict\w*|\bwill \w+ be\b|"
+               r"\bnext (?:month|week|year|meeting)\b|\bwhat will\b", "a regression": r"\bregress\w*|\bbeta of\b",
+               "value at risk": r"\bvar\b|\bvalue at risk\b", "a Sharpe ratio": r"\bsharpe\b", "cointegration": r"\bcointegrat\w*",
+               "autocorrelation": r"\bautocorrelation\b|\bauto-correlation\b", "an ARIMA model": r"\barima\b",
+               "a Granger causality test": r"\bgranger\b"}
+NO_TOOL = {"delete files": r"\b(?:delete|remove|rm|erase)\b", "use git": r"\b(?:git|commit|push)\b",
+           "send email": r"\be-?mail\b|\bsend (?:it|this|the results)\b", "translate text": r"\btranslat\w*",
+           "write prose": r"\b(?:essay|poem|story|blog post|article)\b",
+           "give investment advice": r"\bshould i (?:buy|sell|invest)\b|\binvest(?:ment)? advice\b"}
+@dataclass(frozen=True)
+class IntentRule:
+    """One row of the routing table: a name, a test, and the planner that makes its tasks."""
+
+    name: str
+    test: Callable[[Clause, Context], bool]
+    planner: Callable[[Clause, Context], list[Task]]
 
 
-@dataclass
-class Step:
-    """One planned tool call: an intent and its arguments by role."""
-
-    intent: str
-    roles: dict[str, Any] = field(default_factory=dict)
+# ----------------------------------------------------------------------------- tests and planners, in table order
 
 
-@dataclass
-class Request:
-    """What the offline model understood from the latest human message."""
-
-    text: str
-    kind: RequestKind
-    steps: list[Step] = field(default_factory=list)
-    stats: list[str] = field(default_factory=list)
-    columns: list[str] = field(default_factory=list)
-    mentions: Mentions = field(default_factory=Mentions)
-    note: str = ""
-    """Why no step could be planned (said to the user instead)."""
+def _is_goal_question(clause: Clause, context: Context) -> bool:
+    return (has_any(clause.norm, GOAL_WORDS) and has_any(clause.norm, QUESTION_CUES)
+            and not GOAL_STATEMENT.search(clause.norm) and not clause.mentions.dataframes)
 
 
-# ----------------------------------------------------------------------------- words
+def _plan_goal_question(clause: Clause, context: Context) -> list[Task]:
+    return [Task("goal")]
 
 
-def words_of(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9_]+", text.lower()))
+def _is_last_action(clause: Clause, context: Context) -> bool:
+    return any(re.search(pattern, clause.norm) for pattern in LAST_ACTION)
 
 
-def has_any(text: str, phrases: tuple[str, ...]) -> bool:
-    lowered = text.lower()
-    return any(re.search(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", lowered) for phrase in phrases)
+def _plan_last_action(clause: Clause, context: Context) -> list[Task]:
+    return [Task("last_action")]
 
 
-def stats_asked(text: str) -> list[str]:
-    """The statistics a request names, in a stable order (``what does X mean`` is not a mean)."""
-    lowered = re.sub(r"what (?:does|do)\b.*\bmean\b", " ", text.lower())
-    lowered = re.sub(r"\b(?:latest|most recent|last)\s+\d+", " ", lowered)
-    found = {stat for word, stat in STAT_WORDS.items() if has_any(lowered, (word,))}
-    return [stat for stat in ("mean", "min", "max", "latest", "spread") if stat in found]
+def _is_goal_statement(clause: Clause, context: Context) -> bool:
+    if GOAL_STATEMENT.search(clause.norm):
+        return True
+    return bool(re.match(r"^(?:i want to|i'd like to|i would like to)\b", clause.norm)) and context.clause_count > 1
 
 
-GOAL_PHRASES = (
-    "goal", "objective", "purpose", "set out", "first ask", "first asked", "asked first", "first request",
-    "originally", "original request", "original question", "started with", "start of our conversation",
-    "beginning of our conversation", "what was i trying", "what am i trying", "what were we trying",
-)
-QUESTION_CUES = ("what", "remind", "recall", "tell me", "which", "do you remember", "?")
-LAST_ACTION_PATTERNS = (
-    r"\bwhat did you (?:just )?(?:read|do|load|run|open|call|look at|fetch)\b",
-    r"\bwhat (?:have|did) you just\b",
-    r"\b(?:last|previous|most recent) (?:tool|action|step|thing you did|call)\b",
-    r"\bwhat was the last thing\b",
-)
-PAST_CUES = (
-    "was", "were", "you found", "you loaded", "you fetched", "those", "that number", "you reported", "you computed", "you got", "you said", "earlier",
-    "before", "previously", "remind", "did you", "we found", "we got",
-)
-SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")
+def _plan_goal_statement(clause: Clause, context: Context) -> list[Task]:
+    return [Task("goal_noted", text=clause.text)]
 
 
-# ----------------------------------------------------------------------------- the request
+def _is_remember(clause: Clause, context: Context) -> bool:
+    return bool(REMEMBER.search(clause.norm)) and "?" not in clause.text
 
 
-def read_request(text: str, vocabulary: Vocabulary) -> Request:
-    """Classify one human message and plan its tool steps."""
-    if is_summary_request(text):
-        return Request(text, "summary")
-    lowered = text.lower()
-    mentions = vocabulary.find(text)
-    stats = stats_asked(text)
-    if _is_goal_question(lowered):
-        return Request(text, "goal", mentions=mentions)
-    if any(re.search(pattern, lowered) for pattern in LAST_ACTION_PATTERNS):
-        return Request(text, "last_action", mentions=mentions)
-    if stats and _is_past_tense_question(lowered) and not _limit_of(lowered):
-        return Request(text, "recall", stats=stats, mentions=mentions)
-    request = Request(text, "tools", stats=stats, mentions=mentions)
-    request.steps = plan_steps(text, mentions, stats, vocabulary, request)[:MAX_STEPS]
-    if not request.steps and not request.note:
-        request.kind = "chat"
-    return request
+def _plan_remember(clause: Clause, context: Context) -> list[Task]:
+    return [reply(memory.acknowledge_note(clause.text))]
 
 
-def is_summary_request(text: str) -> bool:
-    if "<message type=" not in text:
-        return False
-    instructions = re.sub(r"<message type=.*?</message>", " ", text, flags=re.DOTALL).lower()
-    return any(word in instructions for word in SUMMARY_WORDS)
+def _is_recall_note(clause: Clause, context: Context) -> bool:
+    return memory.is_note_question(clause.norm, context)
 
 
-def _is_goal_question(lowered: str) -> bool:
-    return has_any(lowered, GOAL_PHRASES) and has_any(lowered, QUESTION_CUES)
+def _plan_recall_note(clause: Clause, context: Context) -> list[Task]:
+    return [memory.plan_note_recall(clause, context)]
 
 
-def _is_past_tense_question(lowered: str) -> bool:
-    about_earlier_work = re.sub(r"\b(?:you|we) (?:loaded|fetched|pulled|computed|calculated)\b", " ", lowered)
-    return has_any(lowered, PAST_CUES) and not has_any(about_earlier_work, ("load", "fetch", "pull", "compute", "calculate"))
+def _is_recall_figure(clause: Clause, context: Context) -> bool:
+    return memory.is_figure_question(clause.norm)
 
 
-def plan_steps(text: str, mentions: Mentions, stats: list[str], vocabulary: Vocabulary, request: Request) -> list[Step]:
-    """The tool steps for a request, file work first when it names a file."""
-    lowered = text.lower()
-    file_steps = _file_steps(text, lowered)
-    if file_steps:
-        return file_steps
-    if has_any(lowered, ("archive", "archives", "archived")) and has_any(
-        lowered, ("search", "find", "look", "check", "recover", "grep")
-    ):
-        return [Step("search_archive", {"query": _search_words(text, drop=("archive", "archives", "archived"))})]
-    if has_any(lowered, ("search", "grep", "look for", "find where", "occurrences", "where is", "where are")):
-        pattern = _search_pattern(text)
-        if pattern:
-            return [Step("search_files", {"pattern": pattern})]
-    if has_any(lowered, ("files", "folder", "directory", "ls", "project structure", "workspace")) and has_any(
-        lowered, ("list", "show", "what", "which", "ls", "see")
-    ):
-        return [Step("list_files", {"path": "."})]
-    frames = _frames_meant(mentions, vocabulary, request)
-    if not frames:
-        if mentions.pipelines or _is_catalog_question(lowered):
-            return [Step("list_catalog")]
-        return []
-    intent = _catalog_intent(lowered, stats, mentions)
-    return [_catalog_step(intent, ref, lowered, stats, mentions) for ref in frames]
+def _plan_recall_figure(clause: Clause, context: Context) -> list[Task]:
+    return [memory.plan_figure_recall(clause, context)]
 
 
-def _is_catalog_question(lowered: str) -> bool:
-    return has_any(
-        lowered,
-        ("list", "catalog", "catalogue", "available", "dataframes", "datasets", "data sets", "tables", "pipelines",
-         "what data", "which data", "chartbook"),
-    )
-
-
-def _frames_meant(mentions: Mentions, vocabulary: Vocabulary, request: Request) -> list[DataframeRef]:
-    """Dataframes named, or the one dataframe a named column belongs to."""
-    if mentions.dataframes:
-        return list(mentions.dataframes)
-    owners: list[DataframeRef] = []
-    for column in mentions.columns:
-        candidates = vocabulary.frames_with_column(column)
-        if mentions.pipelines:
-            candidates = [ref for ref in candidates if ref.pipeline in mentions.pipelines]
-        if len(candidates) == 1 and candidates[0] not in owners:
-            owners.append(candidates[0])
-        elif len(candidates) > 1 and not owners:
-            keys = ", ".join(ref.key for ref in candidates)
-            request.note = f"The column '{column}' is in several dataframes ({keys}); which one do you mean?"
-    return owners
-
-
-DOCS_WORDS = ("docs", "doc", "documentation", "dictionary", "schema", "describe", "description", "definition",
-              "define", "explain", "readme", "metadata")
-LOAD_WORDS = ("load", "rows", "row", "fetch", "pull", "records", "observations", "values", "data", "series",
-              "download", "history", "time series", "numbers", "plot", "daily")
-WEAK_DOCS_WORDS = ("columns", "column", "fields", "about", "info", "information", "units", "meaning")
-
-
-def _catalog_intent(lowered: str, stats: list[str], mentions: Mentions) -> str:
-    if has_any(lowered, DOCS_WORDS) or re.search(r"\bwhat (?:does|do)\b.*\bmean\b", lowered):
-        return "docs"
-    if stats or _limit_of(lowered) or _date_range(lowered) != (None, None) or has_any(lowered, LOAD_WORDS):
-        return "load"
-    return "docs"
-
-
-def _catalog_step(intent: str, ref: DataframeRef, lowered: str, stats: list[str], mentions: Mentions) -> Step:
-    roles: dict[str, Any] = {"pipeline": ref.pipeline, "dataframe": ref.dataframe}
-    if intent == "docs":
-        return Step("docs", roles)
-    columns = [column for column in mentions.columns if column in ref.columns]
-    if not columns and stats:
-        main = main_column(list(ref.columns))
-        columns = [main] if main else []
-    if columns:
-        roles["columns"] = columns
-    start, end = _date_range(lowered)
-    limit = _limit_of(lowered)
-    if start or end:
-        roles["start"], roles["end"] = start, end
-        limit = limit or MAX_ROWS
-    elif stats and not limit:
-        limit = STAT_ROWS
-    if limit:
-        roles["limit"] = min(limit, MAX_ROWS)
-    return Step("load", {key: value for key, value in roles.items() if value is not None})
-
-
-def main_column(columns: list[str]) -> str | None:
-    """The column a question about a dataframe is most likely about: a rate, else a yield, else the first."""
-    candidates = [column for column in columns if column != "date"]
-    for test in (
-        lambda name: name in ("rate", "sofr"),
-        lambda name: name.endswith("_rate") or name.startswith("rate"),
-        lambda name: name in ("10y", "y10", "yield_10y", "dgs10", "sveny10"),
-        lambda name: "rate" in name and "volume" not in name,
-        lambda name: "yield" in name,
-    ):
-        for column in candidates:
-            if test(column.lower()):
-                return column
-    return candidates[0] if candidates else None
-
-
-# ----------------------------------------------------------------------------- arguments
-
-
-def _limit_of(lowered: str) -> int | None:
-    for pattern in (
-        r"\b(\d{1,4})\s+(?:\w+\s+){0,2}?(?:rows|row|records|observations|days|entries|values|points|lines|obs)\b",
-        r"\b(?:last|latest|recent|most recent|top|first)\s+(\d{1,4})\b",
-    ):
-        match = re.search(pattern, lowered)
-        if match and not re.fullmatch(r"(19|20)\d\d", match.group(1)):
-            return int(match.group(1))
+def _cannot(clause: Clause) -> str | None:
+    for what, pattern in NO_TOOL.items():
+        if re.search(pattern, clause.norm) and not clause.code:
+            return f"I can't {what}: none of my tools does that."
+    for what, pattern in UNSUPPORTED.items():
+        if re.search(pattern, clause.norm):
+            return (f"I can't compute {what}. From the data I can compute the mean, median, min, max, standard "
+                    "deviation, percentiles, count, correlation, latest value and change over a period.")
     return None
 
 
-def _date_range(lowered: str) -> tuple[str | None, str | None]:
-    """(start, end) from ISO dates, 'March 2024', '2024-03' or bare years; None where not given."""
-    intervals: list[tuple[str, str]] = []
-    rest = lowered
-    for match in re.finditer(r"\b(\d{4})-(\d{2})-(\d{2})\b", rest):
-        intervals.append((match.group(0), match.group(0)))
-    rest = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", " ", rest)
-    for match in re.finditer(r"\b(\d{4})-(\d{2})\b", rest):
-        intervals.append(_month_interval(int(match.group(1)), int(match.group(2))))
-    rest = re.sub(r"\b\d{4}-\d{2}\b", " ", rest)
-    month_names = "|".join(sorted(MONTHS, key=len, reverse=True))
-    for match in re.finditer(rf"\b({month_names})\.?\s+((?:19|20)\d\d)\b", rest):
-        intervals.append(_month_interval(int(match.group(2)), MONTHS[match.group(1)]))
-    rest = re.sub(rf"\b({month_names})\.?\s+((?:19|20)\d\d)\b", " ", rest)
-    for match in re.finditer(r"\b((?:19|20)\d\d)\b", rest):
-        intervals.append((f"{match.group(1)}-01-01", f"{match.group(1)}-12-31"))
-    if not intervals:
-        return None, None
-    start, end = min(a for a, _ in intervals), max(b for _, b in intervals)
-    if len(intervals) == 1 and start == end:
-        if has_any(lowered, ("since", "from", "after", "starting")):
-            return start, None
-        if has_any(lowered, ("until", "before", "through", "up to", "to")):
-            return None, end
-    return start, end
+def _is_decline(clause: Clause, context: Context) -> bool:
+    return _cannot(clause) is not None
 
 
-def _month_interval(year: int, month: int) -> tuple[str, str]:
-    last_day = calendar.monthrange(year, month)[1]
-    return f"{year:04d}-{month:02d}-01", f"{year:04d}-{month:02d}-{last_day:02d}"
+def _plan_decline(clause: Clause, context: Context) -> list[Task]:
+    text = _cannot(clause) or ""
+    return [reply(text + " I can read, write, list and search files, run Python, and load and summarise ChartBook data.")]
 
 
-def _file_steps(text: str, lowered: str) -> list[Step]:
-    code = CODE_BLOCK.search(text)
-    paths = [match.group(1).rstrip(".") for match in PATH_PATTERN.finditer(text)]
-    if has_any(lowered, ("write", "save", "create", "overwrite", "put")) and paths:
-        content = code.group(1) if code else _quoted_or_after_colon(text, paths[0])
-        if content is not None:
-            return [Step("write_file", {"path": paths[0], "content": content})]
-    if code and has_any(lowered, ("run", "execute", "try", "python", "eval")) or (code and not paths):
-        return [Step("run_python", {"code": code.group(1)})]
-    if has_any(lowered, ("run", "execute", "launch")) and (paths or has_any(lowered, ("tests", "test suite", "pytest"))):
-        wants_tests = has_any(lowered, ("tests", "test suite", "pytest"))
-        script = next((path for path in paths if path.endswith(".py")), None)
-        if script and not (wants_tests and PurePosixPath(script).name.startswith("test")):
-            return [Step("run_python", {"code": run_script_code(script), "command": f"python {script}"})]
-        if wants_tests:
-            return [Step("run_python", {"code": RUN_TESTS_CODE, "command": "python -m pytest -q"})]
-    if paths and has_any(lowered, ("list", "ls")) and paths[0].endswith("/"):
-        return [Step("list_files", {"path": paths[0]})]
-    if paths:
-        return [Step("read_file", {"path": path}) for path in dict.fromkeys(paths)]
+CATALOG_WORDS = ("catalog", "catalogue", "available", "dataframes", "datasets", "data sets", "tables", "pipelines",
+                 "what data", "which data", "chartbook", "series can", "financial data", "list the data", "data do you have",
+                 "kind of data")
+
+
+def _is_list_catalog(clause: Clause, context: Context) -> bool:
+    if clause.mentions.dataframes and not has_any(clause.norm, ("list", "catalog", "catalogue", "pipelines", "dataframes",
+                                                                 "datasets", "what data", "which data")):
+        return False
+    return has_any(clause.norm, CATALOG_WORDS) or bool(clause.mentions.pipelines and not clause.mentions.columns)
+
+
+def _plan_list_catalog(clause: Clause, context: Context) -> list[Task]:
+    return [Task("catalog", steps=[Step("list_catalog")], detail={"pipelines": clause.mentions.pipelines})]
+
+
+DOCS_WORDS = ("docs", "doc", "documentation", "dictionary", "schema", "describe", "description", "definition", "define",
+              "explain", "readme", "metadata", "what columns", "which columns", "units", "unit", "come from", "source",
+              "tell me about", "what is", "what are", "mean", "measure", "called")
+
+
+DOCS_IGNORE = frozenset({"doc", "docs", "documentation", "dictionary", "schema", "describe", "description", "explain",
+                         "tell", "column", "columns", "unit", "units", "source", "mean", "measure", "called", "dataset"})
+
+
+def _is_docs(clause: Clause, context: Context) -> bool:
+    if re.fullmatch(r"\W*(?:the\s+)?(?:docs?|documentation)(?:\s+please)?\W*", clause.norm):
+        return True  # 'docs please': docs of which dataframe? (the planner asks)
+    if (context.previous_rule == "docs" and clause.mentions.dataframes and len(clause.norm.split()) <= 4
+            and not clause.periods and not re.search(r"\b(?:average|mean|median|min|max|latest|rows?|load)\b", clause.norm)):
+        return True  # 'and effr?' after a docs request
+    if not has_any(clause.norm, DOCS_WORDS) or clause.periods:
+        return False
+    if stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest):
+        return False
+    if re.search(r"\b(?:spread|difference|gap|minus|compare)\b", clause.rest) and len(clause.mentions.dataframes) > 1:
+        return False
+    return bool(clause.mentions.dataframes or clause.mentions.columns or _docs_target(clause, context))
+
+
+def _docs_target(clause: Clause, context: Context) -> list:
+    if clause.mentions.dataframes:
+        return list(clause.mentions.dataframes)
+    owners = []
+    for column in clause.mentions.columns:
+        owners += [ref for ref in context.vocabulary.frames_with_column(column) if ref not in owners]
+    if owners:
+        return owners[:1] if len(clause.mentions.columns) >= 1 and len(owners) > 1 else owners
+    match = context.vocabulary.match_columns(clause.rest)
+    refs = list(dict.fromkeys(ref for ref, _ in match.columns))
+    if match.columns and match.score >= 3 and len(refs) == 1:
+        return refs
+    if re.search(r"\bit\b", clause.norm) and context.previous_frames:
+        return list(context.previous_frames[:1])
     return []
 
 
-def run_script_code(script: str) -> str:
-    return f"import runpy\nrunpy.run_path({script!r}, run_name='__main__')\n"
+def _plan_docs(clause: Clause, context: Context) -> list[Task]:
+    refs = _docs_target(clause, context)
+    if not refs:
+        return [reply("Docs for which dataframe? Name one (ask me to list the ChartBook dataframes to see them).")]
+    context.previous_frames = list(refs)
+    columns = list(clause.mentions.columns)
+    match = context.vocabulary.match_columns(clause.rest, refs, ignore=clause.mentions.frame_words | DOCS_IGNORE)
+    if not columns and match.columns and match.score >= 3 and len(match.columns) <= 2:
+        columns = [column for _, column in match.columns]
+    source = has_any(clause.norm, ("source", "come from", "comes from", "where does", "where do"))
+    return [_docs_task(ref, columns, clause, context, source) for ref in refs[:4]]
 
 
-RUN_TESTS_CODE = "import sys, pytest\nsys.exit(pytest.main(['-q']))\n"
+def _docs_task(ref, columns: list[str], clause: Clause, context: Context, source: bool) -> Task:
+    """Docs, or (when a visible stub says they were offloaded) a read or search of the saved copy."""
+    detail = {"columns": columns, "source": source, "key": ref.key}
+    saved = memory.docs_stub_path(context.earlier, ref.key)
+    if saved and memory.SAVED_WORDS.search(clause.norm) and "read_file" in context.tool_names:
+        return Task("docs", steps=[Step("read_file", {"path": saved, "limit": 2000})], detail=detail)
+    if saved and columns and "search_files" in context.tool_names:
+        return Task("docs", steps=[Step("search_files", {"pattern": "|".join(columns), "path": saved})], detail=detail)
+    return Task("docs", steps=[Step("docs", {"pipeline": ref.pipeline, "dataframe": ref.dataframe})], detail=detail)
 
 
-def _quoted_or_after_colon(text: str, path: str) -> str | None:
-    after_path = text.split(path, 1)[1] if path in text else text
-    quoted = QUOTED.search(after_path)
-    if quoted:
-        return quoted.group(1)
-    if ":" in after_path:
-        content = after_path.split(":", 1)[1].strip()
-        return content + "\n" if content else None
+def _is_data(clause: Clause, context: Context) -> bool:
+    return bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
+                or re.search(r"\b(?:load|rows?|fetch|pull|average|mean|median|min|max|latest|yield|rate|spread|volume|"
+                             r"percentile|correlation|standard deviation|data|compare)\b", clause.rest)
+                or _follow_up(clause, context) is not None)
+
+
+def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
+    if context.previous_ask is None:
+        return None
+    leaning = re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in|with)\b", clause.norm)
+    if clause.mentions.dataframes and not leaning:
+        return None
+    if re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in)\b", clause.norm) or len(clause.norm.split()) <= 4:
+        return context.previous_ask
+    if re.search(r"\b(?:it|them|those|that)\b", clause.norm) and not clause.mentions.dataframes:
+        return context.previous_ask
     return None
 
 
-SEARCH_STOPWORDS = frozenset(
-    "a an the for of in on to and or please can you could would me my our we i is are was were be where "
-    "search find look grep occurrences show all any every files file project code workspace that which what "
-    "used defined called mentioned appears appear there it this these those with from".split()
-)
+def _plan_data(clause: Clause, context: Context) -> list[Task]:
+    follow_up = _follow_up(clause, context) or _frames_only(context, clause)
+    asked = read_data_ask(clause, context, follow_up)
+    if isinstance(asked, Task):
+        return [asked]
+    context.previous_frames = asked.frames()
+    reuse = _rows_in_view(asked, context)
+    if reuse is not None:
+        return [reuse]
+    periods = clause.periods if len(clause.periods) > 1 and not asked.combine else [asked.period]
+    each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
+        else [asked.series]
+    return [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
 
 
-def _search_pattern(text: str) -> str | None:
-    quoted = QUOTED.search(text)
-    if quoted:
-        return quoted.group(1)
-    words = _search_words(text)
-    return words.split()[0] if words else None
-
-
-def _search_words(text: str, drop: tuple[str, ...] = ()) -> str:
-    words = [word for word in re.findall(r"[A-Za-z0-9_./-]+", text)
-             if word.lower() not in SEARCH_STOPWORDS and word.lower() not in drop]
-    return " ".join(words)
-
-
-# ----------------------------------------------------------------------------- tool calls
-
-
-def tool_name_for(intent: str, tool_schemas: dict[str, dict[str, Any]]) -> str | None:
-    """The bound tool that carries out an intent, or None if none was given to the model."""
-    return next((name for name in TOOL_NAMES_BY_INTENT.get(intent, ()) if name in tool_schemas), None)
-
-
-def fill_arguments(schema: dict[str, Any], roles: dict[str, Any]) -> dict[str, Any] | None:
-    """Arguments named as this tool's schema names them; None if a required one has no value."""
-    parameters = schema.get("function", {}).get("parameters", {})
-    properties: dict[str, Any] = parameters.get("properties", {})
-    required = set(parameters.get("required", []))
-    arguments: dict[str, Any] = {}
-    for role, value in roles.items():
-        name = next((candidate for candidate in PARAMETER_NAMES_BY_ROLE.get(role, (role,)) if candidate in properties
-                     and candidate not in arguments), None)
-        if name is not None and value is not None:
-            arguments[name] = value
-    if "command" in arguments and "code" in arguments:
-        del arguments["command"]
-    if not required <= set(arguments):
+def _rows_in_view(ask: DataAsk, context: Context) -> Task | None:
+    """A statistic with no period about a dataframe whose rows are in view: use those rows (read back if offloaded)."""
+    period = ask.period
+    if ask.wants_rows or ask.combine or ask.limit or period.start or period.end or period.last_rows or period.every_row:
         return None
-    return arguments
+    if len(ask.frames()) != 1:
+        return None
+    found = memory.visible_rows(context.earlier, ask.frames()[0].key)
+    if found is None:
+        return None
+    kind, value = found
+    if kind == "stub":
+        return Task("data", steps=[Step("read_file", {"path": value, "limit": 2000})], ask=ask)
+    return Task("data", steps=[], ask=ask, detail={"rows": value})
+
+
+def _frames_only(context: Context, clause: Clause) -> DataAsk | None:
+    """'then load the last 10 rows': the dataframe an earlier clause named."""
+    if clause.mentions.dataframes or not context.previous_frames:
+        return None
+    from flawedcode.models.offline_data import Series
+
+    return DataAsk([Series(ref, "") for ref in context.previous_frames], wants_rows=True)
+
+
+HELP_WORDS = ("hello", "hi", "hey", "help", "what can you do", "who are you", "how does this work", "thanks", "thank you",
+              "good morning", "what are you")
+
+
+def _is_help(clause: Clause, context: Context) -> bool:
+    return has_any(clause.norm, HELP_WORDS) and (context.clause_count == 1 or len(clause.norm.split()) > 3)
+
+
+def _plan_help(clause: Clause, context: Context) -> list[Task]:
+    if has_any(clause.norm, ("thanks", "thank you")) and not has_any(clause.norm, ("help", "what can")):
+        return [reply("You're welcome. Ask me for data, docs or files whenever you like.")]
+    return [reply(help_text(context))]
+
+
+INTENT_RULES: tuple[IntentRule, ...] = (
+    IntentRule("goal_question", _is_goal_question, _plan_goal_question),
+    IntentRule("last_action", _is_last_action, _plan_last_action),
+    IntentRule("goal_statement", _is_goal_statement, _plan_goal_statement),
+    IntentRule("remember", _is_remember, _plan_remember),
+    IntentRule("recall_note", _is_recall_note, _plan_recall_note),
+    IntentRule("recall_figure", _is_recall_figure, _plan_recall_figure),
+    IntentRule("decline", _is_decline, _plan_decline),
+    IntentRule("fix_code", _is_fix_code, _plan_fix_code),
+    IntentRule("write_file", _is_write_file, _plan_write_file),
+    IntentRule("run_code", _is_run_code, _plan_run_code),
+    IntentRule("run_tests", _is_run_tests, _plan_run_tests),
+    IntentRule("run_script", _is_run_script, _plan_run_script),
+    IntentRule("show_function", _is_show_function, _plan_show_function),
+    IntentRule("search_archive", _is_search_archive, _plan_search_archive),
+    IntentRule("search_files", _is_search_files, _plan_search_files),
+    IntentRule("list_files", _is_list_files, _plan_list_files),
+    IntentRule("read_file", _is_read_file, _plan_read_file),
+    IntentRule("list_catalog", _is_list_catalog, _plan_list_catalog),
+    IntentRule("docs", _is_docs, _plan_docs),
+    IntentRule("data", _is_data, _plan_data),
+    IntentRule("help", _is_help, _plan_help),
+)
+"""The routing table, read in order by ``plan``: the first rule whose test passes plans the clause."""
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+def plan(text: str, context: Context) -> list[Task]:
+    """The tasks for one message, clause by clause, in order."""
+    tasks: list[Task] = []
+    parts = split_clauses(text)
+    context.clause_count = len(parts)
+    for part in parts:
+        previous = context.previous_ask
+        clause = read_clause(part, context.vocabulary, previous.year if previous else None)
+        rule = next((rule for rule in INTENT_RULES if rule.test(clause, context)), None)
+        if rule is None:
+            if len(parts) > 1:
+                continue  # a sentence that only sets the scene ("The volatility is wrong.")
+            tasks.append(reply(not_understood(context)))
+            continue
+        for task in rule.planner(clause, context):
+            task.rule = rule.name
+            context.previous_rule = rule.name if task.kind != "reply" else context.previous_rule
+            if task.ask is not None:
+                context.previous_ask = task.ask
+            if task.path:
+                context.last_path = task.path
+            tasks.append(task)
+    if tasks and all(task.kind == "goal_noted" for task in tasks):
+        tasks.append(reply(memory.goal_acknowledgement(tasks[0].text, context)))
+    return [task for task in tasks if task.kind != "goal_noted"] or tasks
+
+
+def not_understood(context: Context) -> str:
+    return ("I don't understand that request: I'm the offline teaching model, a deterministic simulator with fixed "
+            "rules, not an LLM. " + help_text(context))
+
+
+def help_text(context: Context) -> str:
+    example = context.vocabulary.frames[-1].key if context.vocabulary.frames else "money_markets/sofr"
+    return ("I'm the offline teaching model: I can list the ChartBook catalog, get a dataframe's docs, load its rows and "
+            "compute statistics (mean, median, min, max, standard deviation, percentiles, count, correlation, latest "
+            "value, change, spreads), and read, write, list, search and run files. Try: 'List ChartBook dataframes', "
+            f"'Get docs for {example}', 'What was the average of {example} in 2024?', 'Read analyze.py', "
+            "'Run the tests', 'What was my original goal?'.")
+
+
+__all__ = ["INTENT_RULES", "IntentRule", "RUN_TESTS_CODE", "RUN_TIMEOUT_SECONDS", "plan", "read_clause", "run_script_code"]

@@ -1,24 +1,22 @@
-"""What the offline model remembers: only what is in its window.
+"""What the offline model remembers: only what is in its window (and what it reads back).
 
-- **Goal.** "What was my original goal?" is answered from a visible summary
-  (a message starting ``[Conversation summary`` with a line
-  ``Original goal (verbatim): ...``, or LangChain's ``Here is a summary of the
-  conversation to date:`` with a ``## SESSION INTENT`` section), else from the
-  earliest visible request *if nothing was cut from the window*. Otherwise it
-  says it does not know: the start of the conversation has been forgotten.
-- **Last action.** "What did you just do?" is answered from the last visible
-  tool call and its result.
-- **Recall.** "What was the average SOFR rate you found?" is answered from a
-  visible number (in an earlier answer, a summary, or a visible table). If the
-  number is gone but a visible offload stub or summary names a ``scratch/`` or
-  ``archives/`` path about that entity, the model plans to read it
-  (``read_file``, or ``search_archive`` for an archive when it has that tool),
-  then answers from what it read.
-- **Summaries.** Asked to summarize a conversation rendered as
-  ``<message type="...">`` blocks, it extracts: the original goal verbatim, the
-  requests, the tool calls, the scratch/ and archives/ paths and files, the
-  numbers reported, and the current state, under the headings
-  ``## SESSION INTENT / ## SUMMARY / ## ARTIFACTS / ## NEXT STEPS``.
+- **Goal.** "What was my original goal?" is answered from a visible summary (a message
+  starting ``[Conversation summary`` with a line ``Original goal (verbatim): ...``, or
+  LangChain's ``Here is a summary of the conversation to date:`` with a ``## SESSION
+  INTENT`` section), else from the earliest visible request *if nothing was cut from the
+  window*; otherwise it says it does not know. A goal stated first ("My goal: ...") is
+  that first request, kept word for word; stating it loads nothing.
+- **Last action.** "What did you just do?" comes from the last visible tool call.
+- **Notes.** "Remember that our limit is 3.5%" (also: note that, keep in mind, fyi,
+  my name is, I prefer) is acknowledged and kept as the user's words: it is never data.
+  Asked back ("what limit did I give you?"), the note whose words match the question
+  is quoted; summaries carry notes under ``User notes (verbatim):``; when none is
+  visible but an archive is, it searches the archive; else it says it does not know.
+- **Figures.** "What was the average SOFR you found?" is matched on its qualifiers
+  (dataframe, column or tenor, statistic, year, "first" / "last") against the figures
+  in its visible answers and summaries. One match: that figure. Several: it lists them
+  and asks which. None: it reads a visible scratch/ file about that dataframe, or
+  searches a visible archive, and answers from what it read; else it says it does not know.
 """
 
 from __future__ import annotations
@@ -27,22 +25,15 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
-from xml.sax.saxutils import unescape
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from flawedcode.formats import ARCHIVE_LINE as ARCHIVE_LINE_TEXT
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
-from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
-from flawedcode.models.offline_entities import Vocabulary
-from flawedcode.models.offline_intents import Request, Step, main_column
-from flawedcode.models.offline_results import (
-    READ_HEADER,
-    number,
-    offload_path,
-    parse_loaded_table,
-    paths_named,
-)
+from flawedcode.formats import SUMMARY_PREFIX
+from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
+from flawedcode.models.offline_stats import READ_HEADER, figures, parse_loaded_table
+from flawedcode.models.offline_words import content_words, normalize, tags_in
 
 OUR_SUMMARY_PREFIX = SUMMARY_PREFIX
 LANGCHAIN_SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
@@ -52,13 +43,6 @@ ARCHIVE_LINE = re.compile(rf"^{re.escape(ARCHIVE_LINE_TEXT.strip())}\s*(archives
 DONT_KNOW_GOAL_TRUNCATED = "I don't know: the start of our conversation is no longer in my context window."
 DONT_KNOW_GOAL_EMPTY = "I don't know: I can't see any earlier request from you in my context window."
 
-STAT_PATTERNS: dict[str, str] = {
-    "mean": r"mean|average|avg",
-    "min": r"min(?:imum)?|lowest",
-    "max": r"max(?:imum)?|highest",
-    "latest": r"latest|most recent|current",
-    "spread": r"spread",
-}
 
 
 def text_of(message: BaseMessage) -> str:
@@ -131,311 +115,313 @@ def _short_repr(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "...'"
 
 
-# ----------------------------------------------------------------------------- recall
+def goal_acknowledgement(goal: str, context: Context) -> str:
+    """The reply to a goal stated on its own: kept word for word, nothing loaded, a first step offered."""
+    found = context.vocabulary.find(normalize(goal))
+    example = f"get the docs for {found.dataframes[0].key}" if found.dataframes else "list the ChartBook dataframes"
+    return (f'Noted your goal: "{goal.strip()}". I have not loaded anything yet. What should I do first? '
+            f"For example, I can {example}.")
+
+
+# ----------------------------------------------------------------------------- notes (what the user said)
+
+NOTE = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget|fyi|for the record|"
+                  r"take note|make a note|for reference)\b|\bremember (?:that|this)\s*[.!]?$|^my name is\b|^call me\b|"
+                  r"^i (?:prefer|'d prefer|would prefer)\b", re.IGNORECASE)
+NOTE_QUESTION = re.compile(r"\bi (?:told|said|gave|set|mentioned|asked you to remember|asked you to note|noted|shared)\b|"
+                           r"\bdid i (?:say|tell|give|set|mention)\b|\bmy name\b|\bwho is the\b|\bagain\b|\bremember\b|\bwhen is\b")
+
+
+def is_note(text: str) -> bool:
+    return bool(NOTE.search(text.strip())) and "?" not in text
+
+
+def acknowledge_note(text: str) -> str:
+    kept = re.sub(r"^(?:please\s+)?(?:remember|note|keep in mind|bear in mind|fyi|for the record|take note|make a note)"
+                  r"(?:\s*(?:that|:|,))?\s*", "", text.strip(), flags=re.IGNORECASE)
+    kept = re.sub(r",?\s*remember (?:that|this)\s*[.!]?$", "", kept, flags=re.IGNORECASE).strip() or text.strip()
+    return f'Noted: "{kept}". I\'ll keep it in mind; it is your note, not data. Ask me for it whenever you need it.'
+
+
+def visible_notes(earlier: list[BaseMessage]) -> list[str]:
+    notes = []
+    for message in earlier:
+        text = text_of(message)
+        if isinstance(message, HumanMessage) and not is_summary_message(message) and is_note(text):
+            notes.append(text.strip())
+        elif is_summary_message(message) or (isinstance(message, SystemMessage) and "User notes" in text):
+            section = re.search(r"^User notes \(verbatim\):\n((?:- .*\n?)+)", text, re.MULTILINE)
+            if section:
+                notes += [line[2:].strip() for line in section.group(1).splitlines()]
+    return list(dict.fromkeys(notes))
+
+
+def is_note_question(norm: str, context: Context) -> bool:
+    if not re.search(r"\?|^(?:what|which|who|when|where|remind|tell me)\b", norm) or is_figure_question(norm):
+        return False
+    if NOTE_QUESTION.search(norm):
+        return True
+    found = context.vocabulary.find(norm)
+    about_data = found.dataframes or found.columns or tags_in(norm) or re.search(
+        r"\b(?:average|mean|median|min|max|highest|lowest|latest|spread|how many|20\d\d)\b", norm)
+    return bool(_matching_notes(norm, visible_notes(context.earlier))) and not about_data
+
+
+def _matching_notes(norm: str, notes: list[str]) -> list[str]:
+    words = set(content_words(norm)) - {"remember", "tell", "told", "say", "said", "give", "gave", "set", "mention",
+                                        "mentioned", "ask", "asked", "again", "note", "noted", "care", "want"}
+    scored = [(len(words & set(content_words(note))), note) for note in notes]
+    best = max((score for score, _ in scored), default=0)
+    if re.search(r"\bwhat did i ask you to (?:remember|note)\b|\bwhat (?:notes|did i tell you)\b", norm):
+        return notes
+    return [note for score, note in scored if score == best and score > 0]
+
+
+def plan_note_recall(clause: Clause, context: Context) -> Task:
+    notes = _matching_notes(clause.norm, visible_notes(context.earlier))
+    if notes:
+        quoted = "; ".join(f'"{note}"' for note in notes)
+        return reply(f"You told me: {quoted}.")
+    query = " ".join(word for word in content_words(clause.norm) if word not in ("told", "said", "gave", "again", "tell"))[:60]
+    if archive_visible(context.earlier) and "search_archive" in context.tool_names and query:
+        return Task("note_recall", steps=[Step("search_archive", {"query": query.split()[0] if query else "remember"})])
+    return reply("I don't know: I can't see that you told me that in my context window. You can tell me again and "
+                 "I'll keep it in mind.")
+
+
+def answer_note_from_archive(results: list[Any]) -> str:
+    for result in results:
+        for line in result.content.splitlines():
+            if NOTE.search(line.split("]:", 1)[-1].strip(" .")) or "remember" in line.lower():
+                return f"From the archive ({line.split(' ', 2)[1] if line.startswith('- ') else 'archive'}): {line.strip('- ')}"
+    return "I don't know: I searched the archive and found no note of that. You can tell me again."
+
+
+def archive_visible(earlier: list[BaseMessage]) -> bool:
+    return any(is_summary_message(message) and ARCHIVE_LINE.search(text_of(message)) for message in earlier)
+
+
+# ----------------------------------------------------------------------------- figures
+
+FIGURE_QUESTION = re.compile(
+    r"\byou (?:found|computed|calculated|reported|got|gave|said|mentioned|loaded|worked out|came up with)\b|"
+    r"\bdid you (?:find|get|report|compute|calculate|give)\b|\b(?:earlier|previously)\b|\bremind me (?:of )?the\b|"
+    r"\bthat (?:number|figure)\b|\bthe first (?:figure|number|result)\b|\bthe [\w-]+ (?:figure|number)\b|"
+    r"\bwe (?:found|got|computed)\b|\b(?:figure|number) you\b")
+FIGURE_STAT = {"mean": r"\bmean\b", "median": r"\bmedian\b", "min": r"\bmin\b", "max": r"\bmax\b",
+               "standard deviation": r"\bstandard deviation\b", "latest": r"\blatest\b", "change": r"\bchange\b",
+               "correlation": r"\bcorrelation\b", "count": r"\bcount\b"}
+ASKED_STAT = {"mean": r"\baverage|\bmean\b|\bavg\b", "median": r"\bmedian\b", "min": r"\bmin\b|\blowest\b|\bminimum\b",
+              "max": r"\bmax\b|\bhighest\b|\bmaximum\b|\bpeak\b", "standard deviation": r"\bstandard deviation\b|\bvolatil",
+              "latest": r"\blatest\b|\bcurrent\b", "change": r"\bchange\b", "correlation": r"\bcorrelat",
+              "minus": r"\bspread\b|\bdifference\b|\bgap\b"}
+FIGURE = re.compile(r"\b(mean|median|min|max|standard deviation|latest|change|count|\d{1,2}th percentile)\s+([+-]?\d+\.\d+)")
+DATES = re.compile(r"(\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})")
 
 
 @dataclass
-class Recalled:
+class Figure:
+    order: int
+    stat: str
     value: str
     line: str
     source: str
 
 
-def entity_names(request: Request, vocabulary: Vocabulary) -> list[str]:
-    names: list[str] = []
-    for ref in request.mentions.dataframes:
-        names += [name.lower() for name in vocabulary.aliases_of(ref)]
-    if not names:  # a column alone ('rate') names the entity only when no dataframe is named
-        names = [column.lower() for column in request.mentions.columns]
-    return names
+def is_figure_question(norm: str) -> bool:
+    return bool(FIGURE_QUESTION.search(norm)) and not re.search(r"\b(?:load|fetch|pull)\b", norm)
 
 
-def _mentions_entity(text: str, names: list[str]) -> bool:
-    if not names:
-        return True
-    lowered = text.lower()
-    return any(re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", lowered) for name in names)
-
-
-DATAFRAME_KEY = re.compile(r"\b[a-z_]+/[a-z_]+\b")
-
-
-def find_reported_number(texts: list[tuple[str, str]], stat: str, names: list[str]) -> Recalled | None:
-    """The newest number reported for this statistic about this entity, in (source, text) pairs, newest first."""
-    pattern = re.compile(rf"\b(?:{STAT_PATTERNS[stat]})\b[^0-9\n]{{0,40}}?(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-    for source, text in texts:
-        lines = text.splitlines()
-        for index in range(len(lines) - 1, -1, -1):
-            match = pattern.search(lines[index])
-            if not match:
-                continue
-            line = lines[index]
-            # A line that names a dataframe speaks for that one; only a bare line borrows the lines above it.
-            context = line if DATAFRAME_KEY.search(line) else "\n".join(lines[max(0, index - 2): index + 1])
-            if _mentions_entity(context, names):
-                return Recalled(match.group(1), lines[index].strip(), source)
-    return None
-
-
-def reported_texts(earlier: list[BaseMessage]) -> list[tuple[str, str]]:
-    """Texts that may hold reported numbers: my answers and summaries, newest first."""
-    texts: list[tuple[str, str]] = []
-    for message in reversed(earlier):
+def visible_figures(earlier: list[BaseMessage]) -> list[Figure]:
+    found: list[Figure] = []
+    for message in earlier:
         if isinstance(message, AIMessage) and text_of(message).strip():
-            texts.append(("my earlier answer", text_of(message)))
+            source = "my earlier answer"
         elif is_summary_message(message):
-            texts.append(("the conversation summary", text_of(message)))
-    return texts
+            source = "the conversation summary"
+        else:
+            continue
+        for line in re.split(r"\n|(?<=\.)\s+(?=[A-Z])", text_of(message)):
+            for match in FIGURE.finditer(line):
+                found.append(Figure(len(found), match.group(1), match.group(2), line.strip(" -"), source))
+            corr = re.search(r"^Correlation of .*: (-?\d+\.\d+)", line.strip())
+            if corr:
+                found.append(Figure(len(found), "correlation", corr.group(1), line.strip(), source))
+    return found
 
 
-def compute_from_tables(texts: list[tuple[str, str]], stat: str, request: Request, names: list[str]) -> Recalled | None:
-    """A statistic computed from a loaded table in the given texts, if one is about the entity."""
-    for source, text in texts:
-        table = parse_loaded_table(text)
-        if table is None or not _mentions_entity(table.key.replace("/", " ") + " " + table.key, names):
+def _qualified(figures_seen: list[Figure], clause: Clause, context: Context) -> list[Figure]:
+    norm = clause.norm
+    chosen = figures_seen
+    names = [name for ref in clause.mentions.dataframes for name in (ref.key, ref.dataframe)]
+    if names:
+        chosen = [f for f in chosen if any(re.search(rf"(?<![\w/]){re.escape(n)}(?![\w])", f.line.lower()) for n in names)
+                  and _first_key_is(f.line, clause, context)]
+    stats = [stat for stat, pattern in ASKED_STAT.items() if re.search(pattern, norm)]
+    if "minus" in stats:
+        chosen = [f for f in chosen if " minus " in f.line]
+        stats.remove("minus")
+    if stats:
+        chosen = [f for f in chosen if f.stat in stats]
+    for column in clause.mentions.columns:
+        chosen = [f for f in chosen if column in f.line]
+    tags = tags_in(clause.rest)
+    if tags:
+        chosen = [f for f in chosen if any(set(tags) <= context.vocabulary.info(ref, column).tags
+                                           for ref in context.vocabulary.frames for column in ref.columns if column in f.line)]
+    years = re.findall(r"\b(20\d\d)\b", norm)
+    if years:
+        chosen = [f for f in chosen if any(year in (DATES.search(f.line).group(1)[:4] if DATES.search(f.line) else "") for year in years)]
+    quarter = re.search(r"\bq([1-4])\b", norm)
+    if quarter:
+        months = {f"-{3 * int(quarter.group(1)) - offset:02d}-" for offset in (2, 1, 0)}
+        chosen = [f for f in chosen if DATES.search(f.line) and DATES.search(f.line).group(1)[4:8] in months]
+    if re.search(r"\bfirst\b|\bnear the start\b|\bearliest\b|\bat the (?:start|beginning)\b", norm):
+        chosen = chosen[:1]
+    elif re.search(r"\b(?:last|most recent|latest) (?:figure|number|one|result)\b", norm):
+        chosen = chosen[-1:]
+    return chosen
+
+
+def _first_key_is(line: str, clause: Clause, context: Context) -> bool:
+    keys = re.findall(r"\b[a-z_]+/[a-z_]+\b", line)
+    return not keys or any(ref.key == keys[0] for ref in clause.mentions.dataframes)
+
+
+def plan_figure_recall(clause: Clause, context: Context) -> Task:
+    chosen = _qualified(visible_figures(context.earlier), clause, context)
+    values = list(dict.fromkeys((f.stat, f.value, f.line) for f in chosen))
+    if len({(stat, value) for stat, value, _ in values}) == 1:
+        figure = chosen[0]
+        return reply(f"The {figure.stat}{_of(figure.line)} was {figure.value} (from {figure.source}: {_clip(figure.line, 220)}).")
+    if len(values) > 1:
+        listed = "; ".join(_clip(line, 160) for _, _, line in values[:5])
+        return reply(f"I can see several figures that fit: {listed}. Which one do you mean?")
+    path = scratch_path_about(context.earlier, [n for ref in clause.mentions.dataframes for n in (ref.key, ref.dataframe)])
+    if path and "read_file" in context.tool_names:
+        return Task("recall", steps=[Step("read_file", {"path": path, "limit": 2000})], detail={"clause": clause})
+    if archive_visible(context.earlier) and "search_archive" in context.tool_names:
+        specific = [c for c in clause.mentions.columns if "_" in c or any(ch.isdigit() for ch in c)]
+        words = [ref.dataframe for ref in clause.mentions.dataframes] + specific[:1]
+        words += [s for s, p in ASKED_STAT.items() if re.search(p, clause.norm) and s != "minus"][:1]
+        return Task("recall", steps=[Step("search_archive", {"query": " ".join(words) or "mean"})], detail={"clause": clause})
+    asked = next((stat for stat, pattern in ASKED_STAT.items() if re.search(pattern, clause.norm)), "figure")
+    return reply(f"I don't know: I can't see the {asked if asked != 'minus' else 'spread'} you are asking about in my "
+                 "context window, and I can see no saved file that holds it. I can compute it again if you ask me "
+                 "for it (name the data and the period).")
+
+
+def answer_recall_from_read(task: Task, results: list[Any], context: Context) -> str:
+    """After reading a scratch/ file or searching the archive: the figure that fits every qualifier asked, or 'I don't know'."""
+    clause: Clause = task.detail["clause"]
+    stat = next((s for s, p in ASKED_STAT.items() if re.search(p, clause.norm) and s in ("mean", "median", "min", "max",
+                                                                                           "latest")), "mean")
+    found: list[Figure] = []
+    for result in results:
+        where = READ_HEADER.match(result.content)
+        table = parse_loaded_table(result.content)
+        if table is not None:
+            ref = context.vocabulary.frame(table.key)
+            column = next((c for c in clause.mentions.columns if c in table.header), None) or (context.vocabulary.main_column(ref) if ref else None)
+            if column and table.values(column):
+                out = figures(table.values(column))
+                source = where["path"] if where else result.name
+                return (f"The {stat} of {table.key} {column} was {out[stat]:.4f} ({out['first_date']} to {out['last_date']}, "
+                        f"{out['count']} values, computed from {source}).")
+        items = [item for line in result.content.splitlines() for item in re.split(r"\s-\s|\.\.\.|(?<=\.)\s+(?=[a-z_]+/)", line)]
+        for item in items:
+            for match in FIGURE.finditer(item):
+                found.append(Figure(len(found), match.group(1), match.group(2), item.strip(" -"), "the archive"))
+    chosen = _qualified(found, clause, context) if _has_qualifiers(clause, context) else []
+    values = list(dict.fromkeys((f.stat, f.value, f.line) for f in chosen))
+    if len({(s, v) for s, v, _ in values}) == 1:
+        figure = chosen[0]
+        return f"The {figure.stat}{_of(figure.line)} was {figure.value} (from the archive: {_clip(figure.line, 220)})."
+    if len(values) > 1:
+        return "I found several figures that fit: " + "; ".join(_clip(line, 160) for _, _, line in values[:5]) + ". Which one do you mean?"
+    return ("I don't know: I looked in what I could read back and found no figure that fits what you asked. "
+            "I can compute it again if you ask me for it.")
+
+
+def _has_qualifiers(clause: Clause, context: Context) -> bool:
+    return bool(clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest)
+                or any(re.search(pattern, clause.norm) for pattern in ASKED_STAT.values()))
+
+
+def _of(line: str) -> str:
+    keys = re.findall(r"(?<![\w/])[a-z_]+/[a-z_]+\b", line)
+    return f" of {keys[0]}" if keys and not keys[0].startswith(("scratch/", "archives/")) else ""
+
+
+def visible_rows(earlier: list[BaseMessage], key: str) -> tuple[str, str] | None:
+    """The newest visible load of a dataframe: ('table', content) or ('stub', scratch path); None if none is visible."""
+    from flawedcode.models.offline_answers import offload_path
+
+    calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
+    pipeline, _, dataframe = key.partition("/")
+    for message in reversed(earlier):
+        if not isinstance(message, ToolMessage):
             continue
-        numeric = table.numeric_columns()
-        asked = [column for column in request.mentions.columns if column in numeric]
-        column = asked[0] if asked else main_column(numeric)
-        if column is None:
+        call = calls.get(message.tool_call_id, {})
+        if call.get("name") != "chartbook_load_data" or call.get("args", {}).get("dataframe") not in (dataframe, key):
             continue
-        pairs = table.values(column)
-        if not pairs:
-            continue
-        values = [value for _, value in pairs]
-        value = {
-            "mean": sum(values) / len(values), "min": min(values), "max": max(values),
-            "latest": values[-1], "spread": max(values) - min(values),
-        }[stat]
-        line = f"{stat} of {table.key} {column} over {len(values)} rows ({table.start} to {table.end})"
-        return Recalled(number(value), line, source)
+        content = text_of(message)
+        if (path := offload_path(content)):
+            return "stub", path
+        if parse_loaded_table(content) is not None:
+            return "table", content
     return None
 
 
-def recall_from_visible(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary) -> Recalled | None:
-    stat = request.stats[0] if request.stats else "mean"
-    names = entity_names(request, vocabulary)
-    found = find_reported_number(reported_texts(earlier), stat, names)
-    if found:
-        return found
-    tool_texts = [("a tool result I can see", text_of(message)) for message in reversed(earlier)
-                  if isinstance(message, ToolMessage)]
-    return compute_from_tables(tool_texts, stat, request, names)
+def _mentions_any(line: str, clause: Clause) -> bool:
+    names = [n for ref in clause.mentions.dataframes for n in (ref.key, ref.dataframe)]
+    return not names or any(name in line.lower() for name in names)
 
 
 def scratch_path_about(earlier: list[BaseMessage], names: list[str]) -> str | None:
     """The newest scratch/ file that a visible stub (by its path and call) or summary line names, about ``names``."""
+    from flawedcode.models.offline_answers import offload_path
+
     calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
     for message in reversed(earlier):
         text = text_of(message)
         if isinstance(message, ToolMessage) and (path := offload_path(text)):
             call = calls.get(message.tool_call_id, {})
-            if _mentions_entity(path + " " + json.dumps(call.get("args", {})), names):
+            if call.get("name") == "chartbook_load_data" and _names_in(path + " " + json.dumps(call.get("args", {})), names):
                 return path
         elif is_summary_message(message):
             for line in text.splitlines():
-                for path in paths_named(line):
-                    if path.startswith("scratch/") and _mentions_entity(line, names):
+                for path in re.findall(r"(scratch/[\w/.-]*chartbook_load_data[\w.-]*\.txt)", line):
+                    if _names_in(line, names):
                         return path
     return None
 
 
-def recall_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary,
-                 tool_names: set[str]) -> list[Step]:
-    """What to read when the number is not visible: a scratch file that holds it, else the archive."""
-    path = scratch_path_about(earlier, entity_names(request, vocabulary))
-    if path and "read_file" in tool_names:
-        return [Step("read_file", {"path": path, "limit": 2000})]
+def docs_stub_path(earlier: list[BaseMessage], key: str) -> str | None:
+    """The scratch/ file holding a dataframe's docs, if a visible offload stub of chartbook_get_docs names it."""
+    from flawedcode.models.offline_answers import offload_path
+
+    calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
+    pipeline, _, dataframe = key.partition("/")
     for message in reversed(earlier):
-        text = text_of(message)
-        archive = ARCHIVE_LINE.search(text) if is_summary_message(message) else None
-        if archive:
-            stat = request.stats[0] if request.stats else "mean"
-            if "search_archive" in tool_names:
-                return [Step("search_archive", {"query": " ".join(filter(None, [_entity_word(request), stat]))})]
-            if "read_file" in tool_names:
-                return [Step("read_file", {"path": archive.group(1).rstrip(".;,"), "limit": 2000})]
-    return []
+        if isinstance(message, ToolMessage) and (path := offload_path(text_of(message))):
+            call = calls.get(message.tool_call_id, {})
+            args = call.get("args", {})
+            if call.get("name") == "chartbook_get_docs" and (args.get("dataframe") in (dataframe, key)):
+                return path
+    return None
 
 
-SAVED_WORDS = ("saved", "offloaded", "scratch", "stored", "full docs", "full result", "full file", "the file you")
+SAVED_WORDS = re.compile(r"\b(?:saved|offloaded|scratch|stored|full docs|full result|full file|the file you)\b")
 
 
-def refers_to_saved_result(text: str) -> bool:
+def _names_in(text: str, names: list[str]) -> bool:
+    if not names:
+        return True
     lowered = text.lower()
-    return any(re.search(r"(?<![\w])" + re.escape(word) + r"(?![\w])", lowered) for word in SAVED_WORDS)
-
-
-def recovery_steps(request: Request, earlier: list[BaseMessage], vocabulary: Vocabulary,
-                   tool_names: set[str]) -> list[Step]:
-    """Go back to a saved result instead of fetching it again, when the request points at one.
-
-    - "the saved / offloaded / scratch ... docs" -> read the scratch file a visible stub names;
-    - a question about a column whose dataframe's docs were offloaded -> search that
-      file for the column (only the matching lines come back), else read it.
-    A request that names a file path is left alone.
-    """
-    if any(step.intent in ("read_file", "write_file", "run_python") for step in request.steps):
-        return []
-    names = entity_names(request, vocabulary) + [str(step.roles["dataframe"]) for step in request.steps if step.roles.get("dataframe")]
-    path = scratch_path_about(earlier, names)
-    if path is None:
-        return []
-    if refers_to_saved_result(request.text) and "read_file" in tool_names:
-        return [Step("read_file", {"path": path, "limit": 2000})]
-    asks_docs = any(step.intent == "docs" for step in request.steps)
-    if asks_docs and request.mentions.columns and "chartbook_get_docs" in path:
-        if "search_files" in tool_names:
-            return [Step("search_files", {"pattern": "|".join(request.mentions.columns), "path": path})]
-        if "read_file" in tool_names:
-            return [Step("read_file", {"path": path, "limit": 2000})]
-    return []
-
-
-def _entity_word(request: Request) -> str:
-    if request.mentions.dataframes:
-        return request.mentions.dataframes[0].dataframe
-    return request.mentions.columns[0] if request.mentions.columns else ""
-
-
-def answer_recall(request: Request, found: Recalled | None) -> str:
-    stat = request.stats[0] if request.stats else "mean"
-    if found is None:
-        return (f"I don't know: I can't see the {stat} you are asking about in my context window, "
-                "and I can see no saved file that holds it.")
-    about = " of " + ", ".join(ref.key for ref in request.mentions.dataframes) if request.mentions.dataframes else ""
-    return f"The {stat}{about} was {found.value} (from {found.source}: {_clip(found.line, 200)})."
-
-
-def recall_from_read(request: Request, results: list[tuple[str, str]], vocabulary: Vocabulary) -> Recalled | None:
-    """After reading a scratch/ or archive file: a reported number in it, else one computed from its table."""
-    stat = request.stats[0] if request.stats else "mean"
-    names = entity_names(request, vocabulary)
-    texts = []
-    for name, content in results:
-        where = READ_HEADER.match(content)
-        texts.append((where["path"] if where else name, content))
-    return compute_from_tables(texts, stat, request, names) or find_reported_number(texts, stat, names)
-
-
-# ----------------------------------------------------------------------------- summaries
-
-
-@dataclass
-class RenderedMessage:
-    type: str
-    content: str
-    tool_calls: list[tuple[str, dict[str, Any]]]
-
-
-MESSAGE_BLOCK = re.compile(r"<message type=([\"'])(?P<type>\w+)\1>(?P<body>.*?)</message>", re.DOTALL)
-TOOL_CALL = re.compile(r"<tool_call id=([\"']).*?\1 name=([\"'])(?P<name>.*?)\2>(?P<args>.*?)</tool_call>", re.DOTALL)
-
-
-def parse_rendered_conversation(text: str) -> list[RenderedMessage]:
-    """Messages rendered by get_buffer_string(messages, format="xml")."""
-    messages: list[RenderedMessage] = []
-    for block in MESSAGE_BLOCK.finditer(text):
-        body = block["body"]
-        calls: list[tuple[str, dict[str, Any]]] = []
-        for call in TOOL_CALL.finditer(body):
-            try:
-                args = json.loads(unescape(call["args"]))
-            except json.JSONDecodeError:
-                args = {"raw": unescape(call["args"])}
-            calls.append((unescape(call["name"], {"&quot;": '"', "&apos;": "'"}), args if isinstance(args, dict) else {}))
-        content = unescape(TOOL_CALL.sub("", body)).strip()
-        messages.append(RenderedMessage(block["type"], content, calls))
-    return messages
-
-
-NUMBER_LINE = re.compile(r"-?\d+\.\d+")
-
-
-def write_summary(rendered: list[RenderedMessage], vocabulary: Vocabulary) -> str:
-    """A compact structured summary, extracted (not invented) from the rendered conversation."""
-    goal = _goal_of(rendered)
-    requests = [m.content for m in rendered if m.type == "human" and not is_summary_text(m.content)]
-    earlier = [m.content for m in rendered if m.type in ("human", "system") and is_summary_text(m.content)]
-    actions = [format_call(name, args) for m in rendered for name, args in m.tool_calls]
-    outcomes = [_outcome(m.content) for m in rendered if m.type == "tool"]
-    artifacts = _artifacts(rendered)
-    numbers = _numbers(rendered, earlier)
-    last_request = requests[-1] if requests else goal
-    answered = _is_answered(rendered)
-
-    lines = ["## SESSION INTENT", f"{GOAL_LINE_TEXT}{goal or 'None'}", "", "## SUMMARY"]
-    later = [request for request in requests if request != goal]
-    if later:
-        lines.append("Requests: " + " | ".join(_clip(request, 100) for request in later[-6:]))
-    if actions:
-        shown = [f"{action} -> {outcome}" for action, outcome in zip(actions, outcomes + [""] * len(actions))]
-        lines.append(f"Actions ({len(actions)}):")
-        lines += [f"- {_clip(item, 160)}" for item in shown[-8:]]
-    if numbers:
-        lines.append("Numbers reported:")
-        lines += [f"- {_clip(item, 200)}" for item in numbers[-6:]]
-    if not later and not actions and not numbers:
-        lines.append("None")
-    lines += ["", "## ARTIFACTS"]
-    lines += [f"- {path}" for path in artifacts[-10:]] or ["None"]
-    lines += ["", "## NEXT STEPS",
-              f"Last request: {_clip(last_request or 'None', 160)} ({'answered' if answered else 'not answered yet'})."]
-    return "\n".join(lines)
-
-
-def _goal_of(rendered: list[RenderedMessage]) -> str:
-    for message in rendered:
-        if message.type in ("human", "system") and is_summary_text(message.content):
-            goal = goal_in_summary(message.content)
-            if goal:
-                return goal
-        elif message.type == "human":
-            return message.content
-    return ""
-
-
-def _outcome(content: str) -> str:
-    if content.startswith("Error"):
-        return _clip(content.splitlines()[0], 100)
-    if content.startswith(STUB_PREFIX):
-        return "offloaded to " + (offload_path(content) or "scratch/")
-    first = next((line for line in content.splitlines() if line.strip()), "")
-    return f"{_clip(first, 80)} ({len(content):,} chars)"
-
-
-def _artifacts(rendered: list[RenderedMessage]) -> list[str]:
-    found: list[str] = []
-    for message in rendered:
-        found += paths_named(message.content)
-        for _, args in message.tool_calls:
-            for key in ("path", "file_path"):
-                if isinstance(args.get(key), str) and args[key] not in found:
-                    found.append(args[key])
-    return list(dict.fromkeys(found))
-
-
-def _numbers(rendered: list[RenderedMessage], earlier_summaries: list[str]) -> list[str]:
-    found: list[str] = []
-    for text in earlier_summaries:
-        section = re.search(r"^Numbers reported:\n((?:- .*\n?)+)", text, re.MULTILINE)
-        if section:
-            found += [line[2:].strip() for line in section.group(1).splitlines()]
-    for message in rendered:
-        if message.type != "ai" or not message.content:
-            continue
-        for sentence in re.split(r"(?<=\.)\s+(?=[A-Z])|\n", message.content):
-            if NUMBER_LINE.search(sentence) and re.search(r"[a-z]", sentence) and not sentence.startswith(">"):
-                found.append(sentence.strip())
-    return list(dict.fromkeys(found))
-
-
-def _is_answered(rendered: list[RenderedMessage]) -> bool:
-    last_human = max((i for i, m in enumerate(rendered) if m.type == "human"), default=-1)
-    return any(m.type == "ai" and m.content and not m.tool_calls for m in rendered[last_human + 1:])
+    return any(re.search(r"(?<![a-z])" + re.escape(name.lower()) + r"(?![a-z])", lowered) for name in names)
 
 
 def _clip(text: str, limit: int) -> str:
     flat = re.sub(r"\s+", " ", text).strip()
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-

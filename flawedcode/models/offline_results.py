@@ -1,45 +1,39 @@
-"""How the offline model reads tool results and answers from them.
+"""How the offline model carries out its tasks and answers from tool results.
 
-It recognises these formats (the real tools' outputs, see flawedcode.tools):
+``next_step(task, results, context)`` is the next tool call a task needs given what its
+calls returned so far (or None when it has what it needs); ``answer_task`` writes its
+part of the reply. The model's tool results come back as (see flawedcode.tools):
 
-- ``chartbook_list``: lines ``pipeline/dataframe: title (N rows, K columns, start to end)``;
-- ``chartbook_get_docs``: Markdown; the title is the first ``# `` heading and the
-  columns are the first cells of the Markdown tables;
-- ``chartbook_load_data``: a line ``# pipeline/dataframe: n rows x k columns, a to b``
-  then CSV. From the rows it computes mean / min / max / latest of a column
-  (the asked one, else the dataframe's main rate column) and spreads, printed
-  with ``DECIMALS`` decimals. The same table inside a ``read_file`` result
-  (an offloaded copy in scratch/) is read the same way;
-- an offload stub: content starting ``[Offloaded: scratch/...`` (it says where
-  the full result is and quotes the preview);
+- ``chartbook_list``: ``pipeline/dataframe: title (N rows, K columns, start to end)`` lines;
+- ``chartbook_get_docs``: Markdown; the title is the first ``# `` heading and the columns
+  are the first cells of the data dictionary table (the rows of any column asked are quoted);
+- ``chartbook_load_data``: a ``# pipeline/dataframe: ...`` line then CSV (data tasks: offline_answers.py);
+- an offload stub ``[Offloaded: scratch/...`` (it says where the full result is);
 - anything starting ``Error:`` (it relays the error and what to do);
-- read_file / list_files / search_files / run_python / write_file /
-  search_archive text (quoted, shortened).
+- ``read_file`` pages (quoted, up to ``QUOTE_LINES`` lines), ``list_files``, ``search_files``,
+  ``run_python`` (``# exit code N`` then output), ``write_file``, ``search_archive``.
+
+Files named in words ("the readme", "the analysis script") are found in a ``list_files``
+listing first; a function is found with ``search_files`` (``def name``) and shown from its
+file; asked to fix code, it runs the tests, shows the failing function and says plainly
+that it cannot edit code itself.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from flawedcode.formats import STUB_PREFIX
-from flawedcode.models.offline_entities import Vocabulary
-from flawedcode.models.offline_intents import Request, main_column
+from flawedcode.models import offline_memory as memory
+from flawedcode.models.offline_answers import answer_data, data_next_step, describe_stub, offload_path, relay_error
+from flawedcode.models.offline_plan import Context, Step, Task
 
-DECIMALS = 4
-QUOTE_LINES = 12
-
-LOAD_HEADER = re.compile(
-    r"^# (?P<key>[\w.-]+/[\w.-]+): (?P<rows>\d+) rows x (?P<columns>\d+) columns, (?P<start>\S+) to (?P<end>\S+)\s*$",
-    re.MULTILINE,
-)
+QUOTE_LINES = 80
 LIST_LINE = re.compile(r"^(?P<key>[\w.-]+/[\w.-]+): (?P<title>.*?) \((?P<detail>\d[\d,]* rows.*)\)\s*$", re.MULTILINE)
-OFFLOAD_PATH = re.compile(rf"^{re.escape(STUB_PREFIX)}(?P<path>[^\s|\]]+)(?P<detail>[^\]\n]*)\]?")
-READ_HEADER = re.compile(r"^# (?P<path>\S+) \(lines (?P<a>\d+)-(?P<b>\d+) of (?P<n>\d+)\)")
+CODE_NOT_EDITED = ("I can't edit code myself: I'm the offline teaching model, a rule-based simulator, so I can show you "
+                   "the failing test and the code but not write the fix. A real model can (switch the lesson's MODEL to "
+                   "a real one, e.g. 'openai:gpt-4o-mini'), or you can edit the file and ask me to run the tests again.")
 
 
 @dataclass
@@ -51,62 +45,146 @@ class ToolResult:
     content: str
 
 
-@dataclass
-class LoadedTable:
-    key: str
-    rows: int
-    start: str
-    end: str
-    header: list[str]
-    records: list[dict[str, str]]
-
-    def numeric_columns(self) -> list[str]:
-        return [column for column in self.header if column != "date" and self.values(column)]
-
-    def values(self, column: str) -> list[tuple[str, float]]:
-        """(date, value) pairs of a numeric column; empty if it is not numeric."""
-        pairs: list[tuple[str, float]] = []
-        for record in self.records:
-            raw = (record.get(column) or "").strip()
-            if not raw:
-                continue
-            try:
-                value = float(raw)
-            except ValueError:
-                return []
-            if not math.isnan(value):
-                pairs.append((record.get("date", ""), value))
-        return pairs
+def paths_named(text: str) -> list[str]:
+    """scratch/ and archives/ paths a text names, in order."""
+    found = re.findall(r"(?<![\w/])((?:scratch|archives)/[\w/-]*[\w-]\.[a-z]+)(?![\w])", text)
+    return list(dict.fromkeys(found))
 
 
-def number(value: float) -> str:
-    return f"{value:.{DECIMALS}f}"
+# ----------------------------------------------------------------------------- steps
 
 
-# ----------------------------------------------------------------------------- parsing
+def next_step(task: Task, results: list[ToolResult], context: Context) -> Step | None:
+    if task.kind == "data":
+        return data_next_step(task, results, context)
+    if len(results) < len(task.steps):
+        return task.steps[len(results)]
+    if task.kind == "find_file" and len(results) == 1:
+        return _found_file_step(task, results[0])
+    if task.kind == "function" and len(results) == 1:
+        hit = _function_hit(task, results[0].content)
+        return Step("read_file", {"path": hit[0], "limit": 2000}) if hit else None
+    if task.kind == "docs" and len(results) == 1 and offload_path(results[0].content) and task.detail.get("columns"):
+        path = offload_path(results[0].content)
+        if "search_files" in context.tool_names:
+            return Step("search_files", {"pattern": "|".join(task.detail["columns"]), "path": path})
+        return Step("read_file", {"path": path, "limit": 2000})
+    if task.kind == "fix" and len(results) == 1:
+        module = _failing_module(results[0].content)
+        return Step("read_file", {"path": module, "limit": 2000}) if module else None
+    return None
 
 
-def parse_loaded_table(text: str) -> LoadedTable | None:
-    """The table in a chartbook_load_data result (also inside a read_file of its offloaded copy)."""
-    match = LOAD_HEADER.search(text)
-    if match is None:
+def _found_file_step(task: Task, listing: ToolResult) -> Step | None:
+    files = [line.split(" (")[0] for line in listing.content.splitlines()[1:] if not line.endswith("/")]
+    hint = task.detail.get("hint", "")
+    chosen = next((path for path in files if hint.lower() in path.lower() and not (hint == ".py" and "test" in path)), None)
+    if chosen is None:
         return None
-    body_lines: list[str] = []
-    for line in text[match.end():].lstrip("\n").splitlines():
-        if line.startswith("# "):
-            break
-        body_lines.append(line)
-    reader = csv.DictReader(io.StringIO("\n".join(body_lines)))
-    records = [dict(row) for row in reader]
-    return LoadedTable(
-        key=match["key"], rows=int(match["rows"]), start=match["start"], end=match["end"],
-        header=list(reader.fieldnames or []), records=records,
-    )
+    if task.detail.get("then") == "run":
+        from flawedcode.models.offline_file_rules import RUN_TIMEOUT_SECONDS, run_script_code
+
+        return Step("run_python", {"code": run_script_code(chosen), "command": f"python {chosen}", "timeout": RUN_TIMEOUT_SECONDS})
+    return Step("read_file", {"path": chosen})
 
 
-def parse_catalog_list(text: str) -> list[tuple[str, str, str]]:
-    """(pipeline/dataframe, title, detail) per line of chartbook_list."""
-    return [(match["key"], match["title"], match["detail"]) for match in LIST_LINE.finditer(text)]
+def _function_hit(task: Task, content: str) -> tuple[str, int, str] | None:
+    hits = []
+    for line in content.splitlines():
+        match = re.match(r"^(?P<path>[^:]+):(?P<line>\d+):\s*def (?P<name>\w+)", line)
+        if match:
+            hits.append((match["path"], int(match["line"]), match["name"]))
+    if not hits:
+        return None
+    name = task.detail.get("name")
+    if name:
+        exact = [hit for hit in hits if hit[2] == name]
+        return (exact or hits)[0]
+    words = task.detail.get("words", [])
+    wants_test = task.detail.get("test", False)
+
+    def score(hit: tuple[str, int, str]) -> tuple[int, int]:
+        overlap = sum(word.rstrip("s")[:6] in hit[2] for word in words)
+        return (overlap + (1 if hit[2].startswith("test") == wants_test else 0), -hit[1])
+
+    best = max(hits, key=score)
+    return best if score(best)[0] > 1 or (score(best)[0] > 0 and not words) else (best if sum(w[:6] in best[2] for w in words) else None)
+
+
+FAILING_CALL = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<module>\w+)\.(?P=function)\b")
+
+
+def _failing_module(output: str) -> str | None:
+    match = FAILING_CALL.search(output)
+    return f"{match['module']}.py" if match else None
+
+
+# ----------------------------------------------------------------------------- answers
+
+
+def answer_task(task: Task, results: list[ToolResult], context: Context) -> str:
+    kind = task.kind
+    if kind == "reply":
+        return task.text
+    if kind == "goal":
+        return memory.answer_goal(context.earlier, context.system, context.truncated)
+    if kind == "last_action":
+        return memory.answer_last_action(context.earlier)
+    if kind == "data":
+        return answer_data(task, results, context.vocabulary)
+    if kind == "recall":
+        return memory.answer_recall_from_read(task, results, context)
+    if kind == "note_recall":
+        return memory.answer_note_from_archive(results)
+    if kind == "function" and len(results) >= 2:
+        return _show_function(task, results[-1])
+    if kind == "function":
+        return "I found no function matching that in the project's files. " + (answer_one(results[0], task) if results else "")
+    if kind == "fix":
+        return _fix_answer(results)
+    return "\n\n".join(answer_one(result, task) for result in results)
+
+
+def answer_one(result: ToolResult, task: Task | None = None) -> str:
+    content = result.content.strip()
+    if content.startswith("Error"):
+        return relay_error(result)
+    if offload_path(content):
+        return describe_stub(result)
+    name = result.name
+    if name == "chartbook_list":
+        return _describe_catalog(task, content)
+    if name == "chartbook_get_docs" or (name == "read_file" and content.startswith("# scratch/") and "\n| " in content):
+        return _describe_docs(result, content) + _asked_column_rows(task, content)
+    if name in ("run_python", "execute"):
+        return _describe_run(content)
+    if name == "write_file":
+        return content.splitlines()[0] + "."
+    if name == "search_files" and task is not None and task.kind == "docs":
+        return _quote("From the saved docs:", content)
+    if name == "search_files":
+        lines = content.splitlines()
+        if not lines or content.lower().startswith("no match"):
+            return f"search_files found no match: {content[:200]}"
+        return _quote(f"search_files found {len(lines)} matching lines:", content)
+    if name == "list_files":
+        return _quote("The workspace has:", content, max_lines=40)
+    if name == "search_archive":
+        return _quote("The archive search returned:", content)
+    if name == "read_file":
+        return _quote("read_file returned:", content, max_lines=QUOTE_LINES)
+    return _quote(f"{name} returned:", content)
+
+
+def _describe_catalog(task: Task | None, content: str) -> str:
+    entries = [(m["key"], m["title"], m["detail"]) for m in LIST_LINE.finditer(content)]
+    if not entries:
+        return _quote("chartbook_list returned:", content)
+    pipelines = task.detail.get("pipelines", []) if task is not None else []
+    if pipelines:
+        entries = [entry for entry in entries if entry[0].split("/")[0] in pipelines] or entries
+    listed = "; ".join(f"{key} ({title}, {detail})" for key, title, detail in entries)
+    return f"The ChartBook catalog has {len(entries)} dataframes: {listed}."
 
 
 def parse_docs(text: str) -> tuple[str, list[str]]:
@@ -125,201 +203,14 @@ def parse_docs(text: str) -> tuple[str, list[str]]:
     return title, columns
 
 
-def offload_path(text: str) -> str | None:
-    match = OFFLOAD_PATH.match(text)
-    return match["path"] if match else None
-
-
-def paths_named(text: str) -> list[str]:
-    """scratch/ and archives/ paths a text names, in order."""
-    found = re.findall(r"(?<![\w/])((?:scratch|archives)/[\w/-]*[\w-]\.[a-z]+)(?![\w])", text)
-    return list(dict.fromkeys(found))
-
-
-# ----------------------------------------------------------------------------- statistics
-
-
-def describe_column(table: LoadedTable, column: str) -> str | None:
-    pairs = table.values(column)
-    if not pairs:
-        return None
-    values = [value for _, value in pairs]
-    low_date, low = min(pairs, key=lambda pair: pair[1])
-    high_date, high = max(pairs, key=lambda pair: pair[1])
-    last_date, last = pairs[-1]
-    mean = sum(values) / len(values)
-    return (
-        f"{table.key} {column}: mean {number(mean)}, min {number(low)} on {low_date}, max {number(high)} on {high_date}, "
-        f"latest {number(last)} on {last_date} ({len(values)} values)"
-    )
-
-
-def mean_of(table: LoadedTable, column: str) -> float | None:
-    values = [value for _, value in table.values(column)]
-    return sum(values) / len(values) if values else None
-
-
-def columns_to_describe(table: LoadedTable, request: Request | None, asked: list[str] | None) -> list[str]:
-    numeric = table.numeric_columns()
-    wanted = [column for column in (asked or []) if column in numeric]
-    if request is not None:
-        wanted += [column for column in request.mentions.columns if column in numeric and column not in wanted]
-    if not wanted:
-        main = main_column(numeric)
-        wanted = [main] if main else []
-    return wanted[:4]
-
-
-def describe_table(table: LoadedTable, request: Request | None, asked: list[str] | None = None) -> str:
-    lines = [f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}."]
-    columns = columns_to_describe(table, request, asked)
-    for column in columns:
-        described = describe_column(table, column)
-        if described:
-            lines.append(described + ".")
-    if request is not None and "spread" in request.stats and len(columns) >= 2:
-        lines.append(_spread_between_columns(table, columns[0], columns[1]))
-    return " ".join(lines)
-
-
-def _spread_between_columns(table: LoadedTable, first: str, second: str) -> str:
-    a, b = dict(table.values(first)), dict(table.values(second))
-    differences = [a[date] - b[date] for date in a if date in b]
-    if not differences:
-        return f"No dates where both {first} and {second} have values, so no spread."
-    return (
-        f"Spread {first} minus {second}: mean {number(sum(differences) / len(differences))}, "
-        f"latest {number(differences[-1])} ({len(differences)} dates)."
-    )
-
-
-def spread_between_tables(tables: list[LoadedTable]) -> str | None:
-    """'Spread sofr minus effr' from the means of each table's main column."""
-    if len(tables) < 2:
-        return None
-    first, second = tables[0], tables[1]
-    first_column, second_column = main_column(first.numeric_columns()), main_column(second.numeric_columns())
-    if not first_column or not second_column:
-        return None
-    first_mean, second_mean = mean_of(first, first_column), mean_of(second, second_column)
-    if first_mean is None or second_mean is None:
-        return None
-    return (
-        f"Spread {first.key} {first_column} minus {second.key} {second_column} (difference of means): "
-        f"{number(first_mean - second_mean)}."
-    )
-
-
-# ----------------------------------------------------------------------------- answers
-
-
-def answer_from_results(request: Request | None, results: list[ToolResult], vocabulary: Vocabulary) -> str:
-    """The reply after tool results: one paragraph per result, then any spread across them."""
-    paragraphs = [answer_one(request, result, vocabulary) for result in results]
-    tables = [table for result in results if (table := parse_loaded_table(result.content)) is not None]
-    if request is not None and "spread" in request.stats:
-        spread = spread_between_tables(tables)
-        if spread:
-            paragraphs.append(spread)
-    return "\n\n".join(paragraph for paragraph in paragraphs if paragraph)
-
-
-def answer_one(request: Request | None, result: ToolResult, vocabulary: Vocabulary) -> str:
-    content = result.content.strip()
-    if content.startswith("Error"):
-        return _relay_error(result, content)
-    if content.startswith(STUB_PREFIX):
-        return _describe_offload(result, content, vocabulary)
-    table = parse_loaded_table(content)
-    if table is not None:
-        described = describe_table(table, request, result.args.get("columns"))
-        where = READ_HEADER.match(content)
-        return described + (f" (Read from {where['path']}.)" if where else "")
-    name = result.name
-    if name == "chartbook_list":
-        return _describe_catalog(request, content)
-    if name == "chartbook_get_docs" or (name == "read_file" and "|" in content and "\n# " in "\n" + content):
-        return _describe_docs(result, content) + _asked_column_rows(request, content)
-    if name == "run_python" or name == "execute":
-        return _describe_run(content)
-    if name == "write_file":
-        return content.splitlines()[0] + "."
-    if name == "search_files":
-        return _quote(f"search_files found {len(content.splitlines())} matching lines:", content)
-    if name == "list_files":
-        return _quote("The workspace has:", content, max_lines=40)
-    if name == "search_archive":
-        return _quote("The archive search returned:", content)
-    return _quote(f"{name} returned:", content)
-
-
-def _relay_error(result: ToolResult, content: str) -> str:
-    problem = content.removeprefix("Error:").strip()
-    if result.name.startswith("chartbook"):
-        advice = "Check the names (ask me to list the ChartBook dataframes) and ask again."
-    elif result.name in ("read_file", "list_files", "search_files", "write_file"):
-        advice = "Check the path (ask me to list the files) and ask again."
-    else:
-        advice = "Fix the input and ask again."
-    return f"{result.name} failed: {problem} {advice}"
-
-
-def _describe_offload(result: ToolResult, content: str, vocabulary: Vocabulary) -> str:
-    lines = content.splitlines()
-    match = OFFLOAD_PATH.match(lines[0])
-    path = match["path"] if match else "scratch/"
-    detail = match["detail"].strip(" |]") if match else ""
-    preview = [line for line in lines[1:] if line.strip() and "read_file(" not in line][:8]
-    what = _call_label(result)
-    text = f"The full result of {what} is saved in {path}" + (f" ({detail})" if detail else "") + "."
-    text += f" I can read it with read_file(path='{path}')."
-    statistics = _preview_statistics(preview)
-    if statistics:
-        return text + " " + statistics
-    if preview:
-        text += " Preview:\n" + "\n".join(f"> {line}" for line in preview)
-    return text
-
-
-def _preview_statistics(preview: list[str]) -> str:
-    """From a table stub's preview (title, CSV header, rows named mean/min/max): the main column's figures."""
-    title = next((LOAD_HEADER.match(line) for line in preview if LOAD_HEADER.match(line)), None)
-    header_index = next((i for i, line in enumerate(preview) if line.startswith("date,")), None)
-    if title is None or header_index is None:
-        return ""
-    columns = preview[header_index].split(",")
-    rows = {line.split(",", 1)[0]: line.split(",") for line in preview if line.split(",", 1)[0] in ("mean", "min", "max")}
-    column = main_column([name for name in columns[1:]])
-    if column is None or not rows:
-        return ""
-    position = columns.index(column)
-    figures = ", ".join(f"{stat} {row[position]}" for stat, row in rows.items() if position < len(row))
-    return (f"From the preview's summary statistics: {title['key']} {column}: {figures} "
-            f"over {title['rows']} rows ({title['start']} to {title['end']}).")
-
-
-def _call_label(result: ToolResult) -> str:
-    pipeline, dataframe = result.args.get("pipeline"), result.args.get("dataframe")
-    if pipeline and dataframe:
-        return f"{result.name} for {pipeline}/{dataframe}"
-    return result.name
-
-
-def _describe_catalog(request: Request | None, content: str) -> str:
-    entries = parse_catalog_list(content)
-    if not entries:
-        return _quote("chartbook_list returned:", content)
-    pipelines = request.mentions.pipelines if request is not None else []
-    if pipelines:
-        entries = [entry for entry in entries if entry[0].split("/")[0] in pipelines] or entries
-    listed = "; ".join(f"{key} ({title}, {detail})" for key, title, detail in entries)
-    return f"The ChartBook catalog has {len(entries)} dataframes: {listed}."
-
-
 def _describe_docs(result: ToolResult, content: str) -> str:
     title, columns = parse_docs(content)
-    label = _call_label(result)
+    pipeline, dataframe = result.args.get("pipeline"), result.args.get("dataframe")
+    label = f"{result.name} for {pipeline}/{dataframe}" if pipeline and dataframe else result.name
     text = f"Docs from {label}: {title or 'untitled'}."
+    description = re.search(r"^## Description\s*\n+(.+?)(?:\n\n|\Z)", content, re.MULTILINE | re.DOTALL)
+    if description:
+        text += f" {description.group(1).strip()}"
     if columns:
         text += f" Columns ({len(columns)}): {', '.join(columns)}."
     else:
@@ -327,13 +218,20 @@ def _describe_docs(result: ToolResult, content: str) -> str:
     return text
 
 
-def _asked_column_rows(request: Request | None, content: str) -> str:
-    """The data-dictionary rows of the columns the request names, quoted."""
-    if request is None or not request.mentions.columns:
-        return ""
+def _asked_column_rows(task: Task | None, content: str) -> str:
+    """The data-dictionary rows of the columns the request names, quoted (and any unit or source line asked)."""
+    columns = task.detail.get("columns", []) if task is not None else []
     rows = [line.strip() for line in content.splitlines() if line.lstrip().startswith("|")
-            and any(re.search(rf"(?<![\w]){re.escape(column)}(?![\w])", line) for column in request.mentions.columns)]
-    return "".join(f"\nFrom the docs: {row}" for row in rows[:5])
+            and any(re.search(rf"(?<![\w])`?{re.escape(column)}`?(?![\w])", line.split("|")[1] if line.count("|") > 1 else line)
+                    for column in columns)]
+    text = "".join(f"\nFrom the docs: {row}" for row in rows[:5])
+    source = re.search(r"^## Source\s*\n+(.+?)(?:\n\n|\Z)", content, re.MULTILINE | re.DOTALL)
+    if source and task is not None and task.detail.get("source", True):
+        text += f"\nSource: {source.group(1).strip()}"
+    notes = [line.strip("- ").strip() for line in content.splitlines() if line.startswith("- ") and
+             any(column in line for column in columns)]
+    text += "".join(f"\nNote: {note}" for note in notes[:2])
+    return text
 
 
 def _describe_run(content: str) -> str:
@@ -347,7 +245,47 @@ def _describe_run(content: str) -> str:
     return text
 
 
-def _quote(lead: str, content: str, max_lines: int = QUOTE_LINES) -> str:
+def _show_function(task: Task, read: ToolResult) -> str:
+    lines = read.content.splitlines()
+    path_match = re.match(r"^# (\S+) \(lines", lines[0]) if lines else None
+    path = path_match.group(1) if path_match else "the file"
+    body = lines[1:]
+    name = task.detail.get("name")
+    hit = _function_hit(task, "\n".join(f"{path}:{i + 1}: {line.strip()}" for i, line in enumerate(body)
+                                        if line.lstrip().startswith("def ")))
+    if hit:
+        name = hit[2]
+    start = next((i for i, line in enumerate(body) if re.match(rf"\s*def {re.escape(name or '')}\b", line)), None)
+    if start is None:
+        return _quote(f"I could not find that function; {path} holds:", read.content, max_lines=QUOTE_LINES)
+    indent = len(body[start]) - len(body[start].lstrip())
+    end = start + 1
+    while end < len(body) and (not body[end].strip() or len(body[end]) - len(body[end].lstrip()) > indent):
+        end += 1
+    while end > start and not body[end - 1].strip():
+        end -= 1
+    code = "\n".join(body[start:end])
+    return f"{name} in {path} (lines {start + 1}-{end}):\n```python\n{code}\n```"
+
+
+def _fix_answer(results: list[ToolResult]) -> str:
+    parts = [CODE_NOT_EDITED]
+    if results:
+        output = results[0].content.splitlines()
+        failures = [line for line in output if line.startswith(("FAILED", "E ")) or "failed" in line or "passed" in line]
+        parts.append("The tests say (" + (output[0].lstrip("# ") if output else "no output") + "):\n" + "\n".join(failures[-12:]))
+    if len(results) > 1:
+        task = Task("function", detail={"name": _failing_function(results[0].content)})
+        parts.append("The function the failing test calls:\n" + _show_function(task, results[1]))
+    return "\n\n".join(parts)
+
+
+def _failing_function(output: str) -> str | None:
+    match = FAILING_CALL.search(output)
+    return match["function"] if match else None
+
+
+def _quote(lead: str, content: str, max_lines: int = 12) -> str:
     lines = content.splitlines()
     shown = "\n".join(lines[:max_lines])
     more = f"\n(... {len(lines) - max_lines} more lines)" if len(lines) > max_lines else ""

@@ -1,0 +1,325 @@
+"""Data tasks step by step, and their answers: every figure labelled with what it is.
+
+Steps. A data task first makes its planned calls (loads, or one stat script). A load
+whose result came back as an offload stub is read back from scratch/ when a statistic
+needs its rows, page after page while the last page ends with a continuation line
+(``# ... N more lines: read_file(path=..., offset=K)``). A stat script that fails (or
+prints no ``STATS`` line) is replaced by loads.
+
+Answers. A statistic reads, for example::
+
+    money_markets/sofr rate (percent), 2024-01-02 to 2024-12-31, 251 values: mean 5.1548 (515.4800 bp)
+
+naming the dataframe, the column, its unit, the dates the figures cover and how many
+values; only the statistics asked are stated (a period with no statistic gets mean, min,
+max and latest). Differences say ``A minus B`` and are given in the unit and in bp;
+correlations say ``correlation of A and B``. A load is described as before: its row count
+and dates, then mean / min / max / latest of the columns asked (or the main column).
+Figures have ``DECIMALS`` decimals.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flawedcode.formats import STUB_PREFIX
+from flawedcode.models.offline_data import DataAsk, Series, load_steps
+from flawedcode.models.offline_entities import Vocabulary
+from flawedcode.models.offline_plan import Context, Step, Task
+from flawedcode.models.offline_stats import (
+    LOAD_HEADER,
+    LoadedTable,
+    aligned,
+    assemble_pages,
+    figures,
+    parse_loaded_table,
+    read_stat_output,
+    stat_script,
+)
+
+DECIMALS = 4
+STUB_PATH = re.compile(rf"^{re.escape(STUB_PREFIX)}(?P<path>[^\s|\]]+)")
+STAT_NAMES = {"mean": "mean", "median": "median", "min": "min", "max": "max", "std": "standard deviation",
+              "count": "count", "latest": "latest", "first": "first", "change": "change", "corr": "correlation"}
+UNIT_SHOWN = {"percent": "%", "bp": " bp", "$bn": " $bn", "index": "", "count": "", "years": " years"}
+
+
+def number(value: float) -> str:
+    return f"{value:.{DECIMALS}f}"
+
+
+def offload_path(text: str) -> str | None:
+    match = STUB_PATH.match(text.lstrip())
+    return match["path"] if match else None
+
+
+# ----------------------------------------------------------------------------- steps
+
+
+def data_next_step(task: Task, results: list[Any], context: Context) -> Step | None:
+    ask: DataAsk = task.ask
+    if task.steps and task.steps[0].intent == "script":
+        if not results:
+            return Step("run_python", {"code": script_for(ask, context), "timeout": 60})
+        if read_stat_output(results[0].content) is not None:
+            return None
+        return _next_load_step(load_steps(ask), results[1:], needs_rows=True)
+    if task.steps and task.steps[0].intent == "read_file":  # rows already loaded, offloaded: read them back
+        if not results:
+            return task.steps[0]
+        text, next_offset = assemble_pages([result.content for result in results])
+        if text is None and next_offset is not None and len(results) <= 20:
+            return Step("read_file", {**task.steps[0].roles, "offset": next_offset})
+        return None
+    return _next_load_step(task.steps, results, needs_rows=not ask.wants_rows)
+
+
+def _next_load_step(steps: list[Step], results: list[Any], needs_rows: bool) -> Step | None:
+    position = 0
+    for step in steps:
+        if position >= len(results):
+            return step
+        result = results[position]
+        position += 1
+        path = offload_path(result.content)
+        if not path or not needs_rows:
+            continue
+        pages: list[str] = []
+        while True:
+            text, next_offset = assemble_pages(pages)
+            if text is not None:
+                break
+            if position >= len(results):
+                roles: dict[str, Any] = {"path": path, "limit": 2000}
+                if pages and next_offset:
+                    roles["offset"] = next_offset
+                return Step("read_file", roles)
+            pages.append(results[position].content)
+            position += 1
+            if len(pages) > 20:
+                break
+    return None
+
+
+def script_for(ask: DataAsk, context: Context) -> str:
+    series = [(s.ref.pipeline, s.ref.dataframe, s.column, s.ref.date_column) for s in ask.series[:2]]
+    start, end = ask.period.start, ask.period.end
+    if ask.period.point:
+        start = None
+    title = f"{', '.join(STAT_NAMES.get(stat, stat) for stat in ask.stats)} of {_subject(ask)}"
+    return stat_script(title, series, start, end, ask.combine, ask.period.last_rows or (None if (start or end or ask.period.every_row) else 100),
+                       ask.percentiles, ask.threshold, context.catalog_root)
+
+
+# ----------------------------------------------------------------------------- answers
+
+
+def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
+    ask: DataAsk = task.ask
+    errors = [result for result in results if result.content.lstrip().startswith("Error")]
+    if task.steps and task.steps[0].intent == "script" and results:
+        output = read_stat_output(results[0].content)
+        if output is not None:
+            return format_figures(ask, output, vocabulary)
+        results = results[1:]
+        errors = [result for result in results if result.content.lstrip().startswith("Error")]
+    if errors:
+        return relay_error(errors[0])
+    if task.detail.get("rows"):
+        from flawedcode.models.offline_results import ToolResult
+
+        results = [ToolResult("chartbook_load_data", {}, task.detail["rows"]), *results]
+    tables = tables_in(results)
+    if ask.wants_rows:
+        described = [describe_table(table, ask, vocabulary) for table in tables.values()]
+        stubs = [result for result in results if offload_path(result.content)]
+        if not described and stubs:
+            return describe_stub(stubs[0], vocabulary)
+        return "\n\n".join(described) or "I got no rows back."
+    series_values = [_values(tables, series) for series in ask.series[:2]]
+    if any(values is None for values in series_values):
+        return ("I could not see all the rows this needs in my context window, so I won't guess a figure. "
+                "Ask for a shorter period, or I can run a script on the data.")
+    first = series_values[0]
+    other = None
+    if ask.combine and len(series_values) > 1:
+        first, second = aligned(series_values[0], series_values[1])
+        if ask.combine == "difference":
+            first = [(date, a - b) for (date, a), (_, b) in zip(first, second)]
+        else:
+            other = second
+    lines = []
+    if len(ask.series) > 2 or (len(ask.series) == 2 and not ask.combine):
+        for series, values in zip(ask.series, [_values(tables, s) for s in ask.series]):
+            single = DataAsk([series], ask.stats, ask.percentiles, None, ask.period, ask.unit, ask.threshold)
+            lines.append(format_figures(single, _figures(single, values or [], None), vocabulary))
+        return "\n".join(lines)
+    return format_figures(ask, _figures(ask, first, other), vocabulary)
+
+
+def _figures(ask: DataAsk, values: list[tuple[str, float]], other: list | None) -> dict[str, Any]:
+    if ask.period.last_rows:
+        values = values[-ask.period.last_rows:]
+        other = other[-ask.period.last_rows:] if other else other
+    elif ask.period.point and values:
+        values = values[-1:]
+    return figures(values, ask.percentiles, ask.threshold, other)
+
+
+def _values(tables: dict[str, LoadedTable], series: Series) -> list[tuple[str, float]] | None:
+    table = tables.get(series.ref.key)
+    if table is None or series.column not in table.header:
+        return None
+    return table.values(series.column)
+
+
+def tables_in(results: list[Any]) -> dict[str, LoadedTable]:
+    """The loaded tables among the results, by dataframe key (read-backs of offloaded copies put together)."""
+    tables: dict[str, LoadedTable] = {}
+    pages: dict[str, list[str]] = {}
+    for result in results:
+        if result.name in ("read_file",) or result.content.startswith("# scratch/"):
+            path = str(result.args.get("path") or result.args.get("file_path") or "")
+            pages.setdefault(path, []).append(result.content)
+            continue
+        table = parse_loaded_table(result.content)
+        if table is not None:
+            tables[table.key] = table
+    for contents in pages.values():
+        text, _ = assemble_pages(contents)
+        table = parse_loaded_table(text) if text else None
+        if table is not None:
+            tables[table.key] = table
+    return tables
+
+
+def _subject(ask: DataAsk) -> str:
+    labels = [series.label for series in ask.series[:2]]
+    if ask.combine == "difference" and len(labels) == 2:
+        return f"spread {labels[0]} minus {labels[1]}"
+    if ask.combine == "correlation" and len(labels) == 2:
+        return f"{labels[0]} and {labels[1]}"
+    return labels[0] if labels else "the data"
+
+
+def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) -> str:
+    """One line: what, its unit, the dates covered, how many values, then each statistic asked."""
+    count = int(out.get("count", 0))
+    if not count:
+        return f"No values of {_subject(ask)} in {ask.period.describe()}, so there is no figure to give."
+    unit = vocabulary.unit(ask.series[0].ref, ask.series[0].column) if ask.series else ""
+    dates = f"{out.get('first_date')} to {out.get('last_date')}" if out.get("first_date") != out.get("last_date") else f"on {out.get('last_date')}"
+    if ask.stats == ["latest"] and not ask.combine and ask.threshold is None:
+        value = out["latest"]
+        head = f"{_subject(ask)} ({unit})" if unit else _subject(ask)
+        return f"{head}: latest {number(value)}{_converted(value, unit, ask)} on {out.get('last_date')}."
+    if ask.combine == "correlation":
+        value = out.get("corr")
+        shown = number(value) if isinstance(value, float) else "not defined (a series does not vary)"
+        return f"Correlation of {_subject(ask)}, {dates}, {count} dates: {shown}."
+    unit_text = "percentage points" if (ask.combine == "difference" and unit == "percent") else unit
+    head = f"{_subject(ask)} ({unit_text})" if unit_text else _subject(ask)
+    if ask.threshold is not None:
+        side, limit = ask.threshold
+        return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days {side} {limit:g}{UNIT_SHOWN.get(unit, '')}."
+    parts = []
+    for stat in ask.stats:
+        if stat not in out:
+            continue
+        value = out[stat]
+        if stat == "count":
+            parts.append(f"count {count}")
+            continue
+        text = f"{STAT_NAMES.get(stat, stat + 'th percentile' if stat.startswith('p') else stat)} {_signed(value, stat)}"
+        text += _converted(value, unit, ask)
+        if stat in ("min", "max"):
+            text += f" on {out.get(stat + '_date')}"
+        elif stat == "latest":
+            text += f" on {out.get('last_date')}"
+        elif stat == "change":
+            text += f" (from {number(out['first'])} on {out.get('first_date')} to {number(out['latest'])} on {out.get('last_date')})"
+        parts.append(text)
+    return f"{head}, {dates}, {count} values: " + ", ".join(parts) + "."
+
+
+def _signed(value: float, stat: str) -> str:
+    return f"{value:+.{DECIMALS}f}" if stat == "change" else number(value)
+
+
+def _converted(value: float, unit: str, ask: DataAsk) -> str:
+    target = ask.unit
+    if unit == "percent" and (target == "bp" or ask.combine == "difference" or "change" in ask.stats):
+        return f" ({number(value * 100)} bp)"
+    if unit == "bp" and target == "percent":
+        return f" ({number(value / 100)} percentage points)"
+    if unit == "$bn" and target in ("trillion", "million"):
+        factor, name = (0.001, "trillion") if target == "trillion" else (1000, "million")
+        return f" (${number(value * factor)} {name})"
+    return ""
+
+
+def describe_table(table: LoadedTable, ask: DataAsk | None, vocabulary: Vocabulary) -> str:
+    lines = [f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}."]
+    numeric = table.numeric_columns()
+    asked = [series.column for series in (ask.series if ask else []) if series.ref.key == table.key and series.column in numeric]
+    if not asked:
+        ref = vocabulary.frame(table.key)
+        main = vocabulary.main_column(ref) if ref else None
+        asked = [main] if main in numeric else numeric[:1]
+    for column in asked[:4]:
+        pairs = table.values(column)
+        if not pairs:
+            continue
+        out = figures(pairs)
+        lines.append(f"{table.key} {column}: mean {number(out['mean'])}, min {number(out['min'])} on {out['min_date']}, "
+                     f"max {number(out['max'])} on {out['max_date']}, latest {number(out['latest'])} on "
+                     f"{out['last_date']} ({out['count']} values).")
+    return " ".join(lines)
+
+
+def describe_stub(result: Any, vocabulary: Vocabulary | None = None) -> str:
+    content = result.content.strip()
+    lines = content.splitlines()
+    path = offload_path(content) or "scratch/"
+    detail = lines[0].split("|", 1)[1].strip(" ]") if "|" in lines[0] else ""
+    preview = [line for line in lines[1:] if line.strip() and "read_file(" not in line][:8]
+    pipeline, dataframe = result.args.get("pipeline"), result.args.get("dataframe")
+    what = f"{result.name} for {pipeline}/{dataframe}" if pipeline and dataframe else result.name
+    text = f"The full result of {what} is saved in {path}" + (f" ({detail})" if detail else "") + "."
+    text += f" I can read it with read_file(path='{path}')."
+    statistics = preview_statistics(preview, vocabulary)
+    if statistics:
+        return text + " " + statistics
+    if preview:
+        text += " Preview:\n" + "\n".join(f"> {line}" for line in preview)
+    return text
+
+
+def preview_statistics(preview: list[str], vocabulary: Vocabulary | None) -> str:
+    """A table stub's summary rows (named mean/min/max under its CSV header), for the main column: never its rows."""
+    title = next((LOAD_HEADER.match(line) for line in preview if LOAD_HEADER.match(line)), None)
+    header_index = next((i for i, line in enumerate(preview) if line.startswith("date,")), None)
+    if title is None or header_index is None:
+        return ""
+    columns = preview[header_index].split(",")
+    rows = {line.split(",", 1)[0]: line.split(",") for line in preview if line.split(",", 1)[0] in ("mean", "min", "max")}
+    ref = vocabulary.frame(title["key"]) if vocabulary is not None else None
+    column = vocabulary.main_column(ref) if ref is not None else None
+    if column not in columns or not rows:
+        return ""
+    position = columns.index(column)
+    figures_shown = ", ".join(f"{stat} {row[position]}" for stat, row in rows.items() if position < len(row))
+    return (f"From the preview's summary statistics: {title['key']} {column}: {figures_shown} "
+            f"over {title['rows']} rows ({title['start']} to {title['end']}).")
+
+
+def relay_error(result: Any) -> str:
+    problem = result.content.strip().removeprefix("Error:").strip()
+    if result.name.startswith("chartbook"):
+        advice = "Check the names (ask me to list the ChartBook dataframes) and ask again."
+    elif result.name in ("read_file", "list_files", "search_files", "write_file"):
+        advice = "Check the path (ask me to list the files) and ask again."
+    else:
+        advice = "Fix the input and ask again."
+    return f"{result.name} failed: {problem} {advice}"

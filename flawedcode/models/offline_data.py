@@ -1,0 +1,492 @@
+"""Data requests: which series, which statistics, which period, and how to get the figures.
+
+``read_data_ask(clause, context)`` turns a clause into a ``DataAsk`` or, when it cannot be
+answered, into a reply that says why (never a guess):
+
+- **series**: the columns named (exact names, or in words, see offline_entities); the
+  dataframe's main column when only a dataframe is named; "A minus B", "spread / gap /
+  difference between A and B", "A over B", "A vs B", "how far apart were A and B" and
+  "by how much did A exceed B" make a *difference*; "correlation between A and B" or
+  "how correlated were A and B" a *correlation*;
+- **statistics** (``STAT_PATTERNS``): mean, median, min, max, std, count, latest, change,
+  percentiles ("90th percentile" when no column is the 90th percentile), correlation, and
+  counts above / below a threshold; a period with no statistic describes the column;
+- **units**: "in bp / basis points", "in percent", "in trillions / billions / millions";
+  the docs give each column's unit; percent differences are also shown in bp;
+- **what it declines**: a series or column the catalog does not have (it names what is
+  there), a tenor no column has, a period outside the data, several equally good columns
+  in different dataframes (it asks which one).
+
+``plan_data`` makes the task: a load per dataframe (loads: with the columns, dates and
+row count asked), or for statistics either loads of just the needed columns or, when
+those rows would take more than ``ROWS_IN_CONTEXT_SHARE`` of the window and run_python
+is bound, one ``stat_script`` (offline_stats.py). Data steps and answers: offline_answers.py.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from flawedcode.models.offline_entities import DataframeRef
+from flawedcode.models.offline_periods import Period
+from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
+from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
+from flawedcode.models.offline_words import COMMON_WORDS, content_words, tags_in
+
+STAT_ROWS = 100
+"""Rows a statistic uses when no period or row count is given (the most recent ones)."""
+MAX_ROWS = 500
+
+STAT_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("summary", r"\bsummary stat\w*|\bdescriptive stat\w*|\bstats\b|\bstatistics\b"),
+    ("mean", r"\baverage[sd]?\b|\bmean\b|\btypical level\b|\bon average\b"),
+    ("median", r"\bmedian\b|\bmiddle value\b"),
+    ("min", r"\bmin\b|\bminimum\b|\blowest\b|\bsmallest\b|\btrough\b|\bhow low\b|\bbottom\b"),
+    ("max", r"\bmax\b|\bmaximum\b|\bhighest\b|\blargest\b|\bpeak\b|\bhow high\b|\bwidest\b|\bbiggest\b|\btop value\b"),
+    ("std", r"\bstandard deviation\b|\bvolatil\w*|\bdispersion\b|\bvariability\b"),
+    ("count", r"\bhow many\b(?! bp| basis| percent)|\bcount\b|\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
+    ("latest", r"\blatest\b|\bmost recent\b|\bcurrent\b|\bright now\b|\btoday\b|\bnewest\b|\blast value\b"),
+    ("change", r"\bchange[ds]?\b|\bmove[ds]?\b|\bmoved\b|\brise\b|\brose\b|\bfall\b|\bfell\b|\bdrop(?:ped)?\b|"
+               r"\bincrease[ds]?\b|\bdecrease[ds]?\b"),
+    ("corr", r"\bcorrelat\w*|\brelationship\b|\bco-?move\w*"),
+)
+"""Words for each statistic, tried on the clause (the first group is shorthand for several)."""
+SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
+DESCRIBE_STATS = ["mean", "min", "max", "latest"]
+LOAD_WORDS = r"\b(?:load|fetch|pull|grab|download|rows?|records|entries|observations|give me|show me|display|get me|need)\b"
+DIFFERENCE = (
+    r"\b(?:spread|difference|gap|diff)\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|over|vs|versus|minus|to)\s+(?P<b>.+)",
+    r"\bhow far apart (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
+    r"\bby how much did\s+(?P<a>.+?)\s+(?:exceed|beat|top)\s+(?P<b>.+)",
+    r"\bcompare\s+(?P<a>.+?)\s+(?:with|to|and|against)\s+(?P<b>.+?)(?::|$|\bwhat\b)(?=.*\b(?:difference|spread|gap)\b)",
+    r"(?P<a>[\w .'-]+?)\s+(?:minus|less)\s+(?P<b>[\w .'-]+)",
+    r"(?P<a>\b[\w.']+)\s*(?:-|vs\.?|versus|/)\s*(?P<b>[\w.']+)\s+(?:spread|difference|gap)\b",
+    r"(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
+)
+CORRELATION = (
+    r"\bcorrelation\w*\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|with|vs|versus|to)\s+(?P<b>.+)",
+    r"\bhow correlated (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
+    r"\brelationship between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
+    r"(?P<a>.+?)\s+correlated with\s+(?P<b>.+)",
+    r"(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
+)
+UNIT_WORDS = {"bp": r"\bin bp\b|\bin basis points\b|\bexpressed in bp\b|\bbp\??$",
+              "percent": r"\bin percent(?:age points)?\b|\bin %|\bin pct\b|\bin percentage\b",
+              "trillion": r"\btrillions?\b", "million": r"\bin millions?\b", "billion": r"\bin billions?\b"}
+THRESHOLD = re.compile(r"\b(above|over|greater than|more than|higher than|exceed\w*|below|under|less than|lower than)\s+"
+                       r"(-?\d+(?:\.\d+)?)\s*(%|percent|bp)?")
+
+
+@dataclass(frozen=True)
+class Series:
+    ref: DataframeRef
+    column: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.ref.key} {self.column}"
+
+
+@dataclass
+class DataAsk:
+    """What a data clause asks for."""
+
+    series: list[Series]
+    stats: list[str] = field(default_factory=list)
+    percentiles: list[int] = field(default_factory=list)
+    combine: str | None = None
+    period: Period = field(default_factory=Period)
+    unit: str | None = None
+    threshold: tuple[str, float] | None = None
+    wants_rows: bool = False
+    columns_named: bool = False
+    text: str = ""
+    limit: int | None = None
+    load_asked: bool = False
+    """The request says load / fetch / pull: load the rows even for a statistic."""
+
+    @property
+    def year(self) -> int | None:
+        date = self.period.start or self.period.end
+        return int(date[:4]) if date else None
+
+    def frames(self) -> list[DataframeRef]:
+        return list(dict.fromkeys(series.ref for series in self.series))
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def stats_in(clause: Clause) -> list[str]:
+    text = re.sub(r"\bwhat (?:does|do)\b.*\bmean\s*[?.!]?\s*$", " ", clause.rest)
+    text = re.sub(r"\b\d{1,3}\s*-?\s*(?:day|month|week)s?\s+(?:moving\s+)?average\b", " ", text)  # a column: 30-day average
+    found: list[str] = []
+    for stat, pattern in STAT_PATTERNS:
+        if re.search(pattern, text):
+            found += SUMMARY_STATS if stat == "summary" else [stat]
+    return list(dict.fromkeys(found))
+
+
+def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = None) -> DataAsk | Task:
+    """A clause's data request, or a reply saying what is missing or not there."""
+    vocabulary = context.vocabulary
+    stats = stats_in(clause)
+    combine, sides = _combination(clause.rest, stats, context)
+    if combine == "correlation":
+        stats = [stat for stat in stats if stat != "corr"] or ["corr"]
+        stats = ["corr"]
+    frames = list(clause.mentions.dataframes)
+    if follow_up is not None and not frames and not clause.mentions.columns and not tags_in(clause.rest):
+        frames = follow_up.frames()
+    if sides:
+        sides = _share_head_noun(sides)
+        series: list[Series] = []
+        for side in sides:
+            unit = "percent" if combine == "difference" else None
+            found = _series_for(side, clause, context, [], prefer_unit=unit)
+            if isinstance(found, Task) and frames:  # the side names no dataframe: the clause's dataframe
+                found = _series_for(side, clause, context, frames, prefer_unit=unit)
+            if isinstance(found, Task):
+                return found
+            series.append(found[0])
+        if len(series) < 2 or series[0] == series[1]:
+            combine = None
+            series = series[:1]
+    else:
+        found = _series_for(clause.rest, clause, context, frames, many=True, follow_up=follow_up)
+        if isinstance(found, Task):
+            return found
+        series = found
+    percentiles = [int(tag[1:]) for tag in tags_in(clause.rest) if tag.startswith("p")
+                   and not any(tag in vocabulary.info(s.ref, s.column).tags for s in series)]
+    if percentiles:
+        stats = [stat for stat in stats if stat != "mean"] + [f"p{q}" for q in percentiles]
+    threshold = _threshold(clause.norm)
+    if threshold is not None:
+        stats = ["count"]
+    wants_rows = bool(re.search(LOAD_WORDS, clause.rest)) and not [s for s in stats if s != "latest"] and not combine
+    if follow_up is not None and not stats and not wants_rows:
+        stats = list(follow_up.stats)
+        wants_rows = follow_up.wants_rows
+    period = clause.periods[0] if clause.periods else (follow_up.period if follow_up and not clause.periods else Period())
+    if period.point or (period.start and period.start == period.end):
+        stats = ["latest"] if not stats or stats == ["mean"] else stats
+    if not stats and not wants_rows:
+        stats = list(DESCRIBE_STATS)
+    unit = next((unit for unit, pattern in UNIT_WORDS.items() if re.search(pattern, clause.norm)), None)
+    named = bool(clause.mentions.columns or tags_in(clause.rest)) or any(
+        s.column and s.column != vocabulary.main_column(s.ref) for s in series)
+    ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
+                  named, clause.norm, _row_count(clause.rest),
+                  bool(re.search(r"\b(?:load|fetch|pull|grab|download)\b", clause.rest)))
+    return _outside_coverage(ask) or ask
+
+
+def context_unit(context: Context) -> str | None:
+    """A unit the user asked answers in ('I prefer answers in basis points'), if visible."""
+    for message in context.earlier:
+        text = str(message.content).lower() if message.type == "human" else ""
+        if re.search(r"\bprefer\b.*\b(?:basis points|bps?)\b", text):
+            return "bp"
+    return None
+
+
+def _names_something(side: str, context: Context) -> bool:
+    found = context.vocabulary.find(side)
+    return bool(found.dataframes or found.columns or tags_in(side))
+
+
+def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
+    if "corr" in stats:
+        for pattern in CORRELATION:
+            match = re.search(pattern, text)
+            if match:
+                return "correlation", [_clean_side(match["a"]), _clean_side(match["b"])]
+        return None, []
+    for pattern in DIFFERENCE:
+        match = re.search(pattern, text)
+        if match and _clean_side(match["a"]) and _clean_side(match["b"]):
+            if "vs" in pattern and "spread" not in text and "difference" not in text and "gap" not in text:
+                continue
+            sides = [_clean_side(match["a"]), _clean_side(match["b"])]
+            if pattern in DIFFERENCE[5:] and not all(_names_something(side, context) for side in sides):
+                continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two
+            return "difference", sides
+    return None, []
+
+
+def _share_head_noun(sides: list[str]) -> list[str]:
+    """'dvp and tri-party overnight rates': a one-word side borrows the words after the other side's first word."""
+    first, second = sides
+    if len(first.split()) == 1 and len(second.split()) > 1:
+        first = f"{first} {' '.join(second.split()[1:])}"
+    return [first, second]
+
+
+def _clean_side(side: str) -> str:
+    side = re.split(r"\b(?:in|during|for|since|on average|what)\b(?!.*\b(?:percentile|yield|rate)\b)", side)[0]
+    side = re.sub(r"\b(?:the|a|an|mean|average|on average|latest|what|was|is|were)\b", " ", side)
+    return " ".join(side.split()).strip(" ,?:.")
+
+
+def _series_for(text: str, clause: Clause, context: Context, frames: list[DataframeRef], many: bool = False,
+                follow_up: DataAsk | None = None, prefer_unit: str | None = None,
+                only_frame: DataframeRef | None = None) -> list[Series] | Task:
+    vocabulary = context.vocabulary
+    mentions = vocabulary.find(text)
+    local_frames = [only_frame] if only_frame else (mentions.dataframes or frames)
+    if many and only_frame is None and len(local_frames) > 1:  # 'the average EFFR and SOFR rates': each on its own
+        found: list[Series] = []
+        for ref in local_frames:
+            each = _series_for(text, clause, context, frames, False, follow_up, prefer_unit, only_frame=ref)
+            if isinstance(each, Task):
+                return each
+            found += [series for series in each if series not in found]
+        return found
+    says_columns = re.search(r"\bcolumns?\b", clause.norm) is not None
+    exact = [column for column in mentions.columns if "_" in column or any(ch.isdigit() for ch in column) or says_columns
+             or (column not in COMMON_WORDS and column not in FRAME_ONLY_WORDS)]
+    if exact:
+        return _exact_series(exact, local_frames, context)
+    unknown = _unknown_names(text, context)
+    if unknown:
+        return reply(_not_in_catalog(unknown, mentions.dataframes or clause.mentions.dataframes, context))
+    tags = tags_in(text)
+    if any(tag.startswith("p") for tag in tags) and not _some_column_has_all(tags, local_frames, context):
+        tags = [tag for tag in tags if not tag.startswith("p")]  # '90th percentile of the 10y': a statistic
+    residual = [word for word in content_words(text) if word not in mentions.frame_words and word not in FRAME_ONLY_WORDS
+                and word not in COMMON_WORDS and not re.fullmatch(STAT_WORDS, word)]
+    if follow_up is not None and follow_up.series and not tags and not residual and not mentions.dataframes:
+        return list(follow_up.series)  # 'and the min?': the series asked just before
+    if local_frames and not tags and not residual:  # 'sofr', 'the fed funds rate': the dataframe's main column
+        match = vocabulary.match_columns("", local_frames)
+    else:
+        names = {word for ref in local_frames for column in ref.columns for word in vocabulary.info(ref, column).name_words}
+        match = vocabulary.match_columns(text, local_frames or None, only_tags=tags, ignore=mentions.frame_words - names)
+        if prefer_unit and len(match.columns) > 1:
+            preferred = [(ref, column) for ref, column in match.columns if vocabulary.unit(ref, column) == prefer_unit]
+            match.columns = preferred or match.columns
+    separate = len(tags) > 1 and re.search(r"\band\b|,", text) and not re.search(r"spread|minus|difference|gap|\d+s\d+s", text)
+    if (separate or not match.columns) and len(tags) > 1 and many:
+        series: list[Series] = []
+        for tag in tags:
+            one = vocabulary.match_columns(text, local_frames or None, only_tags=[tag])
+            if len({ref for ref, _ in one.columns}) == 1 and len(one.columns) == 1:
+                series.append(Series(*one.columns[0]))
+        if len(series) == len(tags):
+            return series
+    if not match.columns and match.missing:
+        return reply(_no_tenor(match.missing, local_frames, context))
+    if match.columns and _strong_enough(match.score, tags, local_frames):
+        owners = list(dict.fromkeys(ref for ref, _ in match.columns))
+        if len(owners) > 1 or (len(match.columns) > 1 and not clause.mentions.columns):
+            if len(owners) == 1 and re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
+                return [Series(ref, column) for ref, column in match.columns]
+            return reply(_which_one(match.columns))
+        return [Series(*match.columns[0])]
+    if len(local_frames) >= 1:
+        mains = [(ref, vocabulary.main_column(ref)) for ref in local_frames]
+        if all(column for _, column in mains):
+            return [Series(ref, column) for ref, column in mains] if many else [Series(*mains[0])]
+        if re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
+            return [Series(ref, "") for ref in local_frames]
+        missing = next(ref for ref, column in mains if not column)
+        return reply(_which_column(missing, context))
+    if follow_up is not None:
+        return list(follow_up.series)
+    if match.columns:
+        return reply(_which_one(match.columns))
+    return reply("Which data do you mean? Name a dataframe (for example " + _examples(context) + ") or a column, and I'll "
+                 "load it or compute what you ask. You can also ask me to list the ChartBook dataframes.")
+
+
+FRAME_ONLY_WORDS = frozenset({"rate", "rates", "data", "series", "level", "value", "values", "number", "figure", "load",
+                              "row", "show", "give", "get", "fetch", "pull", "grab", "need", "display", "download", "day",
+                              "business", "trading", "last", "past", "recent", "observation", "record", "entry", "bp",
+                              "percent", "trillion", "billion", "million", "sample", "whole", "ever", "overall", "typical",
+                              "much", "many", "far", "apart", "higher", "lower", "exceed", "year", "month", "quarter",
+                              "end", "start", "how", "was", "were", "what", "the", "today", "current", "now"})
+STAT_WORDS = r"average\w*|mean|median|min|minimum|max|maximum|lowest|highest|peak|latest|std|standard|deviation|" \
+             r"volatility|volatile|change|changed|move|moved|count|spread|difference|gap|correlation|summary|stat|statistic"
+
+
+def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) -> bool:
+    return bool(tags) or score >= 3 or (bool(frames) and score >= 2)
+
+
+def _some_column_has_all(tags: list[str], frames: list[DataframeRef], context: Context) -> bool:
+    pool = frames or context.vocabulary.frames
+    return any(set(tags) <= context.vocabulary.info(ref, column).tags for ref in pool for column in ref.columns)
+
+
+def _exact_series(columns: list[str], frames: list[DataframeRef], context: Context) -> list[Series] | Task:
+    series: list[Series] = []
+    for column in columns:
+        owners = [ref for ref in (frames or context.vocabulary.frames_with_column(column)) if column in ref.columns]
+        if not owners and frames:
+            keys = ", ".join(ref.key for ref in frames)
+            return reply(f"I can't find a column '{column}' in {keys}. I can list its columns: ask me for the docs of {keys}.")
+        if len(owners) > 1:
+            return reply(_which_one([(ref, column) for ref in owners]))
+        series.append(Series(owners[0], column))
+    return series
+
+
+def _unknown_names(text: str, context: Context) -> list[str]:
+    """Words that look like a series name the catalog does not have ('libor', 'bitcoin', 'svenpy07', 'swap rate')."""
+    words_known = context.vocabulary.known_words
+    known = _Known(words_known)
+    unknown = [token for token in re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z]+\d+[a-z0-9]*\b", text)
+               if not tags_in(token) and token not in known]
+    words = re.findall(r"[a-z&][a-z0-9&]*", text)
+    for index, word in enumerate(words):
+        following = words[index + 1] if index + 1 < len(words) else ""
+        if following in ("rate", "rates", "price", "prices", "index", "return", "returns", "inflation", "yield") \
+                and word not in known and word not in COMMON_WORDS and len(word) > 2:
+            unknown.append(word)
+    lone = [word for word in content_words(text) if word not in known and word not in COMMON_WORDS and len(word) > 2]
+    if not context.vocabulary.find(text).dataframes and not tags_in(text) and lone:
+        unknown += lone
+    return list(dict.fromkeys(unknown))
+
+
+class _Known:
+    """Membership in the known words, counting plurals ('bill' is known when the docs say 'bills')."""
+
+    def __init__(self, words: set[str]) -> None:
+        self.words = words
+
+    def __contains__(self, word: object) -> bool:
+        text = str(word)
+        return text in self.words or text + "s" in self.words or text + "es" in self.words or \
+            (text.endswith("s") and text[:-1] in self.words)
+
+
+def _not_in_catalog(unknown: list[str], frames: list[DataframeRef], context: Context) -> str:
+    names = ", ".join(f"'{word}'" for word in unknown[:3])
+    if frames:
+        keys = ", ".join(ref.key for ref in frames)
+        return (f"I can't find {names} in {keys}: it is not one of its columns. I can list the columns: "
+                f"ask me for the docs of {keys}.")
+    return (f"I can't find {names} in the ChartBook catalog, so I have no figures for it. The catalog has "
+            f"{_examples(context, 5)}; ask me to list it to see every dataframe.")
+
+
+def _no_tenor(missing: list[str], frames: list[DataframeRef], context: Context) -> str:
+    pool = frames or context.vocabulary.frames
+    have = sorted({tag for ref in pool for column in ref.columns for tag in context.vocabulary.info(ref, column).name_tags
+                   if tag[-1:] == missing[0][-1:]}, key=lambda tag: (len(tag), tag))
+    where = ", ".join(ref.key for ref in frames) if frames else "the catalog"
+    text = f"I can't find a {', '.join(missing)} column in {where}, so I have no figure for it."
+    if have:
+        text += f" The ones I can use: {', '.join(have)}."
+    return text + " Ask me for the docs to see every column."
+
+
+def _which_one(candidates: list[tuple[DataframeRef, str]]) -> str:
+    options = "; ".join(f"{ref.key} {column}" for ref, column in candidates[:6])
+    return f"Which one do you mean: {options}? Several columns fit what you wrote; name one and I'll answer."
+
+
+def _which_column(ref: DataframeRef, context: Context) -> str:
+    columns = ", ".join(column for column in ref.columns if column != ref.date_column)
+    shown = columns if len(columns) < 400 else columns[:400] + "..."
+    return f"Which column of {ref.key} do you mean? It has: {shown}."
+
+
+def _examples(context: Context, count: int = 3) -> str:
+    return ", ".join(ref.key for ref in context.vocabulary.frames[:count]) or "none"
+
+
+def _row_count(text: str) -> int | None:
+    for pattern in (r"\b(\d{1,3})\s+(?:\w+\s+){0,3}?(?:rows?|records|observations|entries|values|points|obs)\b",
+                    r"\b(?:last|latest|recent|most recent|top|first)\s+(\d{1,3})\b"):
+        match = re.search(pattern, text)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _threshold(text: str) -> tuple[str, float] | None:
+    if not re.search(r"\bhow many\b|\bcount\b|\bnumber of\b|\bdays (?:with|when|where)\b", text):
+        return None
+    match = THRESHOLD.search(text)
+    if match is None:
+        return None
+    side = "below" if match.group(1) in ("below", "under", "less than", "lower than") else "above"
+    return side, float(match.group(2))
+
+
+def _outside_coverage(ask: DataAsk) -> Task | None:
+    start, end = ask.period.start, ask.period.end
+    for ref in ask.frames():
+        if not ref.start or not ref.end:
+            continue
+        if (start and start > ref.end) or (end and end < ref.start):
+            asked = ask.period.label or ask.period.describe()
+            return reply(f"I don't have data for {asked}: {ref.key} only covers {ref.start} to {ref.end}. "
+                         f"I can answer for any period inside that range.")
+    return None
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def plan_data(ask: DataAsk, context: Context) -> Task:
+    """Loads (or one stat script) that get the figures the ask needs."""
+    too_big = estimated_tokens(ask) > ROWS_IN_CONTEXT_SHARE * context.window_tokens
+    if not ask.wants_rows and not ask.load_asked and "run_python" in context.tool_names and too_big:
+        return Task("data", steps=[Step("script")], ask=ask)
+    return Task("data", steps=load_steps(ask), ask=ask)
+
+
+def load_steps(ask: DataAsk) -> list[Step]:
+    steps = []
+    for ref in ask.frames():
+        roles: dict = {"pipeline": ref.pipeline, "dataframe": ref.dataframe}
+        columns = [series.column for series in ask.series if series.ref == ref and series.column]
+        if columns and (ask.columns_named or not ask.wants_rows):
+            roles["columns"] = list(dict.fromkeys(columns))
+        period = ask.period
+        limit = period.last_rows
+        if period.start or period.end:
+            roles["start"], roles["end"] = period.start, period.end
+            limit = 1 if period.point else (limit or MAX_ROWS)
+        elif period.every_row:
+            limit = MAX_ROWS
+        elif not limit and ask.limit:
+            limit = ask.limit
+        elif not limit and not ask.wants_rows:
+            limit = STAT_ROWS
+        if limit:
+            roles["limit"] = min(limit, MAX_ROWS)
+        steps.append(Step("load", {key: value for key, value in roles.items() if value is not None}))
+    return steps
+
+
+def estimated_tokens(ask: DataAsk) -> float:
+    """Roughly how many tokens the rows a statistic needs would take in the context."""
+    total = 0.0
+    for ref in ask.frames():
+        columns = len([series for series in ask.series if series.ref == ref]) + 1
+        total += _rows_in(ask.period, ref) * columns * TOKENS_PER_CELL
+    return total
+
+
+def _rows_in(period: Period, ref: DataframeRef) -> int:
+    if period.last_rows:
+        return period.last_rows
+    if period.point:
+        return 1
+    if not period.start and not period.end:
+        return ref.rows if period.every_row else STAT_ROWS
+    start = max(period.start or ref.start, ref.start or "0000") or ref.start
+    end = min(period.end or ref.end, ref.end or "9999") or ref.end
+    try:
+        first, last = dt.date.fromisoformat(start), dt.date.fromisoformat(end)
+    except ValueError:
+        return STAT_ROWS
+    days = (last - first).days + 1
+    return max(0, round(days * 5 / 7))

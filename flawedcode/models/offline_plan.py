@@ -1,0 +1,225 @@
+"""The offline model's plan vocabulary: clauses, steps, tasks and what a plan may know about the conversation.
+
+- A ``Clause`` is one request of a message, read: its normalized words, the dataframes
+  and columns it names, its periods, any code block, file paths and quoted text.
+- A ``Step`` is one tool call by intent and argument roles; ``fill_arguments`` spells the
+  roles as the bound tool's schema does (``path`` for ours, ``file_path`` for Deep Agents').
+- A ``Task`` is what one clause asks for: ``calls`` (fixed steps), ``reply`` (an answer with
+  no tool), ``data`` (loads or a script, see offline_data.py), ``find_file`` (list the
+  files, then read or run the one the words name), ``function`` (find a ``def``, then read
+  its file), ``fix`` (run the tests, read the failing function), ``recall`` (read back what
+  a visible stub, summary or the archive holds).
+- The ``Context`` is what planning may read: the vocabulary, the bound tools, the window
+  size, the earlier visible messages, and what earlier clauses named.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from flawedcode.models.offline_entities import Mentions, Vocabulary
+from flawedcode.models.offline_periods import Period, read_periods
+from flawedcode.models.offline_words import COMMON_WORDS, normalize
+
+TOOL_NAMES_BY_INTENT: dict[str, tuple[str, ...]] = {
+    "list_catalog": ("chartbook_list",),
+    "docs": ("chartbook_get_docs",),
+    "load": ("chartbook_load_data",),
+    "read_file": ("read_file",),
+    "list_files": ("list_files", "ls"),
+    "search_files": ("search_files", "grep", "grep_search"),
+    "write_file": ("write_file",),
+    "run_python": ("run_python", "execute", "python"),
+    "search_archive": ("search_archive",),
+}
+"""Which tool names can carry out an intent (ours first, then Deep Agents' names)."""
+
+PARAMETER_NAMES_BY_ROLE: dict[str, tuple[str, ...]] = {
+    "pipeline": ("pipeline",),
+    "dataframe": ("dataframe", "dataframe_id", "name"),
+    "columns": ("columns", "cols"),
+    "limit": ("limit", "n", "rows"),
+    "offset": ("offset",),
+    "start": ("start", "start_date"),
+    "end": ("end", "end_date"),
+    "path": ("path", "file_path", "filename", "file"),
+    "pattern": ("pattern", "regex", "query", "search"),
+    "query": ("query", "q", "pattern", "text"),
+    "content": ("content", "text", "contents", "data"),
+    "code": ("code", "source", "script"),
+    "command": ("command", "cmd"),
+    "timeout": ("timeout",),
+}
+"""How a role is spelled in different tools' schemas: arguments are filled by the schema's own names."""
+
+PATH_PATTERN = re.compile(
+    r"(?<![\w/.-])((?:scratch|archives)/[\w./-]+|[\w./-]*[\w-]\.(?:py|md|txt|csv|json|toml|ya?ml|cfg|ini|log|html))\b"
+)
+CODE_BLOCK = re.compile(r"```(?:[a-zA-Z0-9_+-]*\n)?(.*?)```|(?<![`\w])`([^`\n]+)`(?![`\w])", re.DOTALL)
+QUOTED = re.compile(r"(?<![\w])[\"'“‘]([^\"'”’]+)[\"'”’](?![\w])")
+ACTION_VERBS = ("load", "get", "fetch", "pull", "grab", "show", "list", "read", "open", "run", "execute", "launch",
+                "search", "find", "grep", "write", "save", "create", "describe", "display", "print", "check", "look",
+                "download")
+"""Verbs that start a new request after ', ' or ' and ' ('..., and tell me the average' stays one request)."""
+LEADING_CONNECTORS = re.compile(
+    r"^(?:(?:and|then|also|next|finally|afterwards|after that|first(?:ly)?|second(?:ly)?|now|so|ok(?:ay)?|"
+    r"to (?:begin|start)(?: with)?|start by|begin by|let'?s (?:begin|start) by|let'?s|step (?:one|two|three|\d+)|"
+    r"first step|\d\)|\(\d\))\b[\s,:.-]*)+", re.IGNORECASE)
+KNOWN_WORDS = frozenset(
+    "average mean median minimum maximum highest lowest latest current standard deviation percentile quartile "
+    "correlation correlated volatility volatile change changed spread difference between versus compare please "
+    "thanks what which where when how many much load fetch pull show list read open run execute launch search "
+    "find grep write save create describe documentation docs dictionary schema catalog catalogue dataframe "
+    "dataframes datasets tables pipeline pipelines files folder directory workspace project function tests "
+    "remember note goal objective original first yield yields rate rates treasury basis points percent year "
+    "years month months quarter week weeks days business trading rows observations script python "
+    "archive available there have with from that this into record records minus over under above below "
+    "would could should were been being about again originally initial trying wanted".split()
+)
+
+
+@dataclass
+class Step:
+    """One planned tool call: an intent and its arguments by role."""
+
+    intent: str
+    roles: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Task:
+    """What one clause asks for (see the module docstring for the kinds)."""
+
+    kind: str
+    steps: list[Step] = field(default_factory=list)
+    text: str = ""
+    ask: Any = None
+    path: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    rule: str = ""
+
+
+def reply(text: str) -> Task:
+    return Task("reply", text=text)
+
+
+def calls(*steps: Step, path: str | None = None) -> Task:
+    return Task("calls", steps=list(steps), path=path)
+
+
+@dataclass
+class Context:
+    """What planning may read."""
+
+    vocabulary: Vocabulary
+    tool_names: set[str] = field(default_factory=set)
+    window_tokens: int = 8192
+    earlier: list[BaseMessage] = field(default_factory=list)
+    truncated: bool = False
+    previous_ask: Any = None
+    previous_rule: str = ""
+    previous_frames: list[Any] = field(default_factory=list)
+    last_path: str | None = None
+    catalog_root: str | None = None
+    clause_count: int = 1
+    system: list[BaseMessage] = field(default_factory=list)
+
+
+@dataclass
+class Clause:
+    """One request inside a message, read."""
+
+    text: str
+    norm: str
+    mentions: Mentions
+    periods: list[Period]
+    rest: str
+    code: str | None = None
+    paths: list[str] = field(default_factory=list)
+    quoted: list[str] = field(default_factory=list)
+
+    def has(self, *phrases: str) -> bool:
+        return has_any(self.norm, phrases)
+
+    def matches(self, pattern: str) -> bool:
+        return re.search(pattern, self.norm) is not None
+
+
+def has_any(text: str, phrases: tuple[str, ...]) -> bool:
+    lowered = text.lower()
+    return any(re.search(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", lowered) for phrase in phrases)
+
+
+GOAL_START = re.compile(
+    r"^\s*(?:so,?\s+)?(?:(?:my|our|the)\s+(?:overall\s+|main\s+)?(?:goal|aim|objective|plan|task|mission|purpose)\b|"
+    r"goal\b|(?:today\s+)?i'?m trying to|i am trying to|overall,? i want|i want to|i'd like to)", re.IGNORECASE)
+
+
+def split_clauses(text: str) -> list[str]:
+    """The requests in one message, in order (code blocks are never split, nor is a sentence stating a goal)."""
+    blocks: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        blocks.append(match.group(0))
+        return f"\x00{len(blocks) - 1}\x00"
+
+    held = QUOTED.sub(hold, CODE_BLOCK.sub(hold, text))
+    verbs = "|".join(ACTION_VERBS)
+    sentences = re.split(r"(?<=[.!?;])\s+(?=[A-Za-z0-9(])|;|\n+(?!\s*\x00)", held)
+    within = re.compile(
+        rf"(?:,\s*|\s+)(?:and\s+)?then\b[,:]?|(?:,\s*|\s+)after that\b,?|,\s*next\b,?|\s+(?=\d\)\s)|"
+        rf",\s+(?=(?:and\s+)?(?:also\s+)?(?:{verbs})\b)|\s+and\s+(?=(?:also\s+)?(?:{verbs})\b)", re.IGNORECASE)
+    parts: list[str] = []
+    for sentence in sentences:
+        if not sentence or not sentence.strip(" ,."):
+            continue
+        parts += [sentence] if GOAL_START.match(sentence) else [part for part in within.split(sentence) if part]
+    clauses = []
+    for part in parts:
+        part = LEADING_CONNECTORS.sub("", part.strip(" ,")).strip()
+        while "\x00" in part:
+            part = re.sub(r"\x00(\d+)\x00", lambda match: blocks[int(match.group(1))], part)
+        if part.strip(" .?!,:"):
+            clauses.append(part)
+    return clauses or [text]
+
+
+def read_clause(text: str, vocabulary: Vocabulary, default_year: int | None = None) -> Clause:
+    code_match = CODE_BLOCK.search(text)
+    code = None
+    if code_match:
+        code = code_match.group(1) if code_match.group(1) is not None else code_match.group(2)
+    outside_code = CODE_BLOCK.sub(" ", text)
+    norm = normalize(outside_code, vocabulary.known_words | KNOWN_WORDS | COMMON_WORDS)
+    end = max((ref.end for ref in vocabulary.frames if ref.end), default="2024-12-31")
+    periods, rest = read_periods(norm, end, default_year)
+    paths = [match.group(1).rstrip(".") for match in PATH_PATTERN.finditer(outside_code)]
+    quoted = [match.group(1) for match in QUOTED.finditer(outside_code)]
+    return Clause(text, norm, vocabulary.find(rest), periods, rest, code, list(dict.fromkeys(paths)), quoted)
+
+
+def tool_name_for(intent: str, tool_schemas: dict[str, dict[str, Any]] | set[str]) -> str | None:
+    """The bound tool that carries out an intent, or None if none was given to the model."""
+    return next((name for name in TOOL_NAMES_BY_INTENT.get(intent, ()) if name in tool_schemas), None)
+
+
+def fill_arguments(schema: dict[str, Any], roles: dict[str, Any]) -> dict[str, Any] | None:
+    """Arguments named as this tool's schema names them; None if a required one has no value."""
+    parameters = schema.get("function", {}).get("parameters", {})
+    properties: dict[str, Any] = parameters.get("properties", {})
+    required = set(parameters.get("required", []))
+    arguments: dict[str, Any] = {}
+    for role, value in roles.items():
+        name = next((candidate for candidate in PARAMETER_NAMES_BY_ROLE.get(role, (role,)) if candidate in properties
+                     and candidate not in arguments), None)
+        if name is not None and value is not None:
+            arguments[name] = value
+    if "command" in arguments and "code" in arguments:
+        del arguments["command"]
+    if not required <= set(arguments):
+        return None
+    return arguments
