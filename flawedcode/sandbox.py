@@ -44,6 +44,7 @@ runs as another user                  nobody     no         no       no
    127.0.0.1 fails with "Network is unreachable".
 4. The code sees a new root filesystem: a read-only skeleton with read-only
    binds of ``/usr``, ``/etc``, the Python installation and its site-packages,
+   the flawedcode package and the ChartBook catalog (``FLAWEDCODE_DATA_DIR`` is set to it),
    the workspace read-write, a private temporary folder (``HOME`` and ``TMPDIR``)
    read-write, a private ``/proc``, a minimal ``/dev`` and ``/dev/shm``. Nothing
    else of the host is visible; scratch/ and archives/ are covered by empty
@@ -179,6 +180,8 @@ class Sandbox:
 
     workspace_root: Path
     hidden: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()  # more folders the code may read (the catalog, the flawedcode package)
+    environment: dict[str, str] = field(default_factory=dict)  # more variables, set by us (never copied from ours)
     forced_level: IsolationLevel | None = None  # tests use it to check each level this platform has
     _level: IsolationLevel | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -214,7 +217,7 @@ class Sandbox:
 
     def _run_at(self, level: IsolationLevel, code: str, timeout: float, max_output_bytes: int) -> RunResult:
         if level == "basic":
-            return _run_basic(self.workspace_root, code, timeout, max_output_bytes)
+            return _run_basic(self.workspace_root, code, timeout, max_output_bytes, self.environment)
         if level == "process" and sys.platform.startswith("linux"):
             make_parent_undumpable()
         run_dir = Path(tempfile.mkdtemp(prefix="flawedcode-run-"))
@@ -236,14 +239,15 @@ class Sandbox:
             "workspace": str(self.workspace_root),
             "home": str(home),
             "new_root": str(run_dir / "root"),
-            "read_only": python_folders(),
+            "read_only": outermost([*python_folders(), *(os.path.realpath(folder) for folder in self.readable
+                                                         if os.path.isdir(folder))]),
             "hidden": [str(folder) for folder in self.hidden],
             "uid": NOBODY_UID if nobody else os.geteuid(),
             "gid": NOBODY_GID if nobody else os.getegid(),
             "max_processes": MAX_PROCESSES + (processes_of(NOBODY_UID) if nobody else 0),
             "timeout": timeout,
             "argv": [sys.executable, "-c", code],
-            "env": sandbox_environment(str(home)),
+            "env": sandbox_environment(str(home)) | self.environment,
         }
 
 
@@ -337,11 +341,12 @@ def _kill_group(process: subprocess.Popen) -> None:
     process.wait()
 
 
-def _run_basic(workspace_root: Path, code: str, timeout: float, max_output_bytes: int) -> RunResult:
+def _run_basic(workspace_root: Path, code: str, timeout: float, max_output_bytes: int,
+               environment: dict[str, str]) -> RunResult:
     """Windows: an allow-listed environment and a timeout; nothing else is isolated."""
     home = tempfile.mkdtemp(prefix="flawedcode-run-")
     try:
-        process = subprocess.Popen([sys.executable, "-c", code], cwd=workspace_root, env=sandbox_environment(home),
+        process = subprocess.Popen([sys.executable, "-c", code], cwd=workspace_root, env=sandbox_environment(home) | environment,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         capture = BoundedCapture(max_output_bytes)
         reader = threading.Thread(target=capture.read_all, args=(process.stdout,), daemon=True)

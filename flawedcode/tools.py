@@ -217,7 +217,12 @@ class Workspace:
     def sandbox(self) -> Sandbox:
         """run_python's sandbox for this workspace (scratch/ and archives/ hidden from it)."""
         if self._sandbox is None:
-            self._sandbox = Sandbox(self.root, hidden=(self.scratch_dir, self.archive_dir))
+            # The code may read the ChartBook catalog and import flawedcode (read-only), as a script of the
+            # agent's would need to, e.g. `from flawedcode.catalog import Catalog` for a statistic over many rows.
+            package = Path(__file__).resolve().parent
+            self._sandbox = Sandbox(self.root, hidden=(self.scratch_dir, self.archive_dir),
+                                    readable=(package, paths.data_dir()),
+                                    environment={"FLAWEDCODE_DATA_DIR": str(paths.data_dir())})
         return self._sandbox
 
     # --- paths -----------------------------------------------------------------------

@@ -402,3 +402,22 @@ def test_numbers_in_the_docstrings_come_from_the_constants():
     assert f"after {safefs.MAX_WALK_ENTRIES:,} entries" in tools.__doc__
     assert f"about {tools.MAX_RUN_OUTPUT_CHARS:,} bytes" in tools.__doc__
     assert sandbox.NOBODY_UID == 65534 and "(uid 65534)" in sandbox.__doc__
+
+
+def test_run_python_can_read_the_catalog_and_import_flawedcode_but_not_change_them(call, workspace):
+    # A statistic over more rows than fit in the context is computed by a script: it needs the catalog.
+    code = (
+        "import os\n"
+        "from flawedcode.catalog import Catalog\n"
+        "print(len(Catalog().load('money_markets', 'sofr', limit=500)))\n"
+        "target = os.path.join(os.environ['FLAWEDCODE_DATA_DIR'], 'chartbook.toml')\n"
+        "try:\n"
+        "    open(target, 'a').close()\n"
+        "    print('WROTE')\n"
+        "except OSError as error:\n"
+        "    print('refused', error.errno)\n"
+    )
+    output = call("run_python", code=code, timeout=60)
+    assert output.startswith("# exit code 0") and "\n500\n" in output
+    if workspace.sandbox.level.startswith("namespaces"):  # the catalog is bound read-only
+        assert "refused" in output and "WROTE" not in output
