@@ -48,7 +48,8 @@ def new_workspace(tmp_path: Path) -> Workspace:
 @pytest.fixture
 def deep_agent(tmp_path: Path):
     pytest.importorskip("deepagents")
-    return PEERS["deepagents"](OfflineModel(max_input_tokens=10_240)  # its 3.4K fixed cost leaves 8K little room, workspace=new_workspace(tmp_path),
+    # a 10K window: with Deep Agents' 3.4K fixed cost, 8K overflows before its summary is tested
+    return PEERS["deepagents"](OfflineModel(max_input_tokens=10_240), workspace=new_workspace(tmp_path),
                                conversation_id="deep-1")
 
 
