@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,7 +256,7 @@ class OfflineModel(BaseChatModel):
             lost = "I can no longer see your request in my context window."
             return (lost + ("\n\n" + answer_from_results(None, results, self.vocabulary()) if results else ""), [])
         request = read_request(text_of(visible[latest]), self.vocabulary())
-        earlier, results = visible[:latest], tool_results_after(visible, latest)
+        earlier, results = visible[:latest], join_read_pages(tool_results_after(visible, latest))
         if request.kind == "summary":
             return write_summary(parse_rendered_conversation(request.text), self.vocabulary()), []
         if request.kind == "goal":
@@ -287,6 +288,8 @@ class OfflineModel(BaseChatModel):
         if request.stats or request.kind == "recall":
             wanted += [("read_file", {"path": path, "limit": 2000})
                        for result in results if (path := offload_path(result.content))]
+            wanted += [("read_file", {"path": page[0], "offset": page[1], "limit": 2000})  # the rest of a paged read
+                       for result in results if result.name == "read_file" and (page := next_page(result.content))]
         for intent, roles in wanted:
             name = tool_name_for(intent, tool_schemas)
             arguments = fill_arguments(tool_schemas[name], roles) if name else None
@@ -349,6 +352,32 @@ def tool_results_after(visible: list[BaseMessage], index: int) -> list[ToolResul
             call = calls.get(message.tool_call_id, {})
             results.append(ToolResult(call.get("name", message.name or "tool"), call.get("args", {}), text_of(message)))
     return results
+
+
+CONTINUATION_LINE = re.compile(r"^# \.\.\. \d+ more lines: read_file\(path='(?P<path>[^']+)', offset=(?P<offset>\d+)\)$")
+"""read_file's last line when more of the file remains (the page format of ``flawedcode.tools``)."""
+
+
+def next_page(content: str) -> tuple[str, int] | None:
+    """(path, offset) of the next page when a read_file result ends with a continuation line."""
+    lines = content.rstrip("\n").splitlines()
+    match = CONTINUATION_LINE.match(lines[-1]) if lines else None
+    return (match["path"], int(match["offset"])) if match else None
+
+
+def join_read_pages(results: list[ToolResult]) -> list[ToolResult]:
+    """Consecutive pages of one file read as one result (the first page's header, every page's lines)."""
+    joined: list[ToolResult] = []
+    for result in results:
+        previous = joined[-1] if joined else None
+        page = next_page(previous.content) if previous is not None and previous.name == "read_file" else None
+        if previous is not None and page and result.name == "read_file" and \
+                (result.args.get("path"), result.args.get("offset")) == page:
+            lines = previous.content.rstrip("\n").splitlines()[:-1] + result.content.splitlines()[1:]
+            joined[-1] = ToolResult(previous.name, previous.args, "\n".join(lines))
+        else:
+            joined.append(result)
+    return joined
 
 
 def _json(value: Any) -> str:
