@@ -31,7 +31,7 @@ from tqdm import tqdm
 from flawedcode.agents import AgentError, BaseAgent, make_agent
 from flawedcode.charts import save_context_chart
 from flawedcode.config import AgentConfig, V2Config
-from flawedcode.models import OfflineModel, get_model
+from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel, ReplayChatModel
 from flawedcode.paths import write_atomically
 from flawedcode.telemetry import SessionLog
 from flawedcode.tools import Workspace
@@ -116,14 +116,21 @@ class DemoResult:
         return "\n".join(lines)
 
 
-def demo_model(model_spec: str | None, budget_tokens: int) -> Any:
-    """The offline model with a window equal to the budget (so v1 visibly forgets), or the named model."""
-    if model_spec is None:
-        return OfflineModel(max_input_tokens=budget_tokens, overflow="truncate")
-    return get_model(model_spec)
+def demo_model(model_spec: str | ModelOptions | None, budget_tokens: int) -> Any:
+    """The named model (``--model``, else ``FLAWEDCODE_MODEL``), else the offline model with a window equal
+    to the budget (so v1 visibly forgets). A ModelOptions brings --timeout, --record and --window too."""
+    options = ModelOptions.of(model_spec)
+    return options.build(default=lambda: OfflineModel(max_input_tokens=budget_tokens, overflow="truncate"))
 
 
-def build_demo_agents(out_dir: Path, model_spec: str | None, budget_tokens: int) -> dict[str, BaseAgent]:
+def describe_model(model: Any) -> str:
+    """The model's name, and for a replay, which recording it plays."""
+    if isinstance(model, ReplayChatModel):
+        return f"{model.model_name} (replayed from {model.recording_path.name})"
+    return str(getattr(model, "model_name", None) or "offline")
+
+
+def build_demo_agents(out_dir: Path, model_spec: str | ModelOptions | None, budget_tokens: int) -> dict[str, BaseAgent]:
     """v1 and v2, each in a fresh copy of the demo project, sharing scratch/ and archives/ under out_dir."""
     agents = {}
     for version in DEMO_AGENTS:
@@ -135,7 +142,7 @@ def build_demo_agents(out_dir: Path, model_spec: str | None, budget_tokens: int)
     return agents
 
 
-def run_demo(out_dir: str | Path, model_spec: str | None = None, budget_tokens: int = 8192,
+def run_demo(out_dir: str | Path, model_spec: str | ModelOptions | None = None, budget_tokens: int = 8192,
              steps: Sequence[str] = LESSON_STEPS, progress: bool | None = None) -> DemoResult:
     """Run the lesson through v1 and v2 (turn by turn, side by side); save the chart and the logs."""
     out_dir = Path(out_dir)
@@ -149,7 +156,8 @@ def run_demo(out_dir: str | Path, model_spec: str | None = None, budget_tokens: 
                 replies[name].append(_send_or_note(agent, step, errors[name]))
                 bar.update(1)
     logs = {name: agent.log for name, agent in agents.items()}
-    model_name = next(iter(agents.values())).model_name if model_spec else f"offline (window {budget_tokens:,})"
+    model_name = (describe_model(next(iter(agents.values())).model) if ModelOptions.of(model_spec).resolved_spec()
+                  else f"offline (window {budget_tokens:,})")
     chart_path = save_context_chart(list(logs.values()), out_dir / CHART_NAME,
                                     title=f"The lesson's session: v1 vs v2 (budget {budget_tokens:,} tokens)")
     result = DemoResult(out_dir, model_name, budget_tokens, list(steps), replies, logs, chart_path,
@@ -162,6 +170,8 @@ def _send_or_note(agent: BaseAgent, step: str, errors: list[str]) -> str:
     try:
         return agent.send(step)
     except AgentError as error:
+        if isinstance(error.__cause__, ModelConfigError):  # e.g. a replay that left its recording: nothing to go on
+            raise error.__cause__ from None
         errors.append(str(error))
         return f"[error] {error}"
 

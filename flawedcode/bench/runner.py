@@ -48,7 +48,7 @@ from flawedcode.agents import AGENTS, BaseAgent, make_agent
 from flawedcode.bench.checks import evaluate, goal_kept
 from flawedcode.bench.peers import PEERS, deepagents_missing
 from flawedcode.bench.tasks import Task, load_tasks
-from flawedcode.models import OfflineModel, get_model
+from flawedcode.models import ModelOptions, OfflineModel
 from flawedcode.paths import write_atomically
 from flawedcode.tools import Workspace
 
@@ -65,11 +65,10 @@ class RunKey:
     run: int
 
 
-def bench_model(spec: str | None) -> BaseChatModel:
-    """The model for one run: the 8K truncating offline model, or whatever ``spec`` names."""
-    if spec in (None, "", "offline"):
-        return OfflineModel(max_input_tokens=BENCH_WINDOW_TOKENS, overflow="truncate")
-    return get_model(spec)
+def bench_model(spec: str | ModelOptions | None) -> BaseChatModel:
+    """The model for one run: whatever ``spec`` (else FLAWEDCODE_MODEL) names, else the 8K truncating offline model.
+    A ModelOptions (the CLI's) brings --timeout, --record and --window too."""
+    return ModelOptions.of(spec).build(default=lambda: OfflineModel(max_input_tokens=BENCH_WINDOW_TOKENS, overflow="truncate"))
 
 
 def unavailable_agents(agents: Iterable[str]) -> dict[str, str]:
