@@ -106,7 +106,7 @@ def agent_metrics(records: list[dict[str, Any]], task_order: list[str]) -> dict[
         "peak_context_tokens": max((record["totals"].get("peak_context_tokens", 0) for record in records), default=0),
         "total_input_tokens": input_tokens,
         "total_output_tokens": output_tokens,
-        "estimated_cost_usd": round(sum(record["totals"].get("estimated_cost_usd", 0.0) for record in records), 6),
+        "estimated_cost_usd": _total_cost(records),
         "model_calls": total("model_calls"),
         "calls_over_budget": total("calls_over_budget"),
         "summary_calls": total("summary_calls"),
@@ -166,6 +166,12 @@ def render_markdown(summary: dict[str, Any]) -> str:
 
 def _row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
+
+
+def _total_cost(records: list[dict[str, Any]]) -> float | None:
+    """The runs' estimated cost; None ("-" in the table) when a run's model has no known prices."""
+    costs = [record["totals"].get("estimated_cost_usd", 0.0) for record in records]
+    return None if any(cost is None for cost in costs) else round(sum(costs), 6)
 
 
 def _cell(key: str, value: Any) -> str:
