@@ -324,8 +324,10 @@ def model_options(args: argparse.Namespace, config_model: str | None = None, con
     from flawedcode.models import ModelOptions
 
     record = _record_path(args.record) if getattr(args, "record", None) else None
+    command = " ".join(["flawedcode", *getattr(args, "argv", [])])
     return ModelOptions(spec=args.model or os.environ.get("FLAWEDCODE_MODEL") or config_model,
-                        timeout_seconds=args.timeout or config_timeout, record_path=record, window_tokens=args.window)
+                        timeout_seconds=args.timeout or config_timeout, record_path=record, window_tokens=args.window,
+                        command=command)
 
 
 def _record_path(text: str) -> Path:
@@ -552,6 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # written into recordings' headers
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except KeyboardInterrupt:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -188,7 +187,8 @@ class ImitationServer:
             calls = calls or [{"id": "call_cut", "type": "function",
                                "function": {"name": "write_file", "arguments": json.dumps(
                                    {"path": "notes.md", "content": "A long note. " * 40})}}]
-            calls[-1]["function"]["arguments"] = calls[-1]["function"]["arguments"][:40]  # cut mid-JSON
+            arguments = calls[-1]["function"]["arguments"]
+            calls[-1]["function"]["arguments"] = arguments[: max(1, len(arguments) - 8)]  # cut inside the last value
             finish = "length"
         completion_tokens = max(1, reply.usage_metadata["output_tokens"]) + self.reasoning_tokens
         usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,

@@ -72,7 +72,7 @@ from flawedcode.models.profiles import (
     reply_reserve_tokens,
     unknown_model_text,
 )
-from flawedcode.models.replay import REPLAY_PREFIX, Recording, ReplayChatModel
+from flawedcode.models.replay import REPLAY_PREFIX, Player, Recording, ReplayChatModel, load_recording
 from flawedcode.notices import warn_once
 
 DEFAULT_SPEC = "offline"
@@ -315,7 +315,10 @@ class ModelOptions:
     timeout_seconds: float | None = None
     record_path: Path | None = None
     window_tokens: int | None = None
+    command: str | None = None
+    """The command line, written into a recording's header (so a failed replay can say how it was made)."""
     _recording: Recording | None = field(default=None, repr=False, compare=False)
+    _player: Player | None = field(default=None, repr=False, compare=False)
 
     def resolved_spec(self) -> str | None:
         """The spec in force: ``spec``, else ``FLAWEDCODE_MODEL``, else None (the command's default)."""
@@ -323,7 +326,7 @@ class ModelOptions:
 
     def recording(self) -> Recording | None:
         if self.record_path is not None and self._recording is None:
-            self._recording = Recording(self.record_path)
+            self._recording = Recording(self.record_path, self.command)
         return self._recording
 
     def build(self, default: Callable[[], BaseChatModel] | None = None, **kwargs: Any) -> BaseChatModel:
@@ -334,6 +337,11 @@ class ModelOptions:
             model = default()
             if self.window_tokens:
                 set_window(model, self.window_tokens, f"--window {self.window_tokens:,}")
+            recording = self.recording()
+            return recording.attach(model) if recording is not None else model
+        if spec and spec.startswith(REPLAY_PREFIX):  # every model of this command plays one shared recording
+            self._player = self._player or load_recording(spec.removeprefix(REPLAY_PREFIX).strip())
+            model = ReplayChatModel.from_file(self._player.path, self._player)
             recording = self.recording()
             return recording.attach(model) if recording is not None else model
         return get_model(spec, timeout_seconds=self.timeout_seconds, window_tokens=self.window_tokens,

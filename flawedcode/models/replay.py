@@ -21,6 +21,8 @@ same kind of error: an overflow replays as a ``ContextOverflowError``.
 
 Replay (``ReplayChatModel``) answers a request with the reply recorded for the
 same request: the first unused one, else (a repeated run) the last one used.
+Every model one command builds (the demo's v1 and v2, the benchmark's runs)
+shares one ``Player``, so each recorded reply is played once, in order.
 It takes on the recorded model's name and window, so token counts, budgets and
 prices come out as they did. Two things differ between runs and are not the
 model's doing, so matching ignores them: message and tool-call ids, and the
@@ -30,16 +32,15 @@ conversation; a replayed reply's archive paths are renamed to this session's).
 A request that is not in the recording stops the replay with one line naming
 it (``ReplayMismatchError``), e.g.::
 
-    replay: request 9 is not in the recording lesson.jsonl: the next recorded request (#9) differs at
-    message 7 (tool chartbook_get_docs): recorded '...', now '...'. Replay it with the settings it was
-    recorded with (recorded by: flawedcode demo --model openai:gpt-4o-mini), or record it again.
+    replay: request 9 is not in the recording lesson.jsonl: the closest recorded request (#9) differs at
+    message 7 (tool chartbook_get_docs): recorded '...', now '...'. Replay with the settings it was recorded
+    with (made by: flawedcode demo --record lesson.jsonl), or record it again.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -152,8 +153,10 @@ def describe_model(model: BaseChatModel) -> dict[str, Any]:
 class Recording:
     """One JSONL recording file; the first write replaces any older file, later writes append."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, command: str | None = None) -> None:
         self.path = Path(path)
+        self.command = command
+        """How the session was made (e.g. ``flawedcode demo --model openai:gpt-4o-mini``), shown when a replay differs."""
         self.calls = 0
         self._lock = threading.Lock()
         self._started = False
@@ -173,7 +176,7 @@ class Recording:
             if not self._started:
                 self._write_line({"type": "header", "format": FORMAT, **model,
                                   "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                  "command": " ".join(["flawedcode", *sys.argv[1:]]) if sys.argv else ""}, mode="w")
+                                  "command": self.command}, mode="w")
                 self._started = True
             self.calls += 1
             self._write_line({"type": "call", "n": self.calls, "model": model["model"], "request": request, **outcome})
@@ -262,14 +265,26 @@ class Player:
             raise ReplayMismatchError(self._mismatch(request))
 
     def _mismatch(self, request: dict[str, Any]) -> str:
-        expected = next((exchange for exchange in self.exchanges if not exchange.used), None)
+        expected = self._closest(request)
         command = self.header.get("command")
-        where = (f"replay: request {self.requests_seen} is not in the recording {self.path.name}"
-                 + (f" (made by: {command})" if command else ""))
-        advice = "Replay with the settings it was recorded with, or record it again."
+        where = f"replay: request {self.requests_seen} is not in the recording {self.path.name}"
+        advice = ("Replay with the settings it was recorded with" + (f" (made by: {command})" if command else "")
+                  + ", or record it again.")
         if expected is None:
             return f"{where}: every recorded request has been played ({len(self.exchanges)}). {advice}"
-        return f"{where}: the next recorded request (#{expected.n}) {first_difference(expected.request, request)}. {advice}"
+        return f"{where}: the closest recorded request (#{expected.n}) {first_difference(expected.request, request)}. {advice}"
+
+    def _closest(self, request: dict[str, Any]) -> Exchange | None:
+        """The unplayed recorded request most like this one: same tools, then the most messages alike from the start."""
+        keys = [matching_key({"messages": [message]}) for message in request["messages"]]
+
+        def likeness(exchange: Exchange) -> tuple[bool, int, int]:
+            recorded = [matching_key({"messages": [message]}) for message in exchange.request["messages"]]
+            alike = next((i for i, (a, b) in enumerate(zip(recorded, keys)) if a != b), min(len(recorded), len(keys)))
+            return exchange.request.get("tools", []) == request.get("tools", []), alike, -exchange.n
+
+        unplayed = [exchange for exchange in self.exchanges if not exchange.used]
+        return max(unplayed, key=likeness, default=None)
 
 
 def first_difference(recorded: dict[str, Any], current: dict[str, Any]) -> str:
@@ -299,32 +314,27 @@ def _tools_in_words(request: dict[str, Any]) -> str:
 
 def _snippet(message: dict[str, Any], other: dict[str, Any]) -> str:
     """The text around the first character where ``message`` differs from ``other``."""
-    text = ARCHIVE_PATH.sub(ARCHIVE_PLACEHOLDER, json.dumps({key: message.get(key) for key in ("content", "tool_calls")},
-                                                              ensure_ascii=False))
-    other_text = ARCHIVE_PATH.sub(ARCHIVE_PLACEHOLDER, json.dumps({key: other.get(key) for key in ("content", "tool_calls")},
-                                                                  ensure_ascii=False))
+    text, other_text = _message_text(message), _message_text(other)
     at = next((i for i, (a, b) in enumerate(zip(text, other_text)) if a != b), min(len(text), len(other_text)))
     start = max(0, at - SNIPPET_CHARS // 3)
     return one_line(("..." if start else "") + text[start : start + SNIPPET_CHARS], SNIPPET_CHARS + 10)
 
 
-_players: dict[tuple[str, float, int], Player] = {}
-_players_lock = threading.Lock()
+def _message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    calls = " ".join(f"-> {call['name']}({json.dumps(call.get('args', {}), ensure_ascii=False)})"
+                     for call in message.get("tool_calls") or [])
+    return ARCHIVE_PATH.sub(ARCHIVE_PLACEHOLDER, " ".join(part for part in (text, calls) if part))
 
 
 def load_recording(path: str | Path) -> Player:
-    """Read a recording (cached per file version, so every model of one run shares what has been played)."""
+    """Read a recording for replay: its header and exchanges, none played yet."""
     path = Path(path).expanduser()
-    try:
-        stat = path.stat()
-    except OSError as error:
-        raise ModelConfigError(f"replay:{path}: cannot read the recording ({error.strerror or error}); "
-                               "record one with --record FILE") from None
-    key = (str(path.resolve()), stat.st_mtime, stat.st_size)
-    with _players_lock:
-        if key not in _players:
-            _players[key] = _read_player(path)
-        return _players[key]
+    if not path.is_file():
+        reason = "it is a folder" if path.is_dir() else "no such file"
+        raise ModelConfigError(f"replay:{path}: cannot read the recording ({reason}); record one with --record FILE")
+    return _read_player(path)
 
 
 def _read_player(path: Path) -> Player:
@@ -370,8 +380,9 @@ class ReplayChatModel(BaseChatModel):
     _player: Player | None = PrivateAttr(default=None)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> ReplayChatModel:
-        player = load_recording(path)
+    def from_file(cls, path: str | Path, player: Player | None = None) -> ReplayChatModel:
+        """A replay of the recording at ``path``; models that share a ``player`` share what has been played."""
+        player = player or load_recording(path)
         header = player.header
         model = cls(recording_path=Path(path), model_name=str(header.get("model") or "replay"),
                     provider=str(header.get("provider") or "openai"), server=header.get("server"),
