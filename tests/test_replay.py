@@ -178,3 +178,24 @@ def test_recordings_that_cannot_be_replayed_say_why_in_one_line(tmp_path):
     recording.write_text(recording.read_text() + '{"type": "call", "n": 9, "requ')  # the recorder was killed mid-line
     replay = make_agent("v1", model=get_model(f"replay:{recording}"), workspace=ws)
     assert isinstance(replay.model, ReplayChatModel) and replay.send("List ChartBook dataframes") == reply
+
+
+def test_readme_says_what_the_code_does_for_real_models():
+    """The numbers README's "Switching to a real model" quotes come from the constants that set them."""
+    from flawedcode.context.summarize import SummaryBackoff
+    from flawedcode.models import DEFAULT_TIMEOUT_SECONDS, input_window
+    from flawedcode.models.openai_model import DEFAULT_MAX_RETRIES
+    from flawedcode.models.profiles import OLLAMA_DEFAULT_CONTEXT_TOKENS, PRICES_CHECKED
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Switching to a real model"):readme.index("## Command line")]
+    backoff = SummaryBackoff()
+    assert f"longer than {DEFAULT_TIMEOUT_SECONDS:.0f} seconds" in section
+    assert f"else {OLLAMA_DEFAULT_CONTEXT_TOKENS:,} for the local models" in section
+    assert f"({OLLAMA_DEFAULT_CONTEXT_TOKENS:,} -> {input_window(OLLAMA_DEFAULT_CONTEXT_TOKENS):,})" in section
+    assert f"checked {PRICES_CHECKED}" in section
+    assert {1: "once", 2: "twice"}[DEFAULT_MAX_RETRIES] in section
+    assert f"after {backoff.first_wait_calls}, {2 * backoff.first_wait_calls}, {4 * backoff.first_wait_calls}, ..." in section
+    for provider in ("OpenAI", "OpenRouter", "Ollama", "vLLM"):
+        assert f"| {provider} |" in section
+    assert "--model replay:FILE" in section and "05_record_and_replay.ipynb" in section
