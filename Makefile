@@ -43,6 +43,7 @@ benchmarks: install-test
 	$(BIN)/python tests/benchmarks/bench_tokens.py
 	$(BIN)/python tests/benchmarks/bench_context.py
 	$(BIN)/python tests/benchmarks/bench_workload_b.py
+	$(BIN)/python tests/benchmarks/bench_real_models.py
 
 lab: install-test
 	$(BIN)/jupyter lab notebooks/

@@ -15,7 +15,7 @@ call that first saw a context event, with a text label:
 - circle: **recovery** (the agent read scratch/ or searched its archive);
 - X: **overflow** retry, or a summary that failed;
 - diamond: **compaction** (no summary could be written: old tool results went to the archive);
-- square: the model **server truncated** the prompt (it reported far fewer tokens than were sent).
+- square: the model **truncated the prompt** (it reported far fewer input tokens than were sent).
 
 v1's line climbs until it crosses the budget (and the offline model forgets
 the start of the conversation); v2's line drops at the star and stays under
@@ -70,7 +70,7 @@ EVENT_MARKERS: dict[str, tuple[str, str]] = {
     "overflow_retry": ("X", "overflow"),
     "summary_failed": ("X", "summary failed"),
     "compact": ("D", "compaction"),
-    "truncated": ("s", "server truncated"),
+    "truncated": ("s", "prompt truncated"),
 }
 MARKER_SIZES = {"*": 22, "v": 15, "o": 13, "X": 15, "D": 13, "s": 13}
 

@@ -247,9 +247,6 @@ def event_line(event: Any) -> str | None:
     if event.kind == "readback_paged":
         return (f"  * read back in pages: {detail.get('path')}, {detail.get('lines')} line(s) fit under the trigger "
                 f"({event.tokens_before:,} tokens in full)")
-    if event.kind == "truncated":
-        return (f"  * the model server truncated the prompt: it took {detail.get('reported', 0):,} of "
-                f"{detail.get('sent', 0):,} tokens")
     if event.kind.endswith("_failed"):
         return f"  * {event.kind.replace('_', ' ')}: {detail.get('error', '')}"
     return None
@@ -324,8 +321,11 @@ def model_options(args: argparse.Namespace, config_model: str | None = None, con
     from flawedcode.models import ModelOptions
 
     record = _record_path(args.record) if getattr(args, "record", None) else None
+    spec = args.model or os.environ.get("FLAWEDCODE_MODEL") or config_model
+    if record and spec and spec.startswith("replay:") and Path(spec[len("replay:"):]).expanduser().resolve() == record.resolve():
+        raise UsageError(f"--record {args.record}: that is the recording being replayed; record to another file")
     command = " ".join(["flawedcode", *getattr(args, "argv", [])])
-    return ModelOptions(spec=args.model or os.environ.get("FLAWEDCODE_MODEL") or config_model,
+    return ModelOptions(spec=spec,
                         timeout_seconds=args.timeout or config_timeout, record_path=record, window_tokens=args.window,
                         command=command)
 

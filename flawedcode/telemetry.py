@@ -23,7 +23,7 @@ ratio of the two (``CallRecord.reported_ratio``):
   marks it), ``truncated_window_tokens`` keeps the most the server took, and
   one warning line says so (``notices.warn_once``)::
 
-      warning: the model server truncated the prompt: it reported 3,895 input tokens for the 5,754 flawedcode sent ...
+      warning: the model (llama3.1) truncated the prompt: it reported 3,895 input tokens for the 5,754 flawedcode sent ...
 
 - **Calibration.** When the last ``CALIBRATION_CALLS`` ratios agree within
   ``STEADY_SPREAD`` (a different tokenizer, not truncation), their median
@@ -206,9 +206,9 @@ class SessionLog:
             record.events.append(event.kind)
         self._truncating = True
         warn_once(f"truncated:{model_name}",
-                  f"the model server truncated the prompt: it reported {reported:,} input tokens for the {counted:,} "
-                  f"flawedcode sent ({self.agent_name}, call {record.index}), so it silently dropped part of the "
-                  "conversation. Give its real window with --window (Ollama: the num_ctx it serves), or lower the budget.")
+                  f"the model ({model_name}) truncated the prompt: it reported {reported:,} input tokens for the "
+                  f"{counted:,} flawedcode sent ({self.agent_name}, call {record.index}), so it silently dropped part "
+                  "of the conversation; give its real window with --window (Ollama: its num_ctx), or lower the budget.")
 
     def _calibrate(self, model_name: str) -> None:
         if len(self._ratios) < CALIBRATION_CALLS or max(self._ratios) > min(self._ratios) * (1 + STEADY_SPREAD):

@@ -165,7 +165,7 @@ def test_a_truncating_server_is_noticed_once_marked_on_the_chart_and_v2_fits_its
                                           LESSON_STEPS[-1]])
     err = capsys.readouterr().err
     warnings = [line for line in err.splitlines() if "truncated the prompt" in line]
-    assert len(warnings) == 1 and warnings[0].startswith("warning: the model server truncated the prompt: it reported ")
+    assert len(warnings) == 1 and warnings[0].startswith("warning: the model (granite3.3) truncated the prompt: it reported ")
     truncated = [call for call in v1.token_log if call.truncated]
     assert truncated and all(call.reported_input_tokens < call.input_tokens for call in truncated)
     markers = chart_data([v1.log])["v1"]["markers"]

@@ -199,3 +199,24 @@ def test_readme_says_what_the_code_does_for_real_models():
     for provider in ("OpenAI", "OpenRouter", "Ollama", "vLLM"):
         assert f"| {provider} |" in section
     assert "--model replay:FILE" in section and "05_record_and_replay.ipynb" in section
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["chat", "--timeout", "0"], "--timeout: expected a positive number of seconds; got 0"),
+    (["demo", "--window", "100"], "--window: expected a window of at least 512 tokens; got 100"),
+    (["bench", "--timeout", "soon"], "--timeout: expected a number of seconds; got 'soon'"),
+])
+def test_bad_model_options_are_refused_in_one_line(args, fragment, capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(args)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and fragment in err
+
+
+def test_a_recording_is_never_overwritten_by_its_own_replay_or_written_nowhere(monkeypatch, capsys, tmp_path):
+    recording = tmp_path / "lesson.jsonl"
+    recording.write_text("precious\n")
+    code, _, err = run(monkeypatch, capsys, "chat", "--model", f"replay:{recording}", "--record", str(recording))
+    assert code == 2 and "that is the recording being replayed" in err and recording.read_text() == "precious\n"
+    code, _, err = run(monkeypatch, capsys, "demo", "--record", str(tmp_path / "missing" / "x.jsonl"))
+    assert code == 2 and err.strip().endswith(f"the folder {tmp_path / 'missing'} does not exist")
