@@ -138,8 +138,6 @@ class ImitationServer:
                 entry["max_model_len"] = self.window
             elif self.style == "openrouter":
                 entry["context_length"] = self.window
-            elif self.style == "lmstudio":
-                entry["loaded_context_length"] = self.window
         if self.pricing:
             entry["pricing"] = {"prompt": f"{self.pricing[0] / 1e6:.10f}", "completion": f"{self.pricing[1] / 1e6:.10f}"}
         return {"object": "list", "data": [entry]}

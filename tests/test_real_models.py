@@ -120,8 +120,7 @@ def test_an_overflow_in_each_format_leads_to_a_summary_and_a_successful_retry(st
 
 @pytest.mark.parametrize(("style", "published_as"), [("vllm", "max_model_len 4,096"),
                                                      ("openrouter", "context_length 4,096"),
-                                                     ("lmstudio", "loaded_context_length 4,096"),
-                                                     ("ollama", "context_length 4,096")])
+                                                     ("ollama", "context_length 4,096 on http")])
 def test_a_published_window_lowers_the_budget_before_the_first_call(style, published_as, tmp_path, capsys):
     with ImitationServer(style=style, model="my-local-model", window=4_096, publish_window=True) as server:
         agent = agent_on(server, tmp_path)

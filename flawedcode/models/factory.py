@@ -15,8 +15,8 @@ triggers read too) comes from, first match wins:
 
 1. ``window_tokens=`` (the CLI's ``--window``): the server's context window;
 2. the server's own ``/v1/models`` entry (vLLM's ``max_model_len``, OpenRouter's
-   ``context_length``, LM Studio's ``loaded_context_length``), or for Ollama,
-   ``/api/ps``'s ``context_length`` or ``num_ctx`` in ``/api/show``;
+   ``context_length``; ``SERVER_WINDOW_FIELDS`` lists every name read), or for
+   Ollama, ``/api/ps``'s ``context_length`` or ``num_ctx`` in ``/api/show``;
 3. the model's profile (``profiles.py``).
 
 A server's window holds prompt and reply, so the prompt gets
