@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint install install-test bench lab notebooks benchmarks clean
+.PHONY: demo test lint install install-test bench bench-readme lab notebooks benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,16 @@ test: install-test
 lint: install-test
 	$(BIN)/ruff check flawedcode tests data
 
+BENCH_AGENTS ?= v1,v2,lc-summarization,lc-summarization-tuned,lc-context-editing,lc-context-editing-tuned,deepagents
+
+# The benchmark, offline (deepagents needs the peers extra: `make install-test`; without it, a note says it was skipped).
 bench: install
-	$(BIN)/flawedcode bench --agents v0,v1,v2,lc-summarization,lc-context-editing --runs 3 --out results/bench
+	$(BIN)/flawedcode bench --agents $(BENCH_AGENTS) --runs 3 --out results/bench
+
+# The same, then README's benchmark table replaced by its headline table (one command).
+bench-readme: install-test
+	$(BIN)/flawedcode bench --agents $(BENCH_AGENTS) --runs 3 --out results/bench
+	$(BIN)/python -m flawedcode.bench.readme results/bench README.md
 
 # Re-run the lessons and store their outputs (nbval compares them); drop per-cell timestamps.
 notebooks: install-test

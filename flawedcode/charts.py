@@ -17,6 +17,10 @@ call that first saw a context event, with a text label:
 - diamond: **compaction** (no summary could be written: old tool results went to the archive);
 - square: the model **truncated the prompt** (it reported far fewer input tokens than were sent).
 
+Every other model call of the session (a summarizer's, or one a library made
+internally) is a small hollow square in the agent's colour, at the tokens it
+sent, just before the agent call it preceded: the chart shows all calls.
+
 v1's line climbs until it crosses the budget (and the offline model forgets
 the start of the conversation); v2's line drops at the star and stays under
 the trigger.
@@ -92,8 +96,9 @@ def chart_data(logs: LogsArgument) -> dict[str, Any]:
     """The numbers the context chart draws, per agent (keyed by ``log.agent_name``).
 
     Each agent's entry: ``points`` [(call index, input tokens)] of its own model
-    calls (summarizer calls are left out), ``budget`` and ``trigger`` (tokens or
-    None), ``events`` [(kind, call_index, tokens_before, tokens_after, label)]
+    calls, ``side_calls`` [(x, input tokens, purpose)] of every other call (summary,
+    internal; x = the index of the agent call it came before, minus 0.5), ``budget``
+    and ``trigger`` (tokens or None), ``events`` [(kind, call_index, tokens_before, tokens_after, label)]
     for the marked kinds, and ``markers`` [(kind, x, y, label)]: where each
     event is drawn, on the agent's line at the first call that saw it.
     """
@@ -106,12 +111,24 @@ def chart_data(logs: LogsArgument) -> dict[str, Any]:
         ]
         data[_unique_name(log.agent_name, data)] = {
             "points": points,
+            "side_calls": _side_calls(log),
             "budget": log.budget_tokens,
             "trigger": log.trigger_tokens,
             "events": events,
             "markers": [_marker_for(event, dict(points)) for event in events],
         }
     return data
+
+
+def _side_calls(log: SessionLog) -> list[tuple[float, int, str]]:
+    """Calls that are not the agent's own, placed just before the agent call they preceded."""
+    side, agent_calls_seen = [], 0
+    for call in log.calls:
+        if call.purpose == "agent":
+            agent_calls_seen += 1
+        else:
+            side.append((agent_calls_seen - 0.5, call.input_tokens, call.purpose))
+    return side
 
 
 def _as_logs(logs: LogsArgument) -> list[SessionLog]:
@@ -184,6 +201,10 @@ def draw_context(ax: Axes, data: Mapping[str, Any], title: str | None = None) ->
         xs = [x for x, _ in agent["points"]]
         ys = [y for _, y in agent["points"]]
         ax.plot(xs, ys, color=colour, marker="o", markersize=6, label=name, gid=f"line:{name}")
+        if agent.get("side_calls"):
+            ax.plot([x for x, _, _ in agent["side_calls"]], [y for _, y, _ in agent["side_calls"]], linestyle="none",
+                    marker="s", markersize=9, markerfacecolor="none", markeredgecolor=colour, markeredgewidth=2,
+                    label=f"{name}: summary / internal calls", gid=f"side:{name}")
         budget = agent["budget"]
         if budget and budget not in budgets_drawn:
             budgets_drawn.add(budget)
@@ -214,6 +235,7 @@ def _style_context_axes(ax: Axes, data: Mapping[str, Any], title: str | None) ->
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     tops = [y for agent in data.values() for _, y in agent["points"]]
+    tops += [y for agent in data.values() for _, y, _ in agent.get("side_calls", [])]
     tops += [agent["budget"] or 0 for agent in data.values()]
     ax.set_ylim(0, max(tops, default=1) * 1.15 or 1)
     if data:

@@ -1,17 +1,18 @@
 """The ``flawedcode`` command: the FlawedCode REPL, the lesson's demo, the benchmark, the catalog, the archive.
 
     flawedcode chat [--agent v0|v1|v2] [--workspace DIR] [--config YAML] [MODEL OPTIONS]
-    flawedcode demo [--out DIR] [--budget TOKENS] [MODEL OPTIONS]
-    flawedcode bench [--agents v0,v1,v2] [--tasks a,b | --tasks-file PATH] [--runs N]
-                     [--out DIR] [--concurrency N] [--resume | --no-resume] [MODEL OPTIONS]
+    flawedcode demo [--out DIR] [--budget TOKENS] [--config YAML] [MODEL OPTIONS]
+    flawedcode bench [--agents v0,v1,v2,path/to/my_agent.py:MyAgent] [--tasks a,b | --tasks-file PATH] [--runs N]
+                     [--config YAML] [--out DIR] [--concurrency N] [--resume | --no-resume]
+                     [--yes] [--max-cost USD] [MODEL OPTIONS]
+    flawedcode catalog list | docs PIPELINE DATAFRAME | load PIPELINE DATAFRAME [--columns a,b] [--limit N] [--start] [--end]
+    flawedcode archive list [--dir DIR] | search QUERY [--conversation ID] | show CONVERSATION [--part N]
 
 MODEL OPTIONS, the same on chat, demo and bench: ``--model SPEC`` (default
 ``FLAWEDCODE_MODEL``, else the command's offline model), ``--timeout SECONDS``
 (one model request; default 120), ``--record FILE`` (every model request and
 reply as JSONL, secrets redacted; replay it with ``--model replay:FILE``) and
 ``--window TOKENS`` (the server's context window, when it does not publish it).
-    flawedcode catalog list | docs PIPELINE DATAFRAME | load PIPELINE DATAFRAME [--columns a,b] [--limit N] [--start] [--end]
-    flawedcode archive list [--dir DIR] | search QUERY [--conversation ID] | show CONVERSATION [--part N]
 
 The REPL (``chat``) prints, for every turn: each tool call with the size of its
 result, each context event (offload, summary, recovery), the reply, and a
@@ -34,9 +35,19 @@ transcript) and exits 0 at the end of the input. Ctrl-C at the prompt leaves;
 Ctrl-C during a turn abandons that turn and puts the conversation back as it
 was. A failed turn prints one ``error:`` line and the REPL goes on.
 
+``bench`` with a model that is not offline first prints a cost preview (the
+same suite on the offline model, priced with the model's profile) and asks
+before spending; ``--yes`` skips the question, and without a terminal to ask
+on it stops unless ``--yes`` was given. ``--max-cost USD`` stops cleanly once
+the estimated cost reaches USD (finished runs are kept; the same command
+resumes). ``--config`` is read as ``chat`` reads it: every agent takes the
+settings its config knows (v1 ``budget_tokens``; v2 also ``offload`` and
+``summarization``), and the peers are tuned to that v2.
+
 Errors the user can fix (bad arguments, an unknown dataframe, a malformed
-config, a bad model spec) print one line ``flawedcode: error: ...`` on stderr
-and exit with code 2. Set ``FLAWEDCODE_DEBUG=1`` to see the traceback instead.
+config, a bad model spec, a bad ``--agents`` entry) print one line
+``flawedcode: error: ...`` on stderr and exit with code 2. Set
+``FLAWEDCODE_DEBUG=1`` to see the traceback instead.
 """
 
 from __future__ import annotations
@@ -54,8 +65,11 @@ from flawedcode.formats import STUB_PREFIX
 CUT_OFF_START = "Error: your call to "  # the start of context.repair.CUT_OFF_RESULT (imported lazily there)
 
 EXIT_OK = 0
+EXIT_CANCELLED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+DEFAULT_DEMO_BUDGET = 8192
+DEFAULT_BENCH_RUNS = 3
 QUIT_WORDS = frozenset({"quit", "exit"})
 CLEAR_WORDS = frozenset({"clear"})
 ARGUMENT_PREVIEW_CHARS = 60
@@ -87,14 +101,20 @@ def command_chat(args: argparse.Namespace) -> int:
         say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
             f"workspace {agent.workspace.root}")
         say("Type a request; 'clear' starts a new conversation, 'quit' leaves.")
-        repl(agent, interactive=sys.stdin.isatty())
+        options = getattr(agent, "model_options", None)
+        next_id = (lambda: options.conversation_id(agent.version, agent.workspace.archive_dir)) if options else None
+        repl(agent, interactive=sys.stdin.isatty(), next_conversation_id=next_id)
     except KeyboardInterrupt:  # Ctrl-C outside a turn: leave quietly
         say()
+    finally:
+        agent.workspace.cleanup()  # a temporary workspace is removed; one given with --workspace is kept
     return EXIT_OK
 
 
-def repl(agent: Any, interactive: bool) -> None:
-    """Read requests until quit or the end of the input; a turn's own Ctrl-C is handled in run_chat_turn."""
+def repl(agent: Any, interactive: bool, next_conversation_id: Callable[[], str | None] | None = None) -> None:
+    """Read requests until quit or the end of the input; a turn's own Ctrl-C is handled in run_chat_turn.
+
+    ``next_conversation_id`` names the conversation ``clear`` starts (a recording or replay keeps them in step)."""
     while (line := read_request(interactive)) is not None:
         text = line.strip()
         if not text:
@@ -104,7 +124,7 @@ def repl(agent: Any, interactive: bool) -> None:
         if text.lower() in QUIT_WORDS:
             return
         if text.lower() in CLEAR_WORDS:
-            agent.reset()
+            agent.reset(next_conversation_id() if next_conversation_id else None)
             say(f"(new conversation; context {agent.context_tokens():,} tokens)")
             continue
         run_chat_turn(agent, text)
@@ -119,7 +139,11 @@ def build_chat_agent(args: argparse.Namespace) -> Any:
     config = load_config(args.config, AGENTS[args.agent].config_class) if args.config else None
     options = model_options(args, config_model=config.model if config else None,
                             config_timeout=config.timeout_seconds if config else None)
-    return make_agent(args.agent, model=options.build(), workspace=chat_workspace(args.workspace), config=config)
+    workspace = chat_workspace(args.workspace)
+    agent = make_agent(args.agent, model=options.build(), workspace=workspace, config=config,
+                       conversation_id=options.conversation_id(args.agent, workspace.archive_dir))
+    agent.model_options = options  # the REPL's `clear` takes the next conversation id from it
+    return agent
 
 
 def chat_workspace(folder: str | None) -> Any:
@@ -279,10 +303,15 @@ def cost_text(log: Any) -> str:
 
 # --- demo ------------------------------------------------------------------------------------
 def command_demo(args: argparse.Namespace) -> int:
+    from flawedcode.config import V2Config, load_config
     from flawedcode.demo import run_demo
 
+    config = load_config(args.config, V2Config) if args.config else None
+    budget = args.budget or (config.budget_tokens if config is not None and config.budget_tokens else DEFAULT_DEMO_BUDGET)
     out_dir = Path(args.out) if args.out else paths.results_dir() / "demo"
-    result = run_demo(out_dir, model_spec=model_options(args), budget_tokens=args.budget)
+    options = model_options(args, config_model=config.model if config else None,
+                            config_timeout=config.timeout_seconds if config else None)
+    result = run_demo(out_dir, model_spec=options, budget_tokens=budget, config=config)
     say(result.report())
     return EXIT_OK
 
@@ -290,19 +319,51 @@ def command_demo(args: argparse.Namespace) -> int:
 # --- bench ------------------------------------------------------------------------------------
 def command_bench(args: argparse.Namespace) -> int:
     from flawedcode import bench  # imported only when asked for: it pulls in the peers
+    from flawedcode.config import ConfigError, read_yaml_file
 
-    _check_agent_names(_comma_list(args.agents), bench.KNOWN_AGENTS)
     options = {
         "agents": _comma_list(args.agents), "task_names": _comma_list(args.tasks), "tasks_file": args.tasks_file,
-        "runs": args.runs, "model": model_options(args), "out_dir": Path(args.out) if args.out else paths.results_dir() / "bench",
-        "concurrency": args.concurrency, "resume": args.resume,
+        "runs": args.runs, "model": None, "out_dir": Path(args.out) if args.out else paths.results_dir() / "bench",
+        "concurrency": args.concurrency, "resume": args.resume, "max_cost_usd": args.max_cost,
     }
+    if args.config:
+        options["settings"] = read_yaml_file(args.config, ConfigError, "config file")
+        options["settings_source"] = Path(args.config).name
+    settings = options.get("settings") if isinstance(options.get("settings"), dict) else {}
+    options["model"] = model_options(args, config_model=settings.get("model"), config_timeout=settings.get("timeout_seconds"))
     try:
-        table = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None})
-    except bench.TaskFileError as error:  # a malformed task file is the user's to fix: one line, exit 2
+        table = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None},
+                                    before_spending=lambda preview: show_cost_and_confirm(preview, args.yes))
+    except (bench.TaskFileError, bench.AgentSpecError) as error:  # the user's to fix: one line, exit 2
         raise UsageError(str(error)) from None
+    except bench.SpendingDeclined:
+        say("Cancelled: nothing was sent to the model.")
+        return EXIT_CANCELLED
+    except bench.CostLimitReached as reached:
+        say(reached.table)
+        warn(f"flawedcode: {reached}")
+        return EXIT_OK
     say(table)
     return EXIT_OK
+
+
+def show_cost_and_confirm(preview: Any, yes: bool) -> bool:
+    say(preview.text())
+    return confirm_spending(yes)
+
+
+def confirm_spending(yes: bool) -> bool:
+    """True to go ahead: ``--yes``, or 'y' typed at a terminal. Without a terminal and without --yes, a UsageError."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise UsageError("bench with a real model spends money (see the estimate above) and there is no terminal "
+                         "to confirm it: run again with --yes to go ahead")
+    try:
+        answer = input("Run the benchmark on this model? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 # --- the model options every command shares ----------------------------------------------------
@@ -358,12 +419,6 @@ def _window_tokens(text: str) -> int:
     return value
 
 
-def _check_agent_names(names: list[str] | None, known: Sequence[str]) -> None:
-    unknown = [name for name in names or [] if name not in known]
-    if unknown:
-        raise UsageError(f"unknown agent {unknown[0]!r} in --agents; choose from: {', '.join(known)}")
-
-
 def _comma_list(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -380,6 +435,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of at least 1; got {value}")
+    return value
+
+
+def _dollars(text: str) -> float:
+    try:
+        value = float(text.strip().lstrip("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount in US dollars such as 0.50; got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected an amount above 0; got {text!r}")
     return value
 
 
@@ -490,20 +555,24 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the lesson's session through v1 and v2, side by side")
     demo.add_argument("--out", help="output folder (default results/demo)")
     add_model_options(demo, "model spec (default FLAWEDCODE_MODEL, else the offline model with a window equal to the budget)")
-    demo.add_argument("--budget", type=_positive_int, default=8192, help="context budget in tokens (default 8192)")
+    demo.add_argument("--budget", type=_positive_int, help="context budget in tokens (default: the config's, else 8192)")
+    demo.add_argument("--config", help="YAML config file, read as chat reads it (see flawedcode/flawedcode.yaml)")
     demo.set_defaults(handler=command_demo)
 
     bench = commands.add_parser("bench", help="run the benchmark and print its table")
-    bench.add_argument("--agents", help="comma-separated agents, e.g. v0,v1,v2,lc-summarization")
+    bench.add_argument("--agents", help="comma-separated agents, e.g. v0,v1,v2,lc-summarization or path/to/my_agent.py:MyAgent")
     tasks = bench.add_mutually_exclusive_group()
     tasks.add_argument("--tasks", help="comma-separated task names from the built-in suite")
     tasks.add_argument("--tasks-file", help="a YAML task file")
-    bench.add_argument("--runs", type=_positive_int, help="runs per task per agent")
-    add_model_options(bench, "model spec (default FLAWEDCODE_MODEL, else the offline model)")
+    bench.add_argument("--runs", type=_positive_int, help=f"runs per task per agent (default {DEFAULT_BENCH_RUNS})")
+    add_model_options(bench, "model spec (default FLAWEDCODE_MODEL, else the offline model, window 8,192 tokens)")
+    bench.add_argument("--config", help="YAML config file for the agents, read as chat reads it")
     bench.add_argument("--out", help="output folder (default results/bench)")
     bench.add_argument("--concurrency", type=_positive_int, help="runs at once (for real models)")
     bench.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
                        help="skip runs already on disk (default: --resume)")
+    bench.add_argument("--yes", action="store_true", help="spend on a real model without asking (after the cost preview)")
+    bench.add_argument("--max-cost", type=_dollars, metavar="USD", help="stop once the estimated cost reaches USD (resumable)")
     bench.set_defaults(handler=command_bench)
 
     catalog = commands.add_parser("catalog", help="the ChartBook catalog: list, docs, load")

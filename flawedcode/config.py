@@ -96,14 +96,14 @@ class SummarizationConfig(_Strict):
     enabled: bool = Field(True, description="Turn summarization on or off.")
     model_name: str | None = Field(None, description="Separate summary model spec; None = the run's own model (also the fallback).")
     trigger: list[ContextSize] = Field(
-        default_factory=lambda: [ContextSize(type="fraction", value=0.75)],
+        default_factory=lambda: [ContextSize(type="fraction", value=0.6)],
         description="Summarize before a model call when ANY of these is met.",
     )
     keep: ContextSize = Field(
         default_factory=lambda: ContextSize(type="fraction", value=0.10),
         description="How much recent history stays verbatim after a summary.",
     )
-    trim_tokens_to_summarize: int | None = Field(2000, gt=0, description="Most tokens of history sent to the summarizer (earlier summary pinned).")
+    trim_tokens_to_summarize: int | None = Field(1500, gt=0, description="Most tokens of history sent to the summarizer (earlier summary pinned).")
     summary_prompt: str | None = Field(None, description="Prompt text with a {messages} slot; None = prompts/summary.md.")
 
     @field_validator("trigger", mode="before")

@@ -130,24 +130,32 @@ def describe_model(model: Any) -> str:
     return str(getattr(model, "model_name", None) or "offline")
 
 
-def build_demo_agents(out_dir: Path, model_spec: str | ModelOptions | None, budget_tokens: int) -> dict[str, BaseAgent]:
-    """v1 and v2, each in a fresh copy of the demo project, sharing scratch/ and archives/ under out_dir."""
+def build_demo_agents(out_dir: Path, model_spec: str | ModelOptions | None, budget_tokens: int,
+                      config: V2Config | None = None) -> dict[str, BaseAgent]:
+    """v1 and v2, each in a fresh copy of the demo project, sharing scratch/ and archives/ under out_dir.
+
+    ``config`` (say, from ``--config``) is v2's; v1 takes the settings it shares with it. The budget wins over both.
+    """
+    v2_config = (config or V2Config()).model_copy(update={"budget_tokens": budget_tokens})
+    configs = {"v2": v2_config, "v1": AgentConfig(**{name: getattr(v2_config, name) for name in AgentConfig.model_fields})}
+    options = ModelOptions.of(model_spec)  # one for both agents: one recording, one replay
     agents = {}
     for version in DEMO_AGENTS:
         workspace = Workspace.create(out_dir / "workspaces" / version, scratch_dir=out_dir / "scratch",
                                      archive_dir=out_dir / "archives")
-        config_class = V2Config if version == "v2" else AgentConfig
-        agents[version] = make_agent(version, model=demo_model(model_spec, budget_tokens), workspace=workspace,
-                                     config=config_class(budget_tokens=budget_tokens), name=version)
+        agents[version] = make_agent(version, model=demo_model(options, budget_tokens), workspace=workspace,
+                                     config=configs[version], name=version,
+                                     conversation_id=options.conversation_id(version, workspace.archive_dir))
     return agents
 
 
 def run_demo(out_dir: str | Path, model_spec: str | ModelOptions | None = None, budget_tokens: int = 8192,
-             steps: Sequence[str] = LESSON_STEPS, progress: bool | None = None) -> DemoResult:
+             steps: Sequence[str] = LESSON_STEPS, progress: bool | None = None,
+             config: V2Config | None = None) -> DemoResult:
     """Run the lesson through v1 and v2 (turn by turn, side by side); save the chart and the logs."""
     out_dir = Path(out_dir)
     _clear_previous_workspaces(out_dir)
-    agents = build_demo_agents(out_dir, model_spec, budget_tokens)
+    agents = build_demo_agents(out_dir, model_spec, budget_tokens, config)
     replies: dict[str, list[str]] = {name: [] for name in agents}
     errors: dict[str, list[str]] = {name: [] for name in agents}
     with tqdm(total=len(steps) * len(agents), desc="demo", unit="turn", disable=_progress_disabled(progress)) as bar:

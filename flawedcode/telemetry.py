@@ -3,13 +3,33 @@
 Each model call becomes a ``CallRecord``: when it happened, the tokens the
 model received (counted exactly with tiktoken, and as the provider reported
 them when it did), the tokens it produced, the budget and trigger lines at the
-time, and the context events that happened just before it. Each context action
-(offload, summarize, archive, recovery read, repair, overflow retry, and their
-failures) becomes a ``ContextEvent`` with tokens before and after.
+time, whether it went over the budget, which part of the agent made it
+(``purpose``) and the context events that happened just before it. Each context
+action (offload, summarize, archive, recovery read, repair, overflow retry, and
+their failures) becomes a ``ContextEvent`` with tokens before and after.
 
-``TelemetryMiddleware`` is the thin LangChain adapter: it sits innermost around
-the model call, so it sees exactly what the model sees. The charts and the
-benchmark read ``SessionLog`` and nothing else.
+Calls are recorded at the model boundary, so that none escapes:
+
+- ``ModelCallRecorder`` is a LangChain callback handler. An agent attaches it to
+  its chat model (``model.callbacks``, which still fires through ``bind_tools``)
+  and passes it in every run's config (so any model a library builds inside the
+  run inherits it). It sees every request exactly as the model receives it:
+  the messages (system prompt included) and the bound tool schemas.
+- ``purpose`` says who made the call, read in this order:
+
+  1. ``summary``: the call carries the tag ``SUMMARY_TAG`` (v2's summarizer), or
+     the metadata LangChain's summarization puts on its summary calls,
+     ``lc_source: summarization`` (``SummarizationMiddleware``, Deep Agents);
+  2. ``agent``: the call happens inside ``TelemetryMiddleware``, innermost
+     around the agent's own model call;
+  3. ``internal``: anything else a library does with a model (sub-agents, helpers).
+
+- ``TelemetryMiddleware`` marks the agent's own call; it records the call itself
+  only when no recorder saw it (a model built without one), so nothing is
+  counted twice. A caller that records a call the recorder already saw (v2's
+  summarizer does, for models without a recorder) gets the existing record back.
+
+The charts and the benchmark read ``SessionLog`` and nothing else.
 
 Reported versus counted (``record_call``). When the provider reports usage,
 each call keeps its reported input tokens beside the exact count, and the
@@ -41,17 +61,31 @@ the model's prices are unknown (never guessed).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
+from uuid import UUID
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.outputs import LLMResult
 
 from flawedcode.notices import warn_once
 from flawedcode.tokens import TokenCounter
 
+CallPurpose = Literal["agent", "summary", "internal"]
+PURPOSES: tuple[CallPurpose, ...] = ("agent", "summary", "internal")
+SUMMARY_TAG = "flawedcode:summary"
+"""Tag a summary call with this (``model.invoke(..., config={"tags": [SUMMARY_TAG]})``) to record it as ``summary``."""
+LANGCHAIN_SUMMARY_SOURCE = ("lc_source", "summarization")
+"""The metadata LangChain's (and Deep Agents') summarization puts on its summary calls."""
+MAX_UNCLAIMED = 256
+"""How many boundary records stay claimable by a later ``record_call`` of the same reply."""
 TRUNCATION_RATIO = 0.9
 """A call whose reported input is below this share of the steady reported/counted ratio was truncated."""
 MIN_GROWTH_TOKENS = 256
@@ -94,8 +128,11 @@ class CallRecord:
     reported_output_tokens: int | None
     budget_tokens: int | None
     trigger_tokens: int | None
-    purpose: str = "agent"  # "agent" for the agent's own calls, "summary" for summarizer calls
+    purpose: str = "agent"  # "agent": the agent's own call; "summary": a summarizer's; "internal": anything else
     events: list[str] = field(default_factory=list)
+    fixed_tokens: int | None = None  # of input_tokens: the system prompt and tool schemas (None: not known)
+    over_budget: bool = False  # input_tokens > budget_tokens
+    error: str | None = None  # the call failed (the request was still sent); one line
     reasoning_tokens: int = 0
     """Hidden reasoning tokens the provider reported (billed as output; not in ``output_tokens``, the visible count)."""
     reported_ratio: float | None = None
@@ -119,6 +156,7 @@ class SessionLog:
     wrapper_seconds: float = 0.0
     summary_model_seconds: float = 0.0
     agent_call_count: int = 0
+    boundary_agent_calls: int = 0  # agent calls recorded by a ModelCallRecorder (TelemetryMiddleware reads it)
     token_calibration: float = 1.0
     """The server's steady reported/counted ratio when above 1 (the summary trigger uses it); else 1."""
     truncated_window_tokens: int | None = None
@@ -126,7 +164,8 @@ class SessionLog:
     _pending_events: list[str] = field(default_factory=list, repr=False)
     _ratios: list[float] = field(default_factory=list, repr=False)
     _truncating: bool = field(default=False, repr=False)
-    _last_usage: tuple[int, int] | None = field(default=None, repr=False)
+    _last_usage: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _unclaimed: OrderedDict[int, tuple[Any, CallRecord]] = field(default_factory=OrderedDict, repr=False)
     listeners: list[Callable[[SessionLog], None]] = field(default_factory=list, repr=False)
 
     # --- recording -------------------------------------------------------
@@ -139,7 +178,8 @@ class SessionLog:
             listener(self)
 
     def agent_calls(self) -> list[CallRecord]:
-        return [call for call in self.calls if call.purpose == "agent"]
+        """The agent's own calls that the model answered (a refused request is in ``calls``, with its error)."""
+        return [call for call in self.calls if call.purpose == "agent" and call.error is None]
 
     def record_event(self, kind: str, tokens_before: int, tokens_after: int, **detail: Any) -> ContextEvent:
         event = ContextEvent(kind, self.turn, self.agent_call_count, tokens_before, tokens_after, detail)
@@ -148,7 +188,13 @@ class SessionLog:
         return event
 
     def record_call(self, input_tokens: int, output_tokens: int, message: AIMessage | None,
-                    seconds: float, purpose: str = "agent") -> CallRecord:
+                    seconds: float, purpose: str = "agent", *, fixed_tokens: int | None = None,
+                    error: str | None = None, at_boundary: bool = False) -> CallRecord:
+        """Record one model call. A call already recorded at the model boundary (same reply object) is not recorded twice."""
+        if not at_boundary and message is not None:
+            seen = self._unclaimed.pop(id(message), None)
+            if seen is not None and seen[0] is message:
+                return seen[1]
         usage = getattr(message, "usage_metadata", None) or {}
         index, pending = -1, []
         if purpose == "agent":  # the events recorded since the last agent call happened before this one
@@ -159,13 +205,21 @@ class SessionLog:
             input_tokens=input_tokens, output_tokens=output_tokens,
             reported_input_tokens=usage.get("input_tokens"), reported_output_tokens=usage.get("output_tokens"),
             budget_tokens=self.budget_tokens, trigger_tokens=self.trigger_tokens,
-            purpose=purpose, events=pending,
+            purpose=purpose, events=pending, fixed_tokens=fixed_tokens,
+            over_budget=bool(self.budget_tokens and input_tokens > self.budget_tokens), error=error,
             reasoning_tokens=int((usage.get("output_token_details") or {}).get("reasoning") or 0),
         )
-        self.compare_reported_usage(record, _model_name_of(message))
+        if error is None:
+            self.compare_reported_usage(record, _model_name_of(message))
         self.calls.append(record)
-        if purpose == "summary":
+        if purpose != "agent":  # model time spent inside a wrapper is not the wrapper's own overhead
             self.summary_model_seconds += seconds
+        if at_boundary:
+            self.boundary_agent_calls += purpose == "agent"
+            if message is not None:
+                self._unclaimed[id(message)] = (message, record)
+                while len(self._unclaimed) > MAX_UNCLAIMED:
+                    self._unclaimed.popitem(last=False)
         return record
 
     # --- reported versus counted ------------------------------------------------
@@ -177,7 +231,8 @@ class SessionLog:
         ratio = reported / counted
         record.reported_ratio = round(ratio, 4)
         steady = self.steady_ratio()
-        previous, self._last_usage = self._last_usage, (counted, reported)
+        previous = self._last_usage.get(record.purpose)  # compare like with like: agent with agent calls
+        self._last_usage[record.purpose] = (counted, reported)
         truncated = ratio < TRUNCATION_RATIO * steady if steady else ratio < FIRST_CALL_TRUNCATION_RATIO
         if steady and previous and counted - previous[0] >= MIN_GROWTH_TOKENS:  # it stopped growing with the prompt
             truncated = truncated or reported - previous[1] < GROWTH_SHARE * steady * (counted - previous[0])
@@ -228,10 +283,11 @@ class SessionLog:
         """Estimated US dollars so far: reported tokens where the provider gave them, counts otherwise; None if unpriced."""
         if self.price_input_per_million is None or self.price_output_per_million is None:
             return None
+        answered = [call for call in self.calls if call.error is None]  # a refused request is not billed
         billed_in = sum(call.input_tokens if call.reported_input_tokens is None else call.reported_input_tokens
-                        for call in self.calls)
+                        for call in answered)
         billed_out = sum(call.output_tokens + call.reasoning_tokens if call.reported_output_tokens is None
-                         else call.reported_output_tokens for call in self.calls)
+                         else call.reported_output_tokens for call in answered)
         return round((billed_in * self.price_input_per_million + billed_out * self.price_output_per_million) / 1e6, 6)
 
     @contextmanager
@@ -246,19 +302,23 @@ class SessionLog:
 
     # --- reading ---------------------------------------------------------
     def totals(self) -> dict[str, Any]:
-        """Session totals: tokens in and out (agent and summary calls), peak context, counts and cost."""
-        agent_calls = self.agent_calls()
+        """Session totals over every call (agent, summary and internal): tokens, peak, calls over budget, cost."""
         input_tokens = sum(call.input_tokens for call in self.calls)
         output_tokens = sum(call.output_tokens + call.reasoning_tokens for call in self.calls)  # reasoning is output
-        summary_calls = [call for call in self.calls if call.purpose == "summary"]
+        by_purpose = {purpose: [call for call in self.calls if call.purpose == purpose] for purpose in PURPOSES}
         return {
-            "model_calls": len(agent_calls),
-            "summary_calls": len(summary_calls),
+            "model_calls": len(self.calls),
+            "agent_calls": len(by_purpose["agent"]),
+            "summary_calls": len(by_purpose["summary"]),
+            "internal_calls": len(by_purpose["internal"]),
+            "failed_calls": sum(1 for call in self.calls if call.error),
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
-            "summary_input_tokens": sum(call.input_tokens for call in summary_calls),
-            "peak_context_tokens": max((call.input_tokens for call in agent_calls), default=0),
-            "calls_over_budget": sum(1 for call in agent_calls if self.budget_tokens and call.input_tokens > self.budget_tokens),
+            "summary_input_tokens": sum(call.input_tokens for call in by_purpose["summary"]),
+            "summary_output_tokens": sum(call.output_tokens for call in by_purpose["summary"]),
+            "internal_input_tokens": sum(call.input_tokens for call in by_purpose["internal"]),
+            "peak_context_tokens": max((call.input_tokens for call in self.calls), default=0),
+            "calls_over_budget": sum(1 for call in self.calls if self.budget_tokens and call.input_tokens > self.budget_tokens),
             "offloads": self.count("offload"),
             "summaries": self.count("summarize"),
             "wrapper_seconds": round(self.wrapper_seconds, 6),
@@ -281,8 +341,126 @@ class SessionLog:
         }
 
 
+_AGENT_CALL: ContextVar[SessionLog | None] = ContextVar("flawedcode_agent_call", default=None)
+"""Set by ``TelemetryMiddleware`` while the agent's own model call runs (to the log it belongs to)."""
+_ACTIVE_LOG: ContextVar[SessionLog | None] = ContextVar("flawedcode_active_log", default=None)
+"""Set by ``ModelCallRecorder.active()`` while an agent runs a turn, so a model shared by two agents
+is recorded only by the one running."""
+
+
+@dataclass
+class _Started:
+    purpose: CallPurpose
+    input_tokens: int
+    fixed_tokens: int
+    started: float
+
+
+class ModelCallRecorder(BaseCallbackHandler):
+    """Records every call of the chat models it is attached to (or passed to) into one ``SessionLog``.
+
+    ``observers`` are called with ``(purpose, messages, tools)`` as each request starts: the
+    benchmark reads what the model received at a probe this way.
+    """
+
+    raise_error = False  # a bug here must never break the agent's turn
+
+    def __init__(self, log: SessionLog, counter: TokenCounter) -> None:
+        super().__init__()
+        self.log = log
+        self.counter = counter
+        self.observers: list[Callable[[CallPurpose, list[BaseMessage], list[Any]], None]] = []
+        self._started: dict[UUID, _Started] = {}
+
+    # --- where it listens --------------------------------------------------------
+    def attach(self, model: BaseChatModel) -> BaseChatModel:
+        """Add this recorder to ``model.callbacks`` (kept alongside any callbacks already there); returns the model."""
+        callbacks = model.callbacks
+        if isinstance(callbacks, BaseCallbackManager):
+            manager = callbacks.copy()
+            manager.add_handler(self, inherit=True)
+            model.callbacks = manager
+        elif self not in (callbacks or []):
+            model.callbacks = [*(callbacks or []), self]
+        return model
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """While this runs, a model shared with another agent is recorded by this recorder only."""
+        token = _ACTIVE_LOG.set(self.log)
+        try:
+            yield
+        finally:
+            _ACTIVE_LOG.reset(token)
+
+    def _mine(self) -> bool:
+        active = _ACTIVE_LOG.get()
+        return active is None or active is self.log
+
+    # --- LangChain callbacks ---------------------------------------------------------
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *, run_id: UUID,
+                            tags: list[str] | None = None, metadata: dict[str, Any] | None = None,
+                            **kwargs: Any) -> None:
+        if not self._mine() or run_id in self._started:
+            return
+        request = messages[0] if messages else []
+        tools = list((kwargs.get("invocation_params") or {}).get("tools") or [])
+        purpose = self.purpose_of(tags or [], metadata or {})
+        system = [message for message in request if isinstance(message, SystemMessage)]
+        fixed = sum(self.counter.count_message(message) for message in system) + self.counter.count_tools(tools)
+        conversation = [message for message in request if not isinstance(message, SystemMessage)]
+        self._started[run_id] = _Started(purpose, fixed + self.counter.count_messages(conversation), fixed,
+                                         time.perf_counter())
+        for observer in self.observers:
+            observer(purpose, list(request), tools)
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        started = self._started.pop(run_id, None)
+        if started is None:
+            return
+        message = _first_message(response)
+        output_tokens = self.counter.count_message(message) if message is not None else 0
+        self.log.record_call(started.input_tokens, output_tokens, message, time.perf_counter() - started.started,
+                             started.purpose, fixed_tokens=started.fixed_tokens, at_boundary=True)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        started = self._started.pop(run_id, None)
+        if started is None:
+            return
+        text = " ".join(f"{type(error).__name__}: {error}".split())
+        self.log.record_call(started.input_tokens, 0, None, time.perf_counter() - started.started, started.purpose,
+                             fixed_tokens=started.fixed_tokens, error=text, at_boundary=True)
+
+    def purpose_of(self, tags: Sequence[str], metadata: dict[str, Any]) -> CallPurpose:
+        """Which part made a call (the table in the module docstring, read top to bottom)."""
+        key, value = LANGCHAIN_SUMMARY_SOURCE
+        if SUMMARY_TAG in tags or metadata.get(key) == value:
+            return "summary"
+        if _AGENT_CALL.get() is self.log:
+            return "agent"
+        return "internal"
+
+
+def _model_name_of(message: AIMessage | None) -> str:
+    metadata = getattr(message, "response_metadata", None) or {}
+    return str(metadata.get("model_name") or metadata.get("model") or "the model")
+
+
+def _first_message(response: LLMResult) -> AIMessage | None:
+    for generations in response.generations:
+        for generation in generations:
+            message = getattr(generation, "message", None)
+            if isinstance(message, AIMessage):
+                return message
+    return None
+
+
 class TelemetryMiddleware(AgentMiddleware):
-    """Records each model call into a ``SessionLog``. Put it last: it must see what the model sees."""
+    """Marks the agent's own model call for the recorder. Put it last: innermost, around the model call itself.
+
+    When no ``ModelCallRecorder`` saw the call (the model has none attached), it counts and records
+    the call itself, as it sees it: system prompt, tool schemas and messages.
+    """
 
     def __init__(self, log: SessionLog, counter: TokenCounter) -> None:
         super().__init__()
@@ -290,21 +468,21 @@ class TelemetryMiddleware(AgentMiddleware):
         self.counter = counter
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
-        with self.log.timing_wrapper():
-            input_tokens = self.counter.count_request(request.system_prompt, request.tools, request.messages)
+        recorded_before = self.log.boundary_agent_calls
         started = time.perf_counter()
-        response = handler(request)
+        marker = _AGENT_CALL.set(self.log)
+        try:
+            response = handler(request)
+        finally:
+            _AGENT_CALL.reset(marker)
         seconds = time.perf_counter() - started
-        message = _last_ai_message(response)
-        with self.log.timing_wrapper():
-            output_tokens = self.counter.count_message(message) if message is not None else 0
-        self.log.record_call(input_tokens, output_tokens, message, seconds)
+        if self.log.boundary_agent_calls == recorded_before:
+            with self.log.timing_wrapper():
+                input_tokens = self.counter.count_request(request.system_prompt, request.tools, request.messages)
+                message = _last_ai_message(response)
+                output_tokens = self.counter.count_message(message) if message is not None else 0
+            self.log.record_call(input_tokens, output_tokens, message, seconds)
         return response
-
-
-def _model_name_of(message: AIMessage | None) -> str:
-    metadata = getattr(message, "response_metadata", None) or {}
-    return str(metadata.get("model_name") or metadata.get("model") or "the model")
 
 
 def _last_ai_message(response: Any) -> AIMessage | None:

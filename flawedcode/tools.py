@@ -20,19 +20,37 @@ notebook can call directly.
 Safety rules (the whole point of a workspace):
 
 - The agent works on a **copy** of ``data/demo_project`` (``Workspace.create``);
-  the original is never modified.
-- Every path is resolved inside the workspace. ``../`` escapes, absolute paths
-  outside the workspace and symlinks that point outside are refused.
+  the original is never modified. A copy made in a temporary folder is removed
+  by ``Workspace.cleanup()`` (the CLI's ``chat`` calls it), a ``with`` block, or
+  at exit; a folder the user gave (``--workspace``) is kept.
 - ``scratch/...`` and ``archives/...`` name the offload and archive folders.
   Tools may **read** them (that is how an agent recovers an offloaded result)
-  but never write them.
-- ``run_python`` runs ``sys.executable`` with the workspace as its current
-  folder, stdin closed, an environment without secrets (no variable whose name
-  contains KEY, TOKEN, SECRET or PASSWORD, nothing starting with OPENAI_), a
-  timeout that kills the whole process group, and bounded output.
+  but never write them. With ``archive_scope`` set (agents set it to their
+  conversation id), only ``archives/<that id>/`` can be read.
+- Paths never leave their folder, even while the code run_python started swaps
+  folders and symlinks: files are opened relative to an open folder, in one step
+  the kernel checks (``flawedcode.safefs``: ``openat2`` with ``RESOLVE_BENEATH``,
+  else an ``O_NOFOLLOW`` walk). ``..`` above the folder, absolute paths elsewhere
+  and symlinks pointing out are refused; write_file follows no symlink at all.
+- Only regular files and folders are opened: FIFOs, devices and sockets are
+  refused without blocking, and so is a file with more than one hard link (one
+  of its names may be outside). Files are streamed, never loaded whole
+  (read_file up to 512 MB; search_files skips files over 20 MB).
+- list_files and search_files never follow symlinks, stop descending 64 levels
+  down and after 20,000 entries, and say what they skipped.
+- File names that are not UTF-8 are shown with ``\\xNN`` escapes (and such an
+  escaped name is accepted back as a path); every result is valid UTF-8, and
+  errors never name the host's folders.
+- In the workspace, a file with NUL bytes or invalid UTF-8 is refused as binary;
+  under scratch/ and archives/ (what flawedcode wrote) every byte is shown.
+- ``run_python`` runs in ``flawedcode.sandbox`` (its docstring lists what each
+  platform enforces; the tool's description states only that): an
+  allow-listed environment, no access to this process, and on Linux no network,
+  a read-only view of the system with only the workspace writable, and every
+  process it started killed when it ends.
 - Outputs are bounded: read_file pages (lines over 2,000 characters are cut),
   search_files stops after 100 matches, list_files after 500 entries,
-  run_python keeps the head and tail of about 10,000 characters.
+  run_python keeps the head and tail of about 10,000 bytes.
 - A tool never raises: every bad input comes back as a message starting with
   ``Error: `` that says what went wrong and what to do instead.
 
@@ -42,32 +60,34 @@ Safety rules (the whole point of a workspace):
 
 from __future__ import annotations
 
-import collections
+import codecs
+import contextlib
 import functools
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-import threading
+import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, tool
 from pydantic import ValidationError
 
-from flawedcode import paths
+from flawedcode import paths, safefs
 from flawedcode.catalog import Catalog, CatalogError
-from flawedcode.paths import write_atomically
+from flawedcode.safefs import NotAllowedError, Opened, OutsideError, WalkReport, open_beneath, open_folder, walk
+from flawedcode.sandbox import Sandbox
 
 READ_TOOLS = frozenset({"read_file", "list_files", "search_files", "search_archive"})
 
 SCRATCH_PREFIX = "scratch"
 ARCHIVES_PREFIX = "archives"
+Area = Literal["workspace", "scratch", "archives"]
+AREA_PREFIXES: dict[Area, str] = {"scratch": SCRATCH_PREFIX, "archives": ARCHIVES_PREFIX}
+TEMPORARY_PREFIX = "flawedcode-workspace-"
 
 MAX_LOAD_ROWS = 500
 DEFAULT_READ_LINES = 200
@@ -80,10 +100,15 @@ MAX_RUN_OUTPUT_CHARS = 10_000
 DEFAULT_RUN_TIMEOUT_SECONDS = 10
 MAX_RUN_TIMEOUT_SECONDS = 120
 MAX_CODE_CHARS = 100_000
+MAX_READ_FILE_BYTES = 512 * 1024**2
+"""read_file streams files up to this size (never loading them whole); bigger ones are refused."""
+MAX_SEARCH_FILE_BYTES = 20 * 1024**2
+"""search_files skips files bigger than this (with a note)."""
+READ_CHUNK_BYTES = 1024**2
+MAX_LINE_BYTES_KEPT = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
 
 # Folders that are noise for an agent (caches and version control).
 SKIPPED_FOLDERS = frozenset({"__pycache__", ".git", ".pytest_cache", ".ipynb_checkpoints", ".mypy_cache"})
-SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
 class ToolInputError(ValueError):
@@ -95,18 +120,51 @@ class ToolInputError(ValueError):
 # --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Location:
+    """Where a tool's path points: an area (workspace, scratch/ or archives/), its folder, and the parts below it."""
+
+    area: Area
+    base: Path
+    parts: tuple[str, ...]
+
+    @property
+    def shown(self) -> str:
+        """How tools name it: 'analyze.py', 'scratch/x.txt', 'archives/<conversation>/0001.md', or '.'."""
+        names = [display_name(part) for part in self.parts]
+        if self.area == "workspace":
+            return "/".join(names) or "."
+        return "/".join([AREA_PREFIXES[self.area], *names])
+
+    def child(self, parts: tuple[str, ...]) -> Location:
+        return Location(self.area, self.base, self.parts + parts)
+
+
 @dataclass
 class Workspace:
-    """A folder the agent may read and write, plus the read-only scratch/ and archives/ folders."""
+    """A folder the agent may read and write, plus the read-only scratch/ and archives/ folders.
+
+    ``archive_scope``, when set (agents set it to their conversation id), limits reading under
+    archives/ to that conversation's folder. A workspace made by ``create()`` without a root
+    is temporary: ``cleanup()``, leaving a ``with`` block, garbage collection or the end of the
+    program removes it.
+    """
 
     root: Path
     scratch_dir: Path
     archive_dir: Path
+    archive_scope: str | None = None
+    temporary: bool = False
+    _identities: dict[Area, tuple[int, int]] = field(default_factory=dict, init=False, repr=False)
+    _sandbox: Sandbox | None = field(default=None, init=False, repr=False)
+    _finalizer: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
         self.scratch_dir = Path(self.scratch_dir).resolve()
         self.archive_dir = Path(self.archive_dir).resolve()
+        if self.temporary:
+            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.root), True)
 
     @classmethod
     def create(
@@ -118,11 +176,13 @@ class Workspace:
         """Copy the demo project into a fresh folder (a new temporary folder by default).
 
         The original ``data/demo_project`` is only read. ``root``, if given, must be
-        missing or empty. scratch/ and archives/ default to ``paths.scratch_dir()``
-        and ``paths.archive_dir()`` and are created if missing.
+        missing or empty, and is kept; a temporary folder is removed by ``cleanup()``
+        (or at exit). scratch/ and archives/ default to ``paths.scratch_dir()`` and
+        ``paths.archive_dir()`` and are created if missing.
         """
+        temporary = root is None
         if root is None:
-            root = Path(tempfile.mkdtemp(prefix="flawedcode-workspace-"))
+            root = Path(tempfile.mkdtemp(prefix=TEMPORARY_PREFIX))
         root = Path(root)
         if root.exists() and any(root.iterdir()):
             raise FileExistsError(f"{root} is not empty; use Workspace(root, scratch_dir, archive_dir) to reuse it")
@@ -136,75 +196,182 @@ class Workspace:
             root=root,
             scratch_dir=Path(scratch_dir) if scratch_dir else paths.scratch_dir(),
             archive_dir=Path(archive_dir) if archive_dir else paths.archive_dir(),
+            temporary=temporary,
         )
         workspace.scratch_dir.mkdir(parents=True, exist_ok=True)
         workspace.archive_dir.mkdir(parents=True, exist_ok=True)
         return workspace
 
-    def resolve(self, path: str, *, for_write: bool) -> Path:
-        """The real path behind a tool's ``path`` argument, or ToolInputError saying why not.
+    def cleanup(self) -> None:
+        """Remove a temporary workspace's folder (nothing happens for a folder the user gave)."""
+        if self._finalizer is not None:
+            self._finalizer()
 
-        ``scratch/...`` and ``archives/...`` map to the scratch and archive folders
-        (reading only); anything else is relative to the workspace root. Absolute
-        paths are accepted only when they point inside one of those folders.
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.cleanup()
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """run_python's sandbox for this workspace (scratch/ and archives/ hidden from it)."""
+        if self._sandbox is None:
+            self._sandbox = Sandbox(self.root, hidden=(self.scratch_dir, self.archive_dir))
+        return self._sandbox
+
+    # --- paths -----------------------------------------------------------------------
+    def locate(self, path: str, *, for_write: bool) -> Location:
+        """Where a tool's ``path`` argument points, or ToolInputError saying why it may not be used.
+
+        Purely lexical: nothing is resolved here (tools open through ``open_location``,
+        which never leaves the area). ``..`` may not climb above the area's folder.
         """
         text = str(path).strip()
         if not text:
             raise ToolInputError("the path is empty; use '.' for the workspace folder")
-        base, relative = self._base_and_relative(text)
-        real = (base / relative).resolve()
-        if not _is_within(real, base):
-            raise ToolInputError(self._escape_message(text, base, relative))
-        if for_write and base != self.root:
+        area, relative = self._area_and_relative(text)
+        parts: list[str] = []
+        for part in relative:
+            if part == "..":
+                if not parts:
+                    where = "the workspace" if area == "workspace" else f"{AREA_PREFIXES[area]}/"
+                    raise ToolInputError(f"'{display_text(text)}' is outside {where} ('..' may not climb above it); "
+                                         "use a path inside it")
+                parts.pop()
+            elif part not in ("", "."):
+                parts.append(part)
+        location = Location(area, self._base(area), tuple(parts))
+        if for_write and area != "workspace":
             raise ToolInputError(
-                f"{self.display_path(base)}/ is read-only for tools (scratch/ holds offloaded results, archives/ "
+                f"{AREA_PREFIXES[area]}/ is read-only for tools (scratch/ holds offloaded results, archives/ "
                 "holds conversation archives); write inside the workspace instead, e.g. 'notes/result.txt'"
             )
-        if for_write and (_is_within(real, self.scratch_dir) or _is_within(real, self.archive_dir)):
-            raise ToolInputError("scratch/ and archives/ are read-only for tools; write inside the workspace instead")
-        return real
+        if area == "archives" and self.archive_scope and location.parts[:1] not in ((), (self.archive_scope,)):
+            raise ToolInputError(f"'{location.shown}' belongs to another conversation; this conversation's "
+                                 f"archive is archives/{self.archive_scope}/")
+        return location
+
+    def resolve(self, path: str, *, for_write: bool) -> Path:
+        """The host path a tool's ``path`` names (lexically; symlinks are not followed)."""
+        location = self.locate(path, for_write=for_write)
+        return location.base.joinpath(*location.parts)
 
     def display_path(self, real: Path) -> str:
-        """How tools name a real path: 'scratch/x.txt', 'archives/<conversation>/0001.md' or 'analyze.py'."""
+        """How tools name a host path: 'scratch/x.txt', 'archives/<conversation>/0001.md' or 'analyze.py'."""
         real = Path(os.path.abspath(real))
-        for folder, prefix in ((self.scratch_dir, SCRATCH_PREFIX), (self.archive_dir, ARCHIVES_PREFIX)):
-            if _is_within(real, folder):
-                relative = real.relative_to(folder).as_posix()
-                return prefix if relative == "." else f"{prefix}/{relative}"
-        if _is_within(real, self.root):
-            return real.relative_to(self.root).as_posix()
-        return str(real)
+        for area in ("scratch", "archives", "workspace"):
+            base = self._base(area)
+            if real == base or base in real.parents:
+                return Location(area, base, real.relative_to(base).parts).shown
+        return "(outside the workspace)"
 
-    def allows(self, real: Path) -> bool:
-        """True if a resolved path lies inside the workspace, scratch/ or archives/."""
-        return any(_is_within(real, folder) for folder in (self.root, self.scratch_dir, self.archive_dir))
+    def scrub(self, text: str) -> str:
+        """``text`` with the host's absolute folder names replaced by the names tools use."""
+        for base, name in ((self.scratch_dir, "scratch"), (self.archive_dir, "archives"), (self.root, ".")):
+            text = text.replace(str(base), name)
+        return text
 
-    def _base_and_relative(self, text: str) -> tuple[Path, PurePosixPath]:
+    @contextlib.contextmanager
+    def open_location(self, location: Location) -> Iterator[Opened]:
+        """Open a file or folder below its area's folder, race-free (see ``flawedcode.safefs``); closes it after."""
+        opened = None
+        with self._base_fd(location.area) as base_fd:
+            for parts in name_candidates(location.parts):
+                try:
+                    opened = open_beneath(base_fd, parts)
+                    break
+                except FileNotFoundError:
+                    continue
+                except OutsideError:
+                    raise ToolInputError(f"'{location.shown}' is a symlink (or goes through one) that points outside "
+                                         f"{self._area_words(location.area)} or changed while being opened; "
+                                         "it cannot be used") from None
+                except NotAllowedError as error:
+                    raise ToolInputError(f"'{location.shown}' cannot be read: {error.strerror}") from None
+        if opened is None:
+            raise ToolInputError(f"'{location.shown}' does not exist; use list_files to see which files exist")
+        try:
+            yield opened
+        finally:
+            os.close(opened.fd)
+
+    @contextlib.contextmanager
+    def _base_fd(self, area: Area) -> Iterator[int]:
+        base = self._base(area)
+        try:
+            fd = open_folder(base, self._identities.get(area))
+        except FileNotFoundError:
+            raise ToolInputError(f"{AREA_PREFIXES.get(area, 'the workspace')}/ does not exist yet") from None
+        except OutsideError:
+            raise ToolInputError(f"the {self._area_words(area)} folder was moved or replaced; tools stop here") from None
+        if area not in self._identities:
+            info = os.fstat(fd)
+            self._identities[area] = (info.st_dev, info.st_ino)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _base(self, area: Area) -> Path:
+        return {"workspace": self.root, "scratch": self.scratch_dir, "archives": self.archive_dir}[area]
+
+    @staticmethod
+    def _area_words(area: Area) -> str:
+        return "the workspace" if area == "workspace" else f"{AREA_PREFIXES[area]}/"
+
+    def _area_and_relative(self, text: str) -> tuple[Area, tuple[str, ...]]:
         given = Path(text).expanduser() if text.startswith("~") else Path(text)
         if given.is_absolute():
-            for base in (self.scratch_dir, self.archive_dir, self.root):
-                if _is_within(Path(os.path.normpath(given)), base):
-                    return base, PurePosixPath(os.path.relpath(os.path.normpath(given), base))
+            normal = Path(os.path.normpath(given))
+            for area in ("scratch", "archives", "workspace"):
+                base = self._base(area)
+                if normal == base or base in normal.parents:
+                    return area, normal.relative_to(base).parts
             raise ToolInputError(
-                f"'{text}' is an absolute path outside the workspace; use a path relative to the "
+                f"'{display_text(text)}' is an absolute path outside the workspace; use a path relative to the "
                 "workspace (e.g. 'analyze.py'), or 'scratch/...' / 'archives/...'"
             )
-        parts = [part for part in PurePosixPath(text.replace("\\", "/")).parts if part != "."]
-        if parts and parts[0] == SCRATCH_PREFIX:
-            return self.scratch_dir, PurePosixPath(*parts[1:]) if parts[1:] else PurePosixPath(".")
-        if parts and parts[0] == ARCHIVES_PREFIX:
-            return self.archive_dir, PurePosixPath(*parts[1:]) if parts[1:] else PurePosixPath(".")
-        return self.root, PurePosixPath(*parts) if parts else PurePosixPath(".")
-
-    def _escape_message(self, text: str, base: Path, relative: PurePosixPath) -> str:
-        where = "the workspace" if base == self.root else f"{self.display_path(base)}/"
-        if ".." in relative.parts:
-            return f"'{text}' is outside {where} ('..' may not climb above it); use a path inside it"
-        return f"'{text}' is a symlink (or goes through one) that points outside {where}; it cannot be used"
+        separated = re.sub(r"\\(?!x[0-9a-fA-F]{2})", "/", text)  # Windows separators, but not \xNN name escapes
+        parts = [part for part in PurePosixPath(separated).parts if part != "."]
+        for area, prefix in AREA_PREFIXES.items():
+            if parts and parts[0] == prefix:
+                return area, tuple(parts[1:])
+        return "workspace", tuple(parts)
 
 
-def _is_within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
+def display_name(name: str) -> str:
+    """A file name as tools show it: bytes that are not UTF-8 become ``\\xNN`` escapes."""
+    try:
+        raw = os.fsencode(name)
+    except UnicodeError:
+        return display_text(name)
+    return raw.decode("utf-8", errors="backslashreplace")
+
+
+def display_text(text: str) -> str:
+    """``text`` made safe to put in a message: lone surrogates become ``\\udcNN`` escapes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+def name_candidates(parts: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The names to try: as given, then with ``\\xNN`` escapes (as display_name shows them) turned back to bytes."""
+    candidates = [parts]
+    if any("\\x" in part for part in parts):
+        decoded = tuple(_unescape(part) for part in parts)
+        if decoded != parts:
+            candidates.append(decoded)
+    return candidates
+
+
+def _unescape(part: str) -> str:
+    raw = re.sub(rb"\\x([0-9a-fA-F]{2})", lambda match: bytes([int(match[1], 16)]), part.encode("utf-8", "surrogateescape"))
+    return os.fsdecode(raw)
+
 
 
 # --------------------------------------------------------------------------------------
@@ -276,52 +443,149 @@ def _date_text(value: Any) -> str:
 
 
 def read_workspace_file(workspace: Workspace, path: str, offset: int = 0, limit: int = DEFAULT_READ_LINES) -> str:
-    """``# <path> (lines a-b of n)``, the raw lines, and a pointer to the rest when more remain."""
+    """``# <path> (lines a-b of n)``, the raw lines, and a pointer to the rest when more remain.
+
+    The file is streamed, never loaded whole. In the workspace a file with NUL bytes or
+    invalid UTF-8 is refused as binary; under scratch/ and archives/ (what flawedcode
+    itself wrote) every byte is shown, NUL included, and invalid UTF-8 is replaced.
+    """
     if offset < 0:
         raise ToolInputError(f"offset must be 0 or more, got {offset}")
     if not 1 <= limit <= MAX_READ_LINES:
         raise ToolInputError(f"limit must be between 1 and {MAX_READ_LINES}, got {limit}")
-    real = _existing_path(workspace, path)
-    shown = workspace.display_path(real)
-    if real.is_dir():
-        raise ToolInputError(f"'{shown}' is a folder, not a file; use list_files(path='{shown}')")
-    lines = _decode_text(real.read_bytes(), shown).splitlines()
-    if offset and offset >= len(lines):
-        raise ToolInputError(f"offset {offset} is past the end: '{shown}' has {len(lines)} lines")
-    page = [_cut_long_line(line) for line in lines[offset : offset + limit]]
-    last = offset + len(page)
-    first = offset + 1 if page else 0
-    parts = [f"# {shown} (lines {first}-{last} of {len(lines)})", *page]
-    if last < len(lines):
-        parts.append(f"# ... {len(lines) - last} more lines: read_file(path='{shown}', offset={last})")
+    location = workspace.locate(path, for_write=False)
+    shown = location.shown
+    with workspace.open_location(location) as opened:
+        if opened.kind == "folder":
+            raise ToolInputError(f"'{shown}' is a folder, not a file; use list_files(path='{shown}')")
+        if opened.stat.st_size > MAX_READ_FILE_BYTES:
+            raise ToolInputError(f"'{shown}' is {opened.stat.st_size:,} bytes; read_file reads files up to "
+                                 f"{MAX_READ_FILE_BYTES:,} bytes (use search_files, or run_python to look inside)")
+        page = read_page(opened.fd, opened.stat.st_size, offset, limit, strict=location.area == "workspace")
+    if page.binary:
+        raise ToolInputError(f"'{shown}' is {page.binary}; read_file only reads text")
+    if offset and offset >= page.total:
+        raise ToolInputError(f"offset {offset} is past the end: '{shown}' has {page.total} lines")
+    last = offset + len(page.lines)
+    first = offset + 1 if page.lines else 0
+    parts = [f"# {shown} (lines {first}-{last} of {page.total})", *page.lines]
+    if last < page.total:
+        parts.append(f"# ... {page.total - last} more lines: read_file(path='{shown}', offset={last})")
     return "\n".join(parts)
 
 
+@dataclass
+class Page:
+    """Lines ``offset`` to ``offset + limit`` of a file, its total line count, and why it is binary (if it is)."""
+
+    lines: list[str]
+    total: int
+    binary: str = ""
+
+
+CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+def read_page(fd: int, size: int, offset: int, limit: int, *, strict: bool) -> Page:
+    """Stream ``size`` bytes from ``fd`` in chunks: count every line, keep only the page's (cut when too long)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    page: list[str] = []
+    line_number = 0  # index of the line being read
+    current = bytearray()  # the page line being read, at most MAX_LINE_BYTES_KEPT bytes
+    current_chars = 0
+    remaining = size
+    ends_with_newline = True
+    while remaining > 0:
+        chunk = os.read(fd, min(READ_CHUNK_BYTES, remaining))
+        if not chunk:
+            break
+        remaining -= len(chunk)
+        ends_with_newline = chunk.endswith(b"\n")
+        if strict:
+            if b"\x00" in chunk:
+                return Page([], 0, "a binary file (it contains NUL bytes)")
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError:
+                return Page([], 0, "not UTF-8 text (probably binary)")
+        newlines = chunk.count(b"\n")
+        if line_number + newlines < offset or line_number >= offset + limit:
+            line_number += newlines  # nothing of the page in this chunk
+            continue
+        pieces = chunk.split(b"\n")
+        for index, piece in enumerate(pieces):
+            if offset <= line_number < offset + limit:
+                room = MAX_LINE_BYTES_KEPT - len(current)
+                if room > 0:
+                    current += piece[:room]
+                current_chars += len(piece.translate(None, CONTINUATION_BYTES))  # bytes that start a character
+            if index < len(pieces) - 1:  # a newline ends this line
+                if offset <= line_number < offset + limit:
+                    page.append(_page_line(current, current_chars))
+                current, current_chars = bytearray(), 0
+                line_number += 1
+    if strict:
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return Page([], 0, "not UTF-8 text (probably binary)")
+    partial_last_line = size > 0 and not ends_with_newline
+    if partial_last_line and offset <= line_number < offset + limit:
+        page.append(_page_line(current, current_chars))
+    return Page(page, line_number + partial_last_line)
+
+
+def _page_line(kept: bytearray, chars: int) -> str:
+    if kept.endswith(b"\r"):
+        kept, chars = kept[:-1], chars - 1
+    text = bytes(kept).decode("utf-8", errors="replace")
+    if chars <= MAX_LINE_CHARS:
+        return text
+    return f"{text[:MAX_LINE_CHARS]}... [line cut: {chars - MAX_LINE_CHARS:,} more characters]"
+
+
 def write_workspace_file(workspace: Workspace, path: str, content: str) -> str:
-    """Write ``content`` to a workspace file atomically; ``Wrote <n> characters to <path>``."""
-    real = workspace.resolve(path, for_write=True)
-    shown = workspace.display_path(real)
-    if real.is_dir():
-        raise ToolInputError(f"'{shown}' is a folder; give a file path such as '{shown}/notes.txt'")
-    real.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(real, content)
+    """Write ``content`` to a workspace file atomically; ``Wrote <n> characters to <path>``.
+
+    The write goes through folder descriptors (``safefs.write_beneath``): no symlink is
+    followed on the way, so the file always lands inside the workspace.
+    """
+    location = workspace.locate(path, for_write=True)
+    shown = location.shown
+    if not location.parts:
+        raise ToolInputError("'.' is the workspace folder; give a file path such as 'notes.txt'")
+    data = content.encode("utf-8")
+    with workspace._base_fd("workspace") as base_fd:
+        try:
+            safefs.write_beneath(base_fd, location.parts, data)
+        except OutsideError:
+            raise ToolInputError(f"'{shown}' goes through a symlink; write_file does not follow symlinks") from None
+        except (NotAllowedError, IsADirectoryError) as error:
+            what = error.strerror if isinstance(error, NotAllowedError) else "it is a folder"
+            raise ToolInputError(f"cannot write '{shown}': {what}; give a file path such as 'notes/findings.md'") from None
+        except (NotADirectoryError, FileExistsError):
+            raise ToolInputError(f"cannot write '{shown}': a part of the path is a file, not a folder") from None
     return f"Wrote {len(content)} characters to {shown}"
 
 
 def list_workspace_files(workspace: Workspace, path: str = ".") -> str:
     """The files (with sizes) and folders under ``path``, recursively, one per line."""
-    real = _existing_path(workspace, path)
-    shown = workspace.display_path(real)
-    if real.is_file():
-        return f"{shown} ({real.stat().st_size:,} bytes)"
-    entries = list(_walk(workspace, real))
-    lines = [f"# {shown or '.'}: {len(entries)} entries"]
+    location = _scoped(workspace, workspace.locate(path, for_write=False))
+    shown = location.shown
+    with workspace.open_location(location) as opened:
+        if opened.kind == "file":
+            return f"{shown} ({opened.stat.st_size:,} bytes)"
+        report = WalkReport()
+        entries = list(walk(opened.fd, SKIPPED_FOLDERS, report))
+    lines = [f"# {shown}: {len(entries)} entries"]
     for entry in entries[:MAX_LIST_ENTRIES]:
-        entry_shown = workspace.display_path(entry)
-        lines.append(f"{entry_shown}/" if entry.is_dir() else f"{entry_shown} ({entry.stat().st_size:,} bytes)")
+        entry_shown = location.child(entry.parts).shown
+        lines.append(entry_shown + {"folder": "/", "file": f" ({entry.size:,} bytes)", "symlink": " (symlink)",
+                                    "other": " (special file)"}[entry.kind])
     if len(entries) > MAX_LIST_ENTRIES:
         lines.append(f"# ... {len(entries) - MAX_LIST_ENTRIES} more entries not shown; list a subfolder")
-    if real == workspace.root:
+    lines += report.lines()
+    if location.area == "workspace" and not location.parts:
         lines.append("# also readable: scratch/ (offloaded tool results) and archives/ (conversation archives)")
     return "\n".join(lines)
 
@@ -330,184 +594,117 @@ def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") 
     """``path:lineno: text`` for each line that matches ``pattern`` (at most 100 lines)."""
     if not pattern:
         raise ToolInputError("the pattern is empty; give a word or a regular expression")
-    real = _existing_path(workspace, path)
+    location = _scoped(workspace, workspace.locate(path, for_write=False))
     notes: list[str] = []
     try:
         regex = re.compile(pattern)
     except re.error as error:
         regex = re.compile(re.escape(pattern))
-        notes.append(f"# '{pattern}' is not a valid regular expression ({error}); searched for it literally")
+        notes.append(f"# '{display_text(pattern)}' is not a valid regular expression ({error}); searched for it literally")
     matches: list[str] = []
-    files = [real] if real.is_file() else [entry for entry in _walk(workspace, real) if entry.is_file()]
-    for file in files:
-        text = _text_or_none(file)
-        if text is None:
+    report = WalkReport()
+    skipped_large = 0
+    with workspace.open_location(location) as opened:
+        if opened.kind == "file":
+            files = [(location, opened.stat.st_size)]
+        else:
+            files = [(location.child(entry.parts), entry.size)
+                     for entry in walk(opened.fd, SKIPPED_FOLDERS, report) if entry.kind == "file"]
+    for file, size in files:
+        if size > MAX_SEARCH_FILE_BYTES:
+            skipped_large += 1
             continue
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in _search_lines(workspace, file):
             if regex.search(line):
-                matches.append(f"{workspace.display_path(file)}:{number}: {_cut(line, MAX_SEARCH_LINE_CHARS)}")
+                matches.append(f"{file.shown}:{number}: {_cut(line, MAX_SEARCH_LINE_CHARS)}")
                 if len(matches) >= MAX_SEARCH_MATCHES:
                     stopped = f"# stopped after {MAX_SEARCH_MATCHES} matches; use a narrower pattern or path"
                     return "\n".join(notes + matches + [stopped])
+    if skipped_large:
+        notes.append(f"# skipped {skipped_large} file(s) over {MAX_SEARCH_FILE_BYTES:,} bytes")
+    notes += report.lines()
     if not matches:
-        return "\n".join(notes + [f"No matches for '{pattern}' in {workspace.display_path(real) or '.'}"])
-    return "\n".join(notes + matches)
+        return "\n".join([f"No matches for '{display_text(pattern)}' in {location.shown}", *notes])
+    return "\n".join(matches + notes)
 
 
-def _existing_path(workspace: Workspace, path: str) -> Path:
-    real = workspace.resolve(path, for_write=False)
-    if not real.exists():
-        raise ToolInputError(f"'{path}' does not exist; use list_files to see which files exist")
-    return real
+def _scoped(workspace: Workspace, location: Location) -> Location:
+    """archives/ itself, for a workspace limited to one conversation, means that conversation's folder."""
+    if location.area == "archives" and workspace.archive_scope and not location.parts:
+        return location.child((workspace.archive_scope,))
+    return location
 
 
-def _walk(workspace: Workspace, folder: Path) -> Iterator[Path]:
-    """Files and folders under ``folder``, sorted; no caches, no symlinks pointing out, no descent into symlinks."""
-    for entry in sorted(folder.iterdir(), key=lambda item: item.name):
-        if entry.name in SKIPPED_FOLDERS or not workspace.allows(entry.resolve()):
-            continue
-        yield entry
-        if entry.is_dir() and not entry.is_symlink():
-            yield from _walk(workspace, entry)
-
-
-def _decode_text(data: bytes, shown: str) -> str:
-    if b"\x00" in data:
-        raise ToolInputError(f"'{shown}' is a binary file; read_file only reads text")
+def _search_lines(workspace: Workspace, file: Location) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a text file, streamed; nothing for binary files or files that cannot be opened."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolInputError(f"'{shown}' is not UTF-8 text (probably binary); read_file only reads text") from None
-
-
-def _text_or_none(file: Path) -> str | None:
-    try:
-        return _decode_text(file.read_bytes(), file.name)
+        with workspace.open_location(file) as opened, os.fdopen(os.dup(opened.fd), "rb") as stream:
+            head = stream.read(READ_CHUNK_BYTES)
+            if b"\x00" in head and file.area == "workspace":
+                return
+            stream.seek(0)
+            for number, raw in enumerate(stream, start=1):
+                yield number, raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
     except (ToolInputError, OSError):
-        return None
-
-
-def _cut_long_line(line: str) -> str:
-    if len(line) <= MAX_LINE_CHARS:
-        return line
-    return f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line) - MAX_LINE_CHARS:,} more characters]"
+        return
 
 
 def _cut(line: str, limit: int) -> str:
     return line if len(line) <= limit else line[:limit] + "..."
 
 
-# --------------------------------------------------------------------------------------
 # run_python (plain function)
 # --------------------------------------------------------------------------------------
 
 
 def run_python_code(workspace: Workspace, code: str, timeout: int = DEFAULT_RUN_TIMEOUT_SECONDS) -> str:
-    """Run ``code`` in a fresh Python in the workspace; ``# exit code N`` then stdout and stderr."""
+    """Run ``code`` in a fresh Python in the workspace's sandbox; ``# exit code N`` then stdout and stderr."""
     if not code.strip():
         raise ToolInputError("the code is empty")
     if len(code) > MAX_CODE_CHARS:
         raise ToolInputError(f"the code is {len(code):,} characters; write it to a file and run that file instead")
     if not 1 <= timeout <= MAX_RUN_TIMEOUT_SECONDS:
         raise ToolInputError(f"timeout must be between 1 and {MAX_RUN_TIMEOUT_SECONDS} seconds, got {timeout}")
-    process = subprocess.Popen(
-        [sys.executable, "-c", code],
-        cwd=workspace.root,
-        env=environment_without_secrets(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a timeout kills its children too
-    )
-    capture = BoundedCapture(MAX_RUN_OUTPUT_CHARS)
-    reader = threading.Thread(target=capture.read_all, args=(process.stdout,), daemon=True)
-    reader.start()
     try:
-        exit_code = process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_process_group(process)
-        reader.join(timeout=5)
-        return f"Error: run_python timed out after {timeout} s\n{capture.text()}".rstrip("\n")
-    _kill_process_group(process)  # background children would otherwise hold the output pipe open
-    reader.join(timeout=5)
-    return f"# exit code {exit_code}\n{capture.text() or '(no output)'}".rstrip("\n")
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolInputError("the code contains characters that are not valid Unicode (lone surrogates)") from None
+    result = workspace.sandbox.run(code, timeout, MAX_RUN_OUTPUT_CHARS)
+    if result.sandbox_error:
+        raise ToolInputError(f"run_python's sandbox could not start, so the code did not run ({result.sandbox_error})")
+    if result.timed_out:
+        return f"Error: run_python timed out after {timeout} s\n{result.output}".rstrip("\n")
+    return f"# exit code {result.exit_code}\n{result.output or '(no output)'}".rstrip("\n")
 
 
-def environment_without_secrets() -> dict[str, str]:
-    """The current environment minus anything that looks like a credential."""
-    return {
-        name: value
-        for name, value in os.environ.items()
-        if not name.upper().startswith("OPENAI_") and not any(part in name.upper() for part in SECRET_NAME_PARTS)
-    } | {"PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg"}
 
-
-def _kill_process_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
-
-
-class BoundedCapture:
-    """Keeps the first and last ``max_chars // 2`` bytes of a stream and counts what it dropped."""
-
-    def __init__(self, max_chars: int) -> None:
-        self.keep = max_chars // 2
-        self.head = bytearray()
-        self.tail: collections.deque[bytes] = collections.deque()
-        self.tail_size = 0
-        self.dropped = 0
-
-    def read_all(self, stream: Any) -> None:
-        for chunk in iter(lambda: stream.read1(65_536), b""):
-            self.add(chunk)
-        stream.close()
-
-    def add(self, chunk: bytes) -> None:
-        room = self.keep - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail.append(chunk)
-        self.tail_size += len(chunk)
-        while self.tail and self.tail_size - len(self.tail[0]) >= self.keep:
-            self.dropped += len(self.tail[0])
-            self.tail_size -= len(self.tail.popleft())
-
-    def text(self) -> str:
-        """What was kept, with a marker saying how much was cut from the middle."""
-        tail = b"".join(self.tail)
-        extra = max(0, len(tail) - self.keep)
-        tail, dropped = tail[extra:], self.dropped + extra
-        head = self.head.decode("utf-8", errors="replace")
-        rest = tail.decode("utf-8", errors="replace")
-        if not dropped:
-            return head + rest
-        return f"{head}\n... [{dropped:,} bytes of output cut from the middle] ...\n{rest}"
-
-
-# --------------------------------------------------------------------------------------
 # The LangChain tools the agent sees
 # --------------------------------------------------------------------------------------
 
 
-def errors_as_text(function: Callable[..., str]) -> Callable[..., str]:
-    """Turn any exception into an ``Error: ...`` result, so a tool never raises into the agent loop."""
+def errors_as_text(function: Callable[..., str] | None = None, *,
+                   scrub: Callable[[str], str] | None = None) -> Any:
+    """Turn any exception into an ``Error: ...`` result, so a tool never raises into the agent loop.
+
+    Every result is made valid UTF-8 (``display_text``), and ``scrub``, if given, removes
+    host folder names from error texts.
+    """
+    if function is None:
+        return functools.partial(errors_as_text, scrub=scrub)
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> str:
         try:
-            return function(*args, **kwargs)
+            return display_text(function(*args, **kwargs))
         except (ToolInputError, CatalogError) as error:
-            return f"Error: {error}"
+            text = f"Error: {error}"
         except FileNotFoundError as error:
-            return f"Error: {error.filename or error} does not exist; use list_files to see which files exist"
+            text = f"Error: {error.filename or error} does not exist; use list_files to see which files exist"
         except OSError as error:
-            return f"Error: {error.strerror or error}"
+            text = f"Error: {error.strerror or error}"
         except Exception as error:  # a tool must answer, not crash the conversation
-            return f"Error: {type(error).__name__}: {error}"
+            text = f"Error: {type(error).__name__}: {error}"
+        return display_text(scrub(text) if scrub else text)
 
     return wrapper
 
@@ -570,13 +767,13 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
         return load_catalog_data(catalog, pipeline, dataframe, columns=columns, limit=limit, start=start, end=end)
 
     @tool(parse_docstring=True)
-    @errors_as_text
+    @errors_as_text(scrub=workspace.scrub)
     def read_file(path: str, offset: int = 0, limit: int = DEFAULT_READ_LINES) -> str:
         """Read a text file from the workspace, or an offloaded result in scratch/ or an archive in archives/.
 
         Returns a first line '# path (lines a-b of n)', then the file's lines exactly as they are
         (no line numbers). When more lines remain, the last line says how to read the next page.
-        Lines longer than 2,000 characters are cut. Binary files are refused.
+        Lines longer than 2,000 characters are cut. Binary workspace files are refused.
 
         Args:
             path: File path relative to the workspace, e.g. 'analyze.py', 'scratch/<tool>_<hash>.txt' or 'archives/<id>/0001.md'.
@@ -586,7 +783,7 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
         return read_workspace_file(workspace, path, offset=offset, limit=limit)
 
     @tool(parse_docstring=True)
-    @errors_as_text
+    @errors_as_text(scrub=workspace.scrub)
     def write_file(path: str, content: str) -> str:
         """Create or overwrite a text file in the workspace with exactly `content`. Missing folders are created.
 
@@ -600,7 +797,7 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
         return write_workspace_file(workspace, path, content)
 
     @tool(parse_docstring=True)
-    @errors_as_text
+    @errors_as_text(scrub=workspace.scrub)
     def list_files(path: str = ".") -> str:
         """List the files (with sizes in bytes) and folders under a folder of the workspace, recursively.
 
@@ -613,7 +810,7 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
         return list_workspace_files(workspace, path)
 
     @tool(parse_docstring=True)
-    @errors_as_text
+    @errors_as_text(scrub=workspace.scrub)
     def search_files(pattern: str, path: str = ".") -> str:
         """Search text files for lines matching a Python regular expression (an invalid regex is searched literally).
 
@@ -627,13 +824,13 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
         return search_workspace_files(workspace, pattern, path)
 
     @tool(parse_docstring=True)
-    @errors_as_text
+    @errors_as_text(scrub=workspace.scrub)
     def run_python(code: str, timeout: int = DEFAULT_RUN_TIMEOUT_SECONDS) -> str:
         """Run Python code in a fresh process whose current folder is the workspace, e.g. to run analyze.py or tests.
 
         Returns a first line '# exit code N' then everything the code printed (stdout and stderr).
-        Output over about 10,000 characters keeps its beginning and end. There is no network,
-        no input, and no API keys in the environment. Nothing persists between calls except files.
+        Output over about 10,000 characters keeps its beginning and end. There is no input,
+        and nothing persists between calls except files.
 
         Args:
             code: Python source code to run, e.g. "import runpy; runpy.run_path('analyze.py', run_name='__main__')".
@@ -641,6 +838,7 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
         """
         return run_python_code(workspace, code, timeout=timeout)
 
+    run_python.description += " " + workspace.sandbox.description()  # only what this platform enforces
     tools: list[BaseTool] = [
         chartbook_list,
         chartbook_get_docs,

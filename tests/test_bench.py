@@ -93,8 +93,8 @@ def test_malformed_step_names_task_and_field(tmp_path: Path, snippet: str, messa
 
 
 def test_malformed_task_level_errors(tmp_path: Path) -> None:
-    with pytest.raises(TaskFileError, match=r"task 'x', category: expected one of file_ops, .*found 'misc'"):
-        load_task_file(write(tmp_path, "tasks:\n  - {name: x, category: misc, steps: [hi]}\n"))
+    with pytest.raises(TaskFileError, match=r"task 'x', category: required field is missing"):
+        load_task_file(write(tmp_path, "tasks:\n  - {name: x, steps: [hi]}\n"))
     with pytest.raises(TaskFileError, match=r"task #1, name: required field is missing"):
         load_task_file(write(tmp_path, "tasks:\n  - {category: file_ops, steps: [hi]}\n"))
     with pytest.raises(TaskFileError, match=r"not valid YAML at line"):
@@ -161,7 +161,7 @@ def test_tiny_run_writes_runs_summary_and_table(tmp_path: Path) -> None:
     assert {(line["agent"], line["task"], line["run"]) for line in lines} == {
         ("v0", "sofr_average", 1), ("v0", "goal_probe", 1), ("v1", "sofr_average", 1), ("v1", "goal_probe", 1)}
     record = next(line for line in lines if line["agent"] == "v1" and line["task"] == "goal_probe")
-    assert record["success"] and record["goal_probes"][0]["kept"]
+    assert record["success"] and record["probes"][0]["answered"] and record["probes"][0]["in_context"]
     assert record["facts"] == [{"fact": "money_markets/sofr", "in_context": True, "in_archive": False}]
     assert record["totals"]["input_tokens"] > 0
     transcript = json.loads((out / record["transcript"]).read_text())
@@ -175,7 +175,8 @@ def test_tiny_run_writes_runs_summary_and_table(tmp_path: Path) -> None:
     assert summary["agents"]["v1"]["goal_retention"] == 1.0
     assert summary["agents"]["v1"]["per_task"] == {"sofr_average": 1.0, "goal_probe": 1.0}
     assert (out / "results.md").read_text() == table
-    assert "| v1 | 100% | 100% |" in table
+    assert "| v1 | 100% | - | - |" in table  # goal in context; no fact probes in these tasks
+    assert "Counted 4 runs from runs.jsonl (v0 2, v1 2)." in table
 
 
 def test_resumption_skips_finished_runs(tmp_path: Path) -> None:
@@ -199,11 +200,14 @@ def handmade_record(agent: str, task: str, run: int, success: bool, input_tokens
     return {
         "agent": agent, "task": task, "category": "goal_retention", "run": run, "model": "offline",
         "success": success, "checks": [],
-        "goal_probes": [{"step": i, "turn": i + 1, "kept": kept} for i, kept in enumerate(probes)],
+        "probes": [{"step": i, "kind": "goal", "text": "g", "in_context": kept, "recoverable": kept, "answered": kept}
+                   for i, kept in enumerate(probes)]
+        + [{"step": 9, "kind": "fact", "text": f"f{i}", "in_context": c, "recoverable": c or a, "answered": c}
+           for i, (c, a) in enumerate(facts)],
         "facts": [{"fact": f"f{i}", "in_context": c, "in_archive": a} for i, (c, a) in enumerate(facts)],
         "totals": {"input_tokens": input_tokens, "output_tokens": output_tokens, "peak_context_tokens": peak,
                    "summaries": summaries, "offloads": 1, "summary_calls": summaries, "calls_over_budget": 0,
-                   "model_calls": 4, "estimated_cost_usd": 0.5},
+                   "model_calls": 4 + summaries, "summary_input_tokens": 80 * summaries, "estimated_cost_usd": 0.5},
         "summary_tokens": 100 * summaries, "turns": 4, "wrapper_seconds": 0.004, "error": None,
     }
 
@@ -217,25 +221,31 @@ def test_score_from_handmade_runs(tmp_path: Path) -> None:
     ]
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
     score(tmp_path, chart=False)
-    v2 = json.loads((tmp_path / "summary.json").read_text())["agents"]["v2"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    v2 = summary["agents"]["v2"]
     assert v2["success_rate"] == pytest.approx(2 / 3, abs=1e-4)
     assert v2["per_task"] == {"a": 0.5, "b": 1.0}
-    assert v2["goal_retention"] == 0.75
+    assert v2["success_by_category"] == {"goal_retention": pytest.approx(2 / 3, abs=1e-4)}
+    assert v2["goal_retention"] == v2["goal_in_context"] == 0.75
+    assert v2["fact_in_context"] == 0.5 and v2["fact_recoverable"] == 1.0
     assert v2["fact_retention"] == 0.5 and v2["fact_retention_with_archive"] == 1.0
     assert v2["tokens_per_success"] == (900 + 100 + 1900 + 100 + 400) // 2
     assert v2["peak_context_tokens"] == 7000
     assert v2["total_input_tokens"] == 3200 and v2["total_output_tokens"] == 200
+    assert v2["summary_input_tokens"] == 160 and v2["summary_calls"] == 2 and v2["model_calls"] == 14
     assert v2["summaries"] == 2 and v2["offloads"] == 3
     assert v2["summary_token_share"] == pytest.approx(200 / 3400, abs=1e-4)
     assert v2["estimated_cost_usd"] == 1.5
-    assert v2["wrapper_ms_per_turn"] == 1.0
-    v1 = json.loads((tmp_path / "summary.json").read_text())["agents"]["v1"]
+    assert summary["timings"]["v2"]["wrapper_ms_per_turn"] == 1.0
+    v1 = summary["agents"]["v1"]
     assert v1["success_rate"] == 0.0 and v1["tokens_per_success"] is None
-    assert "| v1 | 0% | 0% |" in (tmp_path / "results.md").read_text()
+    table = (tmp_path / "results.md").read_text()
+    assert "| v1 | 0% | 0% | 0% | 9,000 | 0 | 5,000 |" in table
+    assert "Counted 4 runs from runs.jsonl (v2 3, v1 1)." in table
 
 
 def test_unknown_agent_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="Unknown agent 'v9'"):
+    with pytest.raises(ValueError, match="unknown agent 'v9'; choose from v0, v1, v2, lc-summarization"):
         run(["v9"], load_task_file(write(tmp_path, TINY_TASKS)), 1, tmp_path / "out", progress=False)
 
 
@@ -251,3 +261,19 @@ def test_deepagents_runs_on_the_same_model_and_tools_when_installed(tmp_path: Pa
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     deep = summary["agents"]["deepagents"]
     assert deep["total_input_tokens"] > 0 and deep["per_task"]["sofr_average"] == 1.0
+
+
+def test_readme_table_is_regenerated_between_its_markers(tmp_path: Path) -> None:
+    from flawedcode.bench.readme import TABLE_END, TABLE_START, main
+    from flawedcode.paths import PROJECT_ROOT
+
+    readme_text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_text.index(TABLE_START) < readme_text.index(TABLE_END), "make bench-readme needs both markers"
+    out = tmp_path / "out"
+    run_benchmark(["v0", "v1"], tasks_file=write(tmp_path, TINY_TASKS), runs=1, out_dir=out, progress=False)
+    readme = write(tmp_path, f"# Title\n\n{TABLE_START}\nold table\n{TABLE_END}\n\nafter\n", "README.md")
+    assert main([str(out), str(readme)]) == 0
+    text = readme.read_text()
+    assert "old table" not in text and text.endswith(f"{TABLE_END}\n\nafter\n")
+    assert "| v1 | 100% | - | - |" in text and "Columns marked * depend on the model" in text
+    assert main([str(out), str(write(tmp_path, "no markers\n", "OTHER.md"))]) == 2

@@ -76,6 +76,7 @@ def test_chat_record_then_replay_reproduces_the_transcript(monkeypatch, capsys, 
     recording = tmp_path / "chat.jsonl"
     code, recorded, _ = run(monkeypatch, capsys, "chat", "--record", str(recording), stdin=LESSON_INPUT)
     assert code == 0
+    monkeypatch.setenv("FLAWEDCODE_ARCHIVE_DIR", str(tmp_path / "classroom-archives"))  # another machine, say
     code, replayed, err = run(monkeypatch, capsys, "chat", "--model", f"replay:{recording}", stdin=LESSON_INPUT)
     assert code == 0 and "error" not in err
     assert transcript(replayed) == transcript(recorded)
@@ -92,6 +93,7 @@ def test_a_real_clients_session_replays_with_the_server_gone(monkeypatch, capsys
     assert code == 0 and len(server.requests) >= len(LESSON_STEPS)
     monkeypatch.delenv("OPENAI_BASE_URL")
     monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("FLAWEDCODE_ARCHIVE_DIR", str(tmp_path / "classroom-archives"))
     code, replayed, _ = run(monkeypatch, capsys, "chat", "--model", f"replay:{recording}", stdin=LESSON_INPUT)
     assert code == 0
     assert transcript(replayed) == transcript(recorded), "the same replies, tokens and cost, with no server and no key"
@@ -137,18 +139,18 @@ def test_a_changed_request_fails_with_one_line_naming_it(monkeypatch, capsys, tm
 
 def test_a_recorded_overflow_replays_as_an_overflow(tmp_path):
     recording = tmp_path / "overflow.jsonl"
-    with ImitationServer(style="vllm", window=4_000) as server:
+    with ImitationServer(style="vllm", window=3_400) as server:
         ws = Workspace.create(tmp_path / "ws", tmp_path / "scratch", tmp_path / "archives")
         model = get_model("openai:gpt-4o-mini", base_url=server.base_url, max_retries=0, record=recording)
         recorded = make_agent("v2", model=model, workspace=ws, conversation_id="recorded")
         recorded_replies = [recorded.send(step) for step in LESSON_STEPS]
     errors = [json.loads(line)["error"] for line in recording.read_text().splitlines()[1:] if '"error"' in line]
-    assert [error["kind"] for error in errors] == ["context_overflow"] and errors[0]["limit_tokens"] == 4_000
+    assert [error["kind"] for error in errors] == ["context_overflow"] and errors[0]["limit_tokens"] == 3_400
     ws = Workspace.create(tmp_path / "ws2", tmp_path / "scratch2", tmp_path / "archives2")
     replayed = make_agent("v2", model=get_model(f"replay:{recording}"), workspace=ws, conversation_id="replayed")
     assert [replayed.send(step) for step in LESSON_STEPS] == recorded_replies
     assert [event.kind for event in replayed.events] == [event.kind for event in recorded.events]
-    assert replayed.log.budget_tokens == recorded.log.budget_tokens == 3_500
+    assert replayed.log.budget_tokens == recorded.log.budget_tokens == 2_975
 
 
 def test_bench_records_and_replays(monkeypatch, capsys, tmp_path):

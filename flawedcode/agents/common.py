@@ -5,12 +5,15 @@ context wrappers they add; that difference lives in ``v0.py``, ``v1.py`` and
 ``v2.py``. Everything here is plumbing:
 
 - ``BaseAgent.__init__`` picks the model, the workspace, the token counter and
-  the session log, then calls ``create_agent`` with the version's tools and
-  middleware (telemetry always innermost, so it records exactly what the model sees).
+  the session log, attaches a ``ModelCallRecorder`` to the model (every call
+  any part of the agent makes is recorded as the model receives it), then calls
+  ``create_agent`` with the version's tools and middleware (telemetry always
+  innermost, so the agent's own calls are told apart from summaries).
 - ``run_turn(history, text)`` sends ``history + [text]`` through the agent and
-  keeps the resulting messages. It streams the graph so that if the model or a
-  tool fails mid-turn, the messages produced so far are kept (nothing is lost)
-  and the error is raised as one clear ``AgentError`` line.
+  keeps the resulting messages. It streams the graph (with ``graph_config()``,
+  which carries the recorder to any model built during the run) so that if the
+  model or a tool fails mid-turn, the messages produced so far are kept
+  (nothing is lost) and the error is raised as one clear ``AgentError`` line.
 
 The small API every version exposes: ``send(text) -> reply``, ``messages``,
 ``token_log`` (one ``CallRecord`` per model call), ``events`` (context events)
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from langchain.agents import create_agent
@@ -33,7 +37,7 @@ from langgraph.errors import GraphRecursionError
 from flawedcode.config import AgentConfig
 from flawedcode.context.repair import CutOffToolCallsMiddleware
 from flawedcode.models import budget_for, explain_model_error, get_model, profile_for
-from flawedcode.telemetry import CallRecord, ContextEvent, SessionLog, TelemetryMiddleware
+from flawedcode.telemetry import CallRecord, ContextEvent, ModelCallRecorder, SessionLog, TelemetryMiddleware
 from flawedcode.tokens import TokenCounter, encoding_name_for_model
 from flawedcode.tools import Workspace, make_tools
 
@@ -56,12 +60,15 @@ class BaseAgent:
         self.model_name = _model_name(self.model)
         self.workspace = workspace or Workspace.create()
         self.conversation_id = conversation_id or f"{self.version}-{uuid.uuid4().hex[:10]}"
+        self.workspace.archive_scope = self.conversation_id  # read_file sees only this conversation's archive
         self.counter = TokenCounter(encoding_name_for_model(self.model_name))
         self.budget_tokens = budget_for(self.model, self.config.budget_tokens)
         profile = profile_for(self.model)  # the model's own window and any prices its server published
         self.log = SessionLog(agent_name=name or self.version, budget_tokens=self.budget_tokens,
                               price_input_per_million=profile.input_per_million,
                               price_output_per_million=profile.output_per_million)
+        self.recorder = ModelCallRecorder(self.log, self.counter)
+        self.recorder.attach(self.model)
         self.tools = self.build_tools()
         self.fixed_tokens = self.counter.count_system(self.config.system_prompt) + self.counter.count_tools(self.tools)
         self.graph = self.build_graph([*self.build_middleware(), CutOffToolCallsMiddleware(self.log),
@@ -82,14 +89,36 @@ class BaseAgent:
     def send(self, text: str) -> str:
         raise NotImplementedError
 
+    def graph_config(self) -> dict[str, Any]:
+        """The config of each turn's graph run: the step limit, and the recorder for every model in it."""
+        return {"recursion_limit": self.config.recursion_limit, "callbacks": [self.recorder]}
+
+    def recovery_paths(self) -> list[Path]:
+        """Folders whose files hold what left the context (a benchmark looks for lost facts there)."""
+        return [self.workspace.scratch_dir, self.workspace.archive_dir]
+
+    def settings(self) -> dict[str, Any]:
+        """This agent's effective settings: what a benchmark table must state to be reproduced."""
+        return {
+            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "model": self.model_name,
+            "budget_tokens": self.budget_tokens,
+            "trigger_tokens": self.log.trigger_tokens,
+            "fixed_tokens": self.fixed_tokens,
+            "tools": [tool.name for tool in self.tools],
+            "config": self.config.model_dump(mode="json", exclude={"system_prompt"}),
+            "system_prompt_tokens": self.counter.count_system(self.config.system_prompt),
+        }
+
     # --- the shared turn ------------------------------------------------------------
     def run_turn(self, history: Sequence[AnyMessage], text: str) -> str:
         """Send ``history + [text]`` through the agent; keep every message it produced; return the reply."""
         self.log.start_turn()
         start = {"messages": [*history, HumanMessage(text)]}
         try:
-            for state in self.graph.stream(start, {"recursion_limit": self.config.recursion_limit}, stream_mode="values"):
-                self.messages = list(state["messages"])
+            with self.recorder.active():
+                for state in self.graph.stream(start, self.graph_config(), stream_mode="values"):
+                    self.messages = list(state["messages"])
         except GraphRecursionError:
             self.messages.append(AIMessage(f"I stopped after {self.config.recursion_limit} steps without a final answer."))
         except Exception as error:
@@ -98,10 +127,11 @@ class BaseAgent:
             self.log.end_turn()
         return reply_text(self.messages)
 
-    def reset(self) -> None:
+    def reset(self, conversation_id: str | None = None) -> None:
         """Start a new conversation (the REPL's ``clear``): empty history, new id; the session log goes on."""
         self.messages = []
-        self.conversation_id = f"{self.version}-{uuid.uuid4().hex[:10]}"
+        self.conversation_id = conversation_id or f"{self.version}-{uuid.uuid4().hex[:10]}"
+        self.workspace.archive_scope = self.conversation_id
 
     # --- what everyone reads --------------------------------------------------------
     @property

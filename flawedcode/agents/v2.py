@@ -4,7 +4,7 @@ Unlike v1, v2 manages what stays in the context (rules in ``flawedcode.context``
 
 - offload: a tool result over 5,000 characters (or 1,250 tokens: numeric tables
   are dense) is saved to scratch/ and a short typed preview stays in its place;
-- summarize with archive: when the context reaches 75% of the budget, older
+- summarize with archive: when the context reaches 60% of the budget, older
   messages are archived under archives/ and replaced by a summary that names
   the archive file and repeats the user's original goal verbatim;
 - recover: a ``search_archive`` tool, and ``read_file`` on scratch/ and archives/,
@@ -62,8 +62,8 @@ class AgentV2(BaseAgent):
             ReadBackPagingMiddleware(self.log, self.counter, self.fixed_tokens),
         ]
 
-    def reset(self) -> None:
-        super().reset()
+    def reset(self, conversation_id: str | None = None) -> None:
+        super().reset(conversation_id)
         self.archive.restart(self.conversation_id)  # NEW in v2: a new conversation gets its own archive
 
     def send(self, text: str) -> str:

@@ -2,29 +2,30 @@
 
 Layout of ``out_dir`` (scoring reads it back; see ``scoring.py``)::
 
-    runs.jsonl                              one line per run (below)
+    runs.jsonl                              one RunRecord per line (see records.py)
     transcripts/<agent>/<task>/<run>.json   messages (messages_to_dict) + the SessionLog
     workspaces/<agent>/<task>/<run>/        project/, scratch/, archives/ of that run
+    cost-preview/                           the offline run behind a real model's cost preview
     summary.json, results.md, comparison.png   written by score()
-
-A run line holds: agent, task, category, run, model, success, checks (one per
-check: step, kind, expected, passed), goal_probes (step, turn, kept), facts (fact,
-in_context, in_archive: in the archive or an offloaded scratch file), totals
-(``SessionLog.totals()``), summary_tokens (input + output of summary calls),
-masks (observation-masking events), fixed_tokens, turns, wrapper_seconds,
-wrapper_seconds_per_turn, seconds, transcript (path relative to out_dir) and
-error (None, or one line when a turn failed).
 
 Rules:
 - a fresh agent, workspace, scratch/ and archives/ for every run;
+- every id the model can see is derived, never random: the conversation id (and
+  so the archive paths and Deep Agents' thread and history file) is
+  ``<agent>-<task>-<run>``; the offline model's tool-call ids hash what it saw;
+  the same command gives the same numbers;
 - the offline model for the bench is ``OfflineModel(max_input_tokens=8192,
   overflow="truncate")``: what falls out of its window is forgotten
   (the deterministic stand-in for context rot); any other spec string goes to
   ``get_model``;
+- a failed turn (``ContextOverflowError`` or any other error) ends that run as
+  failed, with the step in ``failed_step`` and one line in ``error``; the suite goes on;
 - resumption: a run whose (agent, task, run) already has an error-free line in
-  runs.jsonl is skipped; failed runs are run again (the last line wins);
+  runs.jsonl is skipped; failed runs are run again (the last line wins); a
+  line cut short by a crash is dropped and its run redone (records.py);
 - ``concurrency > 1`` runs in threads (useful for real models, which wait on
-  the network); lines are appended under a lock, so the file stays valid.
+  the network); lines are appended under a lock, so the file stays valid;
+- ``max_cost_usd``: see ``cost.py`` (checked before every turn).
 """
 
 from __future__ import annotations
@@ -36,33 +37,46 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, messages_to_dict
+from langchain_core.messages import messages_to_dict
 from tqdm import tqdm
 
-from flawedcode.agents import AGENTS, BaseAgent, make_agent
-from flawedcode.bench.checks import evaluate, goal_kept
-from flawedcode.bench.peers import PEERS, deepagents_missing
-from flawedcode.bench.tasks import Task, load_tasks
-from flawedcode.models import ModelOptions, OfflineModel
+from flawedcode.agents import BaseAgent
+from flawedcode.bench.agent_specs import (
+    AgentEntry,
+    build_agent,
+    configs_for,
+    resolve_agents,
+    unavailable_agents,
+    v2_config_from,
+)
+from flawedcode.bench.checks import evaluate
+from flawedcode.bench.cost import CostGuard, CostLimitReached, CostPreview, pricing_of
+from flawedcode.bench.probes import ProbeWatcher, end_of_run_facts, probe_items, probe_records
+from flawedcode.bench.records import (
+    ProbeKind,
+    ProbeRecord,
+    RunKey,
+    RunRecord,
+    append_run,
+    completed_runs,
+    end_cleanly,
+    read_runs,
+    runs_path,
+)
+from flawedcode.bench.scoring import score
+from flawedcode.bench.tasks import Step, Task, load_tasks
+from flawedcode.config import AgentConfig, V2Config
+from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel
 from flawedcode.paths import write_atomically
 from flawedcode.tools import Workspace
 
 BENCH_WINDOW_TOKENS = 8_192
 DEFAULT_AGENTS = ("v0", "v1", "v2", "lc-summarization", "lc-context-editing")
-KNOWN_AGENTS = (*AGENTS, *PEERS)
-RUNS_FILE = "runs.jsonl"
-
-
-@dataclass(frozen=True)
-class RunKey:
-    agent: str
-    task: str
-    run: int
+PREVIEW_DIR = "cost-preview"
 
 
 def bench_model(spec: str | ModelOptions | None) -> BaseChatModel:
@@ -71,81 +85,109 @@ def bench_model(spec: str | ModelOptions | None) -> BaseChatModel:
     return ModelOptions.of(spec).build(default=lambda: OfflineModel(max_input_tokens=BENCH_WINDOW_TOKENS, overflow="truncate"))
 
 
-def unavailable_agents(agents: Iterable[str]) -> dict[str, str]:
-    """Agents that cannot run here, with the reason (shown as a note in the table)."""
-    notes: dict[str, str] = {}
-    for agent in agents:
-        if agent not in KNOWN_AGENTS:
-            raise ValueError(f"Unknown agent {agent!r}; choose from: {', '.join(KNOWN_AGENTS)}")
-        if agent == "deepagents" and (reason := deepagents_missing()):
-            notes[agent] = reason
-    return notes
+def is_offline(spec: str | ModelOptions | None) -> bool:
+    """True when no money is spent: the offline model, or a replay of a recording."""
+    resolved = ModelOptions.of(spec).resolved_spec()
+    return resolved in (None, "", "offline") or resolved.startswith(("offline:", "replay:"))
 
 
-def build_agent(agent: str, model: BaseChatModel, workspace: Workspace, conversation_id: str) -> BaseAgent:
-    if agent in PEERS:
-        return PEERS[agent](model, workspace=workspace, conversation_id=conversation_id, name=agent)
-    return make_agent(agent, model=model, workspace=workspace, conversation_id=conversation_id, name=agent)
+class Suite:
+    """What one benchmark runs: agents (resolved), tasks, runs, the model, per-agent configs."""
+
+    def __init__(self, agents: Iterable[str | AgentEntry], tasks: list[Task], runs: int, model: str | ModelOptions | None = None,
+                 settings: dict[str, Any] | None = None, settings_source: str = "config") -> None:
+        self.entries = resolve_agents(list(agents))
+        self.tasks = tasks
+        self.runs = runs
+        self.model = model
+        self.settings = settings
+        self.configs: dict[str, AgentConfig | None] = configs_for(self.entries, settings, settings_source)
+        self.v2_config: V2Config | None = v2_config_from(settings, settings_source)
+        self.skipped = unavailable_agents(self.entries)
+
+    @property
+    def runnable(self) -> list[AgentEntry]:
+        return [entry for entry in self.entries if entry.name not in self.skipped]
+
+    def todo(self, done: set[RunKey]) -> list[tuple[Task, AgentEntry, int]]:
+        return [(task, entry, number) for entry in self.runnable for task in self.tasks for number in range(1, self.runs + 1)
+                if RunKey(entry.name, task.name, number) not in done]
+
+    def offline(self) -> Suite:
+        """The same suite on the offline model (for the cost preview)."""
+        twin = Suite(self.entries, self.tasks, self.runs, "offline")  # not None: that would mean FLAWEDCODE_MODEL
+        twin.configs, twin.v2_config, twin.skipped = self.configs, self.v2_config, self.skipped
+        return twin
 
 
 # --- one run ------------------------------------------------------------------------
 
-def run_one(task: Task, agent_name: str, run: int, out_dir: Path, model_spec: str | None = None) -> dict[str, Any]:
-    """Run one task once with a fresh agent; write its transcript; return its runs.jsonl record."""
+def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_spec: str | ModelOptions | None = None,
+            config: AgentConfig | None = None, v2_config: V2Config | None = None,
+            guard: CostGuard | None = None) -> RunRecord:
+    """Run one task once with a fresh agent; write its transcript; return its record.
+
+    ``CostLimitReached`` (from ``guard``, before a turn) propagates: that run is abandoned, not recorded.
+    """
     out_dir = Path(out_dir)
-    workspace = _fresh_workspace(out_dir / "workspaces" / agent_name / task.name / str(run))
-    agent = build_agent(agent_name, bench_model(model_spec), workspace, f"{agent_name}-{task.name}-{run}")
+    entry = entry if isinstance(entry, AgentEntry) else resolve_agents([entry])[0]
+    workspace = _fresh_workspace(out_dir / "workspaces" / entry.name / task.name / str(run))
+    agent = build_agent(entry, bench_model(model_spec), workspace, f"{entry.name}-{task.name}-{run}", config, v2_config)
+    watcher = ProbeWatcher(agent)
     started = time.perf_counter()
-    checks, probes, wrapper_per_turn, error = [], [], [], None
-    for step_number, step in enumerate(task.all_steps()):
+    checks, probes, wrapper_per_turn = [], [], []
+    error, failed_step = None, None
+    steps = task.all_steps()
+    for step_number, step in enumerate(steps):
+        if guard is not None:
+            guard.check(agent.log.totals()["estimated_cost_usd"] or 0.0)
         before = wrapper_overhead_seconds(agent)
+        watcher.arm(step.probe is not None)
         try:
             reply = agent.send(step.say)
-        except Exception as failure:  # one failed turn ends the run; the record says why
-            error = f"step {step_number}: {failure}"
+        except Exception as failure:  # one failed turn ends the run; the record says where and why
+            error, failed_step = " ".join(f"step {step_number}: {failure}".split()), step_number
             break
         wrapper_per_turn.append(round(wrapper_overhead_seconds(agent) - before, 6))
         checks += [evaluate(check, reply, workspace.root, step_number).to_dict() for check in step.checks]
-        if step.probe == "goal":
-            probes.append({"step": step_number, "turn": step_number + 1, "kept": goal_kept(reply, task.goal_text)})
+        if step.probe is not None:
+            items = probe_items(step.probe, task.goal_text, task.facts, [check.contains for check in step.checks if check.contains])
+            probes += probe_records(agent, watcher, step_number, step.probe, items, reply)
+    if failed_step is not None:
+        probes += [unreached for number, step in enumerate(steps) if number >= failed_step and step.probe is not None
+                   for unreached in unreached_probes(task, number, step.probe, step)]
     transcript = _write_transcript(out_dir, agent, task.name, run)
-    success = error is None and all(check["passed"] for check in checks) and all(probe["kept"] for probe in probes)
-    return {
-        "agent": agent_name, "task": task.name, "category": task.category, "run": run,
-        "model": agent.model_name, "budget_tokens": agent.budget_tokens,
-        "success": success, "checks": checks, "goal_probes": probes,
-        "facts": fact_retention(agent, task.facts),
-        "totals": agent.log.totals(), "turns": len(wrapper_per_turn),
-        "summary_tokens": sum(call.input_tokens + call.output_tokens for call in agent.log.calls if call.purpose == "summary"),
-        "masks": agent.log.count("mask"),
-        "fixed_tokens": agent.fixed_tokens,
-        "wrapper_seconds": round(wrapper_overhead_seconds(agent), 6),
-        "wrapper_seconds_per_turn": wrapper_per_turn,
-        "seconds": round(time.perf_counter() - started, 4),
-        "transcript": str(transcript.relative_to(out_dir)), "error": error,
-    }
+    goal_answers = [probe.answered for probe in probes if probe.kind == "goal"]
+    return RunRecord(
+        agent=entry.name, task=task.name, run=run, category=task.category, model=agent.model_name,
+        budget_tokens=agent.budget_tokens,
+        success=error is None and all(check["passed"] for check in checks) and all(goal_answers),
+        error=error, failed_step=failed_step, checks=checks, probes=probes,
+        facts=end_of_run_facts(agent, task.facts), totals=agent.log.totals(), turns=len(wrapper_per_turn),
+        fixed_tokens=measured_fixed_tokens(agent),
+        summary_tokens=sum(call.input_tokens + call.output_tokens for call in agent.log.calls if call.purpose == "summary"),
+        masks=agent.log.count("mask"), wrapper_seconds=round(wrapper_overhead_seconds(agent), 6),
+        wrapper_seconds_per_turn=wrapper_per_turn, seconds=round(time.perf_counter() - started, 4),
+        settings=agent.settings(), transcript=str(transcript.relative_to(out_dir)),
+    )
+
+
+def unreached_probes(task: Task, step_number: int, kind: ProbeKind, step: Step) -> list[ProbeRecord]:
+    """Probes of a step the run never reached: misses."""
+    items = probe_items(kind, task.goal_text, task.facts, [check.contains for check in step.checks if check.contains])
+    return [ProbeRecord(step=step_number, kind=kind, text=item, in_context=False, recoverable=False, answered=False,
+                        reached=False) for item in items]
+
+
+def measured_fixed_tokens(agent: BaseAgent) -> int:
+    """What every agent request carried besides the messages (system prompt and tool schemas), as measured."""
+    measured = [call.fixed_tokens for call in agent.log.agent_calls() if call.fixed_tokens is not None]
+    return max(measured, default=agent.fixed_tokens)
 
 
 def wrapper_overhead_seconds(agent: BaseAgent) -> float:
     """Seconds spent in context wrappers and telemetry, not counting summary model calls."""
     return agent.log.wrapper_seconds  # the log already leaves summary model calls out
-
-
-def fact_retention(agent: BaseAgent, facts: list[str]) -> list[dict[str, Any]]:
-    """For each planted fact: is it still in the context, and is it in the archive or an offloaded file?"""
-    context_text = _texts(agent.messages)
-    archive = getattr(agent, "archive", None)
-    stored_text = _texts(archive.messages()) if archive is not None else ""
-    stored_text += "\n".join(path.read_text(encoding="utf-8", errors="replace")
-                             for path in sorted(agent.workspace.scratch_dir.glob("*")) if path.is_file())
-    folded_context, folded_stored = context_text.casefold(), stored_text.casefold()
-    return [{"fact": fact, "in_context": fact.casefold() in folded_context,
-             "in_archive": fact.casefold() in folded_stored} for fact in facts]
-
-
-def _texts(messages: Iterable[BaseMessage]) -> str:
-    return "\n".join(message.content if isinstance(message.content, str) else json.dumps(message.content)
-                     for message in messages)
 
 
 def _fresh_workspace(run_dir: Path) -> Workspace:
@@ -165,75 +207,123 @@ def _write_transcript(out_dir: Path, agent: BaseAgent, task: str, run: int) -> P
 
 # --- many runs ----------------------------------------------------------------------
 
-def completed_runs(out_dir: Path) -> set[RunKey]:
-    """Runs already recorded without an error in ``out_dir/runs.jsonl``."""
-    return {RunKey(record["agent"], record["task"], record["run"])
-            for record in read_runs(out_dir) if not record.get("error")}
-
-
-def read_runs(out_dir: Path) -> list[dict[str, Any]]:
-    """Every record in runs.jsonl, the last one winning when a run was repeated."""
-    path = Path(out_dir) / RUNS_FILE
-    if not path.exists():
-        return []
-    latest: dict[RunKey, dict[str, Any]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            print(f"{path}: line {number} is not valid JSON (an interrupted write?); ignored", file=sys.stderr)
-            continue
-        latest[RunKey(record["agent"], record["task"], record["run"])] = record
-    return list(latest.values())
-
-
-def run(agents: Iterable[str], tasks: list[Task], runs: int, out_dir: str | Path, model: str | None = None,
+def run(agents: Iterable[str | AgentEntry], tasks: list[Task], runs: int, out_dir: str | Path, model: str | ModelOptions | None = None,
         concurrency: int = 1, resume: bool = True, progress: bool = True,
-        on_record: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Run every (agent, task, run) not already done; append each record to runs.jsonl; return the new ones."""
+        on_record: Callable[[RunRecord], None] | None = None, settings: dict[str, Any] | None = None,
+        max_cost_usd: float | None = None) -> list[dict[str, Any]]:
+    """Run every (agent, task, run) not already done; append each record to runs.jsonl; return the new ones (as dicts).
+
+    Problems found in an existing runs.jsonl are reported on stderr, one line each.
+    """
+    suite = Suite(agents, tasks, runs, model, settings)
+    return [record.to_dict() for record in run_suite(suite, out_dir, concurrency, resume, progress, on_record, max_cost_usd)]
+
+
+def run_suite(suite: Suite, out_dir: str | Path, concurrency: int = 1, resume: bool = True, progress: bool = True,
+              on_record: Callable[[RunRecord], None] | None = None, max_cost_usd: float | None = None) -> list[RunRecord]:
+    """``run`` for an already-resolved suite; returns the new records."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    agents = [agent for agent in agents if agent not in unavailable_agents(agents)]
-    if not resume and (out_dir / RUNS_FILE).exists():
-        (out_dir / RUNS_FILE).unlink()
-    done = completed_runs(out_dir) if resume else set()
-    todo = [(task, agent, number) for agent in agents for task in tasks for number in range(1, runs + 1)
-            if RunKey(agent, task.name, number) not in done]
+    if not resume and runs_path(out_dir).exists():
+        runs_path(out_dir).unlink()
+    existing = read_runs(out_dir)
+    for problem in existing.problems:
+        print(problem, file=sys.stderr)
+    end_cleanly(out_dir)
+    todo = suite.todo(completed_runs(existing) if resume else set())
+    guard = CostGuard(max_cost_usd) if max_cost_usd is not None else None
     lock = threading.Lock()
-    records: list[dict[str, Any]] = []
+    records: list[RunRecord] = []
 
-    def keep(record: dict[str, Any]) -> None:
-        with lock, (out_dir / RUNS_FILE).open("a", encoding="utf-8") as stream:
-            stream.write(json.dumps(record) + "\n")
-        records.append(record)
+    def one(task: Task, entry: AgentEntry, number: int) -> RunRecord:
+        return run_one(task, entry, number, out_dir, suite.model, suite.configs.get(entry.name), suite.v2_config, guard)
+
+    def keep(record: RunRecord) -> None:
+        with lock:
+            append_run(out_dir, record)
+            records.append(record)
+        if guard is not None:
+            guard.add_finished(record.totals.get("estimated_cost_usd") or 0.0)
         if on_record:
             on_record(record)
 
     bar = tqdm(total=len(todo), desc="benchmark", unit="run", file=sys.stderr, disable=not progress)
-    if concurrency <= 1:
-        for task, agent, number in todo:
-            bar.set_postfix_str(f"{agent} {task.name} #{number}")
-            keep(run_one(task, agent, number, out_dir, model))
-            bar.update()
-    else:
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futures = [pool.submit(run_one, task, agent, number, out_dir, model) for task, agent, number in todo]
-            for future in as_completed(futures):
-                keep(future.result())
+    try:
+        if concurrency <= 1:
+            for task, entry, number in todo:
+                bar.set_postfix_str(f"{entry.name} {task.name} #{number}")
+                keep(one(task, entry, number))
                 bar.update()
-    bar.close()
+        else:
+            _run_in_threads(todo, one, keep, bar, concurrency)
+    finally:
+        bar.close()
     return records
 
 
-def run_benchmark(agents: Iterable[str] = DEFAULT_AGENTS, task_names: list[str] | None = None,
-                  tasks_file: str | Path | None = None, runs: int = 3, model: str | None = None,
-                  out_dir: str | Path = "results/bench", concurrency: int = 1, resume: bool = True) -> str:
-    """Run, then score: returns the Markdown results table (also written to out_dir/results.md)."""
-    from flawedcode.bench.scoring import score
+def _run_in_threads(todo: list[tuple[Task, AgentEntry, int]], one: Callable[..., RunRecord],
+                    keep: Callable[[RunRecord], None], bar: tqdm, concurrency: int) -> None:
+    stop: CostLimitReached | None = None
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = [pool.submit(one, *item) for item in todo]
+        for future in as_completed(futures):
+            try:
+                keep(future.result())
+            except CostLimitReached as reached:
+                stop = stop or reached
+                for pending in futures:
+                    pending.cancel()
+            bar.update()
+    if stop is not None:
+        raise stop
 
-    agents = list(agents)
+
+def preview_cost(suite: Suite, out_dir: str | Path, progress: bool = False) -> CostPreview:
+    """Run the same suite on the offline model (into out_dir/cost-preview, resumable) and price it for ``suite.model``."""
+    preview_dir = Path(out_dir) / PREVIEW_DIR
+    run_suite(suite.offline(), preview_dir, progress=progress)
+    wanted = {RunKey(entry.name, task.name, number) for task, entry, number in suite.todo(set())}
+    records = [record for record in read_runs(preview_dir).records if record.key in wanted]
+    return CostPreview(
+        model_spec=str(suite.model), runs=len(records),
+        calls=sum(record.totals.get("model_calls", 0) for record in records),
+        input_tokens=sum(record.totals.get("input_tokens", 0) for record in records),
+        output_tokens=sum(record.totals.get("output_tokens", 0) for record in records),
+        pricing=pricing_of(str(suite.model)),
+    )
+
+
+class SpendingDeclined(Exception):
+    """The cost preview was shown and the answer was no: nothing was sent to the model."""
+
+
+def run_benchmark(agents: Iterable[str | AgentEntry] = DEFAULT_AGENTS, task_names: list[str] | None = None,
+                  tasks_file: str | Path | None = None, runs: int = 3, model: str | ModelOptions | None = None,
+                  out_dir: str | Path = "results/bench", concurrency: int = 1, resume: bool = True,
+                  settings: dict[str, Any] | None = None, settings_source: str = "config",
+                  max_cost_usd: float | None = None, before_spending: Callable[[CostPreview], bool] | None = None,
+                  progress: bool = True) -> str:
+    """Run, then score: returns the Markdown results table (also written to out_dir/results.md).
+
+    ``settings``: one mapping of agent settings (a YAML config, read as ``chat`` reads it).
+    ``before_spending``: with a model that is not offline, called with the cost preview first;
+    a false answer raises ``SpendingDeclined`` before anything is sent.
+    When ``max_cost_usd`` stops the run, the finished runs are scored and ``CostLimitReached``
+    is raised with the table on its ``table`` attribute.
+    """
     tasks = load_tasks(task_names, tasks_file)
-    run(agents, tasks, runs, out_dir, model=model, concurrency=concurrency, resume=resume)
-    return score(out_dir, agents=agents, tasks=tasks)
+    suite = Suite(list(agents), tasks, runs, model, settings, settings_source)
+    if max_cost_usd is not None and not is_offline(model) and not pricing_of(str(model)).profile.priced:
+        raise ModelConfigError(f"--max-cost needs the model's prices, and none are known for {model}; "
+                               "run without --max-cost, or with a model listed in flawedcode/models/profiles.py")
+    if before_spending is not None and not is_offline(model):
+        bench_model(model)  # a bad spec, a missing key or an unreachable server fails here, before anything runs
+        if not before_spending(preview_cost(suite, out_dir)):
+            raise SpendingDeclined("nothing was sent to the model")
+    names = [entry.name for entry in suite.entries]
+    try:
+        run_suite(suite, out_dir, concurrency=concurrency, resume=resume, progress=progress, max_cost_usd=max_cost_usd)
+    except CostLimitReached as reached:
+        reached.table = score(out_dir, agents=names, tasks=tasks, skipped=suite.skipped)
+        raise
+    return score(out_dir, agents=names, tasks=tasks, skipped=suite.skipped)

@@ -4,7 +4,7 @@ A task file holds ``tasks:``, a list of tasks (or a single task mapping)::
 
     tasks:
       - name: sofr_average
-        category: multi_step          # file_ops | multi_step | chartbook | goal_retention | long_session
+        category: multi_step          # any name; the built-in ones: file_ops, multi_step, chartbook, goal_retention, long_session
         description: Load SOFR and report its average rate.
         goal: Load SOFR data          # what a goal-retention answer must contain (default: the first step)
         facts: ["4.8944"]             # strings planted early whose retention is measured at the end
@@ -138,7 +138,7 @@ class Task(_Strict):
     """One benchmark task."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Unique id (used in file names).")
-    category: Literal["file_ops", "multi_step", "chartbook", "goal_retention", "long_session"]
+    category: str = Field(min_length=1, description="Any name; results are grouped by it (built-in: CATEGORIES).")
     description: str = ""
     steps: list[Step] = Field(min_length=1)
     cycle: Cycle | None = Field(None, description="Turns added after the listed steps; closing steps follow.")

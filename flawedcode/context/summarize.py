@@ -85,7 +85,7 @@ from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationAr
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, GOAL_LINE, SUMMARY_PREFIX
 from flawedcode.models import ModelConfigError, context_overflow_from, input_window, learn_window
 from flawedcode.notices import warn_once
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import SUMMARY_TAG, SessionLog
 from flawedcode.tokens import TokenCounter
 
 COMPACTED_TOOL_RESULT = (
@@ -237,7 +237,7 @@ def summarize(messages: Sequence[AnyMessage], model: BaseChatModel, config: Summ
             continue
         started = time.perf_counter()
         try:
-            response = candidate.invoke([HumanMessage(prompt)])
+            response = candidate.invoke([HumanMessage(prompt)], config={"tags": [SUMMARY_TAG]})
         except ModelConfigError:  # not a failure to wait out: a setting is wrong (e.g. a replay left its recording)
             raise
         except Exception as error:  # a summary model can fail in many ways; each is reported, none is fatal
@@ -560,8 +560,8 @@ class SummarizeWithArchiveMiddleware(AgentMiddleware):
         except ContextOverflowError as error:
             overflow = context_overflow_from(error) or error
             with self.log.timing_wrapper():
-                self._learn_window(overflow)
                 tokens_before = self.fixed_tokens + self.counter.count_messages(request.messages)
+                self._learn_window(overflow, tokens_before)
                 managed = self.manage(request.messages, force=True)
             tokens_after = self.fixed_tokens + self.counter.count_messages(managed) if managed else tokens_before
             self.log.record_event("overflow_retry", tokens_before, tokens_after, error=str(error),
@@ -576,9 +576,12 @@ class SummarizeWithArchiveMiddleware(AgentMiddleware):
             update = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *managed, *model_response.result]
             return ExtendedModelResponse(model_response=model_response, command=Command(update={"messages": update}))
 
-    def _learn_window(self, overflow: BaseException) -> None:
+    def _learn_window(self, overflow: BaseException, tokens_sent: int) -> None:
         limit = getattr(overflow, "limit_tokens", None)
-        if not limit:
+        excess = getattr(overflow, "excess_tokens", None)
+        if not limit and excess:  # "N tokens too many": the window is what was sent (in the server's count) less N
+            limit = math.ceil(tokens_sent * self.log.token_calibration) - int(excess)
+        if not limit or limit <= 0:
             return
         source = f"the server's overflow error names a {limit:,}-token window"
         learn_window(self.agent_model, int(limit), source)

@@ -69,6 +69,8 @@ OVERFLOW_WORDINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 """Wordings of an overflow, provider by provider; a group, when present, captures the window it names."""
 
 LIMIT_KEYS = ("n_ctx", "max_model_len", "context_length", "max_context_length")
+EXCESS_WORDING = re.compile(rf"exceeded (?:max )?context length by {_NUMBER} tokens", re.IGNORECASE)
+"""Ollama names no window, only how far over it the prompt was."""
 """Body fields some servers add to an overflow error: the window, in tokens."""
 
 
@@ -83,10 +85,13 @@ class RecordedModelError(RuntimeError):
 class ProviderContextOverflowError(ContextOverflowError):
     """The prompt did not fit the model's window; ``limit_tokens`` is the window the error named (or None)."""
 
-    def __init__(self, message: str, *, limit_tokens: int | None = None, provider: str = "") -> None:
+    def __init__(self, message: str, *, limit_tokens: int | None = None, provider: str = "",
+                 excess_tokens: int | None = None) -> None:
         super().__init__(message)
         self.limit_tokens = limit_tokens
         self.provider = provider
+        self.excess_tokens = excess_tokens
+        """How far over the window the prompt was, when the error says only that (Ollama: "by N tokens")."""
 
 
 def one_line(text: str, max_chars: int = MAX_MESSAGE_CHARS) -> str:
@@ -148,7 +153,9 @@ def context_overflow_from(exc: BaseException) -> ProviderContextOverflowError | 
                 break
         if provider or isinstance(cause, ContextOverflowError):
             message = texts[-1] if texts else type(cause).__name__  # the body's own words, when it has any
-            return ProviderContextOverflowError(one_line(message), limit_tokens=limit, provider=provider or "LangChain")
+            excess = next((_as_int(found.group(1)) for text in texts if (found := EXCESS_WORDING.search(text))), None)
+            return ProviderContextOverflowError(one_line(message), limit_tokens=limit, provider=provider or "LangChain",
+                                                excess_tokens=excess)
     return None
 
 

@@ -347,6 +347,17 @@ class ModelOptions:
         return get_model(spec, timeout_seconds=self.timeout_seconds, window_tokens=self.window_tokens,
                          record=self.recording(), **kwargs)
 
+    def conversation_id(self, prefix: str, archive_dir: Path | None = None) -> str | None:
+        """The id of the next conversation of an agent named ``prefix``: when replaying, the recorded one (unless
+        ``archive_dir`` already holds it); when recording, a fresh one written to the recording; else None (any)."""
+        spec = self.resolved_spec()
+        if spec and spec.startswith(REPLAY_PREFIX):
+            self._player = self._player or load_recording(spec.removeprefix(REPLAY_PREFIX).strip())
+            recorded = self._player.next_conversation_id(prefix)
+            return recorded if recorded and not (archive_dir and (Path(archive_dir) / recorded).exists()) else None
+        recording = self.recording()
+        return recording.new_conversation_id(prefix) if recording is not None else None
+
     def __str__(self) -> str:
         return self.resolved_spec() or DEFAULT_SPEC
 

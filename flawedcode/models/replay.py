@@ -24,7 +24,10 @@ same request: the first unused one, else (a repeated run) the last one used.
 Every model one command builds (the demo's v1 and v2, the benchmark's runs)
 shares one ``Player``, so each recorded reply is played once, in order.
 It takes on the recorded model's name and window, so token counts, budgets and
-prices come out as they did. Two things differ between runs and are not the
+prices come out as they did. The conversation ids a recording was made with are
+written in it (``conversations``), and ``chat`` and ``demo`` reuse them when they
+replay, unless that conversation's archive folder already exists: an id reaches the
+model inside archive paths, and another id would count differently. Two things differ between runs and are not the
 model's doing, so matching ignores them: message and tool-call ids, and the
 conversation id inside ``archives/<conversation>/`` paths (random per
 conversation; a replayed reply's archive paths are renamed to this session's).
@@ -43,6 +46,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,8 +162,18 @@ class Recording:
         self.command = command
         """How the session was made (e.g. ``flawedcode demo --model openai:gpt-4o-mini``), shown when a replay differs."""
         self.calls = 0
+        self.conversation_ids: list[str] = []
         self._lock = threading.Lock()
         self._started = False
+
+    def new_conversation_id(self, prefix: str) -> str:
+        """A fresh conversation id (``<prefix>-<10 hex>``), written to the recording so a replay can reuse it."""
+        conversation_id = f"{prefix}-{uuid.uuid4().hex[:10]}"
+        with self._lock:
+            self.conversation_ids.append(conversation_id)
+            if self._started:
+                self._write_line({"type": "conversation", "id": conversation_id})
+        return conversation_id
 
     def attach(self, model: BaseChatModel) -> BaseChatModel:
         """Record every call ``model`` makes (a callback added to its own callbacks); returns the model."""
@@ -176,7 +190,7 @@ class Recording:
             if not self._started:
                 self._write_line({"type": "header", "format": FORMAT, **model,
                                   "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                  "command": self.command}, mode="w")
+                                  "command": self.command, "conversations": list(self.conversation_ids)}, mode="w")
                 self._started = True
             self.calls += 1
             self._write_line({"type": "call", "n": self.calls, "model": model["model"], "request": request, **outcome})
@@ -247,8 +261,18 @@ class Player:
     path: Path
     header: dict[str, Any]
     exchanges: list[Exchange]
+    conversation_ids: list[str] = field(default_factory=list)
     requests_seen: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def next_conversation_id(self, prefix: str) -> str | None:
+        """The next recorded conversation id of an agent named ``prefix`` (the replay reuses it), or None."""
+        with self._lock:
+            found = next((conversation for conversation in self.conversation_ids
+                          if conversation.startswith(prefix + "-")), None)
+            if found is not None:
+                self.conversation_ids.remove(found)
+            return found
 
     def play(self, request: dict[str, Any]) -> Exchange:
         """The recorded exchange for this request, or ReplayMismatchError naming it."""
@@ -358,7 +382,9 @@ def _read_player(path: Path) -> Player:
     exchanges = [Exchange(record.get("n", index), matching_key(record["request"]), record["request"],
                           record.get("response"), record.get("error"))
                  for index, record in enumerate(records[1:], start=1) if record.get("type") == "call"]
-    return Player(path, records[0], exchanges)
+    conversations = [*records[0].get("conversations", []),
+                     *(record["id"] for record in records[1:] if record.get("type") == "conversation")]
+    return Player(path, records[0], exchanges, conversations)
 
 
 class ReplayChatModel(BaseChatModel):

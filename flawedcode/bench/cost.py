@@ -1,0 +1,96 @@
+"""Before spending money: a cost preview, and a spending limit.
+
+- ``CostPreview``: the calls and tokens the same suite took on the offline model,
+  priced with the real model's profile (``flawedcode.models.profile_for``). The
+  text says where the prices come from: the list prices in
+  ``flawedcode/models/profiles.py`` (or those its server publishes); a model
+  without known prices gets no estimate (a cost is never guessed). A real model makes different calls than
+  the offline one (it may answer in fewer steps, or more), so this is an estimate.
+- ``CostGuard``: ``--max-cost USD``. Before each turn, the estimated cost so far
+  (finished runs of this invocation, plus the run in progress) is compared with
+  the limit; when it has reached it, ``CostLimitReached`` stops the benchmark.
+  The run in progress is not recorded (a rerun with the same command resumes
+  there); finished runs stay in runs.jsonl. One turn can overshoot the limit.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from flawedcode.models import ModelProfile, profile_for
+
+PROFILES_FILE = "flawedcode/models/profiles.py"
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """A model's prices and where they come from."""
+
+    profile: ModelProfile
+    source: str
+
+
+def pricing_of(model_spec: str) -> Pricing:
+    """The prices ``bench`` uses for a model spec, and a phrase saying where they come from."""
+    profile = profile_for(model_spec)
+    if not profile.priced:
+        return Pricing(profile, f"no known prices: {profile.name} is not listed in {PROFILES_FILE}")
+    prices = f"${profile.input_per_million:g} / ${profile.output_per_million:g} per million input / output tokens"
+    return Pricing(profile, f"the list prices for {profile.name} in {PROFILES_FILE} ({prices})")
+
+
+@dataclass(frozen=True)
+class CostPreview:
+    """What the suite took on the offline model, priced for the real one."""
+
+    model_spec: str
+    runs: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    pricing: Pricing
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.pricing.profile.cost(self.input_tokens, self.output_tokens)
+
+    def text(self) -> str:
+        took = (f"Cost preview for {self.model_spec}: on the offline model the same suite took {self.runs:,} runs, "
+                f"{self.calls:,} model calls, {self.input_tokens:,} input and {self.output_tokens:,} output tokens.\n")
+        if self.cost_usd is None:
+            return took + (f"There are {self.pricing.source}, so the cost cannot be estimated: check the provider's "
+                           "prices before you go ahead.")
+        return (took + f"At {self.pricing.source}, that is about ${self.cost_usd:,.4f}. "
+                "A real model makes its own calls, so treat this as an estimate.")
+
+
+class CostLimitReached(Exception):
+    """``--max-cost`` was reached; finished runs are kept and the same command resumes."""
+
+    def __init__(self, spent_usd: float, limit_usd: float) -> None:
+        super().__init__(f"stopped: the estimated cost so far (${spent_usd:,.4f}) reached --max-cost ${limit_usd:,.4f}; "
+                         "finished runs are kept in runs.jsonl, and the same command resumes where this stopped")
+        self.spent_usd = spent_usd
+        self.limit_usd = limit_usd
+        self.table = ""
+
+
+class CostGuard:
+    """Tracks the estimated spend of one benchmark invocation against ``limit_usd`` (thread-safe)."""
+
+    def __init__(self, limit_usd: float) -> None:
+        self.limit_usd = limit_usd
+        self.finished_usd = 0.0
+        self._lock = threading.Lock()
+
+    def add_finished(self, cost_usd: float) -> None:
+        with self._lock:
+            self.finished_usd += cost_usd
+
+    def check(self, running_usd: float = 0.0) -> None:
+        """Raise ``CostLimitReached`` when finished runs plus the run in progress have reached the limit."""
+        with self._lock:
+            spent = self.finished_usd + running_usd
+        if spent >= self.limit_usd:
+            raise CostLimitReached(spent, self.limit_usd)

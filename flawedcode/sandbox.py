@@ -1,0 +1,733 @@
+"""run_python's sandbox: what the agent's Python code can and cannot do, per platform.
+
+``Sandbox(workspace_root, hidden=[scratch, archives]).run(code, timeout)`` runs
+``sys.executable -c code`` and returns its exit code and output. The code is the
+model's, so it is treated as hostile. The strongest level the platform supports
+is chosen at run time (``Sandbox.isolation``, found by one trial run, then cached)
+and the tool's description tells the model only what that level enforces.
+
+Levels, strongest first:
+
+``namespaces-nobody``  Linux, running as root (CI runs as root).
+``namespaces-user``    Linux, as an ordinary user with user namespaces enabled
+                       (or as root where the workspace's filesystem has no idmapped mounts).
+``process``            Linux without usable namespaces (containers with seccomp, Ubuntu's
+                       AppArmor userns restriction), and macOS.
+``basic``              Windows (not tested here: no Windows machine).
+
+What each level enforces:
+
+====================================  =========  =========  =======  =====
+guarantee                             ns-nobody  ns-user    process  basic
+====================================  =========  =========  =======  =====
+environment built from an allow-list  yes        yes        yes      yes
+parent's environ/mem unreadable       yes (1)    yes (1)    Linux(2) no
+no network, loopback included         yes (3)    yes (3)    no       no
+only the workspace is writable        yes (4)    yes (4)    no       no
+scratch/ and archives/ hidden         yes        yes        no       no
+other processes invisible             yes        yes        no       no
+whole process tree killed             yes (5)    yes (5)    Linux(6) no (7)
+rlimits (processes, memory, files)    yes        yes (8)    yes (8)  no
+runs as another user                  nobody     no         no       no
+====================================  =========  =========  =======  =====
+
+1. A new PID namespace with its own ``/proc``: the parent has no pid there, and
+   the code has no capability left to unmount that ``/proc``. Under
+   ``namespaces-nobody`` the code is also another user (uid 65534), which the
+   kernel refuses anyway.
+2. The parent makes itself non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``, the first
+   time it runs code at this level) and the code runs with every capability
+   dropped (bounding set cleared, ``no_new_privs``), so even as uid 0 it lacks the
+   ``CAP_SYS_PTRACE`` that reading a non-dumpable process needs. On macOS a
+   process can read a same-user process's environment (``sysctl KERN_PROCARGS2``).
+3. A new network namespace whose only interface, ``lo``, is down: connecting to
+   127.0.0.1 fails with "Network is unreachable".
+4. The code sees a new root filesystem: a read-only skeleton with read-only
+   binds of ``/usr``, ``/etc``, the Python installation and its site-packages,
+   the workspace read-write, a private temporary folder (``HOME`` and ``TMPDIR``)
+   read-write, a private ``/proc``, a minimal ``/dev`` and ``/dev/shm``. Nothing
+   else of the host is visible; scratch/ and archives/ are covered by empty
+   read-only folders. As root the code runs as ``nobody`` and the workspace is
+   bound through an idmapped mount, so its files look like nobody's. Under
+   ``namespaces-user`` as root (no idmapped mounts) the code is uid 0 with no
+   capability: it can read root-only files among the folders it sees (``/etc``).
+5. The supervisor is the PID namespace's init: when the script exits (or times
+   out) it exits and the kernel kills every process left in the namespace,
+   ``setsid`` children included, so a background child holding stdout cannot
+   delay the result.
+6. The supervisor is a child subreaper: orphans, ``setsid`` ones included,
+   re-parent to it, and it kills them until none is left. On macOS only the
+   script's process group is killed, so a ``setsid`` child can outlive the call.
+7. The process is killed; its children are not.
+8. ``RLIMIT_NPROC`` counts processes per user: under ``namespaces-user`` it counts
+   only the namespace's own processes, but a root user (uid 0) is exempt from it,
+   so as root the fork bound holds only under ``namespaces-nobody``.
+
+The limits are the constants below (``MAX_PROCESSES``, ``MAX_MEMORY_BYTES``,
+``MAX_FILE_BYTES``, ``MAX_OPEN_FILES``). The environment is the variables named
+in ``ALLOWED_ENVIRONMENT`` (locale, time zone, thread counts) plus ``PATH``,
+``HOME``, ``TMPDIR`` and the fixed values in ``FIXED_ENVIRONMENT``.
+
+This file is also the supervisor: the parent starts ``python -I -S sandbox.py
+STATUS_FD`` and writes the run's settings (JSON) to its stdin. It uses the
+standard library only, and reports ``ok``, ``timeout`` or ``error: ...`` on the
+status pipe, so the script's own exit code is never mistaken for the sandbox's.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import ctypes.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+IsolationLevel = Literal["namespaces-nobody", "namespaces-user", "process", "basic"]
+
+MAX_PROCESSES = 64
+"""Processes and threads the code may have at once (``RLIMIT_NPROC``); bounds a fork bomb."""
+MAX_MEMORY_BYTES = 4 * 1024**3
+"""Address space of each process (``RLIMIT_AS``); pandas and numpy fit comfortably."""
+MAX_FILE_BYTES = 512 * 1024**2
+"""Largest file the code may write (``RLIMIT_FSIZE``)."""
+MAX_OPEN_FILES = 1024
+"""Open files per process (``RLIMIT_NOFILE``)."""
+SHM_BYTES = 64 * 1024**2
+"""Size of the private ``/dev/shm`` (multiprocessing needs one)."""
+EXTRA_CPU_SECONDS = 5
+"""``RLIMIT_CPU`` is the timeout plus this, a backstop for a supervisor that dies."""
+SUPERVISOR_GRACE_SECONDS = 5
+"""How long the parent waits past the timeout before killing the supervisor itself."""
+NOBODY_UID = NOBODY_GID = 65534
+
+ALLOWED_ENVIRONMENT = (
+    "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
+    "TZ", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    "SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE",
+)
+"""The only variables copied from the parent's environment: none can hold a credential."""
+FIXED_ENVIRONMENT = {"PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+                     "MPLBACKEND": "Agg"}
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
+SYSTEM_FOLDERS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
+"""Host folders the namespace levels show read-only (symlinks among them are copied as symlinks)."""
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+DESCRIPTIONS: dict[IsolationLevel, str] = {
+    "namespaces-nobody": "It runs in a sandbox: no network, no other processes, no API keys; only the workspace "
+                         "and a private temporary folder are writable.",
+    "namespaces-user": "It runs in a sandbox: no network, no other processes, no API keys; only the workspace "
+                       "and a private temporary folder are writable.",
+    "process": "It gets no API keys in its environment; network access and files outside the workspace are not blocked.",
+    "basic": "It gets no API keys in its environment; network access and files outside the workspace are not blocked.",
+}
+"""What the run_python tool tells the model, per level: only what the level enforces."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run produced: the exit code (None after a timeout), the raw output, and a setup error if any."""
+
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+    sandbox_error: str = ""
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up; the code did not run."""
+
+
+# --------------------------------------------------------------------------------------
+# The parent's side
+# --------------------------------------------------------------------------------------
+
+
+def sandbox_environment(home: str, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The code's whole environment: the allow-listed variables, a PATH, HOME/TMPDIR and the fixed values."""
+    environ = os.environ if environ is None else environ
+    kept = {name: environ[name] for name in ALLOWED_ENVIRONMENT if name in environ}
+    python_folder = os.path.dirname(sys.executable)
+    path = os.pathsep.join([python_folder, *SYSTEM_PATH]) if os.name == "posix" else environ.get("PATH", python_folder)
+    folders = {"HOME": home, "TMPDIR": home, "TEMP": home, "TMP": home, "MPLCONFIGDIR": home, "USERPROFILE": home}
+    return kept | {"PATH": path} | folders | FIXED_ENVIRONMENT
+
+
+def levels_to_try() -> list[IsolationLevel]:
+    """The levels this platform might support, strongest first; the first that starts is used."""
+    if sys.platform.startswith("linux"):
+        return (["namespaces-nobody"] if os.geteuid() == 0 else []) + ["namespaces-user", "process"]
+    if os.name == "posix":
+        return ["process"]
+    return ["basic"]
+
+
+@dataclass
+class Sandbox:
+    """Runs code for one workspace; ``hidden`` folders (scratch/, archives/) are invisible to it where possible."""
+
+    workspace_root: Path
+    hidden: tuple[Path, ...] = ()
+    forced_level: IsolationLevel | None = None  # tests use it to check each level this platform has
+    _level: IsolationLevel | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @property
+    def level(self) -> IsolationLevel:
+        """The strongest level that works here (found by a trial run the first time it is asked)."""
+        with self._lock:
+            if self._level is None:
+                self._level = self.forced_level or self._first_working_level()
+            return self._level
+
+    def starts(self, level: IsolationLevel) -> bool:
+        """True if ``level`` can be set up here (a trial run of ``pass``)."""
+        if level not in levels_to_try():
+            return False
+        result = self._run_at(level, "pass", timeout=20, max_output_bytes=4_096)
+        return not result.sandbox_error and result.exit_code == 0
+
+    def description(self) -> str:
+        return DESCRIPTIONS[self.level]
+
+    def run(self, code: str, timeout: float, max_output_bytes: int) -> RunResult:
+        """Run ``code`` with the workspace as current folder; never raises for what the code does."""
+        return self._run_at(self.level, code, timeout, max_output_bytes)
+
+    def _first_working_level(self) -> IsolationLevel:
+        candidates = levels_to_try()
+        key = (os.stat(self.workspace_root).st_dev, os.geteuid() if hasattr(os, "geteuid") else 0)
+        if key not in _levels_found:  # the level depends on the platform and the workspace's filesystem
+            _levels_found[key] = next((level for level in candidates[:-1] if self.starts(level)), candidates[-1])
+        return _levels_found[key]
+
+    def _run_at(self, level: IsolationLevel, code: str, timeout: float, max_output_bytes: int) -> RunResult:
+        if level == "basic":
+            return _run_basic(self.workspace_root, code, timeout, max_output_bytes)
+        if level == "process" and sys.platform.startswith("linux"):
+            make_parent_undumpable()
+        run_dir = Path(tempfile.mkdtemp(prefix="flawedcode-run-"))
+        try:
+            home = run_dir / "home"
+            home.mkdir()
+            if level == "namespaces-nobody":
+                os.chown(home, NOBODY_UID, NOBODY_GID)
+            settings = self._settings(level, code, timeout, run_dir, home)
+            return _supervise(settings, timeout, max_output_bytes)
+        finally:
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+    def _settings(self, level: IsolationLevel, code: str, timeout: float, run_dir: Path, home: Path) -> dict[str, Any]:
+        nobody = level == "namespaces-nobody"
+        return {
+            "level": level,
+            "parent_pid": os.getpid(),
+            "workspace": str(self.workspace_root),
+            "home": str(home),
+            "new_root": str(run_dir / "root"),
+            "read_only": python_folders(),
+            "hidden": [str(folder) for folder in self.hidden],
+            "uid": NOBODY_UID if nobody else os.geteuid(),
+            "gid": NOBODY_GID if nobody else os.getegid(),
+            "max_processes": MAX_PROCESSES + (processes_of(NOBODY_UID) if nobody else 0),
+            "timeout": timeout,
+            "argv": [sys.executable, "-c", code],
+            "env": sandbox_environment(str(home)),
+        }
+
+
+_levels_found: dict[tuple[int, int], IsolationLevel] = {}
+
+
+def python_folders() -> list[str]:
+    """Folders the code needs to run this Python: its installation, the virtualenv, and site-packages."""
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+               os.path.dirname(os.path.realpath(sys.executable))}
+    folders.update(entry for entry in sys.path
+                   if os.path.isabs(entry) and os.path.basename(entry) in {"site-packages", "dist-packages"})
+    return outermost(os.path.realpath(folder) for folder in folders if os.path.isdir(folder))
+
+
+def outermost(folders: Iterable[str]) -> list[str]:
+    """The folders that are not inside another one of them (or inside a system folder), sorted."""
+    kept: list[str] = []
+    for folder in sorted(set(folders)):
+        if not any(_inside(folder, other) for other in (*kept, *SYSTEM_FOLDERS)):
+            kept.append(folder)
+    return kept
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def processes_of(uid: int) -> int:
+    """How many processes a user has now (RLIMIT_NPROC counts them all, not just the sandbox's)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                continue
+    return count
+
+
+_undumpable = False
+
+
+def make_parent_undumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0): same-user processes can no longer read this process's environ or memory."""
+    global _undumpable
+    if not _undumpable:
+        _prctl(PR_SET_DUMPABLE, 0)
+        _undumpable = True
+
+
+def _supervise(settings: dict[str, Any], timeout: float, max_output_bytes: int) -> RunResult:
+    """Start the supervisor (this file), hand it the settings, collect the output and the status."""
+    status_read, status_write = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__), str(status_write)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(status_write,), env={}, cwd="/", start_new_session=True,
+        )
+    finally:
+        os.close(status_write)
+    capture = BoundedCapture(max_output_bytes)
+    reader = threading.Thread(target=capture.read_all, args=(process.stdout,), daemon=True)
+    reader.start()
+    with os.fdopen(status_read, "rb") as status_stream:
+        try:
+            process.stdin.write(json.dumps(settings).encode("utf-8"))
+            process.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            exit_code = process.wait(timeout=timeout + SUPERVISOR_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            exit_code = None
+        reader.join(timeout=SUPERVISOR_GRACE_SECONDS)
+        status = status_stream.read().decode("utf-8", errors="replace").splitlines()
+    if any(line.startswith("error: ") for line in status):
+        error = next(line for line in status if line.startswith("error: "))[len("error: "):]
+        return RunResult(None, capture.text(), sandbox_error=error)
+    timed_out = "timeout" in status or exit_code is None
+    return RunResult(None if timed_out else exit_code, capture.text(), timed_out=timed_out)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def _run_basic(workspace_root: Path, code: str, timeout: float, max_output_bytes: int) -> RunResult:
+    """Windows: an allow-listed environment and a timeout; nothing else is isolated."""
+    home = tempfile.mkdtemp(prefix="flawedcode-run-")
+    try:
+        process = subprocess.Popen([sys.executable, "-c", code], cwd=workspace_root, env=sandbox_environment(home),
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        capture = BoundedCapture(max_output_bytes)
+        reader = threading.Thread(target=capture.read_all, args=(process.stdout,), daemon=True)
+        reader.start()
+        try:
+            exit_code: int | None = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            exit_code = None
+        reader.join(timeout=SUPERVISOR_GRACE_SECONDS)
+        return RunResult(exit_code, capture.text(), timed_out=exit_code is None)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+class BoundedCapture:
+    """Keeps the first and last ``max_bytes // 2`` bytes of a stream and counts what it dropped."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.keep = max_bytes // 2
+        self.head = bytearray()
+        self.tail: collections.deque[bytes] = collections.deque()
+        self.tail_size = 0
+        self.dropped = 0
+
+    def read_all(self, stream: Any) -> None:
+        for chunk in iter(lambda: stream.read1(65_536), b""):
+            self.add(chunk)
+        stream.close()
+
+    def add(self, chunk: bytes) -> None:
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail and self.tail_size - len(self.tail[0]) >= self.keep:
+            self.dropped += len(self.tail[0])
+            self.tail_size -= len(self.tail.popleft())
+
+    def text(self) -> str:
+        """What was kept (decoded with replacement), with a marker saying how much was cut from the middle."""
+        tail = b"".join(self.tail)
+        extra = max(0, len(tail) - self.keep)
+        tail, dropped = tail[extra:], self.dropped + extra
+        head = self.head.decode("utf-8", errors="replace")
+        rest = tail.decode("utf-8", errors="replace")
+        if not dropped:
+            return head + rest
+        return f"{head}\n... [{dropped:,} bytes of output cut from the middle] ...\n{rest}"
+
+
+# --------------------------------------------------------------------------------------
+# Linux system calls (ctypes; the constants are from the kernel's uapi headers)
+# --------------------------------------------------------------------------------------
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 36, 38, 47, 4
+SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442  # the same number on every architecture
+OPEN_TREE_CLONE, OPEN_TREE_CLOEXEC = 0x1, 0o2000000
+AT_EMPTY_PATH, AT_RECURSIVE, MOVE_MOUNT_F_EMPTY_PATH = 0x1000, 0x8000, 0x4
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV, MOUNT_ATTR_IDMAP = 0x1, 0x2, 0x4, 0x100000
+AT_FDCWD = -100
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+_libc_handle: Any = None
+
+
+def _libc() -> Any:
+    global _libc_handle
+    if _libc_handle is None:
+        _libc_handle = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        _libc_handle.syscall.restype = ctypes.c_long
+    return _libc_handle
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+    return result
+
+
+def _prctl(option: int, value: int, arg3: int = 0) -> None:
+    _check(_libc().prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(arg3), ctypes.c_ulong(0), ctypes.c_ulong(0)),
+           f"prctl({option})")
+
+
+def _unshare(flags: int) -> None:
+    _check(_libc().unshare(flags), "unshare")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    _check(_libc().mount(_bytes_or_none(source), target.encode(), _bytes_or_none(fstype), ctypes.c_ulong(flags),
+                         _bytes_or_none(data)), f"mount {target}")
+
+
+def _bytes_or_none(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
+def _mount_setattr(path: str, attr_set: int, *, recursive: bool, userns_fd: int = 0, fd: int = AT_FDCWD) -> None:
+    attr = _MountAttr(attr_set, 0, 0, userns_fd)
+    flags = (AT_RECURSIVE if recursive else 0) | (AT_EMPTY_PATH if not path else 0)
+    _check(_libc().syscall(SYS_MOUNT_SETATTR, fd, path.encode(), flags, ctypes.byref(attr), ctypes.sizeof(attr)),
+           f"mount_setattr {path or fd}")
+
+
+# --------------------------------------------------------------------------------------
+# The supervisor's side (this file run as a script)
+# --------------------------------------------------------------------------------------
+
+
+def supervisor_main(status_fd: int) -> None:
+    """Set up the level, run the code as a child, report on the status pipe, exit with the code's exit code."""
+    status = os.fdopen(status_fd, "w", buffering=1)
+    try:
+        if sys.platform.startswith("linux"):
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        settings = json.loads(sys.stdin.buffer.read())
+        if os.getppid() != settings["parent_pid"]:
+            os._exit(1)  # the parent died before we could ask to die with it
+        _stdin_from_devnull()
+        if settings["level"].startswith("namespaces"):
+            code = _run_in_namespaces(settings, status)
+        else:
+            code = _run_as_process(settings, status)
+    except BaseException as error:  # report, never a traceback the model would read as the script's
+        status.write(f"error: {type(error).__name__}: {error}\n")
+        status.flush()
+        os._exit(1)
+    os._exit(code)
+
+
+def _stdin_from_devnull() -> None:
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+
+
+def _run_in_namespaces(settings: dict[str, Any], status: Any) -> int:
+    """New mount, PID, network, IPC and UTS namespaces (plus a user namespace for an ordinary user)."""
+    idmap_fd = _idmap_userns(settings["uid"], settings["gid"]) if settings["level"] == "namespaces-nobody" else -1
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if settings["level"] == "namespaces-user":
+        uid, gid = os.geteuid(), os.getegid()
+        _unshare(flags | CLONE_NEWUSER)
+        Path("/proc/self/setgroups").write_text("deny")
+        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    else:
+        _unshare(flags)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing we mount is seen by the host
+    init = os.fork()
+    if init == 0:  # pid 1 of the new PID namespace: when it exits, every process left in it is killed
+        try:
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            _build_root(settings, idmap_fd)
+            _drop_privileges(settings)
+            os._exit(_run_child(settings, status, sweep=None))
+        except BaseException as error:
+            status.write(f"error: {type(error).__name__}: {error}\n")
+            status.flush()
+            os._exit(1)
+    status.close()
+    return _exit_code(os.waitpid(init, 0)[1])
+
+
+def _idmap_userns(uid: int, gid: int) -> int:
+    """A user namespace mapping uid/gid 0 to ``uid``/``gid``: the idmap that shows root's files as nobody's."""
+    ready_read, ready_write = os.pipe()
+    done_read, done_write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            _unshare(CLONE_NEWUSER)
+            os.write(ready_write, b"1")
+            os.read(done_read, 1)
+        finally:
+            os._exit(0)
+    try:
+        if os.read(ready_read, 1) != b"1":
+            raise OSError("could not create a user namespace for the idmapped mount")
+        Path(f"/proc/{child}/uid_map").write_text(f"0 {uid} 1")
+        Path(f"/proc/{child}/setgroups").write_text("deny")
+        Path(f"/proc/{child}/gid_map").write_text(f"0 {gid} 1")
+        return os.open(f"/proc/{child}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    finally:
+        os.write(done_write, b"1")
+        os.waitpid(child, 0)
+        for fd in (ready_read, ready_write, done_read, done_write):
+            os.close(fd)
+
+
+def _build_root(settings: dict[str, Any], idmap_fd: int) -> None:
+    """Assemble the new root (see the module docstring, note 4) under ``new_root`` and chroot into it."""
+    root = settings["new_root"]
+    os.makedirs(root, exist_ok=True)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for folder in SYSTEM_FOLDERS:
+        if os.path.islink(folder):
+            os.symlink(os.readlink(folder), root + folder)
+        elif os.path.isdir(folder):
+            _bind(folder, root, read_only=True)
+    for folder in settings["read_only"]:
+        _bind(folder, root, read_only=True)
+    _bind(settings["workspace"], root, read_only=False, idmap_fd=idmap_fd)
+    _bind(settings["home"], root, read_only=False)
+    _make_dev(root)
+    os.makedirs(root + "/proc", exist_ok=True)
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for folder in settings["hidden"]:
+        if os.path.isdir(root + folder):
+            _mount("tmpfs", root + folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "size=4k,mode=0555")
+    _mount_setattr(root, MOUNT_ATTR_RDONLY, recursive=False)
+    os.chroot(root)
+    os.chdir(settings["workspace"])
+
+
+def _bind(source: str, root: str, *, read_only: bool, idmap_fd: int = -1) -> None:
+    """Show host folder ``source`` at the same path inside ``root``."""
+    target = root + source
+    if not os.path.isdir(target):
+        os.makedirs(target, exist_ok=True)
+    if idmap_fd >= 0:
+        tree = _check(_libc().syscall(SYS_OPEN_TREE, AT_FDCWD, source.encode(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC),
+                      f"open_tree {source}")
+        try:
+            _mount_setattr("", MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, recursive=False,
+                           userns_fd=idmap_fd, fd=tree)
+            _check(_libc().syscall(SYS_MOVE_MOUNT, tree, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH),
+                   f"move_mount {source}")
+        finally:
+            os.close(tree)
+        return
+    _mount(source, target, None, MS_BIND | MS_REC)
+    attributes = MOUNT_ATTR_NOSUID | (MOUNT_ATTR_RDONLY if read_only else 0)
+    _mount_setattr(target, attributes, recursive=True)
+
+
+def _make_dev(root: str) -> None:
+    """A minimal /dev: a few harmless devices, the standard stream links and a private /dev/shm."""
+    dev = root + "/dev"
+    os.makedirs(dev, exist_ok=True)
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID, "mode=0755,size=64k")
+    for name in DEVICES:
+        Path(f"{dev}/{name}").touch()
+        _mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{dev}/{name}")
+    os.makedirs(f"{dev}/shm")
+    _mount("tmpfs", f"{dev}/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SHM_BYTES}")
+
+
+def _drop_privileges(settings: dict[str, Any]) -> None:
+    """No capability survives: clear the bounding and ambient sets, set no_new_privs, and (as root) become nobody."""
+    last_capability = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for capability in range(last_capability + 1):
+        _prctl(PR_CAPBSET_DROP, capability)
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    if settings["level"] == "namespaces-nobody":
+        os.setgroups([])
+        os.setresgid(settings["gid"], settings["gid"], settings["gid"])
+        os.setresuid(settings["uid"], settings["uid"], settings["uid"])
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def _run_as_process(settings: dict[str, Any], status: Any) -> int:
+    """No namespaces: capabilities dropped, and (Linux) a subreaper that kills every descendant at the end."""
+    linux = sys.platform.startswith("linux")
+    if linux:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    if linux and os.geteuid() == 0:
+        _drop_privileges(settings)
+    os.chdir(settings["workspace"])
+    return _run_child(settings, status, sweep=_kill_descendants if linux else _kill_child_group)
+
+
+def _run_child(settings: dict[str, Any], status: Any, sweep: Any) -> int:
+    """Fork the code's process, wait for it (at most the timeout), then clean up and return its exit code."""
+    status.write("ok\n")
+    status.flush()
+    child = os.fork()
+    if child == 0:
+        try:
+            status.close()
+            os.setpgid(0, 0)
+            _set_limits(settings)
+            os.execve(settings["argv"][0], settings["argv"], settings["env"])
+        finally:
+            os._exit(127)
+    code = _wait_with_deadline(child, time.monotonic() + settings["timeout"])
+    if code is None:
+        status.write("timeout\n")
+        status.flush()
+    if sweep is not None:
+        sweep(child)
+    status.close()
+    return 0 if code is None else code
+
+
+def _set_limits(settings: dict[str, Any]) -> None:
+    import resource
+
+    cpu = int(settings["timeout"]) + EXTRA_CPU_SECONDS
+    for name, value in (("RLIMIT_NPROC", settings["max_processes"]), ("RLIMIT_AS", MAX_MEMORY_BYTES),
+                        ("RLIMIT_FSIZE", MAX_FILE_BYTES), ("RLIMIT_NOFILE", MAX_OPEN_FILES),
+                        ("RLIMIT_CORE", 0), ("RLIMIT_CPU", cpu)):
+        limit = getattr(resource, name, None)
+        if limit is None:
+            continue
+        _soft, hard = resource.getrlimit(limit)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(limit, (value, value))
+
+
+def _wait_with_deadline(child: int, deadline: float) -> int | None:
+    """The child's exit code, or None if it is still running at the deadline (then it is killed)."""
+    while True:
+        pid, wait_status = os.waitpid(child, os.WNOHANG)
+        if pid == child:
+            return _exit_code(wait_status)
+        if time.monotonic() >= deadline:
+            try:
+                os.killpg(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(child, 0)
+            return None
+        time.sleep(0.01)
+
+
+def _exit_code(wait_status: int) -> int:
+    if os.WIFSIGNALED(wait_status):
+        return 128 + os.WTERMSIG(wait_status)
+    return os.WEXITSTATUS(wait_status)
+
+
+def _kill_descendants(_child: int) -> None:
+    """As a child subreaper, every orphan re-parents to us: kill our children until none is left."""
+    me = os.getpid()
+    while children := _children_of(me):
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:  # reap whatever died
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+
+
+def _children_of(parent: int) -> list[int]:
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                children.append(int(entry))
+    return children
+
+
+def _kill_child_group(child: int) -> None:
+    try:
+        os.killpg(child, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+if __name__ == "__main__":
+    supervisor_main(int(sys.argv[1]))
