@@ -41,10 +41,13 @@ bench-readme: install-test
 	$(BIN)/flawedcode bench --agents $(BENCH_AGENTS) --runs 3 --out results/bench
 	$(BIN)/python -m flawedcode.bench.readme results/bench README.md
 
-# Re-run the lessons and store their outputs (nbval compares them); drop per-cell timestamps.
+# Re-run the lessons and their solutions and store their outputs (nbval compares them); tidy_outputs.py
+# drops per-cell timestamps and stored widget views (a saved notebook shows the lab's picture instead).
+NOTEBOOKS = notebooks/*.ipynb notebooks/solutions/*.ipynb
 notebooks: install-test
-	for notebook in notebooks/*.ipynb; do $(BIN)/jupyter nbconvert --to notebook --execute --inplace "$$notebook" || exit 1; done
-	$(BIN)/python -c "import glob, nbformat; [nbformat.write(nb, path) for path in sorted(glob.glob('notebooks/*.ipynb')) for nb in [nbformat.read(path, as_version=4)] if not [cell.metadata.pop('execution', None) for cell in nb.cells] or True]"
+	for notebook in $(NOTEBOOKS); do env -u FLAWEDCODE_MODEL $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.store_widget_state=False "$$notebook" || exit 1; done
+	$(BIN)/python notebooks/tidy_outputs.py $(NOTEBOOKS)
 
 # Performance figures (printed, not asserted: machines here are shared and noisy).
 benchmarks: install-test
@@ -52,9 +55,13 @@ benchmarks: install-test
 	$(BIN)/python tests/benchmarks/bench_context.py
 	$(BIN)/python tests/benchmarks/bench_workload_b.py
 	$(BIN)/python tests/benchmarks/bench_real_models.py
+	$(BIN)/python tests/benchmarks/bench_scale.py
 
+# JupyterLab on the lessons. As root (CI, many containers) Jupyter needs --allow-root; LAB_ARGS adds more
+# (e.g. LAB_ARGS="--ip=0.0.0.0 --no-browser" inside a container).
+LAB_ARGS ?=
 lab: install-test
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks/
 
 clean:
 	rm -rf scratch/*.txt archives/*/ results/ .pytest_cache

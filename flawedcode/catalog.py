@@ -35,19 +35,20 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING
 
 from flawedcode import paths
+
+if TYPE_CHECKING:  # pandas and pyarrow are imported where rows are read (CONTRIBUTING: no heavy imports up front)
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    DateLike = str | dt.date | pd.Timestamp
 
 MANIFEST_NAME = "chartbook.toml"
 DATE_FORMAT_HINT = "YYYY-MM-DD, e.g. 2024-09-18"
 # Keys of a catalog's [pipelines] table that configure the registry instead of naming a pipeline
 RESERVED_PIPELINE_KEYS = frozenset({"members", "exclude", "disabled"})
-
-DateLike = str | dt.date | pd.Timestamp
-
 
 class CatalogError(ValueError):
     """A catalog request that cannot be served; the message says what to do instead."""
@@ -187,6 +188,8 @@ class Catalog:
                 f"Swap them; {info.ref} covers {info.start} to {info.end}."
             )
         limit = _check_limit(limit)
+        import pandas as pd
+
         frame = pd.read_parquet(info.path, columns=wanted)
         frame = frame.sort_values(info.date_column, kind="stable").reset_index(drop=True)
         frame = _filter_dates(frame, info, first, last)
@@ -289,6 +292,8 @@ def _read_pipeline(pipeline: str, folder: Path) -> dict[str, _Entry]:
 
 def _describe(entry: _Entry) -> DataframeInfo:
     """Row count, columns and date span from the parquet footer: no rows are read."""
+    import pyarrow.parquet as pq
+
     try:
         parquet = pq.ParquetFile(entry.path)
     except FileNotFoundError:
@@ -322,6 +327,8 @@ def _date_span(parquet: pq.ParquetFile, entry: _Entry) -> tuple[str, str]:
     for group in range(parquet.metadata.num_row_groups):
         stats = parquet.metadata.row_group(group).column(index).statistics
         if stats is None or not stats.has_min_max:
+            import pandas as pd
+
             dates = pd.to_datetime(parquet.read(columns=[entry.date_column]).column(0).to_pandas())
             return _day(dates.min()), _day(dates.max())
         lows.append(stats.min)
@@ -332,6 +339,8 @@ def _date_span(parquet: pq.ParquetFile, entry: _Entry) -> tuple[str, str]:
 
 
 def _day(value) -> str:
+    import pandas as pd
+
     return pd.Timestamp(value).strftime("%Y-%m-%d")
 
 
@@ -351,6 +360,8 @@ def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
 def _parse_date(value: DateLike | None, which: str) -> pd.Timestamp | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    import pandas as pd
+
     if isinstance(value, (dt.date, pd.Timestamp)):
         return pd.Timestamp(value).normalize()
     text = str(value).strip()
@@ -373,6 +384,8 @@ def _filter_dates(
 ) -> pd.DataFrame:
     if first is None and last is None:
         return frame
+    import pandas as pd
+
     dates = pd.to_datetime(frame[info.date_column])
     keep = pd.Series(True, index=frame.index)
     if first is not None:

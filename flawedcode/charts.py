@@ -4,17 +4,23 @@ Two charts, both drawn for a projector (16 pt labels, 14 pt ticks, thick lines,
 the Okabe-Ito colour-blind-safe palette):
 
 **The context chart** (``plot_context``, ``save_context_chart``, ``LiveChart``).
-x is the agent's model call (#), y the tokens sent to the model at that call
-(system prompt + tool schemas + messages, counted exactly). One line per agent.
-Dashed black line: the budget. Dotted line in the agent's colour: the token
-count at which its summarizer fires. Markers sit on the agent's line at the
-call that first saw a context event, with a text label:
+x is the step (the user's request: step 1, 2, ... as the lessons number them);
+each dot is one of the agent's model calls in that step, spread evenly across it,
+so several agents line up step by step. y is the tokens sent to the model at
+that call (system prompt + tool schemas + messages, counted exactly). One line
+per agent. Dashed black line: the budget. Dotted line in the agent's colour:
+the token count at which its summarizer fires. The legend sits under the axes,
+where it hides no line. Markers sit on the agent's line at the call that first
+saw a context event, labelled with the event and its step; labels that would
+overlap are moved apart:
 
 - down-pointing triangle: **offload** (a large tool result went to scratch/);
 - star: **summary** (older messages were archived and summarized);
 - circle: **recovery** (the agent read scratch/ or searched its archive);
+- diamond: **goal lost** (the first request is no longer in the model's
+  window; recorded by ``flawedcode.lab.window.ContextWatcher``);
 - X: **overflow** retry, or a summary that failed;
-- diamond: **compaction** (no summary could be written: old tool results went to the archive);
+- filled plus: **compaction** (no summary could be written: old tool results went to the archive);
 - square: the model **truncated the prompt** (it reported far fewer input tokens than were sent).
 
 Every other model call of the session (a summarizer's, or one a library made
@@ -22,21 +28,25 @@ internally) is a small hollow square in the agent's colour, at the tokens it
 sent, just before the agent call it preceded: the chart shows all calls.
 
 v1's line climbs until it crosses the budget (and the offline model forgets
-the start of the conversation); v2's line drops at the star and stays under
-the trigger.
+the start of the conversation: the diamond); v2's line drops at the star and
+stays under the trigger.
 
 **The comparison chart** (``plot_comparison``, ``save_comparison_chart``): four
 bar panels from a benchmark's ``summary.json``, one bar per agent: peak
-context (tokens), total input tokens, success rate (%), goal retention (%).
+context (tokens, with the budget as a dashed line), tokens per success (all
+tokens / successful runs), success rate (%), goal retention (%).
 
 Rules:
 - ``chart_data(logs)`` is the single source: the plot draws exactly its
   ``points``, ``budget``, ``trigger`` and ``markers``, so a test can compare the
   axes with the data and a notebook can print the numbers behind the picture.
+- Before the first call, a chart still has sensible axes: steps 1 to
+  ``steps`` (or 1) and tokens up to the budget.
 - Figures are built with ``matplotlib.figure.Figure``, not pyplot, so nothing
   here picks a backend and a returned figure is shown once in a notebook.
 - ``LiveChart`` registers on each ``SessionLog.listeners`` and redraws after
-  every turn, updating one IPython display handle in place.
+  every turn, updating one IPython display handle in place; given the session's
+  length (``steps=``) its axes stay put while it fills.
 """
 
 from __future__ import annotations
@@ -50,7 +60,7 @@ from typing import Any
 import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
 from flawedcode.telemetry import SessionLog
 
@@ -71,14 +81,22 @@ EVENT_MARKERS: dict[str, tuple[str, str]] = {
     "offload": ("v", "offload"),
     "summarize": ("*", "summary"),
     "recovery": ("o", "recovery"),
+    "goal_lost": ("D", "goal lost"),
     "overflow_retry": ("X", "overflow"),
     "summary_failed": ("X", "summary failed"),
-    "compact": ("D", "compaction"),
+    "compact": ("P", "compaction"),
     "truncated": ("s", "prompt truncated"),
 }
-MARKER_SIZES = {"*": 22, "v": 15, "o": 13, "X": 15, "D": 13, "s": 13}
+MARKER_SIZES = {"*": 22, "v": 15, "o": 13, "X": 15, "D": 13, "P": 15, "s": 13}
+LABEL_BELOW = {"offload"}  # these labels go under their marker, the others above
+LABEL_PRIORITY = {"goal_lost": 0, "summarize": 1, "summary_failed": 2, "overflow_retry": 2, "compact": 2, "truncated": 2,
+                  "recovery": 3, "offload": 4}
+LABEL_FONT_SIZES = {"offload": 12}  # the many offload labels are a little smaller than the rest (13)
+EVERY_STEP_TICKS = 24  # up to this many steps, every step gets a tick
+STEP_SPREAD = 0.7  # the calls of one step are spread over this much of the x axis
+SIDE_CALL_OFFSET = 0.12  # a summary or internal call sits this far left of the agent call it preceded
 
-X_LABEL = "model call (#)"
+X_LABEL = "step (each dot is one model call)"
 Y_LABEL = "tokens sent to the model"
 PROJECTOR_STYLE = {
     "font.size": 14, "axes.titlesize": 18, "axes.labelsize": 16, "xtick.labelsize": 14, "ytick.labelsize": 14,
@@ -86,6 +104,9 @@ PROJECTOR_STYLE = {
     "grid.alpha": 0.3, "lines.linewidth": 3, "savefig.dpi": 150, "savefig.bbox": "tight",
 }
 CONTEXT_FIGSIZE = (12, 6.5)
+# A fixed layout (margins in figure fractions) rather than matplotlib's constrained layout: a live chart
+# redraws after every request, and the constrained layout solver was most of each redraw's time.
+CONTEXT_MARGINS = {"left": 0.085, "right": 0.985, "top": 0.92, "bottom": 0.25}
 COMPARISON_FIGSIZE = (14, 9)
 
 LogsArgument = SessionLog | Sequence[SessionLog]
@@ -95,40 +116,62 @@ LogsArgument = SessionLog | Sequence[SessionLog]
 def chart_data(logs: LogsArgument) -> dict[str, Any]:
     """The numbers the context chart draws, per agent (keyed by ``log.agent_name``).
 
-    Each agent's entry: ``points`` [(call index, input tokens)] of its own model
-    calls, ``side_calls`` [(x, input tokens, purpose)] of every other call (summary,
-    internal; x = the index of the agent call it came before, minus 0.5), ``budget``
-    and ``trigger`` (tokens or None), ``events`` [(kind, call_index, tokens_before, tokens_after, label)]
-    for the marked kinds, and ``markers`` [(kind, x, y, label)]: where each
-    event is drawn, on the agent's line at the first call that saw it.
+    Each agent's entry: ``calls`` [(call index, step, input tokens)] of its own
+    model calls; ``points`` [(x, input tokens)], where x places each call in its
+    step (``step_positions``); ``side_calls`` [(x, input tokens, purpose)] of every
+    other call (summary, internal), each drawn just before the agent call it
+    preceded; ``budget`` and ``trigger`` (tokens or None); ``events`` [(kind,
+    call_index, tokens_before, tokens_after, label)] for the marked kinds, labelled
+    with their step; and ``markers`` [(kind, x, y, label)]: where each event is
+    drawn, on the agent's line at the first call that saw it.
     """
     data: dict[str, Any] = {}
     for log in _as_logs(logs):
-        points = [(call.index, call.input_tokens) for call in log.agent_calls()]
+        calls = [(call.index, call.turn, call.input_tokens) for call in log.agent_calls()]
+        positions = step_positions([step for _, step, _ in calls])
+        points = [(x, tokens) for x, (_, _, tokens) in zip(positions, calls)]
         events = [
-            (event.kind, event.call_index, event.tokens_before, event.tokens_after, _event_label(event.kind, event.detail, position))
+            (event.kind, event.call_index, event.tokens_before, event.tokens_after,
+             _event_label(event.kind, event.turn, position))
             for position, event in _numbered_events(log)
         ]
         data[_unique_name(log.agent_name, data)] = {
+            "calls": calls,
             "points": points,
-            "side_calls": _side_calls(log),
+            "side_calls": _side_calls(log, points),
             "budget": log.budget_tokens,
             "trigger": log.trigger_tokens,
             "events": events,
-            "markers": [_marker_for(event, dict(points)) for event in events],
+            "markers": [_marker_for(event, calls, points) for event in events],
         }
     return data
 
 
-def _side_calls(log: SessionLog) -> list[tuple[float, int, str]]:
-    """Calls that are not the agent's own, placed just before the agent call they preceded."""
+def _side_calls(log: SessionLog, points: Sequence[tuple[float, int]]) -> list[tuple[float, int, str]]:
+    """Calls that are not the agent's own, drawn just before the agent call they preceded (after the last one at the end)."""
     side, agent_calls_seen = [], 0
     for call in log.calls:
-        if call.purpose == "agent":
+        if call.purpose == "agent" and call.error is None:
             agent_calls_seen += 1
-        else:
-            side.append((agent_calls_seen - 0.5, call.input_tokens, call.purpose))
+        elif call.purpose != "agent":
+            following = points[agent_calls_seen][0] - SIDE_CALL_OFFSET if agent_calls_seen < len(points) else None
+            x = following if following is not None else (points[-1][0] + SIDE_CALL_OFFSET if points else 1.0)
+            side.append((x, call.input_tokens, call.purpose))
     return side
+
+
+def step_positions(steps: Sequence[int]) -> list[float]:
+    """x of each call: its step, with the calls of one step spread evenly around it (in call order)."""
+    counts: dict[int, int] = {}
+    for step in steps:
+        counts[step] = counts.get(step, 0) + 1
+    seen: dict[int, int] = {}
+    positions = []
+    for step in steps:
+        rank, count = seen.get(step, 0), counts[step]
+        seen[step] = rank + 1
+        positions.append(round(step - STEP_SPREAD / 2 + STEP_SPREAD * (rank + 0.5) / count, 4))
+    return positions
 
 
 def _as_logs(logs: LogsArgument) -> list[SessionLog]:
@@ -159,21 +202,20 @@ def _numbered_events(log: SessionLog) -> Iterable[tuple[int, Any]]:
             yield seen[event.kind], event
 
 
-def _event_label(kind: str, detail: Mapping[str, Any], number: int) -> str:
+def _event_label(kind: str, step: int, number: int) -> str:
+    """Two short lines (narrow labels collide less): 'summary 2' / 'step 9'."""
     name = EVENT_MARKERS[kind][1]
-    if kind == "summarize":
-        return f"{name} {number}"
-    if kind == "offload" and detail.get("characters"):
-        return f"{name} ({detail['characters'] / 1000:.1f}k chars)"
-    return name
+    return f"{name} {number}\nstep {step}" if kind == "summarize" else f"{name}\nstep {step}"
 
 
-def _marker_for(event: tuple, line: Mapping[int, int]) -> tuple[str, int, int, str]:
+def _marker_for(event: tuple, calls: Sequence[tuple[int, int, int]], points: Sequence[tuple[float, int]]) -> tuple[str, float, int, str]:
     kind, call_index, _before, after, label = event
-    if call_index in line:
-        return kind, call_index, line[call_index], label
+    for (index, _step, _tokens), (x, y) in zip(calls, points):
+        if index == call_index:
+            return kind, x, y, label
     # The event happened after the agent's last call (e.g. the turn then failed): draw it past the end.
-    return kind, call_index, after or (line[max(line)] if line else 0), label
+    last_x, last_y = points[-1] if points else (0.5, 0)
+    return kind, last_x + 0.5, after or last_y, label
 
 
 # --- the context chart -------------------------------------------------------------------
@@ -182,20 +224,30 @@ def colour_for(agent_name: str, position: int = 0) -> str:
     return AGENT_COLOURS.get(agent_name.split(" (")[0], SPARE_COLOURS[position % len(SPARE_COLOURS)])
 
 
-def plot_context(logs: LogsArgument, ax: Axes | None = None, title: str | None = None) -> Figure:
-    """Draw the context chart for one or several sessions; returns the figure (not shown, not saved)."""
+def plot_context(logs: LogsArgument, ax: Axes | None = None, title: str | None = None, steps: int | None = None) -> Figure:
+    """Draw the context chart for one or several sessions; returns the figure (not shown, not saved).
+
+    ``steps``: the session's length, to fix the x axis before the session is over.
+    """
     with matplotlib.rc_context(PROJECTOR_STYLE):
         if ax is None:
-            figure = Figure(figsize=CONTEXT_FIGSIZE, layout="constrained")
-            ax = figure.add_subplot()
-        draw_context(ax, chart_data(logs), title=title)
+            ax = context_figure().add_subplot()
+        draw_context(ax, chart_data(logs), title=title, steps=steps)
         return ax.figure
 
 
-def draw_context(ax: Axes, data: Mapping[str, Any], title: str | None = None) -> None:
+def context_figure() -> Figure:
+    """An empty figure the size and margins of the context chart."""
+    figure = Figure(figsize=CONTEXT_FIGSIZE)
+    figure.subplots_adjust(**CONTEXT_MARGINS)
+    return figure
+
+
+def draw_context(ax: Axes, data: Mapping[str, Any], title: str | None = None, steps: int | None = None) -> None:
     """Draw ``chart_data`` output on ``ax`` (clears it first)."""
     ax.clear()
     budgets_drawn: set[int] = set()
+    labels = []
     for position, (name, agent) in enumerate(data.items()):
         colour = colour_for(name, position)
         xs = [x for x, _ in agent["points"]]
@@ -213,33 +265,105 @@ def draw_context(ax: Axes, data: Mapping[str, Any], title: str | None = None) ->
         if agent["trigger"]:
             ax.axhline(agent["trigger"], color=colour, linestyle=":", linewidth=2.5,
                        label=f"{name} summary trigger ({agent['trigger']:,})", gid=f"trigger:{name}")
-        _draw_markers(ax, name, colour, agent["markers"])
-    _style_context_axes(ax, data, title)
+        labels += _draw_markers(ax, name, colour, agent["markers"])
+    _style_context_axes(ax, data, title, steps)
+    separate_labels(ax, labels)
 
 
-def _draw_markers(ax: Axes, name: str, colour: str, markers: Sequence[tuple[str, int, int, str]]) -> None:
+def _draw_markers(ax: Axes, name: str, colour: str, markers: Sequence[tuple[str, float, int, str]]) -> list[Any]:
+    labels = []
     for kind, x, y, label in markers:
         shape = EVENT_MARKERS[kind][0]
         ax.plot([x], [y], linestyle="none", marker=shape, markersize=MARKER_SIZES[shape], color=colour,
                 markeredgecolor=OKABE_ITO["black"], markeredgewidth=1.5, zorder=5, gid=f"event:{name}:{kind}")
-        ax.annotate(label, (x, y), xytext=(0, 16 if kind != "offload" else -26), textcoords="offset points",
-                    ha="center", fontsize=13, fontweight="bold", color=colour, zorder=6,
-                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
+        below = kind in LABEL_BELOW
+        labels.append(ax.annotate(
+            label, (x, y), xytext=(0, -16 if below else 16), textcoords="offset points", ha="center",
+            va="top" if below else "bottom", linespacing=1.0, fontsize=LABEL_FONT_SIZES.get(kind, 13), fontweight="bold",
+            color=colour, zorder=6, gid=f"label:{name}:{kind}",
+            arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 1.2, "shrinkA": 0, "shrinkB": 9},
+            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}))
+    return labels
 
 
-def _style_context_axes(ax: Axes, data: Mapping[str, Any], title: str | None) -> None:
+def separate_labels(ax: Axes, labels: Sequence[Any], gap_points: float = 3.0, levels: int = 6) -> None:
+    """Place event labels so that none covers another label or any event marker.
+
+    Labels are placed in order of importance (``LABEL_PRIORITY``). Each tries its own
+    side of its marker first (above; below for offloads), one label height further
+    at a time, then the other side, then the same places half a label or a label to
+    the left or right; it takes the first free place inside the axes (or, when none
+    is free, the one that covers least). A thin line joins a moved label to its marker.
+    """
+    if len(labels) < 2:
+        return
+    figure = ax.figure
+    renderer = _renderer(figure)
+    inside = ax.get_window_extent(renderer)
+    taken = [line.get_window_extent(renderer) for line in ax.get_lines() if (line.get_gid() or "").startswith("event:")]
+    to_points = 72 / figure.dpi
+    for label in sorted(labels, key=lambda text: LABEL_PRIORITY.get((text.get_gid() or "::").split(":")[2], 9)):
+        box = _text_box(label, renderer)
+        height, width, first = box.height * to_points + gap_points, box.width * to_points, label.xyann[1]
+        side = 1 if first > 0 else -1
+        heights = [first + side * height * level for level in range(levels)]
+        heights += [-first - side * height * level for level in range(levels)]
+        best, best_cover = (0, first), float("inf")
+        for candidate in [(dx, dy) for dx in (0, -width / 2, width / 2, -width, width) for dy in heights]:
+            label.xyann = candidate
+            cover = _covered_area(_text_box(label, renderer).padded(gap_points / to_points), taken, inside)
+            if cover < best_cover:
+                best, best_cover = candidate, cover
+            if cover == 0:
+                break
+        label.xyann = best
+        taken.append(_text_box(label, renderer))
+
+
+def _text_box(label: Any, renderer: Any) -> Any:
+    """The label's text and its background box, without the connecting line (cheap to measure)."""
+    from matplotlib.text import Text
+
+    label.update_positions(renderer)
+    return Text.get_window_extent(label, renderer)
+
+
+def _covered_area(box: Any, taken: Sequence[Any], inside: Any) -> float:
+    """How much of ``box`` lies on other boxes or outside the axes (0: a free place)."""
+    def overlap(other: Any) -> float:
+        return max(0.0, min(box.x1, other.x1) - max(box.x0, other.x0)) * max(0.0, min(box.y1, other.y1) - max(box.y0, other.y0))
+    return sum(overlap(other) for other in taken) + (box.width * box.height - overlap(inside))
+
+
+def _renderer(figure: Figure) -> Any:
+    """A renderer for measuring text, after any layout engine has placed the axes (Agg when the figure has no canvas)."""
+    if not hasattr(figure.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(figure)
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)
+    return figure.canvas.get_renderer()
+
+
+def _style_context_axes(ax: Axes, data: Mapping[str, Any], title: str | None, steps: int | None) -> None:
     ax.set_xlabel(X_LABEL)
     ax.set_ylabel(Y_LABEL)
     ax.set_title(title or "Tokens in context at each model call")
     ax.tick_params(labelsize=PROJECTOR_STYLE["xtick.labelsize"])  # tick labels are made at draw time, outside rc_context
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    last_step = max([steps or 1, *(step for agent in data.values() for _, step, _ in agent["calls"])])
+    last_marker = max((x for agent in data.values() for _, x, _, _ in agent["markers"]), default=0)
+    ax.set_xlim(0.5, max(last_step, last_marker) + 0.5)  # an event after the last call is drawn past its step
+    ax.xaxis.set_major_locator(MultipleLocator(1) if last_step <= EVERY_STEP_TICKS else MaxNLocator(integer=True))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     tops = [y for agent in data.values() for _, y in agent["points"]]
     tops += [y for agent in data.values() for _, y, _ in agent.get("side_calls", [])]
     tops += [agent["budget"] or 0 for agent in data.values()]
-    ax.set_ylim(0, max(tops, default=1) * 1.15 or 1)
+    ax.set_ylim(0, max(tops, default=1) * 1.2 or 1)
     if data:
-        ax.legend(loc="upper left", framealpha=0.9)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=min(4, len(ax.get_legend_handles_labels()[1])),
+                  framealpha=0.9)
 
 
 def save_context_chart(logs: LogsArgument, path: str | Path, title: str | None = None) -> Path:
@@ -264,13 +388,19 @@ class LiveChart:
     ``chart`` as a cell's last line) and that same output is updated in place
     after every turn, through an IPython display handle. ``chart.detach()``
     stops the updates. Outside a notebook it still redraws its ``figure``.
+    ``steps``: how many requests the session will have, so the x axis is set
+    from the first frame and does not rescale as the line grows. ``auto=False``:
+    redraw only when ``update()`` is called (say once per step when several agents
+    take the same steps side by side, rather than after each agent's turn).
     """
 
-    def __init__(self, agents: Any, title: str | None = None) -> None:
+    def __init__(self, agents: Any, title: str | None = None, steps: int | None = None, auto: bool = True) -> None:
         self.title = title
+        self.steps = steps
+        self.auto = auto
         self.logs: list[SessionLog] = []
         with matplotlib.rc_context(PROJECTOR_STYLE):
-            self.figure = Figure(figsize=CONTEXT_FIGSIZE, layout="constrained")
+            self.figure = context_figure()
             self.ax = self.figure.add_subplot()
         self.handle: Any = None
         self.redraws = 0
@@ -298,7 +428,7 @@ class LiveChart:
 
     def redraw(self) -> None:
         with matplotlib.rc_context(PROJECTOR_STYLE):
-            draw_context(self.ax, self.data(), title=self.title)
+            draw_context(self.ax, self.data(), title=self.title, steps=self.steps)
         self.redraws += 1
 
     def show(self) -> None:
@@ -312,13 +442,19 @@ class LiveChart:
         from IPython.display import Image
 
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
+        with matplotlib.rc_context(PROJECTOR_STYLE):
+            self.figure.savefig(buffer, format="png", dpi=100)
         return Image(data=buffer.getvalue(), format="png")
 
-    def _on_turn(self, _log: SessionLog) -> None:
+    def update(self) -> None:
+        """Redraw now, and update the displayed picture."""
         self.redraw()
         if self.handle is not None:
             self.handle.update(self.png())
+
+    def _on_turn(self, _log: SessionLog) -> None:
+        if self.auto:
+            self.update()
 
     def _ipython_display_(self) -> None:
         self.show()
@@ -327,10 +463,11 @@ class LiveChart:
 # --- the comparison chart ---------------------------------------------------------------
 COMPARISON_PANELS = (
     ("peak_context_tokens", "Peak context", "tokens sent to the model", False),
-    ("total_input_tokens", "Total input tokens", "tokens (all calls)", False),
+    ("tokens_per_success", "Tokens per success", "tokens (all runs) / successes", False),
     ("success_rate", "Success rate", "tasks passed (%)", True),
     ("goal_retention", "Goal retention", "goal recalled (%)", True),
 )
+BUDGET_PANEL = "peak_context_tokens"  # the panel that gets the budget line
 
 
 def comparison_data(summary: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
@@ -345,21 +482,34 @@ def comparison_data(summary: Mapping[str, Any]) -> dict[str, dict[str, float | N
     return data
 
 
-def plot_comparison(summary: Mapping[str, Any], title: str | None = None) -> Figure:
-    """Four bar panels comparing agents from a benchmark ``summary.json`` (a dict, or a path to one)."""
+def summary_budget(summary: Mapping[str, Any]) -> int | None:
+    """The budget the runs were measured against, when the summary records one."""
+    if summary.get("budget_tokens"):
+        return int(summary["budget_tokens"])
+    budgets = {metrics.get("budget_tokens") for metrics in summary.get("agents", {}).values()} - {None}
+    return int(budgets.pop()) if len(budgets) == 1 else None
+
+
+def plot_comparison(summary: Mapping[str, Any], title: str | None = None, budget_tokens: int | None = None) -> Figure:
+    """Four bar panels comparing agents from a benchmark ``summary.json`` (a dict, or a path to one).
+
+    ``budget_tokens`` (default: the summary's own) is drawn as a dashed line on the peak-context panel.
+    """
     if isinstance(summary, (str, Path)):
         summary = json.loads(Path(summary).read_text(encoding="utf-8"))
     data = comparison_data(summary)
+    budget = budget_tokens or summary_budget(summary)
     with matplotlib.rc_context(PROJECTOR_STYLE):
         figure = Figure(figsize=COMPARISON_FIGSIZE, layout="constrained")
         axes = figure.subplots(2, 2)
         for ax, (metric, panel_title, unit, is_rate) in zip(axes.flat, COMPARISON_PANELS):
-            _draw_bars(ax, data[metric], panel_title, unit, is_rate)
+            _draw_bars(ax, data[metric], panel_title, unit, is_rate, budget if metric == BUDGET_PANEL else None)
         figure.suptitle(title or "Benchmark: agents side by side", fontsize=20)
     return figure
 
 
-def _draw_bars(ax: Axes, values: Mapping[str, float | None], title: str, unit: str, is_rate: bool) -> None:
+def _draw_bars(ax: Axes, values: Mapping[str, float | None], title: str, unit: str, is_rate: bool,
+               budget: int | None = None) -> None:
     names = list(values)
     heights = [values[name] or 0 for name in names]
     colours = [colour_for(name, position) for position, name in enumerate(names)]
@@ -369,21 +519,27 @@ def _draw_bars(ax: Axes, values: Mapping[str, float | None], title: str, unit: s
         text = "n/a" if value is None else (f"{value:.0f}%" if is_rate else f"{value:,.0f}")
         ax.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, 4),
                     textcoords="offset points", ha="center", va="bottom", fontsize=13, fontweight="bold")
+    if budget:
+        ax.axhline(budget, color=OKABE_ITO["black"], linestyle="--", linewidth=2.5, gid="budget",
+                   label=f"budget ({budget:,} tokens)")
+        ax.legend(loc="lower right", framealpha=0.9)
     ax.set_title(title)
     ax.set_ylabel(unit)
     ax.tick_params(labelsize=PROJECTOR_STYLE["xtick.labelsize"])
-    ax.set_ylim(0, 110 if is_rate else max(heights, default=1) * 1.2 or 1)
+    ax.set_ylim(0, 110 if is_rate else max([*heights, budget or 0], default=1) * 1.2 or 1)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     ax.grid(axis="x", visible=False)
     ax.tick_params(axis="x", labelrotation=20 if len(names) > 3 else 0)
 
 
-def save_comparison_chart(summary: Mapping[str, Any], path: str | Path, title: str | None = None) -> Path:
+def save_comparison_chart(summary: Mapping[str, Any], path: str | Path, title: str | None = None,
+                          budget_tokens: int | None = None) -> Path:
     """Save the comparison chart as a PNG; returns the path."""
-    return _save(plot_comparison(summary, title=title), path)
+    return _save(plot_comparison(summary, title=title, budget_tokens=budget_tokens), path)
 
 
 __all__ = [
-    "LiveChart", "chart_data", "colour_for", "comparison_data", "draw_context", "plot_comparison",
-    "plot_context", "save_comparison_chart", "save_context_chart", "OKABE_ITO", "EVENT_MARKERS",
+    "LiveChart", "chart_data", "colour_for", "context_figure", "comparison_data", "draw_context", "plot_comparison",
+    "plot_context", "save_comparison_chart", "save_context_chart", "separate_labels", "step_positions",
+    "summary_budget", "OKABE_ITO", "EVENT_MARKERS",
 ]

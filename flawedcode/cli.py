@@ -31,7 +31,9 @@ as one ``warning:`` line.
 
 ``quit`` or ``exit`` leaves, ``clear`` starts a new conversation. With piped
 input the REPL prints ``you> <line>`` for each line read (a readable
-transcript) and exits 0 at the end of the input. Ctrl-C at the prompt leaves;
+transcript) and exits 0 at the end of the input. Input that is not valid UTF-8
+is decoded with replacement (an invalid byte becomes U+FFFD), so it never
+becomes text that cannot be sent, saved or archived. Ctrl-C at the prompt leaves;
 Ctrl-C during a turn abandons that turn and puts the conversation back as it
 was. A failed turn prints one ``error:`` line and the REPL goes on.
 
@@ -96,6 +98,8 @@ def warn(text: str) -> None:
 
 # --- chat: the FlawedCode REPL -------------------------------------------------------
 def command_chat(args: argparse.Namespace) -> int:
+    if hasattr(sys.stdin, "reconfigure"):  # an invalid byte in the input becomes U+FFFD, not a poisoned turn
+        sys.stdin.reconfigure(errors="replace")
     agent = build_chat_agent(args)
     try:
         say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
@@ -177,7 +181,9 @@ def read_request(interactive: bool) -> str | None:
 def run_chat_turn(agent: Any, text: str) -> None:
     """Send one request; print its tool calls, context events, the reply and the token meter."""
     from flawedcode.agents import AgentError
+    from flawedcode.safe_text import escape_surrogates
 
+    text = escape_surrogates(text)  # whatever the terminal's decoding, a turn never stores text that cannot be encoded
     before_messages = list(agent.messages)
     before_keys = {_message_key(message) for message in before_messages}
     from flawedcode import notices
@@ -304,14 +310,17 @@ def cost_text(log: Any) -> str:
 # --- demo ------------------------------------------------------------------------------------
 def command_demo(args: argparse.Namespace) -> int:
     from flawedcode.config import V2Config, load_config
-    from flawedcode.demo import run_demo
+    from flawedcode.demo import DemoOutputError, run_demo
 
     config = load_config(args.config, V2Config) if args.config else None
     budget = args.budget or (config.budget_tokens if config is not None and config.budget_tokens else DEFAULT_DEMO_BUDGET)
     out_dir = Path(args.out) if args.out else paths.results_dir() / "demo"
     options = model_options(args, config_model=config.model if config else None,
                             config_timeout=config.timeout_seconds if config else None)
-    result = run_demo(out_dir, model_spec=options, budget_tokens=budget, config=config)
+    try:
+        result = run_demo(out_dir, model_spec=options, budget_tokens=budget, config=config)
+    except DemoOutputError as error:  # a bad --out is the user's to fix: one line, exit 2
+        raise UsageError(str(error)) from None
     say(result.report())
     return EXIT_OK
 
@@ -507,9 +516,12 @@ def archive_list(root: Path, args: argparse.Namespace) -> int:
         return EXIT_OK
     say(f"{len(known)} archived conversation(s) in {root}:")
     for conversation in known:
-        parts = _archive(root, conversation).parts()
+        archive = _archive(root, conversation)
+        parts = archive.parts()
         messages = sum(part.last_seq - part.first_seq + 1 for part in parts)
         say(f"{conversation}: {len(parts)} part(s), {messages} message(s)")
+        for note in dict.fromkeys(archive.notes):  # e.g. an index.json rebuilt from the parts
+            say(f"  note: {note}")
         for part in parts:
             say(f"  part {part.number}: {part.display_path} (messages {part.first_seq}-{part.last_seq})")
     return EXIT_OK
@@ -535,7 +547,10 @@ def archive_show(root: Path, args: argparse.Namespace) -> int:
             raise UsageError(f"conversation {args.conversation!r} has parts 1-{len(parts)}; there is no part {args.part}")
         parts = chosen
     for part in parts:
-        say(part.markdown_path.read_text(encoding="utf-8").rstrip("\n"))
+        try:
+            say(part.markdown_path.read_text(encoding="utf-8", errors="replace").rstrip("\n"))
+        except OSError as error:
+            raise UsageError(f"cannot read {part.markdown_path}: {error.strerror or error}") from None
         say()
     return EXIT_OK
 

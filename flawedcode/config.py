@@ -21,18 +21,36 @@ A YAML file (see ``flawedcode/flawedcode.yaml``, which lists every setting) over
 A malformed file fails with one message that names the key, what was expected
 and what was found, e.g.
 ``flawedcode.yaml: summarization.trigger[0].type: expected one of 'tokens', 'messages', 'fraction'; found 'percent'``.
+
+Values are checked for meaning, not only for type:
+
+- numbers are numbers: ``budget_tokens: true`` is refused (no ``true`` = 1), and so is ``"8192"``;
+- every threshold is positive, per-tool ones included; ``trigger`` lists at least one trigger;
+- ``keep`` is below every trigger it can be compared with (same kind; or tokens and fractions
+  when ``budget_tokens`` is set): otherwise the context is over the trigger again right after a summary;
+- a key written twice in one mapping is refused (YAML would silently keep the last);
+- anchors and aliases may not expand a file by more than ``MAX_ALIAS_NODES`` nodes (a few hundred
+  bytes of aliases can expand to billions), and a file must be UTF-8 text;
+- an error quotes at most ``QUOTE_CHARS`` characters of a bad value.
+
+``read_yaml_file`` applies the YAML rules to task files too.
 """
 
 from __future__ import annotations
 
 import re
+import reprlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
+MAX_ALIAS_NODES = 10_000
+"""Most YAML nodes that anchors and aliases may add to a file when expanded."""
+QUOTE_CHARS = 60
+"""Most characters of a bad value quoted in an error message."""
 
 
 class ConfigError(ValueError):
@@ -40,7 +58,8 @@ class ConfigError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # strict: a YAML ``true`` is not the number 1, nor "8192" the number 8192 (an int is still a float)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
 
 
 class ContextSize(_Strict):
@@ -82,7 +101,8 @@ class OffloadConfig(_Strict):
     enabled: bool = Field(True, description="Turn offloading on or off.")
     threshold_chars: int | None = Field(5000, gt=0, description="Offload results longer than this many characters.")
     threshold_tokens: int | None = Field(1250, gt=0, description="Offload results longer than this many tokens (OR'ed with characters).")
-    per_tool_chars: dict[str, int] = Field(default_factory=dict, description="Per-tool character thresholds that replace threshold_chars.")
+    per_tool_chars: dict[Annotated[str, Field(min_length=1)], Annotated[int, Field(gt=0)]] = Field(
+        default_factory=dict, description="Per-tool character thresholds that replace threshold_chars.")
     exempt_tools: list[str] = Field(
         default_factory=lambda: ["read_file", "list_files", "search_files", "search_archive"],
         description="Tools never offloaded (reading back an offloaded file must not offload it again).",
@@ -109,7 +129,28 @@ class SummarizationConfig(_Strict):
     @field_validator("trigger", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
+        if isinstance(value, list) and not value:
+            raise ValueError("at least one trigger is needed (to turn summarization off, set enabled: false)")
         return [value] if isinstance(value, dict) else value
+
+    @model_validator(mode="after")
+    def _keep_below_triggers(self) -> SummarizationConfig:
+        for trigger in self.trigger:
+            if trigger.type == self.keep.type and self.keep.value >= trigger.value:
+                raise ValueError(f"keep ({_size(self.keep)}) must be below the trigger ({_size(trigger)}), "
+                                 "or the context is over the trigger again right after each summary")
+        return self
+
+    def keep_problem(self, budget_tokens: int) -> str | None:
+        """Why ``keep`` is not below a token trigger at this budget (tokens vs fraction), or None."""
+        keep_tokens = self.keep.in_tokens(budget_tokens)
+        for trigger in self.trigger:
+            trigger_tokens = trigger.in_tokens(budget_tokens)
+            if keep_tokens is not None and trigger_tokens is not None and keep_tokens >= trigger_tokens:
+                return (f"summarization.keep ({_size(self.keep)} = {keep_tokens:,} tokens) must be below the trigger "
+                        f"({_size(trigger)} = {trigger_tokens:,} tokens of the {budget_tokens:,}-token budget), "
+                        "or the context is over the trigger again right after each summary")
+        return None
 
     @field_validator("summary_prompt")
     @classmethod
@@ -133,20 +174,46 @@ class V2Config(AgentConfig):
     offload: OffloadConfig = Field(default_factory=OffloadConfig, description="Offloading of large tool results.")
     summarization: SummarizationConfig = Field(default_factory=SummarizationConfig, description="Summarize with archive.")
 
+    @model_validator(mode="after")
+    def _keep_below_triggers_at_this_budget(self) -> V2Config:
+        problem = self.summarization.keep_problem(self.budget_tokens) if self.budget_tokens else None
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+
+def _size(size: ContextSize) -> str:
+    return f"{size.type} {size.value:g}"
+
+
+def brief_repr(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters, without ever building the whole of a huge value."""
+    shortener = reprlib.Repr()
+    shortener.maxlevel, shortener.maxstring, shortener.maxother = 2, limit, limit
+    shortener.maxdict = shortener.maxlist = shortener.maxtuple = shortener.maxset = 4
+    return shorten(shortener.repr(value), limit)
+
+
+def shorten(text: str, limit: int = QUOTE_CHARS) -> str:
+    """``text``, or its first ``limit`` characters ending in "..."."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 def _describe_error(source: str, error: ValidationError) -> str:
     first = error.errors()[0]
     location = ""
     for part in first["loc"]:
+        part = part if isinstance(part, int) else shorten(str(part))
         location += f"[{part}]" if isinstance(part, int) else (f".{part}" if location else str(part))
     expected = first["msg"].removeprefix("Value error, ")
     if expected.startswith("Input should be "):
         expected = "expected " + re.sub(r", unable to .*$", "", expected.removeprefix("Input should be "))
     found = first.get("input")
-    found_text = "" if first["type"] == "missing" or isinstance(found, dict) else f"; found {found!r}"
+    found_text = "" if first["type"] == "missing" or isinstance(found, dict) else f"; found {brief_repr(found)}"
     if first["type"] == "extra_forbidden":
         expected, found_text = "unknown setting (check its spelling and indentation)", ""
-    return f"{source}: {location or '(top level)'}: {expected}{found_text}"
+    where = location or ("" if first["type"] == "value_error" else "(top level)")  # a check across settings names them
+    return f"{source}: {where + ': ' if where else ''}{expected}{found_text}"
 
 
 def parse_config(data: dict[str, Any] | None, config_class: type[AgentConfig] = V2Config, source: str = "config") -> AgentConfig:
@@ -165,15 +232,77 @@ def read_yaml_file(path: str | Path, error_type: type[ValueError], what: str) ->
     """Parse a YAML file, or raise ``error_type`` saying which file, and where the YAML breaks."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except OSError as error:
         raise error_type(f"{path}: cannot read the {what} ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        raise error_type(f"{path.name}: the {what} is not UTF-8 text (byte 0x{error.object[error.start]:02x} "
+                         f"at position {error.start:,}); save it as UTF-8") from None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise error_type(f"{path.name}: not valid YAML{where}: {getattr(error, 'problem', error)}") from None
+    except YamlLimitError as error:
+        raise error_type(f"{path.name}: {error}") from None
+    except RecursionError:
+        raise error_type(f"{path.name}: the YAML is nested too deeply to read") from None
+
+
+class YamlLimitError(ValueError):
+    """A YAML document breaks one of the rules above (an alias bomb, a duplicate key)."""
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load``, refusing duplicate keys and aliases that expand beyond ``MAX_ALIAS_NODES`` nodes."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_yaml_nodes(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_yaml_nodes(root: yaml.Node) -> None:
+    """Count the nodes the document has once its aliases are expanded (each distinct node counted once per use)."""
+    expanded: dict[int, int] = {}
+    in_progress: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        if id(node) in expanded:
+            return expanded[id(node)]
+        if id(node) in in_progress:
+            raise YamlLimitError(f"line {node.start_mark.line + 1}: an alias refers to a node that contains it")
+        in_progress.add(id(node))
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            _refuse_duplicate_keys(node)
+            total += sum(size(key) + size(value) for key, value in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total += sum(size(item) for item in node.value)
+        in_progress.discard(id(node))
+        expanded[id(node)] = total
+        if total - len(expanded) > MAX_ALIAS_NODES:
+            raise YamlLimitError(f"line {node.start_mark.line + 1}: anchors and aliases expand to more than "
+                                 f"{MAX_ALIAS_NODES:,} extra nodes; write the values out instead")
+        return total
+
+    size(root)
+
+
+def _refuse_duplicate_keys(node: yaml.MappingNode) -> None:
+    seen: set[tuple[str, str]] = set()
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        if (key.tag, key.value) in seen:
+            raise YamlLimitError(f"line {key.start_mark.line + 1}: duplicate key {brief_repr(key.value)} "
+                                 "(each setting may appear once in a mapping)")
+        seen.add((key.tag, key.value))
 
 
 def load_config(path: str | Path, config_class: type[AgentConfig] = V2Config) -> AgentConfig:

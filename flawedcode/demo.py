@@ -1,12 +1,14 @@
 """The lesson's demo: the same six requests through v1 and v2, side by side.
 
-``LESSON_STEPS`` is the session the course uses to show context rot: list the
-catalog, read three large docs files and 50 rows of data, then ask "What was my
-original goal?". On the offline model (``OfflineModel(max_input_tokens=budget,
-overflow="truncate")``) v1's history outgrows the window, the first request
-falls out of what the model sees, and v1 cannot say what the goal was. v2
-offloads the largest result to scratch/, summarizes near its trigger (the
-summary repeats the goal verbatim) and answers.
+``LESSON_STEPS`` is the session the course uses to show context rot: the first
+request states a real goal (``LESSON_GOAL``: compare SOFR and EFFR in 2024) and
+asks for the catalog; then three large docs files and 50 rows of data; then
+"What was my original goal?", whose answer must give back that first request.
+On the offline model (``OfflineModel(max_input_tokens=budget, overflow="truncate")``,
+built by ``flawedcode.lessons.lesson_agent``) v1's history outgrows the window,
+the first request falls out of what the model sees, and v1 cannot say what the
+goal was. v2 offloads the largest result to scratch/, summarizes near its
+trigger (the summary repeats the goal verbatim) and answers.
 
 ``run_demo(out_dir)`` runs both agents in fresh copies of the demo project,
 with scratch/ and archives/ under ``out_dir``, and writes:
@@ -16,11 +18,20 @@ with scratch/ and archives/ under ``out_dir``, and writes:
 
 It returns a ``DemoResult`` whose ``report()`` is what ``flawedcode demo``
 prints: each agent's answer to the goal question and a token table.
+
+``out_dir`` is never cleared: the demo writes only its own files there (the two
+above, ``workspaces/`` with the agents' copies of the project and their
+``scratch/`` and ``archives/``, and a ``.flawedcode-demo`` marker). A rerun into a
+folder the demo wrote (it has the marker, or an earlier demo's ``demo_logs.json``)
+replaces its old ``workspaces/`` and files; a folder holding a ``context_chart.png``, ``demo_logs.json`` or
+``workspaces`` the demo did not write is refused, as is one that cannot be written,
+with one ``DemoOutputError`` line. Nothing is deleted before that check.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,16 +39,18 @@ from typing import Any
 
 from tqdm import tqdm
 
-from flawedcode.agents import AgentError, BaseAgent, make_agent
-from flawedcode.charts import save_context_chart
+from flawedcode.agents import AgentError, BaseAgent
 from flawedcode.config import AgentConfig, V2Config
+from flawedcode.lessons import LESSON_BUDGET, lesson_agent
 from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel, ReplayChatModel
 from flawedcode.paths import write_atomically
+from flawedcode.redact import redact_data
 from flawedcode.telemetry import SessionLog
-from flawedcode.tools import Workspace
 
+LESSON_GOAL = ("My goal: compare the average SOFR and EFFR rates in 2024 and explain the spread between them. "
+               "First, list the ChartBook dataframes.")
 LESSON_STEPS: tuple[str, ...] = (
-    "List ChartBook dataframes",
+    LESSON_GOAL,
     "Get docs for yield_curve/repo_public",
     "Now get docs for money_markets/sofr",
     "Load 50 rows of SOFR data",
@@ -48,6 +61,10 @@ GOAL_QUESTION = LESSON_STEPS[-1]
 DEMO_AGENTS = ("v1", "v2")
 CHART_NAME = "context_chart.png"
 LOGS_NAME = "demo_logs.json"
+WORKSPACES_NAME = "workspaces"
+MARKER_NAME = ".flawedcode-demo"
+MARKER_TEXT = ("This folder holds the output of `flawedcode demo`. A rerun here replaces "
+               f"{CHART_NAME}, {LOGS_NAME} and {WORKSPACES_NAME}/v1, {WORKSPACES_NAME}/v2; nothing else is deleted.\n")
 
 TurnCallback = Callable[[int, str, str], None]
 
@@ -132,29 +149,24 @@ def describe_model(model: Any) -> str:
 
 def build_demo_agents(out_dir: Path, model_spec: str | ModelOptions | None, budget_tokens: int,
                       config: V2Config | None = None) -> dict[str, BaseAgent]:
-    """v1 and v2, each in a fresh copy of the demo project, sharing scratch/ and archives/ under out_dir.
+    """v1 and v2 (``lesson_agent``), each in a fresh copy of the demo project under out_dir/workspaces.
 
     ``config`` (say, from ``--config``) is v2's; v1 takes the settings it shares with it. The budget wins over both.
     """
     v2_config = (config or V2Config()).model_copy(update={"budget_tokens": budget_tokens})
     configs = {"v2": v2_config, "v1": AgentConfig(**{name: getattr(v2_config, name) for name in AgentConfig.model_fields})}
     options = ModelOptions.of(model_spec)  # one for both agents: one recording, one replay
-    agents = {}
-    for version in DEMO_AGENTS:
-        workspace = Workspace.create(out_dir / "workspaces" / version, scratch_dir=out_dir / "scratch",
-                                     archive_dir=out_dir / "archives")
-        agents[version] = make_agent(version, model=demo_model(options, budget_tokens), workspace=workspace,
-                                     config=configs[version], name=version,
-                                     conversation_id=options.conversation_id(version, workspace.archive_dir))
-    return agents
+    return {version: lesson_agent(version, model=demo_model(options, budget_tokens), budget_tokens=budget_tokens,
+                                  config=configs[version], folder=out_dir / "workspaces")
+            for version in DEMO_AGENTS}
 
 
-def run_demo(out_dir: str | Path, model_spec: str | ModelOptions | None = None, budget_tokens: int = 8192,
+def run_demo(out_dir: str | Path, model_spec: str | ModelOptions | None = None, budget_tokens: int = LESSON_BUDGET,
              steps: Sequence[str] = LESSON_STEPS, progress: bool | None = None,
              config: V2Config | None = None) -> DemoResult:
     """Run the lesson through v1 and v2 (turn by turn, side by side); save the chart and the logs."""
     out_dir = Path(out_dir)
-    _clear_previous_workspaces(out_dir)
+    prepare_out_dir(out_dir)
     agents = build_demo_agents(out_dir, model_spec, budget_tokens, config)
     replies: dict[str, list[str]] = {name: [] for name in agents}
     errors: dict[str, list[str]] = {name: [] for name in agents}
@@ -164,13 +176,19 @@ def run_demo(out_dir: str | Path, model_spec: str | ModelOptions | None = None, 
                 replies[name].append(_send_or_note(agent, step, errors[name]))
                 bar.update(1)
     logs = {name: agent.log for name, agent in agents.items()}
-    model_name = (describe_model(next(iter(agents.values())).model) if ModelOptions.of(model_spec).resolved_spec()
-                  else f"offline (window {budget_tokens:,})")
-    chart_path = save_context_chart(list(logs.values()), out_dir / CHART_NAME,
-                                    title=f"The lesson's session: v1 vs v2 (budget {budget_tokens:,} tokens)")
-    result = DemoResult(out_dir, model_name, budget_tokens, list(steps), replies, logs, chart_path,
-                        out_dir / LOGS_NAME, errors)
-    _write_logs(result)
+    spec = ModelOptions.of(model_spec).resolved_spec()
+    model_name = (f"offline (window {budget_tokens:,})" if spec in (None, "offline")
+                  else describe_model(next(iter(agents.values())).model))
+    from flawedcode.charts import save_context_chart  # matplotlib is loaded only when a chart is drawn
+
+    try:
+        chart_path = save_context_chart(list(logs.values()), out_dir / CHART_NAME,
+                                        title=f"The lesson's session: v1 vs v2 (budget {budget_tokens:,} tokens)")
+        result = DemoResult(out_dir, model_name, budget_tokens, list(steps), replies, logs, chart_path,
+                            out_dir / LOGS_NAME, errors)
+        _write_logs(result)
+    except OSError as error:
+        raise DemoOutputError(f"--out {out_dir}: cannot write the demo's results ({error.strerror or error})") from None
     return result
 
 
@@ -188,11 +206,40 @@ def _progress_disabled(progress: bool | None) -> bool | None:
     return None if progress is None else not progress  # None: tqdm shows it only on a terminal
 
 
-def _clear_previous_workspaces(out_dir: Path) -> None:
-    """Workspace.create wants fresh folders; a rerun into the same out_dir replaces the old copies."""
-    import shutil
+class DemoOutputError(ValueError):
+    """``out_dir`` cannot take the demo's results; the message says why in one line."""
 
-    shutil.rmtree(out_dir / "workspaces", ignore_errors=True)
+
+def prepare_out_dir(out_dir: Path) -> None:
+    """Make ``out_dir`` ready without touching what the demo did not write (rules in the module docstring)."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise DemoOutputError(f"--out {out_dir}: cannot create the folder ({error.strerror or error})") from None
+    ours = written_by_demo(out_dir)
+    if not ours:
+        found = [name for name in (CHART_NAME, LOGS_NAME, WORKSPACES_NAME) if (out_dir / name).exists()]
+        if found:
+            raise DemoOutputError(f"--out {out_dir}: it already holds {', '.join(found)}, which flawedcode demo "
+                                  "did not write; choose a new or empty folder")
+    try:
+        write_atomically(out_dir / MARKER_NAME, MARKER_TEXT)
+        old = out_dir / WORKSPACES_NAME  # the agents' copies, scratch/ and archives/: all the demo's own
+        if ours and old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old)  # a rerun starts fresh, so it prints the same archive paths
+    except OSError as error:
+        raise DemoOutputError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
+
+
+def written_by_demo(out_dir: Path) -> bool:
+    """True when ``out_dir`` holds the demo's marker, or the ``demo_logs.json`` of a demo run before the marker existed."""
+    if (out_dir / MARKER_NAME).is_file():
+        return True
+    try:
+        logs = json.loads((out_dir / LOGS_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(logs, dict) and {"model", "budget_tokens", "steps", "agents"} <= logs.keys()
 
 
 def _write_logs(result: DemoResult) -> None:
@@ -202,7 +249,9 @@ def _write_logs(result: DemoResult) -> None:
                    for name, log in result.logs.items()},
     }
     result.logs_path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(result.logs_path, json.dumps(payload, indent=2, default=str) + "\n")
+    payload, _ = redact_data(json.loads(json.dumps(payload, default=str)))  # replies may repeat a secret
+    write_atomically(result.logs_path, json.dumps(payload, indent=2) + "\n")
 
 
-__all__ = ["DemoResult", "LESSON_STEPS", "GOAL_QUESTION", "build_demo_agents", "run_demo", "run_session"]
+__all__ = ["DemoOutputError", "DemoResult", "LESSON_GOAL", "LESSON_STEPS", "GOAL_QUESTION", "build_demo_agents", "run_demo",
+           "run_session"]

@@ -1,10 +1,20 @@
 """Where flawedcode finds its data and writes its outputs.
 
-The repository's fixed top level holds ``data/`` (the ChartBook catalog and the
-demo project), ``scratch/`` (offloaded tool results), ``archives/``
-(conversation archives) and ``results/`` (benchmark output). Each can be moved
-with an environment variable, which tests and notebooks use to write into
-temporary folders instead of the repository.
+Two ways to run, one rule each:
+
+- **From a checkout** (this package's parent folder holds ``pyproject.toml`` and
+  ``data/chartbook.toml``; editable installs run this way): the data is the
+  repository's ``data/`` and outputs go to the repository's ``scratch/``,
+  ``archives/`` and ``results/``.
+- **Installed** (``pip install .``, a wheel, Colab): the ChartBook sample catalog
+  and the demo project ship inside the package as ``flawedcode/data/`` (copied
+  from the repository's ``data/`` when the wheel is built; see ``setup.py``), and
+  outputs go under the **current working folder** (``./scratch``, ``./archives``,
+  ``./results``), never into site-packages.
+
+Each folder can be moved with an environment variable (``FLAWEDCODE_DATA_DIR``,
+``FLAWEDCODE_SCRATCH_DIR``, ``FLAWEDCODE_ARCHIVE_DIR``, ``FLAWEDCODE_RESULTS_DIR``),
+which tests and notebooks use to write into temporary folders instead.
 """
 
 from __future__ import annotations
@@ -14,7 +24,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_DIR.parent  # the repository, when the package runs from a checkout
+PACKAGED_DATA_DIR = PACKAGE_DIR / "data"  # the copy of data/ inside an installed package
+
+
+def running_from_checkout() -> bool:
+    """True when the package sits in its repository (a clone, or an editable install of one)."""
+    return (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "data" / "chartbook.toml").is_file()
 
 
 def _dir_from_env(variable: str, default: Path) -> Path:
@@ -22,9 +39,14 @@ def _dir_from_env(variable: str, default: Path) -> Path:
     return Path(value).expanduser().resolve() if value else default
 
 
+def output_root() -> Path:
+    """The folder that holds scratch/, archives/ and results/: the checkout, else the current folder."""
+    return PROJECT_ROOT if running_from_checkout() else Path.cwd()
+
+
 def data_dir() -> Path:
     """The ChartBook catalog folder (``FLAWEDCODE_DATA_DIR`` overrides)."""
-    return _dir_from_env("FLAWEDCODE_DATA_DIR", PROJECT_ROOT / "data")
+    return _dir_from_env("FLAWEDCODE_DATA_DIR", PROJECT_ROOT / "data" if running_from_checkout() else PACKAGED_DATA_DIR)
 
 
 def demo_project_dir() -> Path:
@@ -34,17 +56,17 @@ def demo_project_dir() -> Path:
 
 def scratch_dir() -> Path:
     """Where offloaded tool results land (``FLAWEDCODE_SCRATCH_DIR`` overrides)."""
-    return _dir_from_env("FLAWEDCODE_SCRATCH_DIR", PROJECT_ROOT / "scratch")
+    return _dir_from_env("FLAWEDCODE_SCRATCH_DIR", output_root() / "scratch")
 
 
 def archive_dir() -> Path:
     """Where conversation archives land (``FLAWEDCODE_ARCHIVE_DIR`` overrides)."""
-    return _dir_from_env("FLAWEDCODE_ARCHIVE_DIR", PROJECT_ROOT / "archives")
+    return _dir_from_env("FLAWEDCODE_ARCHIVE_DIR", output_root() / "archives")
 
 
 def results_dir() -> Path:
     """Where benchmark results and saved charts land (``FLAWEDCODE_RESULTS_DIR`` overrides)."""
-    return _dir_from_env("FLAWEDCODE_RESULTS_DIR", PROJECT_ROOT / "results")
+    return _dir_from_env("FLAWEDCODE_RESULTS_DIR", output_root() / "results")
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:

@@ -19,6 +19,19 @@ so a reader sees that something was there and what it was. ``Redaction.kinds``
 counts what was replaced, so a writer can list it (the archive's index does):
 nothing is silently lost.
 
+Where it is applied, and what it means for "byte-identical" and "lossless":
+
+- scratch/ (``context/offload.py``): the offloaded file is the tool result byte for
+  byte *except* its secrets; the stub's last line counts them
+  (``Redacted before saving: 1 secret (openai-key x1).``) and the preview is made
+  from the saved text, so the secret leaves the context too.
+- archives/ (``context/archive.py``): every archived message is kept unchanged *except*
+  its secrets, in the ``.jsonl`` and the ``.md``; each part's entry in ``index.json``
+  counts them (``"redacted": {"openai-key": 1}``).
+- summaries (``context/summarize.py``): the verbatim goal line and the summary text.
+- benchmark transcripts (``bench/runner.py``) and the demo's ``demo_logs.json``.
+A redacted secret cannot be recovered from disk: that is the point. Everything else is.
+
 >>> redact("my key is sk-proj-abcdefghijklmnopqrstuvwxyz012345").text
 'my key is [REDACTED:openai-key]'
 """
@@ -85,12 +98,15 @@ def secret_values(environ: dict[str, str] | None = None) -> dict[str, str]:
     return dict(sorted(found.items(), key=lambda item: -len(item[0])))
 
 
-def redact(text: str, environ: dict[str, str] | None = None) -> Redaction:
-    """Replace every credential shape and every secret variable's value in ``text``."""
+def redact(text: str, environ: dict[str, str] | None = None, *, secrets: dict[str, str] | None = None) -> Redaction:
+    """Replace every credential shape and every secret variable's value in ``text``.
+
+    ``secrets`` (from ``secret_values``) saves reading the environment again when redacting many strings.
+    """
     if not text:
         return Redaction(text)
     kinds: Counter[str] = Counter()
-    for value, name in secret_values(environ).items():
+    for value, name in (secret_values(environ) if secrets is None else secrets).items():
         if value in text:
             kinds[f"env:{name}"] += text.count(value)
             text = text.replace(value, REPLACEMENT.format(kind=f"env:{name}"))
@@ -109,12 +125,16 @@ def redact_text(text: str) -> str:
 def redact_data(value: Any, kinds: Counter[str] | None = None) -> tuple[Any, Counter[str]]:
     """Redact every string inside nested dicts, lists and tuples (JSON-like data); returns a copy and the counts."""
     kinds = Counter() if kinds is None else kinds
+    return _redact_nested(value, kinds, secret_values()), kinds
+
+
+def _redact_nested(value: Any, kinds: Counter[str], secrets: dict[str, str]) -> Any:
     if isinstance(value, str):
-        result = redact(value)
+        result = redact(value, secrets=secrets)
         kinds.update(result.kinds)
-        return result.text, kinds
+        return result.text
     if isinstance(value, dict):
-        return {key: redact_data(item, kinds)[0] for key, item in value.items()}, kinds
+        return {key: _redact_nested(item, kinds, secrets) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(redact_data(item, kinds)[0] for item in value), kinds
-    return value, kinds
+        return type(value)(_redact_nested(item, kinds, secrets) for item in value)
+    return value

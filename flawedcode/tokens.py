@@ -332,6 +332,10 @@ class CacheInfo:
     max_size: int
 
 
+MAX_CACHED_TOOL_OBJECTS = 256
+"""Tool objects whose schema count ``TokenCounter.count_tool`` remembers by identity (least recently used go)."""
+
+
 class TokenCounter:
     """Counts a chat request exactly, caching each message's count.
 
@@ -345,7 +349,7 @@ class TokenCounter:
         self.max_cached_messages = max_cached_messages
         self._message_counts: OrderedDict[tuple[Any, ...], int] = OrderedDict()
         self._tool_counts: dict[tuple[str, str], int] = {}
-        self._tools_by_object: dict[int, tuple[Any, int]] = {}
+        self._tools_by_object: OrderedDict[int, tuple[Any, int]] = OrderedDict()
         self._system_counts: dict[str, int] = {}
         self._hits = 0
         self._misses = 0
@@ -389,11 +393,14 @@ class TokenCounter:
 
         Cached per tool object (the object is kept alive by the cache, so its id stays
         unique); a new tool object is counted afresh (to change a tool, build a new one).
+        That cache keeps the ``MAX_CACHED_TOOL_OBJECTS`` most recently used objects: a model
+        handed fresh schema dicts on every call must not grow it call after call.
         """
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
         known = self._tools_by_object.get(id(tool))
         if known is not None and known[0] is tool:
+            self._tools_by_object.move_to_end(id(tool))
             return known[1]
         schema = convert_to_openai_tool(tool)
         schema_json = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
@@ -401,6 +408,8 @@ class TokenCounter:
         if key not in self._tool_counts:
             self._tool_counts[key] = self._count(schema_json)
         self._tools_by_object[id(tool)] = (tool, self._tool_counts[key])
+        if len(self._tools_by_object) > MAX_CACHED_TOOL_OBJECTS:
+            self._tools_by_object.popitem(last=False)
         return self._tool_counts[key]
 
     def count_tools(self, tools: Sequence[Any] | None) -> int:

@@ -19,7 +19,7 @@ from flawedcode.demo import GOAL_QUESTION, LESSON_STEPS
 from flawedcode.models import OfflineModel
 from flawedcode.tools import Workspace
 
-LESSON = list(LESSON_STEPS[:-1])  # the lesson's five requests; the sixth is the goal question
+LESSON = ["List ChartBook dataframes", *LESSON_STEPS[1:-1]]  # the lesson's requests (a plain first one); then the goal question
 BUDGET = 8192
 
 

@@ -14,8 +14,9 @@ import matplotlib.image
 import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
-from flawedcode.agents import make_agent
+from flawedcode import lessons
 from flawedcode.charts import (
     OKABE_ITO,
     X_LABEL,
@@ -26,25 +27,24 @@ from flawedcode.charts import (
     plot_context,
     save_comparison_chart,
     save_context_chart,
+    step_positions,
 )
-from flawedcode.config import AgentConfig, OffloadConfig, SummarizationConfig, V2Config
+from flawedcode.config import OffloadConfig, SummarizationConfig, V2Config
 from flawedcode.demo import LESSON_STEPS, run_session
-from flawedcode.models import OfflineModel
 from flawedcode.telemetry import SessionLog
-from flawedcode.tools import Workspace
 
 BUDGET = 8192
 # Pinned here, not taken from the defaults, so the session offloads once and summarizes at least once.
 LESSON_OFFLOAD = OffloadConfig(threshold_chars=5000, threshold_tokens=None)
 LESSON_SUMMARY = SummarizationConfig(trigger=[{"type": "fraction", "value": 0.6}])
+LONG_SESSION = ["Get docs for money_markets/effr", "Load 50 rows of EFFR data", "Get docs for fed_yield_curve",
+                "Load 30 rows of treasury_yields", "Get docs for money_markets/sofr", "Get docs for money_markets/effr",
+                "Load 40 rows of fed_yield_curve", "Get docs for yield_curve/repo_public", "Load 50 rows of SOFR data"]
 
 
 def lesson_agent(version: str, base: Path):
-    workspace = Workspace.create(base / version, scratch_dir=base / "scratch", archive_dir=base / "archives")
-    config = V2Config(budget_tokens=BUDGET, offload=LESSON_OFFLOAD, summarization=LESSON_SUMMARY) if version == "v2" \
-        else AgentConfig(budget_tokens=BUDGET)
-    return make_agent(version, model=OfflineModel(max_input_tokens=BUDGET, overflow="truncate"),
-                      workspace=workspace, config=config)
+    config = V2Config(budget_tokens=BUDGET, offload=LESSON_OFFLOAD, summarization=LESSON_SUMMARY) if version == "v2" else None
+    return lessons.lesson_agent(version, budget_tokens=BUDGET, config=config, folder=base)
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +70,23 @@ def xy(line) -> list[tuple[float, float]]:
 
 
 # --- chart_data against the session log -----------------------------------------------------------
-def test_points_are_the_agent_calls_input_tokens(lesson_logs):
+def test_points_are_the_agent_calls_input_tokens_placed_in_their_step(lesson_logs):
     log = lesson_logs["v2"]
     data = chart_data(log)["v2"]
-    assert data["points"] == [(call.index, call.input_tokens) for call in log.calls if call.purpose == "agent"]
+    agent_calls = [call for call in log.calls if call.purpose == "agent"]
+    assert data["calls"] == [(call.index, call.turn, call.input_tokens) for call in agent_calls]
+    assert [y for _, y in data["points"]] == [call.input_tokens for call in agent_calls]
     assert len(data["points"]) < len(log.calls), "the summarizer's own call must not be a point on the line"
-    assert [x for x, _ in data["points"]] == list(range(len(data["points"])))
+    xs = [x for x, _ in data["points"]]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs), "calls go left to right, one dot each"
+    for x, call in zip(xs, agent_calls):
+        assert call.turn - 0.5 < x < call.turn + 0.5, "each call sits inside its own step"
+    assert {round(x) for x in xs} == set(range(1, len(LESSON_STEPS) + 1))
+
+
+def test_step_positions_spread_the_calls_of_a_step_around_it():
+    assert step_positions([1, 2, 2, 3, 3, 3]) == [1.0, 1.825, 2.175, 2.7667, 3.0, 3.2333]
+    assert step_positions([]) == []
 
 
 def test_budget_and_trigger_are_the_logs_lines(lesson_logs):
@@ -91,21 +102,23 @@ def test_event_markers_sit_on_the_line_where_the_call_saw_the_event(lesson_logs)
     kinds = [kind for kind, *_ in data["events"]]
     assert kinds[0] == "offload" and "summarize" in kinds
     assert kinds == [event.kind for event in log.events if event.kind in ("offload", "summarize", "recovery")]
-    line = dict(data["points"])
+    line = {index: point for (index, _step, _tokens), point in zip(data["calls"], data["points"])}
+    steps = {index: step for index, step, _tokens in data["calls"]}
     for (kind, call_index, _before, _after, label), marker in zip(data["events"], data["markers"], strict=True):
-        assert marker == (kind, call_index, line[call_index], label)
+        assert marker == (kind, *line[call_index], label)
         assert kind in next(call.events for call in log.agent_calls() if call.index == call_index)
+        assert label.endswith(f"\nstep {steps[call_index]}"), "events are labelled with the lesson's step"
     summaries = [event for event in data["events"] if event[0] == "summarize"]
-    assert [event[4] for event in summaries] == [f"summary {n}" for n in range(1, len(summaries) + 1)]
-    assert data["events"][0][4] == "offload (5.5k chars)"
+    assert [event[4].split("\n")[0] for event in summaries] == [f"summary {n}" for n in range(1, len(summaries) + 1)]
+    assert data["events"][0][4] == "offload\nstep 2"
     for _kind, call_index, before, after, _label in summaries:
         assert before > after, "a summary shrinks the context"
-        assert line[call_index] < before, "the star's call received less than the context held before the summary"
+        assert line[call_index][1] < before, "the star's call received less than the context held before the summary"
 
 
-def test_v1_has_no_markers_and_crosses_the_budget(lesson_logs):
+def test_v1_marks_only_where_its_goal_was_lost_and_crosses_the_budget(lesson_logs):
     data = chart_data(lesson_logs["v1"])["v1"]
-    assert data["events"] == [] and data["markers"] == []
+    assert [event[0] for event in data["events"]] == ["goal_lost"], "v1 manages nothing: its one event is losing the goal"
     assert max(y for _, y in data["points"]) > BUDGET
 
 
@@ -124,7 +137,7 @@ def test_axes_lines_and_markers_equal_chart_data(lesson_logs):
     (trigger,) = lines["trigger:v2"]
     assert set(trigger.get_ydata()) == {data["v2"]["trigger"]} and trigger.get_linestyle() == ":"
     assert "trigger:v1" not in lines
-    drawn = [(line.get_gid().split(":")[2], line.get_marker(), *map(int, xy(line)[0]))
+    drawn = [(line.get_gid().split(":")[2], line.get_marker(), *xy(line)[0])
              for line in ax.get_lines() if line.get_gid().startswith("event:v2:")]
     shapes = {"offload": "v", "summarize": "*", "recovery": "o"}
     assert drawn == [(kind, shapes[kind], x, y) for kind, x, y, _ in data["v2"]["markers"]]
@@ -135,7 +148,7 @@ def test_axes_lines_and_markers_equal_chart_data(lesson_logs):
 def test_axes_are_labelled_with_units_in_projector_sizes(lesson_logs):
     figure = plot_context(lesson_logs["v2"])
     ax = figure.axes[0]
-    assert ax.get_xlabel() == X_LABEL == "model call (#)"
+    assert ax.get_xlabel() == X_LABEL == "step (each dot is one model call)"
     assert ax.get_ylabel() == Y_LABEL == "tokens sent to the model"
     assert ax.xaxis.label.get_fontsize() >= 14
     assert min(tick.label1.get_fontsize() for tick in ax.xaxis.get_major_ticks() + ax.yaxis.get_major_ticks()) >= 14
@@ -190,7 +203,7 @@ def test_live_chart_redraws_after_each_turn_of_each_agent(tmp_path):
     lines = lines_by_gid(chart.ax)
     for agent in agents:
         (line,) = lines[f"line:{agent.version}"]
-        assert xy(line) == [(float(call.index), float(call.input_tokens)) for call in agent.token_log]
+        assert [y for _, y in xy(line)] == [float(call.input_tokens) for call in agent.token_log]
     chart.detach()
     agents[0].send(LESSON_STEPS[1])
     assert chart.handle.updates == 2
@@ -208,12 +221,16 @@ SUMMARY = {"agents": {
 
 
 def test_comparison_has_four_panels_with_the_summary_values():
-    figure = plot_comparison(SUMMARY)
+    figure = plot_comparison(SUMMARY, budget_tokens=BUDGET)
     panels = {ax.get_title(): ax for ax in figure.axes}
-    assert set(panels) == {"Peak context", "Total input tokens", "Success rate", "Goal retention"}
+    assert set(panels) == {"Peak context", "Tokens per success", "Success rate", "Goal retention"}
+    (budget,) = [line for line in panels["Peak context"].get_lines() if line.get_gid() == "budget"]
+    assert set(budget.get_ydata()) == {BUDGET} and budget.get_linestyle() == "--"
+    assert panels["Peak context"].get_ylim()[1] > BUDGET, "the budget line is inside the panel"
+    assert "n/a" in {text.get_text() for text in panels["Tokens per success"].texts}, "v1 had no success to divide by"
     expected = {
         "Peak context": [2100, 8600, 6000],
-        "Total input tokens": [30000, 91000, 60000],
+        "Tokens per success": [9000, 0, 6000],
         "Success rate": [50, 75, 100],
         "Goal retention": [0, 25, 100],
     }
@@ -228,3 +245,71 @@ def test_comparison_has_four_panels_with_the_summary_values():
 def test_comparison_png_is_saved(tmp_path):
     path = save_comparison_chart(SUMMARY, tmp_path / "comparison.png")
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+# --- what a projector shows: nothing hides anything ------------------------------------------------
+def boxes(figure: Figure, artists) -> list:
+    renderer = figure.canvas.get_renderer()
+    return [artist.get_window_extent(renderer) for artist in artists]
+
+
+def test_event_labels_never_overlap_in_a_long_v2_session(tmp_path):
+    agent = lesson_agent("v2", tmp_path)
+    run_session(agent, [*LESSON_STEPS[:-1], *LONG_SESSION, LESSON_STEPS[-1]])
+    assert agent.log.count("summarize") >= 2 and agent.log.count("offload") >= 3, "precondition: crowded markers"
+    figure = plot_context(agent.log)
+    ax = figure.axes[0]
+    labels = [text for text in ax.texts if (text.get_gid() or "").startswith("label:")]
+    assert len(labels) == len(chart_data(agent.log)["v2"]["markers"])
+    renderer = figure.canvas.get_renderer()
+    found = [Text.get_window_extent(label, renderer) for label in labels]  # the text, not its connecting line
+    markers = boxes(figure, [line for line in ax.get_lines() if line.get_gid().startswith("event:")])
+    for label, box in zip(labels, found):
+        assert not any(box.overlaps(marker) for marker in markers), f"{label.get_text()!r} covers a marker"
+    for first in range(len(found)):
+        for second in range(first + 1, len(found)):
+            assert not found[first].overlaps(found[second]), (labels[first].get_text(), labels[second].get_text())
+
+
+def test_the_legend_sits_below_the_axes_and_covers_no_line(lesson_logs):
+    figure = plot_context(list(lesson_logs.values()))
+    ax = figure.axes[0]
+    (legend_box,) = boxes(figure, [ax.get_legend()])
+    axes_box = ax.get_window_extent(figure.canvas.get_renderer())
+    assert legend_box.y1 <= axes_box.y0, "the legend is under the plot, not on it"
+
+
+def test_the_first_live_frame_has_step_ticks_and_room_for_the_budget(tmp_path):
+    chart = LiveChart([lesson_agent("v1", tmp_path)], steps=len(LESSON_STEPS))
+    assert chart.ax.get_xlim() == (0.5, len(LESSON_STEPS) + 0.5)
+    ticks = [tick for tick in chart.ax.get_xticks() if 0.5 <= tick <= len(LESSON_STEPS) + 0.5]
+    assert ticks and all(float(tick).is_integer() and tick >= 1 for tick in ticks)
+    assert chart.ax.get_ylim()[0] == 0 and chart.ax.get_ylim()[1] > BUDGET
+
+
+def test_the_goal_lost_marker_sits_on_v1s_line_where_the_goal_left_the_window(tmp_path):
+    agent = lesson_agent("v1", tmp_path)
+    run_session(agent, LESSON_STEPS)
+    data = chart_data(agent.log)["v1"]
+    lost = [marker for marker in data["markers"] if marker[0] == "goal_lost"]
+    assert len(lost) == 1
+    views = agent.context_watcher.views
+    first_lost = next(view for view in views if not view.goal_in_window)
+    assert views[views.index(first_lost) - 1].goal_in_window
+    (index, step, tokens), point = next((call, point) for call, point in zip(data["calls"], data["points"])
+                                        if call[0] == first_lost.call_index)
+    assert lost[0] == ("goal_lost", *point, f"goal lost\nstep {step}")
+    ax = plot_context(agent.log).axes[0]
+    assert [line.get_marker() for line in ax.get_lines() if line.get_gid() == "event:v1:goal_lost"] == ["D"]
+
+
+def test_a_live_chart_without_auto_redraws_only_when_asked(tmp_path):
+    agents = [lesson_agent("v1", tmp_path), lesson_agent("v2", tmp_path)]
+    chart = LiveChart(agents, steps=2, auto=False)
+    chart.handle = RecordingHandle()
+    for agent in agents:
+        agent.send(LESSON_STEPS[1])
+    assert chart.handle.updates == 0 and chart.redraws == 1, "only the first frame so far"
+    chart.update()
+    assert chart.handle.updates == 1
+    assert [len(line.get_xdata()) for gid, lines in lines_by_gid(chart.ax).items() if gid.startswith("line:") for line in lines] == [2, 2]

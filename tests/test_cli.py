@@ -129,8 +129,8 @@ def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(tmp_path):
     result = run_cli(tmp_path, "demo", "--out", str(out_dir))
     assert result.returncode == 0, result.stderr
     answers = dict(re.findall(r"^  (v[12]): (.*)$", result.stdout, re.MULTILINE))
-    assert "List ChartBook dataframes" in answers["v2"]
-    assert "List ChartBook dataframes" not in answers["v1"] and "don't know" in answers["v1"]
+    assert LESSON_STEPS[0] in answers["v2"]
+    assert LESSON_STEPS[0] not in answers["v1"] and "don't know" in answers["v1"]
     assert re.search(r"^\| v1 +\| +\d+ \|", result.stdout, re.MULTILINE)
     assert re.search(r"^\| v2 +\| +\d+ \|", result.stdout, re.MULTILINE)
     png = out_dir / "context_chart.png"
@@ -180,12 +180,12 @@ def test_archive_list_search_and_show_after_a_v2_session(summarized_conversation
     assert code == 0
     assert re.search(rf"^{conversation}: \d+ part\(s\), \d+ message\(s\)$", out, re.MULTILINE)
     assert f"part 1: archives/{conversation}/0001.md" in out
-    code, out, _ = run_main(capsys, "archive", "search", "List ChartBook dataframes", "--conversation", conversation)
-    assert code == 0 and f"archives/{conversation}/0001.md [message 1, human]: List ChartBook dataframes" in out
+    code, out, _ = run_main(capsys, "archive", "search", "list the ChartBook dataframes", "--conversation", conversation)
+    assert code == 0 and f"archives/{conversation}/0001.md [message 1, human]: " in out and "list the ChartBook dataframes" in out
     code, out, _ = run_main(capsys, "archive", "show", conversation, "--part", "1")
     assert code == 0
     assert out.startswith(f"# Archive part 1 of conversation {conversation}")
-    assert "### [1] human\n\nList ChartBook dataframes" in out
+    assert f"### [1] human\n\n{LESSON_STEPS[0]}" in out
     assert_one_line_error(*run_main(capsys, "archive", "show", conversation, "--part", "99")[::2], "no part 99")
     assert_one_line_error(*run_main(capsys, "archive", "show", conversation[:-1] + "x")[::2], conversation)
 

@@ -192,7 +192,7 @@ def test_goal_survives_two_summaries_verbatim_and_archive_holds_everything(tmp_p
 
 def test_blank_or_failed_summary_changes_nothing_and_is_recorded(tmp_path: Path) -> None:
     archive = ConversationArchive(tmp_path, "conv")
-    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=2)], keep=ContextSize(type="messages", value=2))
+    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=3)], keep=ContextSize(type="messages", value=2))
     messages = conversation(3)
     log = SessionLog()
     blank = maybe_summarize(messages, summarizer("   "), archive=archive, config=config, log=log)
@@ -205,7 +205,7 @@ def test_blank_or_failed_summary_changes_nothing_and_is_recorded(tmp_path: Path)
 
 
 def test_failing_summary_model_falls_back_to_the_run_model(tmp_path: Path) -> None:
-    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=2)], keep=ContextSize(type="messages", value=2))
+    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=3)], keep=ContextSize(type="messages", value=2))
     outcome = maybe_summarize(conversation(3), FailingModel(messages=iter([])), archive=ConversationArchive(tmp_path, "c"),
                               config=config, fallback_model=summarizer("fallback summary"))
     assert outcome.summarized and outcome.messages[0].content.endswith("fallback summary")
@@ -215,7 +215,7 @@ def test_archive_failure_leaves_history_unchanged(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the archive folder should be")
     log = SessionLog()
-    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=2)], keep=ContextSize(type="messages", value=2))
+    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=3)], keep=ContextSize(type="messages", value=2))
     messages = conversation(3)
     outcome = maybe_summarize(messages, summarizer(), archive=ConversationArchive(blocker, "c"), config=config, log=log)
     assert outcome.messages == messages and not outcome.summarized
@@ -233,7 +233,7 @@ def test_summarizer_input_is_bounded_for_a_ten_megabyte_result(tmp_path: Path) -
     huge = conversation(1)
     huge[2] = ToolMessage("z" * (10 * 1024 * 1024), tool_call_id="c0", id="t0")
     messages = huge + conversation(3)[4:]
-    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=2)], keep=ContextSize(type="messages", value=2))
+    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=3)], keep=ContextSize(type="messages", value=2))
     outcome = maybe_summarize(messages, Recorder(messages=itertools.repeat(AIMessage("ok"))),
                               archive=ConversationArchive(tmp_path, "c"), config=config)
     assert outcome.summarized and seen and seen[0] < 40_000
@@ -280,11 +280,10 @@ def test_a_rolled_back_turn_never_archives_a_message_twice(tmp_path: Path) -> No
     assert archive.messages() == first.removed, "each message is archived once"
 
 
-def test_a_corrupt_archive_index_is_an_archive_failure_not_a_crash(tmp_path: Path) -> None:
-    (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "index.json").write_text("{not json")
+def test_an_unreadable_archive_index_is_an_archive_failure_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "c" / "index.json").mkdir(parents=True)  # cannot be read, so parts it may list are never overwritten
     log = SessionLog()
-    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=2)], keep=ContextSize(type="messages", value=2))
+    config = SummarizationConfig(trigger=[ContextSize(type="messages", value=3)], keep=ContextSize(type="messages", value=2))
     outcome = maybe_summarize(conversation(3), summarizer(), archive=ConversationArchive(tmp_path, "c"), config=config, log=log)
     assert not outcome.summarized and outcome.messages == conversation(3)
     assert log.events[-1].kind == "archive_failed"

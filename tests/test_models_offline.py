@@ -25,7 +25,7 @@ from flawedcode.tokens import TokenCounter
 from flawedcode.tools import Workspace, make_tools
 
 SYSTEM_PROMPT = "You are FlawedCode, a careful assistant for financial data."
-LESSON = list(LESSON_STEPS)  # the lesson's six requests, as the demo runs them
+LESSON = ["List ChartBook dataframes", *LESSON_STEPS[1:]]  # the lesson's requests, its goal statement replaced by a plain request
 LESSON_CALLS = [
     ("chartbook_list", {}),
     ("chartbook_get_docs", {"pipeline": "yield_curve", "dataframe": "repo_public"}),

@@ -113,7 +113,7 @@ def test_an_overflow_in_each_format_leads_to_a_summary_and_a_successful_retry(st
     assert statuses[overflow_at + 1 :] == [200] * len(statuses[overflow_at + 1 :]), "the retry and every later call worked"
     kinds = [event.kind for event in agent.events]
     assert kinds.count("overflow_retry") == 1 and kinds.index("summarize") < kinds.index("overflow_retry") + 1
-    assert 'Your original goal was: "List ChartBook dataframes"' in replies[-1]
+    assert f'Your original goal was: "{LESSON_STEPS[0]}"' in replies[-1]
     # each error names the window (Ollama's says how many tokens too many): the budget now fits it
     assert "budget_lowered" in kinds and input_window(3_400) == 2_975
     assert agent.log.budget_tokens == 2_975 if style != "ollama" else abs(agent.log.budget_tokens - 2_975) < 40  # estimated
@@ -176,7 +176,7 @@ def test_a_truncating_server_is_noticed_once_marked_on_the_chart_and_v2_fits_its
     assert v1.log.totals()["truncated_calls"] == len(truncated)
     assert "I don't know" in v1.messages[-1].content, "v1 lost its goal to the server's truncation"
     assert failures == [] and v2.log.budget_tokens < 4_096, "v2 lowered its budget to what the server takes"
-    assert 'Your original goal was: "List ChartBook dataframes"' in replies[-1]
+    assert f'Your original goal was: "{LESSON_STEPS[0]}"' in replies[-1]
     assert sum(call.truncated for call in v2.token_log) <= 1
 
 
@@ -280,8 +280,11 @@ def test_with_every_summary_failing_no_call_goes_over_the_budget(failure, tmp_pa
 def test_reading_an_offloaded_result_back_fits_under_the_trigger_and_pages_through_everything(tmp_path):
     with ImitationServer(style="vllm", window=8_192, publish_window=True) as server:
         agent = agent_on(server, tmp_path)
-        replies, failures = send_all(agent, [*LESSON_STEPS[:5], "Show me the saved repo_public docs",
-                                             "What was my original goal?"])
+        replies, failures = send_all(agent, LESSON_STEPS[:5])
+        saved = next(event.detail["path"] for event in agent.events if event.kind == "offload"
+                     and "repo_public" in event.detail["path"])
+        more, failed = send_all(agent, [f"Read {saved}", "What was my original goal?"])
+        failures += failed
     assert failures == [] and {status for status, _ in server.responses} == {200}
     history = [*agent.archive.messages(), *agent.messages]  # what the model read, summarized away or not
     reads = [message for message in history if isinstance(message, ToolMessage) and message.name == "read_file"]

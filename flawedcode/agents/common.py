@@ -37,6 +37,7 @@ from langgraph.errors import GraphRecursionError
 from flawedcode.config import AgentConfig
 from flawedcode.context.repair import CutOffToolCallsMiddleware
 from flawedcode.models import budget_for, explain_model_error, get_model, profile_for
+from flawedcode.safe_text import escape_surrogates
 from flawedcode.telemetry import CallRecord, ContextEvent, ModelCallRecorder, SessionLog, TelemetryMiddleware
 from flawedcode.tokens import TokenCounter, encoding_name_for_model
 from flawedcode.tools import Workspace, make_tools
@@ -114,7 +115,7 @@ class BaseAgent:
     def run_turn(self, history: Sequence[AnyMessage], text: str) -> str:
         """Send ``history + [text]`` through the agent; keep every message it produced; return the reply."""
         self.log.start_turn()
-        start = {"messages": [*history, HumanMessage(text)]}
+        start = {"messages": [*history, HumanMessage(escape_surrogates(text))]}  # never text that cannot be sent or saved
         try:
             with self.recorder.active():
                 for state in self.graph.stream(start, self.graph_config(), stream_mode="values"):

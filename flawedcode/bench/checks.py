@@ -4,7 +4,9 @@
 checks ignore case and collapse whitespace, so a reply that wraps a line still
 passes. ``has_number`` finds numbers such as ``4.8944``, ``-0.25``, ``1,250``
 or ``13550.3%`` (dates like ``2024-12-31`` do not count as numbers).
-``goal_kept(reply, goal)`` is the goal-retention probe.
+``goal_kept(reply, goal)`` is the goal-retention probe. A ``regex`` check runs with
+a time limit (``REGEX_SECONDS``); a pattern that runs out of time fails, and its
+result says so in ``note``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from flawedcode.bench.tasks import Check, NumberRange
+import regex
+
+from flawedcode.bench.tasks import REGEX_SECONDS, Check, NumberRange
 
 NUMBER = re.compile(r"(?<![\w.-])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w-])|(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 
@@ -27,9 +31,13 @@ class CheckResult:
     kind: str
     expected: Any
     passed: bool
+    note: str | None = None  # why a check could not be decided (a regex that ran out of time)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        record = asdict(self)
+        if record["note"] is None:
+            del record["note"]
+        return record
 
 
 def normalize(text: str) -> str:
@@ -42,8 +50,11 @@ def numbers_in(text: str) -> list[float]:
 
 
 def evaluate(check: Check, reply: str, workspace_root: Path | None, step: int = 0) -> CheckResult:
-    passed = passes(check, reply, workspace_root)
-    return CheckResult(step=step, kind=check.kind, expected=check.expected, passed=passed)
+    try:
+        passed, note = passes(check, reply, workspace_root), None
+    except TimeoutError:
+        passed, note = False, f"the regex took more than {REGEX_SECONDS:g} s on this reply; counted as failed"
+    return CheckResult(step=step, kind=check.kind, expected=check.expected, passed=passed, note=note)
 
 
 def passes(check: Check, reply: str, workspace_root: Path | None) -> bool:
@@ -52,8 +63,8 @@ def passes(check: Check, reply: str, workspace_root: Path | None) -> bool:
         return normalize(value) in normalize(reply)
     if kind == "not_contains":
         return normalize(value) not in normalize(reply)
-    if kind == "regex":
-        return re.search(value, reply, flags=re.IGNORECASE) is not None
+    if kind == "regex":  # raises TimeoutError after REGEX_SECONDS (catastrophic backtracking)
+        return regex.search(value, reply, flags=regex.IGNORECASE, timeout=REGEX_SECONDS) is not None
     if kind == "has_number":
         return has_number(reply, value if isinstance(value, NumberRange) else None) == bool(value)
     if kind == "file_exists":

@@ -72,6 +72,7 @@ from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
 from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel
 from flawedcode.paths import write_atomically
+from flawedcode.redact import redact_data
 from flawedcode.tools import Workspace
 
 BENCH_WINDOW_TOKENS = 8_192
@@ -201,6 +202,7 @@ def _write_transcript(out_dir: Path, agent: BaseAgent, task: str, run: int) -> P
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {"messages": messages_to_dict(agent.messages), "log": agent.log.to_dict(),
                 "workspace": str(agent.workspace.root)}
+    document = redact_data(json.loads(json.dumps(document, default=str)))[0]  # secrets never reach disk
     write_atomically(path, json.dumps(document, indent=1, default=str))
     return path
 

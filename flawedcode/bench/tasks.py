@@ -22,7 +22,9 @@ A task file holds ``tasks:``, a list of tasks (or a single task mapping)::
 Check kinds (each a one-key mapping; text checks are case-insensitive):
 
 - ``{contains: "text"}`` / ``{not_contains: "text"}``: the reply has / lacks the text;
-- ``{regex: "pattern"}``: ``re.search`` finds the pattern in the reply;
+- ``{regex: "pattern"}``: the pattern is found in the reply (the ``regex`` package, which
+  reads Python's ``re`` syntax, with a time limit of ``REGEX_SECONDS``: a pattern that
+  backtracks without end fails its check instead of hanging the benchmark);
 - ``{has_number: true}`` or ``{has_number: {min: 4.0, max: 6.0}}``: the reply
   states a number (one within the range, when given);
 - ``{file_exists: "path"}``: the path exists in the run's workspace.
@@ -40,23 +42,36 @@ many turns (see ``expand_cycle``)::
 A malformed file fails with one line naming the file, the task and the field:
 ``tasks.yaml: task 'sofr_average', steps[2].checks[0]: unknown check 'contain';
 expected one of contains, regex, has_number, file_exists, not_contains``.
+
+Values are checked for meaning: a task name is safe as a file name (letters, digits,
+``_ . -``, not starting with ``.``, at most 64 characters; the runner names transcript
+files after it); a task has at most ``MAX_TASK_TURNS`` turns; ``has_number``'s ``min`` is
+not above its ``max``; numbers are numbers (``turns: true`` or ``turns: 1e12`` is refused);
+an error quotes at most a short prefix of a bad value. The YAML rules of
+``flawedcode.config.read_yaml_file`` apply (no alias bombs, no duplicate keys, UTF-8).
 """
 
 from __future__ import annotations
 
-import re
+import math
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from flawedcode.config import read_yaml_file
+from flawedcode.config import brief_repr, read_yaml_file, shorten
 
 CHECK_KINDS = ("contains", "regex", "has_number", "file_exists", "not_contains")
 CATEGORIES = ("file_ops", "multi_step", "chartbook", "goal_retention", "long_session")
 GOAL_QUESTION = "What was my original goal?"
+MAX_TASK_TURNS = 5_000
+"""Most user turns in one task (listed steps, the expanded cycle and the closing steps together)."""
+TASK_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
+REGEX_SECONDS = 1.0
+"""Time limit for one regex check on one reply."""
 
 
 class TaskFileError(ValueError):
@@ -64,7 +79,7 @@ class TaskFileError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # strict: true is not 1, nor 1e12 a whole number of turns
 
 
 class NumberRange(_Strict):
@@ -72,6 +87,14 @@ class NumberRange(_Strict):
 
     min: float | None = None
     max: float | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> NumberRange:
+        if any(bound is not None and math.isnan(bound) for bound in (self.min, self.max)):
+            raise ValueError("min and max must be numbers, not NaN")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min:g}) is above max ({self.max:g}); no number could pass")
+        return self
 
 
 class Check(_Strict):
@@ -87,10 +110,10 @@ class Check(_Strict):
     @classmethod
     def _one_known_kind(cls, data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ValueError(f"a check is a one-key mapping such as {{contains: \"text\"}}; found {data!r}")
+            raise ValueError(f"a check is a one-key mapping such as {{contains: \"text\"}}; found {brief_repr(data)}")
         unknown = [key for key in data if key not in CHECK_KINDS]
         if unknown:
-            raise ValueError(f"unknown check {unknown[0]!r}; expected one of {', '.join(CHECK_KINDS)}")
+            raise ValueError(f"unknown check {brief_repr(unknown[0])}; expected one of {', '.join(CHECK_KINDS)}")
         if len(data) != 1:
             raise ValueError(f"a check has exactly one kind; found {', '.join(data) or 'none'}")
         return data
@@ -100,8 +123,8 @@ class Check(_Strict):
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                re.compile(value)
-            except re.error as error:
+                regex.compile(value, flags=regex.IGNORECASE)
+            except regex.error as error:
                 raise ValueError(f"not a valid regular expression ({error})") from None
         return value
 
@@ -129,7 +152,7 @@ class Step(_Strict):
 class Cycle(_Strict):
     """A long session written compactly: ``turns`` turns cycling through ``steps``."""
 
-    turns: int = Field(gt=0, description="How many turns the cycle adds.")
+    turns: int = Field(gt=0, le=MAX_TASK_TURNS, description="How many turns the cycle adds.")
     steps: list[str] = Field(min_length=1, description="Phrasings used in turn, round-robin.")
     goal_probe_every: int | None = Field(None, gt=0, description="Every N-th turn asks 'What was my original goal?'.")
 
@@ -137,8 +160,8 @@ class Cycle(_Strict):
 class Task(_Strict):
     """One benchmark task."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="Unique id (used in file names).")
-    category: str = Field(min_length=1, description="Any name; results are grouped by it (built-in: CATEGORIES).")
+    name: str = Field(pattern=TASK_NAME_PATTERN, description="Unique id (used in file names): letters, digits, _ . - (not first: .)")
+    category: str = Field(min_length=1, max_length=64, description="Any name; results are grouped by it (built-in: CATEGORIES).")
     description: str = ""
     steps: list[Step] = Field(min_length=1)
     cycle: Cycle | None = Field(None, description="Turns added after the listed steps; closing steps follow.")
@@ -153,6 +176,13 @@ class Task(_Strict):
         if isinstance(value, list):
             return [{"say": item} if isinstance(item, str) else item for item in value]
         return value
+
+    @model_validator(mode="after")
+    def _bounded_turns(self) -> Task:
+        turns = len(self.steps) + (self.cycle.turns if self.cycle else 0) + len(self.closing_steps)
+        if turns > MAX_TASK_TURNS:
+            raise ValueError(f"the task has {turns:,} turns; at most {MAX_TASK_TURNS:,} are allowed")
+        return self
 
     @property
     def goal_text(self) -> str:
@@ -205,6 +235,8 @@ def parse_tasks(data: Any, source: str = "tasks") -> list[Task]:
         data = [data]
     if not isinstance(data, list) or not data:
         raise TaskFileError(f"{source}: expected 'tasks:' with a list of tasks; found {type(data).__name__}")
+    if len(data) > MAX_TASK_TURNS:
+        raise TaskFileError(f"{source}: {len(data):,} tasks; at most {MAX_TASK_TURNS:,} are allowed in one file")
     tasks: list[Task] = []
     for position, item in enumerate(data):
         label = _task_label(item, position)
@@ -228,32 +260,37 @@ def load_tasks(task_names: list[str] | None = None, tasks_file: str | Path | Non
     by_name = {task.name: task for task in tasks}
     unknown = [name for name in task_names if name not in by_name]
     if unknown:
-        raise TaskFileError(f"unknown task {unknown[0]!r}; choose from: {', '.join(by_name)}")
+        raise TaskFileError(f"unknown task {brief_repr(unknown[0])}; choose from: {', '.join(by_name)}")
     return [by_name[name] for name in task_names]
 
 
 def _task_label(item: Any, position: int) -> str:
     name = item.get("name") if isinstance(item, dict) else None
-    return f"task {name!r}" if isinstance(name, str) else f"task #{position + 1}"
+    return f"task {brief_repr(name)}" if isinstance(name, str) else f"task #{position + 1}"
 
 
 def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
+    errors = error.errors()
+    first = next((item for item in errors if item["type"] == "value_error"), errors[0])  # ours say the most
     location = ""
     for part in first["loc"]:
         if isinstance(part, int):
             location += f"[{part}]"
-        elif part in ("bool", "NumberRange"):  # pydantic's union branch names are noise to a reader
+        elif part in ("bool", "NumberRange") or str(part).startswith("function-"):  # pydantic's own names: noise
             continue
         else:
-            location += f".{part}" if location else str(part)
+            part = shorten(str(part))
+            location += f".{part}" if location else part
     message = first["msg"].removeprefix("Value error, ")
+    if message.startswith("Input should be "):
+        message = f"expected {message.removeprefix('Input should be ')}; found {brief_repr(first.get('input'))}"
     if first["type"] == "extra_forbidden":
         message = "unknown field (check its spelling and indentation)"
     elif first["type"] == "missing":
         message = "required field is missing"
-    elif first["type"] == "literal_error" and location == "category":
-        message = f"expected one of {', '.join(CATEGORIES)}; found {first.get('input')!r}"
+    elif first["type"] == "string_pattern_mismatch" and location == "name":
+        message = ("a task name is used in file names: letters, digits, _ . - only, not starting with '.', "
+                   f"at most 64 characters; found {brief_repr(first.get('input'))}")
     return f"{location or '(top level)'}: {message}"
 
 

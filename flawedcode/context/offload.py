@@ -7,8 +7,17 @@ Rules (defaults in ``OffloadConfig``):
   them through (characters / 4 under-counts them 2-3x). ``per_tool_chars`` overrides the character
   threshold for one tool. Read tools (``read_file``, ``list_files``, ``search_files``,
   ``search_archive``) are exempt, so reading an offloaded file back never offloads it again.
-- The file is ``scratch/<tool>_<arguments>_<hash>.txt`` and holds the result
-  byte-identical (UTF-8). The same result always lands in the same file.
+- The file is ``scratch/<tool>_<arguments>_<hash>.txt`` (the first ``HASH_DIGITS``, 16,
+  hex digits of the content's SHA-256) and holds the result byte-identical (UTF-8). The
+  same result always lands in the same file; a file of that name with other content is
+  never overwritten (the name then takes more of the hash).
+- Byte-identical, with two exceptions, both visible: secrets are replaced first
+  (``flawedcode.redact``: an API key becomes ``[REDACTED:openai-key]``) and the stub's
+  last line says how many (``Redacted before saving: 1 secret (openai-key x1).``); a lone
+  surrogate, which has no UTF-8 form, is saved as its escape ``\xff`` (``flawedcode.safe_text``).
+  The stub describes the file as saved. NUL and other control characters are kept.
+- A tool result holding a lone surrogate is escaped the same way even when it is not
+  offloaded, so that no message in the context is text that cannot be sent or written.
 - The stub is at most ``preview_fraction`` (12%) of the original's tokens (never
   less than 60 tokens, for header and footer) and reads::
 
@@ -21,22 +30,27 @@ Rules (defaults in ``OffloadConfig``):
   The preview is typed: docs show their head and as many column names as fit
   (then "+N more"); tables show their first rows and summary statistics per
   numeric column (rows named mean/min/max under the same header, for the first six
-  columns of a wide table); other text shows its head and its tail.
+  columns of a wide table); other text shows its head and its tail. A table is the
+  CSV that ``chartbook_load_data`` wrote, read back with the standard library's ``csv``
+  the way ``pandas.read_csv`` reads it (same types, same figures: see ``read_table``).
 - If the file cannot be written, the original result stays in the context
   (nothing is lost) and an ``offload_failed`` event is recorded.
 """
 
 from __future__ import annotations
 
+import csv
+import functools
 import hashlib
 import io
+import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage
 
@@ -44,8 +58,13 @@ from flawedcode import paths
 from flawedcode.config import OffloadConfig
 from flawedcode.formats import STUB_PREFIX
 from flawedcode.paths import write_atomically
+from flawedcode.redact import redact
+from flawedcode.safe_text import escape_surrogates, has_surrogates
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
+
+HASH_DIGITS = 16
+"""Hex digits of the content's SHA-256 in a scratch file's name (64 bits: no accidental collision in practice)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,7 @@ class Offloaded:
     display_path: str
     original_tokens: int
     stub_tokens: int
+    redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the saved file, by kind
 
 
 def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding: str = "o200k_base") -> bool:
@@ -72,17 +92,45 @@ def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding:
 def offload(result: str, tool_name: str, arguments: dict[str, Any] | None = None, *,
             scratch_dir: Path | None = None, config: OffloadConfig | None = None,
             encoding: str = "o200k_base") -> Offloaded:
-    """Save ``result`` byte-identical under scratch/ and return the stub that replaces it."""
+    """Save ``result`` (secrets redacted, lone surrogates escaped) under scratch/ and return the stub that replaces it."""
     config = config or OffloadConfig()
     scratch_dir = Path(scratch_dir or paths.scratch_dir())
-    name = scratch_file_name(result, tool_name, arguments or {})
-    path = scratch_dir / name
-    if not (path.exists() and path.read_bytes() == result.encode("utf-8")):
-        write_atomically(path, result.encode("utf-8"))
-    display_path = f"scratch/{name}"
-    original_tokens = count_text(result, encoding)
-    stub = build_stub(result, tool_name, display_path, original_tokens, config.preview_fraction, encoding)
-    return Offloaded(stub, path, display_path, original_tokens, count_text(stub, encoding))
+    redaction = redact(escape_surrogates(result))
+    saved = redaction.text
+    path = save_result(saved, scratch_dir, tool_name, arguments or {})
+    display_path = f"scratch/{path.name}"
+    original_tokens = count_text(saved, encoding)
+    stub = build_stub(saved, tool_name, display_path, original_tokens, config.preview_fraction, encoding)
+    if redaction.changed:
+        stub += "\n" + redaction_note(redaction.kinds)
+    return Offloaded(stub, path, display_path, original_tokens, count_text(stub, encoding), redaction.kinds)
+
+
+def redaction_note(kinds: Counter[str]) -> str:
+    """The stub's last line when secrets were replaced in the saved file."""
+    total = sum(kinds.values())
+    listed = ", ".join(f"{kind} x{count}" for kind, count in sorted(kinds.items()))
+    return f"Redacted before saving: {total} secret{'s' if total != 1 else ''} ({listed})."
+
+
+def save_result(text: str, scratch_dir: Path, tool_name: str, arguments: dict[str, Any]) -> Path:
+    """Write ``text`` to its scratch file (or find it already there); never overwrite a file with other content."""
+    data = text.encode("utf-8")
+    digest = hashlib.sha256(data).hexdigest()
+    for digits in (HASH_DIGITS, 32, 64):
+        path = scratch_dir / scratch_file_name(text, tool_name, arguments, digest[:digits])
+        if not path.exists():
+            write_atomically(path, data)
+            return path
+        if path.is_file() and path.read_bytes() == data:
+            return path
+    for copy in range(2, 1000):  # the whole hash is taken by other content: a file changed by hand
+        path = scratch_dir / scratch_file_name(text, tool_name, arguments, f"{digest}-{copy}")
+        if not path.exists() or (path.is_file() and path.read_bytes() == data):
+            if not path.exists():
+                write_atomically(path, data)
+            return path
+    raise FileExistsError(f"no free scratch file name for this result in {scratch_dir}")
 
 
 def maybe_offload(result: str, tool_name: str, arguments: dict[str, Any] | None = None, *,
@@ -94,11 +142,12 @@ def maybe_offload(result: str, tool_name: str, arguments: dict[str, Any] | None 
     return offload(result, tool_name, arguments, scratch_dir=scratch_dir, config=config).stub
 
 
-def scratch_file_name(result: str, tool_name: str, arguments: dict[str, Any]) -> str:
+def scratch_file_name(result: str, tool_name: str, arguments: dict[str, Any], digest: str | None = None) -> str:
     """``<tool>_<argument values>_<content hash>.txt``: readable, and stable for the same content."""
     words = [str(value) for value in arguments.values() if isinstance(value, (str, int, float)) and str(value)]
     slug = re.sub(r"[^A-Za-z0-9]+", "_", "_".join(words)).strip("_")[:60]
-    digest = hashlib.sha256(result.encode("utf-8")).hexdigest()[:8]
+    if digest is None:
+        digest = hashlib.sha256(escape_surrogates(result).encode("utf-8")).hexdigest()[:HASH_DIGITS]
     return "_".join(part for part in (tool_name, slug, digest) if part) + ".txt"
 
 
@@ -162,20 +211,159 @@ def _markdown_columns(lines: list[str]) -> list[str]:
 
 def _table_preview(lines: list[str], max_columns: int = 6) -> list[str]:
     """Title, then header, mean/min/max and first rows for the first few columns (wide tables say how many more)."""
-    try:
-        frame = pd.read_csv(io.StringIO("\n".join(lines[1:])))
-    except (ValueError, pd.errors.ParserError):
+    columns = read_table("\n".join(lines[1:]))
+    shown = (columns or [])[: max_columns + 1]
+    if not shown or not shown[0].cells or not any(column.is_numeric for column in [*shown, *columns[len(shown):]]):
         return []
-    numeric = frame.select_dtypes("number")
-    if numeric.empty or len(frame) == 0:
-        return []
-    shown = list(frame.columns[: max_columns + 1])
-    more = f",(+{len(frame.columns) - len(shown)} more columns)" if len(frame.columns) > len(shown) else ""
-    rows = [",".join(shown) + more]
+    more = f",(+{len(columns) - len(shown)} more columns)" if len(columns) > len(shown) else ""
+    rows = [",".join(column.name for column in shown) + more]
     for stat in ("mean", "min", "max"):
-        rows.append(",".join(f"{getattr(frame[column], stat)():.4g}" if column in numeric else stat for column in shown))
-    first_rows = [",".join(str(value) for value in row) for row in frame[shown].head(2).itertuples(index=False)]
+        rows.append(",".join(f"{column.statistic(stat):.4g}" if column.is_numeric else stat for column in shown))
+    first_rows = [",".join(column.shown(row) for column in shown) for row in range(min(2, len(shown[0].cells)))]
     return [lines[0], *rows, *first_rows]
+
+
+# --- reading the tool's CSV as pandas.read_csv would, without pandas ---------------------------
+# Why not pandas: importing it costs a third of a second, and the preview needs three figures per
+# column. These rules reproduce read_csv's defaults for what a table preview shows: which columns
+# are numbers, their values, and numpy's pairwise sums (so a mean is the same to the last bit).
+
+NA_TEXTS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                      "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})  # read_csv's na_values
+TRUE_TEXTS, FALSE_TEXTS = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
+INTEGER = re.compile(r"[+-]?\d+")
+DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf(?:inity)?", re.IGNORECASE)
+CAST_CHUNK = 8192  # numpy sums a column it converts (integers to floats) in chunks of this many values
+
+
+@dataclass
+class TableColumn:
+    """One column of a CSV table: its name, its cells as text, and its type and values (worked out when first asked)."""
+
+    name: str
+    cells: list[str | None]  # None: the row had no field here
+
+    @functools.cached_property
+    def _typed(self) -> tuple[str, list[Any]]:
+        return _infer(self.cells)
+
+    @property
+    def kind(self) -> str:
+        """"int", "float" (numbers, NaN where missing), "bool", "text-bool" (booleans, NaN where missing) or "text"."""
+        return self._typed[0]
+
+    @property
+    def values(self) -> list[Any]:
+        return self._typed[1]
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind in ("int", "float")
+
+    def statistic(self, name: str) -> float:
+        """``mean``, ``min`` or ``max`` of the values, skipping NaN (NaN if there is none)."""
+        present = [value for value in self.values if not (isinstance(value, float) and math.isnan(value))]
+        if not present:
+            return math.nan
+        if name == "min":
+            return min(present)
+        if name == "max":
+            return max(present)
+        if self.kind == "int":
+            return _chunked_sum([float(value) for value in self.values]) / len(present)
+        return _pairwise_sum([0.0 if math.isnan(value) else value for value in self.values], 0, len(self.values)) / len(present)
+
+    def shown(self, row: int) -> str:
+        """A cell as pandas prints it: numbers as numbers (``5.0`` in a float column), missing as ``nan``."""
+        if self.values:
+            return str(self.values[row])
+        cell = self.cells[row]
+        return "nan" if cell is None or cell in NA_TEXTS else cell
+
+
+def read_table(text: str) -> list[TableColumn] | None:
+    """The columns of a CSV text (header first), typed as ``pandas.read_csv`` types them; None if it is not a table."""
+    rows = [row for row in csv.reader(io.StringIO(text)) if row and not (len(row) == 1 and row[0] and not row[0].strip(" \t"))]
+    if not rows:
+        return None
+    header, body = rows[0], rows[1:]
+    if body and len(body[0]) == len(header) + 1:
+        body = [row[1:] for row in body]  # one field more than the header: the first is an index, which is not shown
+    if any(len(row) > len(header) for row in body):
+        return None  # read_csv would fail: "Expected N fields, saw M"
+    names = _dedup_names([name or f"Unnamed: {position}" for position, name in enumerate(header)])
+    return [TableColumn(name, [row[position] if position < len(row) else None for row in body])
+            for position, name in enumerate(names)]
+
+
+def _infer(cells: Sequence[str | None]) -> tuple[str, list[Any]]:
+    """A column's type and values: integers, floats (NaN where missing), booleans, or text.
+
+    Integers must fit 64 bits (signed, or unsigned when none is negative), as in a DataFrame;
+    beyond that read_csv keeps the column as text, and so does this.
+    """
+    missing = [cell is None or cell in NA_TEXTS for cell in cells]
+    present = [cell.strip(" \t") for cell, gone in zip(cells, missing) if not gone and cell is not None]
+    integers = [int(cell) for cell in present if INTEGER.fullmatch(cell)]
+    signed = all(-2**63 <= value < 2**63 for value in integers)
+    unsigned = all(0 <= value < 2**64 for value in integers)
+    if present and len(integers) == len(present) and not any(missing):
+        return ("int", integers) if signed or unsigned else ("text", [])
+    if not (signed or (unsigned and not any(missing) and min(integers, default=0) >= 0)):
+        return "text", []
+    if all(INTEGER.fullmatch(cell) or DECIMAL.fullmatch(cell) for cell in present):
+        whole = any(missing) and len(integers) == len(present)  # integers with gaps: read as integers first
+        numbers = iter(float(int(cell)) if whole else float(cell) for cell in present)
+        return "float", [math.nan if gone else next(numbers) for gone in missing]
+    if present and all(cell in TRUE_TEXTS or cell in FALSE_TEXTS for cell in present):
+        booleans = iter(cell in TRUE_TEXTS for cell in present)  # shown as True/False (and nan where missing)
+        return ("bool" if not any(missing) else "text-bool"), [math.nan if gone else next(booleans) for gone in missing]
+    return "text", []
+
+
+def _dedup_names(names: list[str]) -> list[str]:
+    """Repeated column names become ``name.1``, ``name.2``, ... (read_csv's rule)."""
+    counts: dict[str, int] = {}
+    unique = []
+    for name in names:
+        count = counts.get(name, 0)
+        while count > 0:
+            counts[name] = count + 1
+            name = f"{name}.{count}"
+            count = counts.get(name, 0)
+        unique.append(name)
+        counts[name] = count + 1
+    return unique
+
+
+def _pairwise_sum(values: list[float], start: int, count: int) -> float:
+    """numpy's float64 sum, step for step: eight running sums in blocks of up to 128, halves above that."""
+    if count < 8:
+        total = 0.0
+        for position in range(start, start + count):
+            total += values[position]
+        return total
+    if count <= 128:
+        sums = values[start:start + 8]
+        position = 8
+        while position < count - count % 8:
+            for lane in range(8):
+                sums[lane] += values[start + position + lane]
+            position += 8
+        total = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]))
+        for rest in range(start + position, start + count):
+            total += values[rest]
+        return total
+    half = count // 2
+    half -= half % 8
+    return _pairwise_sum(values, start, half) + _pairwise_sum(values, start + half, count - half)
+
+
+def _chunked_sum(values: list[float]) -> float:
+    total = 0.0
+    for start in range(0, len(values), CAST_CHUNK):
+        total += _pairwise_sum(values, start, min(CAST_CHUNK, len(values) - start))
+    return total
 
 
 def _fit_list_line(line: str, budget_tokens: int, encoding: str) -> str | None:
@@ -213,6 +401,8 @@ class OffloadMiddleware(AgentMiddleware):
             self._note_recovery(call)
             if not isinstance(result, ToolMessage) or not isinstance(result.content, str):
                 return result
+            if has_surrogates(result.content):  # e.g. a file name that is not UTF-8: it could never be sent or saved
+                result = result.model_copy(update={"content": escape_surrogates(result.content)})
             if not should_offload(result.content, call["name"], self.config, self.encoding):
                 return result
             try:
@@ -223,7 +413,8 @@ class OffloadMiddleware(AgentMiddleware):
                 self.log.record_event("offload_failed", tokens, tokens, tool=call["name"], error=str(error))
                 return result
             self.log.record_event("offload", done.original_tokens, done.stub_tokens, tool=call["name"],
-                                  path=done.display_path, characters=len(result.content))
+                                  path=done.display_path, characters=len(result.content),
+                                  **({"redacted": dict(done.redacted)} if done.redacted else {}))
             return result.model_copy(update={"content": done.stub})
 
     def _note_recovery(self, call: dict[str, Any]) -> None:

@@ -25,7 +25,8 @@ Before each model call (defaults in ``SummarizationConfig``):
        <the summary model's text>
 
    The original goal is copied by this code, not by the model, so it survives
-   every summary verbatim.
+   every summary verbatim (except a secret in it, which is redacted like everything
+   written: ``[REDACTED:openai-key]``, see ``flawedcode.redact``).
 
 If the model still raises ``ContextOverflowError``, the wrapper summarizes
 (even below the triggers) and retries the call once. When the error names the
@@ -85,6 +86,7 @@ from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationAr
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, GOAL_LINE, SUMMARY_PREFIX
 from flawedcode.models import ModelConfigError, context_overflow_from, input_window, learn_window
 from flawedcode.notices import warn_once
+from flawedcode.redact import redact_text
 from flawedcode.telemetry import SUMMARY_TAG, SessionLog
 from flawedcode.tokens import TokenCounter
 
@@ -258,6 +260,8 @@ class SummaryError(RuntimeError):
 
 
 def build_summary_message(number: int, goal: str | None, archive_path: str, first_seq: int, last_seq: int, text: str) -> HumanMessage:
+    """The summary message (format in the module docstring); a secret in the goal or the summary is redacted."""
+    goal, text = (redact_text(goal) if goal is not None else None), redact_text(text)
     header = [f"{SUMMARY_PREFIX} {number} | archive: {archive_path}]"]
     if goal is not None:
         header.append(f"{GOAL_LINE}{goal}")
@@ -311,13 +315,12 @@ def maybe_summarize(messages: Sequence[AnyMessage], model: BaseChatModel, *, arc
 def archive_once(archive: ConversationArchive, leaving: Sequence[AnyMessage]) -> ArchivePart:
     """Archive the messages not archived before (a retried or rolled-back turn may offer some again)."""
     try:
-        already = archive.archived_ids()
+        new, parts = archive.not_archived(leaving), archive.parts()  # kept in memory: no file is re-read here
     except (OSError, ValueError) as error:
         raise ArchiveError(f"cannot read the archive in {archive.folder}: {error}") from error
-    new = [message for message in leaving if not (message.id and message.id in already)]
-    if new or not archive.parts():
+    if new or not parts:
         return archive.append(new or list(leaving))
-    return archive.parts()[-1]
+    return parts[-1]
 
 
 def _summary_number(messages: Sequence[AnyMessage]) -> int:

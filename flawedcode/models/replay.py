@@ -419,6 +419,16 @@ class ReplayChatModel(BaseChatModel):
         return model
 
     @property
+    def see(self) -> Any:
+        """For a recording of the offline model, its ``see`` (what fits its window), so a lesson's window view
+        and its "goal lost" marker replay too; any other recorded model has none (a real API reads it all)."""
+        if self.provider != "flawedcode" or not self.window_tokens:
+            raise AttributeError("see")
+        from flawedcode.models.offline import OfflineModel
+
+        return OfflineModel(max_input_tokens=int(self.window_tokens)).see
+
+    @property
     def player(self) -> Player:
         if self._player is None:
             self._player = load_recording(self.recording_path)

@@ -1,0 +1,96 @@
+"""The context-window bar: what the model received at one call, one coloured segment per message.
+
+Read it left to right, oldest first, as the model reads its request:
+
+- one segment per message (the first is the system prompt plus the tool
+  schemas), its width its token count, its colour its kind (``KIND_COLOURS``,
+  the Okabe-Ito palette: a stub is green where the tool result it replaced was
+  red; a summary is purple where the block of history it replaced was);
+- a segment the model could not see (the offline model's window forgot it) is
+  hatched and faded; the bar's title says how many tokens were forgotten;
+- the segment that holds the conversation's goal is marked ``goal`` above it;
+- the dashed black line is the budget, the dotted one v2's summary trigger;
+- a segment wide enough shows its token count; the legend gives each kind's total.
+
+``plot_context_bar(view)`` returns a matplotlib ``Figure`` (not shown, not saved).
+"""
+
+from __future__ import annotations
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
+
+from flawedcode.charts import OKABE_ITO, PROJECTOR_STYLE
+from flawedcode.lab.window import KIND_NAMES, SEGMENT_KINDS, ContextView, SegmentKind
+
+KIND_COLOURS: dict[SegmentKind, str] = {
+    "system": "#999999", "user": OKABE_ITO["orange"], "assistant": OKABE_ITO["sky_blue"],
+    "tool": OKABE_ITO["vermillion"], "stub": OKABE_ITO["bluish_green"], "summary": OKABE_ITO["reddish_purple"],
+}
+BAR_FIGSIZE = (12, 3.4)
+LABEL_MIN_SHARE = 0.045  # a segment narrower than this share of the axis gets no number inside
+
+
+def plot_context_bar(view: ContextView | None, title: str | None = None, trigger_tokens: int | None = None) -> Figure:
+    """Draw the bar for one call's ``ContextView`` (an empty frame when there is none yet)."""
+    with matplotlib.rc_context(PROJECTOR_STYLE):
+        figure = Figure(figsize=BAR_FIGSIZE)  # fixed margins: redrawn after every request, so no layout solver
+        figure.subplots_adjust(left=0.02, right=0.98, top=0.84, bottom=0.42)
+        ax = figure.add_subplot()
+        segments = view.segments if view else []
+        budget = view.budget_tokens if view else None
+        right = max([view.total_tokens if view else 0, budget or 0, trigger_tokens or 0, 1]) * 1.04
+        left = 0
+        for number, segment in enumerate(segments):
+            ax.barh(0, segment.tokens, left=left, height=0.6, color=KIND_COLOURS[segment.kind],
+                    edgecolor="white", linewidth=1.5, alpha=1.0 if segment.visible else 0.35,
+                    hatch=None if segment.visible else "//", gid=f"segment:{number}:{segment.kind}")
+            if segment.tokens >= LABEL_MIN_SHARE * right:
+                ax.text(left + segment.tokens / 2, 0, f"{segment.tokens:,}", ha="center", va="center",
+                        fontsize=12, fontweight="bold", color="black" if segment.kind in ("system", "user") else "white")
+            if segment.holds_goal:
+                ax.annotate("goal", (left + segment.tokens / 2, 0.3), xytext=(0, 8), textcoords="offset points",
+                            ha="center", fontsize=13, fontweight="bold", color=OKABE_ITO["black"],
+                            arrowprops={"arrowstyle": "-|>", "color": OKABE_ITO["black"]}, gid="goal")
+            left += segment.tokens
+        if budget:
+            ax.axvline(budget, color=OKABE_ITO["black"], linestyle="--", linewidth=2.5, gid="budget")
+        if trigger_tokens:
+            ax.axvline(trigger_tokens, color=OKABE_ITO["blue"], linestyle=":", linewidth=2.5, gid="trigger")
+        _style(ax, view, right, title, trigger_tokens)
+    return figure
+
+
+def _style(ax, view: ContextView | None, right: float, title: str | None, trigger_tokens: int | None) -> None:
+    ax.set_xlim(0, right)
+    ax.set_ylim(-0.5, 0.75)
+    ax.set_yticks([])
+    ax.grid(False)
+    ax.spines["left"].set_visible(False)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+    ax.set_xlabel("tokens the model received, oldest message first")
+    ax.set_title(title or _default_title(view), fontsize=15)
+    totals = view.tokens_by_kind() if view else dict.fromkeys(SEGMENT_KINDS, 0)
+    handles = [Patch(color=KIND_COLOURS[kind], label=f"{KIND_NAMES[kind]} {totals[kind]:,}") for kind in SEGMENT_KINDS]
+    if view and view.forgotten:
+        handles.append(Patch(facecolor="white", edgecolor="#666666", hatch="//", label="forgotten (outside the window)"))
+    if view and view.budget_tokens:
+        handles.append(matplotlib.lines.Line2D([], [], color=OKABE_ITO["black"], linestyle="--", label="budget"))
+    if trigger_tokens:
+        handles.append(matplotlib.lines.Line2D([], [], color=OKABE_ITO["blue"], linestyle=":", label="summary trigger"))
+    ax.figure.legend(handles=handles, loc="lower center", ncol=5, fontsize=11, frameon=False)
+
+
+def _default_title(view: ContextView | None) -> str:
+    if view is None or not view.segments:
+        return "Context window: nothing sent yet"
+    where = f"call {view.call_index} (step {view.turn})" if view.call_index is not None else "the next call"
+    text = f"What the model receives at {where}: {view.total_tokens:,} tokens in {len(view.segments) - 1} messages"
+    if view.forgotten:
+        text += f"; {sum(segment.tokens for segment in view.forgotten):,} forgotten"
+    return text
+
+
+__all__ = ["BAR_FIGSIZE", "KIND_COLOURS", "plot_context_bar"]

@@ -1,0 +1,228 @@
+"""What the model receives at one call, message by message, and whether the goal is still in it.
+
+The context lab's bar and the charts' "goal lost" marker are drawn from here.
+
+**Segments.** A request is cut into one ``Segment`` per message, in the order the
+model receives them. The first segment is the fixed part: the system prompt plus
+the tool schemas (and the few tokens that prime the reply), so the segments add up
+to exactly the count ``SessionLog`` records for that call. Each segment has a kind
+(``SEGMENT_KINDS``), decided by the message's type and by the marker texts in
+``flawedcode.formats``:
+
+| kind | message |
+| --- | --- |
+| ``system`` | the system prompt and the tool schemas |
+| ``summary`` | a user message starting ``[Conversation summary`` (v2's), or marked ``lc_source: summarization`` (LangChain's) |
+| ``user`` | any other user message |
+| ``assistant`` | a model reply (text, tool calls or both) |
+| ``stub`` | a tool result starting ``[Offloaded: `` (v2's offload stub) |
+| ``tool`` | any other tool result |
+
+**The window.** A segment is *visible* when the model can see it. The offline
+teaching model forgets the oldest messages that do not fit in its window (it says
+which through ``OfflineModel.see``); for any other model everything sent is
+visible (a real API either reads it all or rejects the request).
+
+**The goal.** The conversation's goal is its first user request (or the text given
+as ``goal``). It is *in the window* when a visible message contains it word for
+word: the request itself, or a summary's ``Original goal (verbatim):`` line.
+
+**The watcher.** ``ContextWatcher`` is a LangChain callback handler on the agent's
+model. At every agent call (a call with tools bound; the summarizer's own calls
+have none) it keeps a ``ContextView``, and at the first call where the goal is no
+longer in the window it records a ``goal_lost`` event in the agent's ``SessionLog``
+(on the line of that call, so the charts draw it there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import BaseMessage, SystemMessage
+
+from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
+from flawedcode.tokens import REPLY_PRIMING_TOKENS, TokenCounter
+
+SegmentKind = Literal["system", "user", "assistant", "tool", "stub", "summary"]
+SEGMENT_KINDS: tuple[SegmentKind, ...] = ("system", "user", "assistant", "tool", "stub", "summary")
+KIND_NAMES: dict[SegmentKind, str] = {
+    "system": "system prompt + tools", "user": "user", "assistant": "assistant",
+    "tool": "tool result", "stub": "offload stub", "summary": "summary",
+}
+GOAL_LOST_EVENT = "goal_lost"
+LANGCHAIN_SUMMARY_SOURCE = "summarization"  # SummarizationMiddleware's additional_kwargs["lc_source"] on its summary
+LABEL_CHARS = 60
+
+
+@dataclass
+class Segment:
+    """One message of a request (or the fixed system part), as the context bar draws it."""
+
+    kind: SegmentKind
+    tokens: int
+    label: str
+    visible: bool = True
+    holds_goal: bool = False
+
+
+@dataclass
+class ContextView:
+    """What the model received at one call: its segments, in order."""
+
+    segments: list[Segment]
+    call_index: int | None = None
+    turn: int | None = None
+    budget_tokens: int | None = None
+    goal: str | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(segment.tokens for segment in self.segments)
+
+    @property
+    def visible_tokens(self) -> int:
+        return sum(segment.tokens for segment in self.segments if segment.visible)
+
+    @property
+    def forgotten(self) -> list[Segment]:
+        return [segment for segment in self.segments if not segment.visible]
+
+    @property
+    def goal_in_window(self) -> bool:
+        return any(segment.holds_goal and segment.visible for segment in self.segments)
+
+    def tokens_by_kind(self) -> dict[SegmentKind, int]:
+        totals: dict[SegmentKind, int] = dict.fromkeys(SEGMENT_KINDS, 0)
+        for segment in self.segments:
+            totals[segment.kind] += segment.tokens
+        return totals
+
+
+# --- classifying messages ---------------------------------------------------------------------
+def text_of(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content
+                   if isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text"))
+
+
+def kind_of(message: BaseMessage) -> SegmentKind:
+    """The segment kind of one message (the table in the module docstring)."""
+    text = text_of(message)
+    if message.type == "system":
+        return "system"
+    if message.type == "human":
+        marked = (getattr(message, "additional_kwargs", None) or {}).get("lc_source") == LANGCHAIN_SUMMARY_SOURCE
+        return "summary" if text.startswith(SUMMARY_PREFIX) or marked else "user"
+    if message.type == "tool":
+        return "stub" if text.startswith(STUB_PREFIX) else "tool"
+    return "assistant"
+
+
+def label_of(message: BaseMessage) -> str:
+    """A short description: the tool calls an assistant made, the tool a result came from, else the text."""
+    calls = getattr(message, "tool_calls", None) or []
+    if calls:
+        return "calls " + ", ".join(call["name"] for call in calls)
+    if message.type == "tool":
+        return f"{getattr(message, 'name', None) or 'tool'} result"
+    text = " ".join(text_of(message).split())
+    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 3] + "..."
+
+
+# --- one request ---------------------------------------------------------------------------
+def view_of_request(messages: Sequence[BaseMessage], tools: Sequence[Any] | None, counter: TokenCounter, *,
+                    visible: Sequence[BaseMessage] | None = None, goal: str | None = None,
+                    budget_tokens: int | None = None) -> ContextView:
+    """Segments of one request: the system prompt and tools first, then one per message.
+
+    ``visible``: the messages the model could see (default: all of them).
+    """
+    system = [message for message in messages if message.type == "system"]
+    conversation = [message for message in messages if message.type != "system"]
+    seen = {id(message) for message in (visible if visible is not None else conversation)}
+    fixed = counter.count_system("\n\n".join(text_of(message) for message in system)) + counter.count_tools(tools)
+    segments = [Segment("system", fixed + REPLY_PRIMING_TOKENS, KIND_NAMES["system"])]
+    for message in conversation:
+        segments.append(Segment(kind_of(message), counter.count_message(message), label_of(message),
+                                visible=id(message) in seen, holds_goal=bool(goal) and goal in text_of(message)))
+    return ContextView(segments, budget_tokens=budget_tokens, goal=goal)
+
+
+def view_of_agent(agent: Any, goal: str | None = None) -> ContextView:
+    """What the agent's model would receive if it were called now (system prompt, tools, history)."""
+    messages = [SystemMessage(agent.config.system_prompt), *agent.messages]
+    return view_of_request(messages, agent.tools, agent.counter, visible=visible_part(agent.model, messages, agent.tools),
+                           goal=goal, budget_tokens=agent.budget_tokens)
+
+
+def visible_part(model: Any, messages: Sequence[BaseMessage], tools: Sequence[Any] | None) -> list[BaseMessage]:
+    """The messages (system excluded) the model can see; everything, unless the model says otherwise."""
+    conversation = [message for message in messages if message.type != "system"]
+    see = getattr(model, "see", None)  # the offline teaching model reports its window
+    if not callable(see):
+        return conversation
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    schemas = [tool if isinstance(tool, dict) else convert_to_openai_tool(tool) for tool in tools or []]
+    try:
+        return list(see(list(messages), schemas).visible)
+    except ContextOverflowError:
+        return []
+
+
+def first_request(messages: Sequence[BaseMessage]) -> str | None:
+    """The text of the first user request that is not a summary."""
+    return next((text_of(message) for message in messages if kind_of(message) == "user"), None)
+
+
+# --- watching every call -----------------------------------------------------------------------
+@dataclass(eq=False)  # handlers are compared by identity
+class ContextWatcher(BaseCallbackHandler):
+    """Keeps a ``ContextView`` of every agent call and marks the call where the goal left the window.
+
+    ``ContextWatcher.attach(agent)`` registers one on ``agent.model`` (give each
+    watched agent its own model object: ``lesson_agent`` does).
+    """
+
+    agent: Any
+    goal: str | None = None
+    views: list[ContextView] = field(default_factory=list)
+
+    @classmethod
+    def attach(cls, agent: Any, goal: str | None = None) -> ContextWatcher:
+        watcher = cls(agent, goal)
+        agent.model.callbacks = [*(agent.model.callbacks or []), watcher]
+        return watcher
+
+    def detach(self) -> None:
+        self.agent.model.callbacks = [handler for handler in self.agent.model.callbacks or [] if handler is not self]
+
+    @property
+    def latest(self) -> ContextView | None:
+        return self.views[-1] if self.views else None
+
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any) -> None:
+        tools = (kwargs.get("invocation_params") or {}).get("tools")
+        if not tools or not messages:
+            return  # a call without tools is the summarizer's, not the agent's
+        request = messages[0]
+        self.goal = self.goal or first_request(request)
+        log = self.agent.log
+        view = view_of_request(request, tools, self.agent.counter, visible=visible_part(self.agent.model, request, tools),
+                               goal=self.goal, budget_tokens=self.agent.budget_tokens)
+        view.call_index, view.turn = log.agent_call_count, log.turn
+        if self.views and self.views[-1].goal_in_window and not view.goal_in_window:
+            log.record_event(GOAL_LOST_EVENT, view.total_tokens, view.visible_tokens, goal=self.goal)
+        self.views.append(view)
+
+
+__all__ = [
+    "GOAL_LOST_EVENT", "KIND_NAMES", "SEGMENT_KINDS", "ContextView", "ContextWatcher", "Segment", "SegmentKind",
+    "first_request", "kind_of", "label_of", "view_of_agent", "view_of_request", "visible_part",
+]

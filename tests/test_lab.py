@@ -1,0 +1,336 @@
+"""The context lab's Python side, driven as a student drives it: set a value, click, read what changed.
+
+Every lab here runs the lesson's session on the offline model, in a temporary folder.
+``live=True`` makes the widget's pictures redraw after every click (a front end asks
+for that by showing the lab); the tests that look at the pictures turn it on.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from flawedcode.demo import LESSON_STEPS
+from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
+from flawedcode.lab import ContextLab
+from flawedcode.lab.bar import KIND_COLOURS, plot_context_bar
+from flawedcode.lab.window import kind_of
+from flawedcode.lessons import lesson_agent
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def new_lab(tmp_path: Path, **options) -> ContextLab:
+    return ContextLab(steps=LESSON_STEPS, folder=tmp_path, live=options.pop("live", False), **options)
+
+
+def last_call_tokens(lab: ContextLab) -> int:
+    return lab.agent.token_log[-1].input_tokens
+
+
+# --- sending a request --------------------------------------------------------------------------
+def test_send_updates_the_transcript_the_chart_and_the_context_bar(tmp_path):
+    lab = new_lab(tmp_path, version="v1", live=True)
+    assert lab.transcript == [] and lab.view() is None and lab.chart_data()["v1"]["points"] == []
+    lab._request.value = "Get docs for yield_curve/repo_public"
+    lab._send.click()
+
+    (exchange,) = lab.transcript
+    assert exchange.request == "Get docs for yield_curve/repo_public" and exchange.step is None
+    (call,) = exchange.tool_calls
+    assert call.name == "chartbook_get_docs" and call.arguments == {"pipeline": "yield_curve", "dataframe": "repo_public"}
+    assert call.characters == 5465 and call.tokens > 1000 and call.offloaded_to is None
+    assert "repo_public" in exchange.reply and lab._request.value == ""
+    assert "chartbook_get_docs(pipeline='yield_curve', dataframe='repo_public'): 5,465 chars" in html.unescape(lab._transcript.value)
+
+    points = lab.chart_data()["v1"]["points"]
+    assert [y for _, y in points] == [call.input_tokens for call in lab.agent.token_log] and len(points) == 2
+    view = lab.view()
+    assert view.total_tokens == last_call_tokens(lab), "the bar adds up to exactly what the last call received"
+    assert [segment.kind for segment in view.segments] == ["system", "user", "assistant", "tool"]
+    assert bytes(lab._chart.value).startswith(PNG) and bytes(lab._bar.value).startswith(PNG)
+
+
+def test_the_bar_shows_a_stub_where_v2_offloaded_a_result_and_v1_kept_it_whole(tmp_path):
+    labs = {version: new_lab(tmp_path / version, version=version) for version in ("v1", "v2")}
+    for lab in labs.values():
+        lab.send("Get docs for yield_curve/repo_public")
+        lab.send("What did you just read?")
+    kinds = {version: [segment.kind for segment in lab.view().segments] for version, lab in labs.items()}
+    assert "tool" in kinds["v1"] and "stub" not in kinds["v1"]
+    assert "stub" in kinds["v2"] and "tool" not in kinds["v2"]
+    stub = next(segment for segment in labs["v2"].view().segments if segment.kind == "stub")
+    result = next(segment for segment in labs["v1"].view().segments if segment.kind == "tool")
+    assert stub.tokens * 5 < result.tokens
+    (call,) = labs["v2"].transcript[0].tool_calls
+    assert call.offloaded_to.startswith("scratch/chartbook_get_docs_yield_curve_repo_public_")
+    assert 0 < call.stub_tokens <= stub.tokens, "the stub's own tokens (the segment adds the message framing)"
+
+
+def test_v1_forgets_the_goal_and_the_bar_and_chart_say_where(tmp_path):
+    lab = new_lab(tmp_path, version="v1")
+    lab.play()
+    view = lab.view()
+    goal_segment = next(segment for segment in view.segments if segment.holds_goal)
+    assert goal_segment.kind == "user" and not goal_segment.visible and not view.goal_in_window
+    assert view.visible_tokens <= lab.agent.budget_tokens < view.total_tokens
+    assert [marker[0] for marker in lab.chart_data()["v1"]["markers"]] == ["goal_lost"]
+    assert "goal NOT in the window" in lab.text() and "[forgotten]" in lab.text()
+
+
+# --- settings ---------------------------------------------------------------------------------
+def test_changing_the_budget_starts_a_fresh_conversation(tmp_path):
+    lab = new_lab(tmp_path, version="v1")
+    lab._step.click()
+    lab._step.click()
+    old_agent = lab.agent
+    lab._controls["budget_tokens"].value = 12_288
+
+    assert lab.agent is not old_agent and lab.agent.budget_tokens == 12_288
+    assert lab.agent.model.max_input_tokens == 12_288, "offline, the window follows the budget"
+    assert lab.transcript == [] and lab.agent.messages == [] and lab.agent.log.calls == []
+    assert lab.session.position == 0 and lab.session.next_step == LESSON_STEPS[0]
+    assert lab.chart_data()["v1"]["points"] == [] and lab.view() is None
+    assert "budget 12,288 tokens" in lab._status.value and "step 0 of 6 sent" in lab._status.value
+
+
+@pytest.mark.parametrize(("control", "value", "check"), [
+    ("version", "v2", lambda agent: agent.version == "v2"),
+    ("trigger_fraction", 0.5, lambda agent: agent.log.trigger_tokens == 4096),
+    ("offload_tokens", 500, lambda agent: agent.config.offload.threshold_tokens == 500),
+])
+def test_every_control_restarts_with_its_setting(tmp_path, control, value, check):
+    lab = new_lab(tmp_path, version="v2" if control != "version" else "v1")
+    lab.step()
+    lab._controls[control].value = value
+    assert check(lab.agent) and lab.transcript == [] and lab.session.position == 0
+
+
+def test_v2_controls_are_off_for_v1_and_on_for_v2(tmp_path):
+    lab = new_lab(tmp_path, version="v1", live=False)
+    assert lab._controls["trigger_fraction"].disabled and lab._controls["offload_tokens"].disabled and lab._summarize.disabled
+    lab._controls["version"].value = "v2"
+    assert not lab._controls["trigger_fraction"].disabled and not lab._summarize.disabled
+
+
+# --- Step, instructor mode, Reset ----------------------------------------------------------------
+def test_step_sends_exactly_the_next_scripted_request(tmp_path):
+    lab = new_lab(tmp_path, version="v1")
+    lab._step.click()
+    assert [exchange.request for exchange in lab.transcript] == [LESSON_STEPS[0]]
+    assert lab.transcript[0].step == 1 and lab.agent.log.turn == 1 and lab.session.position == 1
+    lab._step.click()
+    assert [exchange.step for exchange in lab.transcript] == [1, 2] and lab.agent.log.turn == 2
+    lab.play()
+    assert lab.session.next_step is None and lab._step.disabled
+    assert lab.step() is None and len(lab.transcript) == len(LESSON_STEPS), "past the end, Step sends nothing"
+
+
+def test_instructor_mode_shows_the_next_request_and_sends_one_per_next(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    lab._instructor.value = True
+    assert lab._step.description == "Next" and lab._request.disabled and lab._send.disabled
+    assert lab._request.value == LESSON_STEPS[0], "the class sees the request before it is sent"
+    assert lab.transcript == [], "turning instructor mode on sends nothing"
+    for number in range(1, 4):
+        lab._step.click()
+        assert len(lab.transcript) == number and lab.agent.log.turn == number
+        assert lab._request.value == LESSON_STEPS[number]
+    assert "17px" in lab._transcript.value, "larger text for a projector"
+    lab._instructor.value = False
+    assert lab._step.description == "Step" and not lab._request.disabled
+
+
+def test_reset_starts_over_with_the_same_settings(tmp_path):
+    lab = new_lab(tmp_path, version="v2", trigger_fraction=0.6)
+    lab.play(2)
+    lab._reset.click()
+    assert lab.transcript == [] and lab.agent.messages == [] and lab.session.position == 0
+    assert lab.agent.version == "v2" and lab.agent.log.trigger_tokens == int(0.6 * lab.agent.budget_tokens)
+
+
+# --- Summarize now ----------------------------------------------------------------------------
+def test_summarize_now_archives_the_history_and_puts_a_summary_in_its_place(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    lab.play(3)
+    before = list(lab.agent.messages)
+    tokens_before = lab.agent.context_tokens()
+    lab._summarize.click()
+
+    (part,) = lab.agent.archive.parts()
+    archived = lab.agent.archive.messages()
+    assert [message.content for message in archived] == [message.content for message in before[:len(archived)]]
+    assert lab.agent.messages[0].content.startswith(SUMMARY_PREFIX)
+    assert f"Original goal (verbatim): {LESSON_STEPS[0]}" in lab.agent.messages[0].content
+    assert lab.agent.context_tokens() < tokens_before
+    view = lab.view()
+    assert view.call_index is None, "the bar shows what the next call will receive"
+    assert [segment.kind for segment in view.segments][:2] == ["system", "summary"] and view.goal_in_window
+    assert view.total_tokens == lab.agent.context_tokens()
+    note = lab.transcript[-1].note
+    assert note.startswith(f"Summarized: {len(archived)} messages archived to {part.display_path}")
+    assert lab.agent.log.count("summarize") == 1 and lab.agent.log.count("archive") == 1
+    reply = lab.send(LESSON_STEPS[-1]).reply
+    assert LESSON_STEPS[0] in reply, "after the summary, the goal question is still answered"
+
+
+def test_summarize_now_on_v1_changes_nothing_and_says_why(tmp_path):
+    lab = new_lab(tmp_path, version="v1")
+    lab.play(2)
+    before = list(lab.agent.messages)
+    exchange = lab.summarize_now()
+    assert lab.agent.messages == before and "switch the agent to v2" in exchange.note
+
+
+# --- errors ---------------------------------------------------------------------------------------
+def test_a_failed_turn_is_one_line_in_the_transcript(tmp_path):
+    lab = ContextLab(folder=tmp_path, live=False, make_agent=lambda settings, folder: lesson_agent(
+        settings.version, model="offline:300", folder=folder))
+    exchange = lab.send("List ChartBook dataframes")
+    assert exchange.error and "\n" not in exchange.error and "300" in exchange.error
+    assert f"error: {exchange.error}" in lab.text()
+
+
+# --- without a widget front end -------------------------------------------------------------------
+def test_the_static_fallback_is_a_picture_and_the_same_state_as_text(tmp_path):
+    lab = new_lab(tmp_path, version="v2", live=False)
+    lab.play(2)
+    bundle = lab._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle, "a widget front end shows the widgets"
+    images = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", bundle["text/html"])
+    assert len(images) == 2 and all(base64.b64decode(image).startswith(PNG) for image in images)
+    text = bundle["text/plain"]
+    assert text == lab.text()
+    assert text.startswith("ContextLab: agent v2 | model offline | budget 8,192 tokens")
+    assert f"step 1: {LESSON_STEPS[0]}" in text and "step 2: Get docs for yield_curve/repo_public" in text
+    assert "offloaded to scratch/" in text and re.search(r"stub +\d+", text)
+    assert "Context window at call" in text
+
+
+def test_a_snapshot_saves_the_pictures_and_the_text(tmp_path):
+    lab = new_lab(tmp_path / "lab", version="v1", live=False)
+    lab.step()
+    written = lab.snapshot().save(tmp_path / "snapshot")
+    assert [path.name for path in written] == ["chart.png", "bar.png", "state.txt"]
+    assert written[0].read_bytes().startswith(PNG) and written[1].read_bytes().startswith(PNG)
+    assert written[2].read_text() == lab.text() == repr(lab.snapshot())
+
+
+def test_pictures_wait_for_a_viewer_then_draw(tmp_path):
+    lab = new_lab(tmp_path, version="v1", live=None)
+    lab.step()
+    assert bytes(lab._chart.value) == b"" and lab.transcript, "no front end: the state updates, the pictures wait"
+    lab.widget._view_count = 1  # what a front end does when it shows the lab
+    assert bytes(lab._chart.value).startswith(PNG) and bytes(lab._bar.value).startswith(PNG)
+    lab.step()
+    assert lab.agent.log.turn == 2 and not lab._stale, "once watched, every click redraws"
+
+
+# --- the bar itself ---------------------------------------------------------------------------------
+def test_the_bar_draws_one_segment_per_message_coloured_by_kind_and_hatches_the_forgotten(tmp_path):
+    agent = lesson_agent("v1", folder=tmp_path)
+    for step in LESSON_STEPS:
+        agent.send(step)
+    view = agent.context_watcher.latest
+    figure = plot_context_bar(view)
+    ax = figure.axes[0]
+    bars = [patch for patch in ax.patches if (patch.get_gid() or "").startswith("segment:")]
+    assert len(bars) == len(view.segments)
+    for patch, segment in zip(bars, view.segments):
+        assert patch.get_width() == segment.tokens
+        assert patch.get_facecolor()[:3] == pytest.approx(_rgb(KIND_COLOURS[segment.kind]))
+        assert (patch.get_hatch() == "//") == (not segment.visible)
+    assert [line.get_xdata()[0] for line in ax.get_lines() if line.get_gid() == "budget"] == [agent.budget_tokens]
+    assert "forgotten" in ax.get_title() and any(text.get_text() == "goal" for text in ax.texts)
+
+
+def test_kinds_follow_the_marker_texts():
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    assert kind_of(SystemMessage("rules")) == "system"
+    assert kind_of(HumanMessage("Load SOFR")) == "user"
+    assert kind_of(HumanMessage(f"{SUMMARY_PREFIX} 1 | archive: archives/c/0001.md]\n...")) == "summary"
+    assert kind_of(AIMessage("", tool_calls=[{"name": "read_file", "args": {}, "id": "1"}])) == "assistant"
+    assert kind_of(ToolMessage("rows", tool_call_id="1")) == "tool"
+    assert kind_of(ToolMessage(f"{STUB_PREFIX}scratch/x.txt | 9 characters]", tool_call_id="1")) == "stub"
+
+
+def _rgb(colour: str) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb
+
+    return to_rgb(colour)
+
+
+# --- over any agent, on any model ------------------------------------------------------------------------
+def test_the_lab_runs_over_a_peer_and_shows_its_summaries_as_summaries(tmp_path):
+    from flawedcode.bench.peers import PEERS
+    from flawedcode.lessons import lesson_model
+
+    peer = PEERS["lc-summarization"](lesson_model(), name="lc-summarization")
+    lab = ContextLab(agent=peer, steps=LESSON_STEPS, folder=tmp_path)
+    lab.play()
+    assert peer.log.count("summarize") >= 1, "precondition: LangChain's summarizer ran"
+    assert "summary" in [segment.kind for segment in lab.view().segments]
+    assert lab.view().total_tokens == last_call_tokens(lab)
+
+
+class LoopbackOpenAI:
+    """An OpenAI-compatible server on 127.0.0.1: a tool call first, then an answer quoting the tool's result."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        def reply(body: dict) -> dict:
+            last = body["messages"][-1]
+            if body.get("tools") and last["role"] == "user":
+                message = {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"call_{len(body['messages'])}", "type": "function", "function": {"name": "chartbook_list", "arguments": "{}"}}]}
+            else:
+                message = {"role": "assistant", "content": "Answer: " + str(last.get("content", ""))[:60]}
+            return {"id": "x", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                data = json.dumps(reply(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_the_lab_works_the_same_on_a_real_client(tmp_path):
+    from langchain_openai import ChatOpenAI
+
+    server = LoopbackOpenAI()
+    try:
+        model = ChatOpenAI(model="gpt-4o-mini", base_url=server.base_url, api_key="test", max_retries=0, timeout=10)
+        lab = ContextLab(folder=tmp_path, make_agent=lambda settings, folder: lesson_agent(
+            settings.version, model=model, config=settings.agent_config(), folder=folder))
+        exchange = lab.send("List ChartBook dataframes")
+    finally:
+        server.close()
+    assert [call.name for call in exchange.tool_calls] == ["chartbook_list"] and exchange.reply.startswith("Answer: ")
+    view = lab.view()
+    assert view.total_tokens == last_call_tokens(lab) and all(segment.visible for segment in view.segments)
+    assert [segment.kind for segment in view.segments] == ["system", "user", "assistant", "tool"]
+    assert view.goal_in_window and "model gpt-4o-mini" in lab.text()
