@@ -53,6 +53,10 @@ ratio of the two (``CallRecord.reported_ratio``):
 - **Reasoning tokens** (``output_token_details.reasoning``: hidden, billed as
   output) are kept per call and count in the output totals and the cost.
 
+The offline teaching model is not checked: it forgets the oldest messages by
+design (that is lesson 1's context rot, which the lab marks as "goal lost") and
+reports exactly what it saw.
+
 The cost (``totals()["estimated_cost_usd"]``) uses the provider's reported
 tokens where it gave them and the exact counts otherwise; it is ``None`` when
 the model's prices are unknown (never guessed).
@@ -99,6 +103,8 @@ STEADY_SPREAD = 0.10
 """They agree when the largest ratio is within 10% of the smallest."""
 NOTICEABLE_CALIBRATION = 0.10
 """A steady ratio more than 10% away from 1 gets one warning line."""
+SELF_DECLARED_TRUNCATION = "flawedcode"
+"""The offline teaching model's provider: it forgets by design (lesson 1) and says so itself, so it is not checked."""
 
 
 @dataclass
@@ -209,7 +215,7 @@ class SessionLog:
             over_budget=bool(self.budget_tokens and input_tokens > self.budget_tokens), error=error,
             reasoning_tokens=int((usage.get("output_token_details") or {}).get("reasoning") or 0),
         )
-        if error is None:
+        if error is None and _provider_of(message) != SELF_DECLARED_TRUNCATION:
             self.compare_reported_usage(record, _model_name_of(message))
         self.calls.append(record)
         if purpose != "agent":  # model time spent inside a wrapper is not the wrapper's own overhead
@@ -439,6 +445,10 @@ class ModelCallRecorder(BaseCallbackHandler):
         if _AGENT_CALL.get() is self.log:
             return "agent"
         return "internal"
+
+
+def _provider_of(message: AIMessage | None) -> str:
+    return str((getattr(message, "response_metadata", None) or {}).get("model_provider") or "")
 
 
 def _model_name_of(message: AIMessage | None) -> str:

@@ -203,7 +203,7 @@ def test_readme_says_what_the_code_does_for_real_models():
     assert f"after {backoff.first_wait_calls}, {2 * backoff.first_wait_calls}, {4 * backoff.first_wait_calls}, ..." in section
     for provider in ("OpenAI", "OpenRouter", "Ollama", "vLLM"):
         assert f"| {provider} |" in section
-    assert "--model replay:FILE" in section and "05_record_and_replay.ipynb" in section
+    assert "--model replay:FILE" in section and "notebooks/instructors/record_and_replay.ipynb" in section
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
