@@ -265,7 +265,7 @@ def test_with_every_summary_failing_no_call_goes_over_the_budget(failure, tmp_pa
     kinds = Counter(event.kind for event in agent.events)
     assert failures == []
     assert totals["calls_over_budget"] == 0 and totals["peak_context_tokens"] <= 8_192
-    assert server.summary_requests * 3 < totals["model_calls"], (server.summary_requests, totals["model_calls"])
+    assert server.summary_requests * 3 < totals["agent_calls"], (server.summary_requests, totals["agent_calls"])
     assert kinds["summary_failed"] == server.summary_requests and kinds["compact"] >= 1 and kinds["summarize"] == 0
     assert {"compact", "summary_failed"} <= {marker[0] for marker in chart_data([agent.log])["v2"]["markers"]}
     assert "List ChartBook dataframes" in replies[-1], "the goal survives compaction"

@@ -56,7 +56,7 @@ def small_window(folder: Path) -> None:
     errors = sum(1 for status, _ in server.responses if status != 200)
     print(f"4,096-token vLLM server, {len(LONG_SESSION)} turns: {failed} failed turns, {errors} server errors; "
           f"budget 8,192 -> {agent.budget_tokens:,}; peak context {totals['peak_context_tokens']:,}; "
-          f"calls over budget {totals['calls_over_budget']}; {totals['model_calls']} agent calls, "
+          f"calls over budget {totals['calls_over_budget']}; {totals['agent_calls']} agent calls, "
           f"{totals['summaries']} summaries; goal kept: {'List ChartBook dataframes' in replies[-1]}; {seconds:.1f} s")
 
 
@@ -66,7 +66,7 @@ def failing_summaries(folder: Path) -> None:
             agent, replies, failed, seconds = run_v2(server, LONG_SESSION, folder / failure)
         totals = agent.log.totals()
         kinds = Counter(event.kind for event in agent.events)
-        calls = totals["model_calls"]
+        calls = totals["agent_calls"]
         print(f"every summary failing ({failure:>5}): {server.summary_requests} summary attempts / {calls} agent calls "
               f"= {server.summary_requests / calls:.3f} per call; calls over budget {totals['calls_over_budget']}; "
               f"peak {totals['peak_context_tokens']:,} of 8,192; compactions {kinds['compact']}; failed turns {failed}; "
