@@ -43,7 +43,7 @@ bench-readme: install-test
 
 # Re-run the lessons and their solutions and store their outputs (nbval compares them); tidy_outputs.py
 # drops per-cell timestamps and stored widget views (a saved notebook shows the lab's picture instead).
-NOTEBOOKS = notebooks/*.ipynb notebooks/solutions/*.ipynb
+NOTEBOOKS = notebooks/*.ipynb notebooks/solutions/*.ipynb notebooks/instructors/*.ipynb
 notebooks: install-test
 	for notebook in $(NOTEBOOKS); do env -u FLAWEDCODE_MODEL $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.store_widget_state=False "$$notebook" || exit 1; done
@@ -54,6 +54,7 @@ benchmarks: install-test
 	$(BIN)/python tests/benchmarks/bench_tokens.py
 	$(BIN)/python tests/benchmarks/bench_context.py
 	$(BIN)/python tests/benchmarks/bench_workload_b.py
+	$(BIN)/python tests/benchmarks/bench_real_models.py
 	$(BIN)/python tests/benchmarks/bench_scale.py
 
 # JupyterLab on the lessons. As root (CI, many containers) Jupyter needs --allow-root; LAB_ARGS adds more

@@ -19,7 +19,9 @@ overlap are moved apart:
 - circle: **recovery** (the agent read scratch/ or searched its archive);
 - diamond: **goal lost** (the first request is no longer in the model's
   window; recorded by ``flawedcode.lab.window.ContextWatcher``);
-- X: **overflow** retry, or a summary that failed.
+- X: **overflow** retry, or a summary that failed;
+- filled plus: **compaction** (no summary could be written: old tool results went to the archive);
+- square: the model **truncated the prompt** (it reported far fewer input tokens than were sent).
 
 Every other model call of the session (a summarizer's, or one a library made
 internally) is a small hollow square in the agent's colour, at the tokens it
@@ -82,10 +84,13 @@ EVENT_MARKERS: dict[str, tuple[str, str]] = {
     "goal_lost": ("D", "goal lost"),
     "overflow_retry": ("X", "overflow"),
     "summary_failed": ("X", "summary failed"),
+    "compact": ("P", "compaction"),
+    "truncated": ("s", "prompt truncated"),
 }
-MARKER_SIZES = {"*": 22, "v": 15, "o": 13, "X": 15, "D": 13}
+MARKER_SIZES = {"*": 22, "v": 15, "o": 13, "X": 15, "D": 13, "P": 15, "s": 13}
 LABEL_BELOW = {"offload"}  # these labels go under their marker, the others above
-LABEL_PRIORITY = {"goal_lost": 0, "summarize": 1, "summary_failed": 2, "overflow_retry": 2, "recovery": 3, "offload": 4}
+LABEL_PRIORITY = {"goal_lost": 0, "summarize": 1, "summary_failed": 2, "overflow_retry": 2, "compact": 2, "truncated": 2,
+                  "recovery": 3, "offload": 4}
 LABEL_FONT_SIZES = {"offload": 12}  # the many offload labels are a little smaller than the rest (13)
 EVERY_STEP_TICKS = 24  # up to this many steps, every step gets a tick
 STEP_SPREAD = 0.7  # the calls of one step are spread over this much of the x axis

@@ -1,12 +1,18 @@
 """The ``flawedcode`` command: the FlawedCode REPL, the lesson's demo, the benchmark, the catalog, the archive.
 
-    flawedcode chat [--agent v0|v1|v2] [--model SPEC] [--workspace DIR] [--config YAML]
-    flawedcode demo [--out DIR] [--model SPEC] [--budget TOKENS] [--config YAML]
+    flawedcode chat [--agent v0|v1|v2] [--workspace DIR] [--config YAML] [MODEL OPTIONS]
+    flawedcode demo [--out DIR] [--budget TOKENS] [--config YAML] [MODEL OPTIONS]
     flawedcode bench [--agents v0,v1,v2,path/to/my_agent.py:MyAgent] [--tasks a,b | --tasks-file PATH] [--runs N]
-                     [--model SPEC] [--config YAML] [--out DIR] [--concurrency N] [--resume | --no-resume]
-                     [--yes] [--max-cost USD]
+                     [--config YAML] [--out DIR] [--concurrency N] [--resume | --no-resume]
+                     [--yes] [--max-cost USD] [MODEL OPTIONS]
     flawedcode catalog list | docs PIPELINE DATAFRAME | load PIPELINE DATAFRAME [--columns a,b] [--limit N] [--start] [--end]
     flawedcode archive list [--dir DIR] | search QUERY [--conversation ID] | show CONVERSATION [--part N]
+
+MODEL OPTIONS, the same on chat, demo and bench: ``--model SPEC`` (default
+``FLAWEDCODE_MODEL``, else the command's offline model), ``--timeout SECONDS``
+(one model request; default 120), ``--record FILE`` (every model request and
+reply as JSONL, secrets redacted; replay it with ``--model replay:FILE``) and
+``--window TOKENS`` (the server's context window, when it does not publish it).
 
 The REPL (``chat``) prints, for every turn: each tool call with the size of its
 result, each context event (offload, summary, recovery), the reply, and a
@@ -17,6 +23,11 @@ one-line token meter::
       * offload: chartbook_get_docs result, 5,465 chars (1,571 tokens) -> scratch/chartbook_get_docs_....txt
     The full result of chartbook_get_docs ...
     [v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | offloads 1, summaries 0
+
+On a priced model the meter ends with the session's cost so far
+(``| cost $0.0042``), or ``| cost unknown`` when the model's prices are not known.
+Warnings (a lowered budget, a server that truncated the prompt) print once,
+as one ``warning:`` line.
 
 ``quit`` or ``exit`` leaves, ``clear`` starts a new conversation. With piped
 input the REPL prints ``you> <line>`` for each line read (a readable
@@ -52,6 +63,8 @@ from typing import Any, NoReturn
 
 from flawedcode import paths
 from flawedcode.formats import STUB_PREFIX
+
+CUT_OFF_START = "Error: your call to "  # the start of context.repair.CUT_OFF_RESULT (imported lazily there)
 
 EXIT_OK = 0
 EXIT_CANCELLED = 1
@@ -92,7 +105,9 @@ def command_chat(args: argparse.Namespace) -> int:
         say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
             f"workspace {agent.workspace.root}")
         say("Type a request; 'clear' starts a new conversation, 'quit' leaves.")
-        repl(agent, interactive=sys.stdin.isatty())
+        options = getattr(agent, "model_options", None)
+        next_id = (lambda: options.conversation_id(agent.version, agent.workspace.archive_dir)) if options else None
+        repl(agent, interactive=sys.stdin.isatty(), next_conversation_id=next_id)
     except KeyboardInterrupt:  # Ctrl-C outside a turn: leave quietly
         say()
     finally:
@@ -100,8 +115,10 @@ def command_chat(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def repl(agent: Any, interactive: bool) -> None:
-    """Read requests until quit or the end of the input; a turn's own Ctrl-C is handled in run_chat_turn."""
+def repl(agent: Any, interactive: bool, next_conversation_id: Callable[[], str | None] | None = None) -> None:
+    """Read requests until quit or the end of the input; a turn's own Ctrl-C is handled in run_chat_turn.
+
+    ``next_conversation_id`` names the conversation ``clear`` starts (a recording or replay keeps them in step)."""
     while (line := read_request(interactive)) is not None:
         text = line.strip()
         if not text:
@@ -111,7 +128,7 @@ def repl(agent: Any, interactive: bool) -> None:
         if text.lower() in QUIT_WORDS:
             return
         if text.lower() in CLEAR_WORDS:
-            agent.reset()
+            agent.reset(next_conversation_id() if next_conversation_id else None)
             say(f"(new conversation; context {agent.context_tokens():,} tokens)")
             continue
         run_chat_turn(agent, text)
@@ -124,7 +141,13 @@ def build_chat_agent(args: argparse.Namespace) -> Any:
     from flawedcode.config import load_config
 
     config = load_config(args.config, AGENTS[args.agent].config_class) if args.config else None
-    return make_agent(args.agent, model=args.model, workspace=chat_workspace(args.workspace), config=config)
+    options = model_options(args, config_model=config.model if config else None,
+                            config_timeout=config.timeout_seconds if config else None)
+    workspace = chat_workspace(args.workspace)
+    agent = make_agent(args.agent, model=options.build(), workspace=workspace, config=config,
+                       conversation_id=options.conversation_id(args.agent, workspace.archive_dir))
+    agent.model_options = options  # the REPL's `clear` takes the next conversation id from it
+    return agent
 
 
 def chat_workspace(folder: str | None) -> Any:
@@ -163,16 +186,21 @@ def run_chat_turn(agent: Any, text: str) -> None:
     text = escape_surrogates(text)  # whatever the terminal's decoding, a turn never stores text that cannot be encoded
     before_messages = list(agent.messages)
     before_keys = {_message_key(message) for message in before_messages}
+    from flawedcode import notices
+
     first_event, first_call = len(agent.log.events), len(agent.log.calls)
-    try:
-        reply = agent.send(text)
-    except AgentError as error:
-        warn(f"error: {error}")
-        reply = None
-    except KeyboardInterrupt:
-        agent.messages = before_messages
-        say("\n(turn interrupted; the conversation is as it was before it)")
-        return
+    with notices.capture() as warnings_seen:  # printed below, in order with the turn's other lines
+        try:
+            reply = agent.send(text)
+        except AgentError as error:
+            warn(f"error: {error}")
+            reply = None
+        except KeyboardInterrupt:
+            agent.messages = before_messages
+            say("\n(turn interrupted; the conversation is as it was before it)")
+            return
+    for notice in warnings_seen:
+        warn(notices.PREFIX + notice)
     new_messages = [message for message in agent.messages if _message_key(message) not in before_keys]
     turn_events = agent.log.events[first_event:]
     for line in tool_call_lines(new_messages, turn_events):
@@ -197,7 +225,10 @@ def tool_call_lines(messages: Sequence[Any], events: Sequence[Any]) -> list[str]
     lines = []
     for message in messages:
         for call in getattr(message, "tool_calls", None) or []:
-            size = _result_size(results.get(call.get("id")), call["name"], offloads)
+            result = results.get(call.get("id"))
+            if result is not None and str(result.content).startswith(CUT_OFF_START):
+                continue  # never run: its event line says so
+            size = _result_size(result, call["name"], offloads)
             lines.append(f"  -> {format_call(call['name'], call.get('args') or {})}{size}")
     return lines
 
@@ -237,14 +268,24 @@ def event_line(event: Any) -> str | None:
         return f"  * recovery: {detail.get('tool')} {detail.get('target')}"
     if event.kind == "overflow_retry":
         return f"  * context overflow: summarized and retried ({event.tokens_before:,} -> {event.tokens_after:,} tokens)"
+    if event.kind == "compact":
+        return (f"  * compaction (no model): {detail.get('stubbed', 0)} tool result(s) and {detail.get('removed', 0)} "
+                f"message(s) archived to {detail.get('archive')}; context {event.tokens_before:,} -> {event.tokens_after:,} tokens")
+    if event.kind == "tool_call_cut_off":
+        return (f"  * tool call cut off: {', '.join(detail.get('tools', []))} not run ({detail.get('reason')}); "
+                "the model was told")
+    if event.kind == "readback_paged":
+        return (f"  * read back in pages: {detail.get('path')}, {detail.get('lines')} line(s) fit under the trigger "
+                f"({event.tokens_before:,} tokens in full)")
     if event.kind.endswith("_failed"):
         return f"  * {event.kind.replace('_', ' ')}: {detail.get('error', '')}"
     return None
 
 
 def token_meter(agent: Any, turn_calls: Sequence[Any]) -> str:
-    """``[v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | offloads 1, summaries 0``."""
-    context, budget = agent.context_tokens(), agent.budget_tokens
+    """``[v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | offloads 1, summaries 0``,
+    then ``| cost $0.0042`` on a priced model (``| cost unknown`` when its prices are not known)."""
+    context, budget = agent.context_tokens(), agent.log.budget_tokens or agent.budget_tokens
     share = f" ({100 * context / budget:.0f}%)" if budget else ""
     agent_calls = sum(1 for call in turn_calls if call.purpose == "agent")
     summary_calls = len(turn_calls) - agent_calls
@@ -253,7 +294,17 @@ def token_meter(agent: Any, turn_calls: Sequence[Any]) -> str:
     tokens_out = sum(call.output_tokens for call in turn_calls)
     return (f"[{agent.log.agent_name}] context {context:,}/{budget:,} tokens{share} | "
             f"turn: {calls}, {tokens_in:,} in, {tokens_out:,} out | "
-            f"offloads {agent.log.count('offload')}, summaries {agent.log.count('summarize')}")
+            f"offloads {agent.log.count('offload')}, summaries {agent.log.count('summarize')}{cost_text(agent.log)}")
+
+
+def cost_text(log: Any) -> str:
+    """`` | cost $0.0042`` on a priced model, `` | cost unknown`` when its prices are unknown, nothing when free."""
+    prices = (log.price_input_per_million, log.price_output_per_million)
+    if None in prices:
+        return " | cost unknown"
+    if not any(prices):
+        return ""
+    return f" | cost ${log.cost_usd():.4f}"
 
 
 # --- demo ------------------------------------------------------------------------------------
@@ -264,8 +315,10 @@ def command_demo(args: argparse.Namespace) -> int:
     config = load_config(args.config, V2Config) if args.config else None
     budget = args.budget or (config.budget_tokens if config is not None and config.budget_tokens else DEFAULT_DEMO_BUDGET)
     out_dir = Path(args.out) if args.out else paths.results_dir() / "demo"
+    options = model_options(args, config_model=config.model if config else None,
+                            config_timeout=config.timeout_seconds if config else None)
     try:
-        result = run_demo(out_dir, model_spec=args.model, budget_tokens=budget, config=config)
+        result = run_demo(out_dir, model_spec=options, budget_tokens=budget, config=config)
     except DemoOutputError as error:  # a bad --out is the user's to fix: one line, exit 2
         raise UsageError(str(error)) from None
     say(result.report())
@@ -279,12 +332,14 @@ def command_bench(args: argparse.Namespace) -> int:
 
     options = {
         "agents": _comma_list(args.agents), "task_names": _comma_list(args.tasks), "tasks_file": args.tasks_file,
-        "runs": args.runs, "model": args.model, "out_dir": Path(args.out) if args.out else paths.results_dir() / "bench",
+        "runs": args.runs, "model": None, "out_dir": Path(args.out) if args.out else paths.results_dir() / "bench",
         "concurrency": args.concurrency, "resume": args.resume, "max_cost_usd": args.max_cost,
     }
     if args.config:
         options["settings"] = read_yaml_file(args.config, ConfigError, "config file")
         options["settings_source"] = Path(args.config).name
+    settings = options.get("settings") if isinstance(options.get("settings"), dict) else {}
+    options["model"] = model_options(args, config_model=settings.get("model"), config_timeout=settings.get("timeout_seconds"))
     try:
         table = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None},
                                     before_spending=lambda preview: show_cost_and_confirm(preview, args.yes))
@@ -318,6 +373,59 @@ def confirm_spending(yes: bool) -> bool:
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")
+
+
+# --- the model options every command shares ----------------------------------------------------
+def add_model_options(parser: argparse.ArgumentParser, model_help: str) -> None:
+    """``--model``, ``--timeout``, ``--record`` and ``--window``: the same on chat, demo and bench."""
+    parser.add_argument("--model", help=model_help + "; replay:FILE plays a recording back offline")
+    parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                        help="seconds one model request may take (default 120)")
+    parser.add_argument("--record", metavar="FILE", help="write every model request and reply to FILE (JSONL, secrets redacted)")
+    parser.add_argument("--window", type=_window_tokens, metavar="TOKENS",
+                        help="the server's context window in tokens (e.g. Ollama's num_ctx), when it does not publish it")
+
+
+def model_options(args: argparse.Namespace, config_model: str | None = None, config_timeout: float | None = None) -> Any:
+    """The command's ModelOptions: --model, else FLAWEDCODE_MODEL, else the config file's model; the other options."""
+    from flawedcode.models import ModelOptions
+
+    record = _record_path(args.record) if getattr(args, "record", None) else None
+    spec = args.model or os.environ.get("FLAWEDCODE_MODEL") or config_model
+    if record and spec and spec.startswith("replay:") and Path(spec[len("replay:"):]).expanduser().resolve() == record.resolve():
+        raise UsageError(f"--record {args.record}: that is the recording being replayed; record to another file")
+    command = " ".join(["flawedcode", *getattr(args, "argv", [])])
+    return ModelOptions(spec=spec,
+                        timeout_seconds=args.timeout or config_timeout, record_path=record, window_tokens=args.window,
+                        command=command)
+
+
+def _record_path(text: str) -> Path:
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise UsageError(f"--record {text}: is a folder; give a file name, e.g. {Path(text) / 'session.jsonl'}")
+    if not path.parent.is_dir():
+        raise UsageError(f"--record {text}: the folder {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise UsageError(f"--record {text}: cannot write in {path.parent}")
+    return path
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds; got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds; got {text}")
+    return value
+
+
+def _window_tokens(text: str) -> int:
+    value = _positive_int(text.replace(",", "").replace("_", ""))
+    if value < 512:
+        raise argparse.ArgumentTypeError(f"expected a window of at least 512 tokens; got {value}")
+    return value
 
 
 def _comma_list(text: str | None) -> list[str] | None:
@@ -454,14 +562,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     chat = commands.add_parser("chat", help="the FlawedCode REPL: talk to an agent, see its tool calls and tokens")
     chat.add_argument("--agent", choices=["v0", "v1", "v2"], default="v2", help="agent version (default v2)")
-    chat.add_argument("--model", help="model spec: offline, offline:<window>, openai:<name> (default FLAWEDCODE_MODEL or offline)")
+    add_model_options(chat, "model spec: offline, offline:<window>, openai:<name> (default FLAWEDCODE_MODEL or offline)")
     chat.add_argument("--workspace", help="work in this folder (an empty or new one gets a copy of the demo project)")
     chat.add_argument("--config", help="YAML config file (see flawedcode/flawedcode.yaml)")
     chat.set_defaults(handler=command_chat)
 
     demo = commands.add_parser("demo", help="the lesson's session through v1 and v2, side by side")
     demo.add_argument("--out", help="output folder (default results/demo)")
-    demo.add_argument("--model", help="model spec (default: the offline model with a window equal to the budget)")
+    add_model_options(demo, "model spec (default FLAWEDCODE_MODEL, else the offline model with a window equal to the budget)")
     demo.add_argument("--budget", type=_positive_int, help="context budget in tokens (default: the config's, else 8192)")
     demo.add_argument("--config", help="YAML config file, read as chat reads it (see flawedcode/flawedcode.yaml)")
     demo.set_defaults(handler=command_demo)
@@ -472,7 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks.add_argument("--tasks", help="comma-separated task names from the built-in suite")
     tasks.add_argument("--tasks-file", help="a YAML task file")
     bench.add_argument("--runs", type=_positive_int, help=f"runs per task per agent (default {DEFAULT_BENCH_RUNS})")
-    bench.add_argument("--model", help="model spec (default: the offline model, window 8,192 tokens)")
+    add_model_options(bench, "model spec (default FLAWEDCODE_MODEL, else the offline model, window 8,192 tokens)")
     bench.add_argument("--config", help="YAML config file for the agents, read as chat reads it")
     bench.add_argument("--out", help="output folder (default results/bench)")
     bench.add_argument("--concurrency", type=_positive_int, help="runs at once (for real models)")
@@ -530,6 +638,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # written into recordings' headers
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except KeyboardInterrupt:

@@ -92,6 +92,7 @@ class AgentConfig(_Strict):
     budget_tokens: int | None = Field(8192, gt=0, description="Context budget managed by the agent; None = the model's window.")
     system_prompt: str = Field(default_factory=lambda: (PROMPTS_DIR / "system.md").read_text(encoding="utf-8"), description="System prompt text.")
     recursion_limit: int = Field(25, gt=0, description="Most graph steps per user turn (about two per tool call).")
+    timeout_seconds: float | None = Field(None, gt=0, description="Seconds one model request may take; None = 120 (a real model's default).")
 
 
 class OffloadConfig(_Strict):

@@ -41,7 +41,8 @@ from tqdm import tqdm
 
 from flawedcode.agents import AgentError, BaseAgent
 from flawedcode.config import AgentConfig, V2Config
-from flawedcode.lessons import LESSON_BUDGET, is_offline, lesson_agent
+from flawedcode.lessons import LESSON_BUDGET, lesson_agent
+from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel, ReplayChatModel
 from flawedcode.paths import write_atomically
 from flawedcode.redact import redact_data
 from flawedcode.telemetry import SessionLog
@@ -132,7 +133,21 @@ class DemoResult:
         return "\n".join(lines)
 
 
-def build_demo_agents(out_dir: Path, model_spec: str | None, budget_tokens: int,
+def demo_model(model_spec: str | ModelOptions | None, budget_tokens: int) -> Any:
+    """The named model (``--model``, else ``FLAWEDCODE_MODEL``), else the offline model with a window equal
+    to the budget (so v1 visibly forgets). A ModelOptions brings --timeout, --record and --window too."""
+    options = ModelOptions.of(model_spec)
+    return options.build(default=lambda: OfflineModel(max_input_tokens=budget_tokens, overflow="truncate"))
+
+
+def describe_model(model: Any) -> str:
+    """The model's name, and for a replay, which recording it plays."""
+    if isinstance(model, ReplayChatModel):
+        return f"{model.model_name} (replayed from {model.recording_path.name})"
+    return str(getattr(model, "model_name", None) or "offline")
+
+
+def build_demo_agents(out_dir: Path, model_spec: str | ModelOptions | None, budget_tokens: int,
                       config: V2Config | None = None) -> dict[str, BaseAgent]:
     """v1 and v2 (``lesson_agent``), each in a fresh copy of the demo project under out_dir/workspaces.
 
@@ -140,12 +155,13 @@ def build_demo_agents(out_dir: Path, model_spec: str | None, budget_tokens: int,
     """
     v2_config = (config or V2Config()).model_copy(update={"budget_tokens": budget_tokens})
     configs = {"v2": v2_config, "v1": AgentConfig(**{name: getattr(v2_config, name) for name in AgentConfig.model_fields})}
-    return {version: lesson_agent(version, model=model_spec, budget_tokens=budget_tokens, config=configs[version],
-                                  folder=out_dir / "workspaces")
+    options = ModelOptions.of(model_spec)  # one for both agents: one recording, one replay
+    return {version: lesson_agent(version, model=demo_model(options, budget_tokens), budget_tokens=budget_tokens,
+                                  config=configs[version], folder=out_dir / "workspaces")
             for version in DEMO_AGENTS}
 
 
-def run_demo(out_dir: str | Path, model_spec: str | None = None, budget_tokens: int = LESSON_BUDGET,
+def run_demo(out_dir: str | Path, model_spec: str | ModelOptions | None = None, budget_tokens: int = LESSON_BUDGET,
              steps: Sequence[str] = LESSON_STEPS, progress: bool | None = None,
              config: V2Config | None = None) -> DemoResult:
     """Run the lesson through v1 and v2 (turn by turn, side by side); save the chart and the logs."""
@@ -160,7 +176,9 @@ def run_demo(out_dir: str | Path, model_spec: str | None = None, budget_tokens: 
                 replies[name].append(_send_or_note(agent, step, errors[name]))
                 bar.update(1)
     logs = {name: agent.log for name, agent in agents.items()}
-    model_name = f"offline (window {budget_tokens:,})" if is_offline(model_spec) else next(iter(agents.values())).model_name
+    spec = ModelOptions.of(model_spec).resolved_spec()
+    model_name = (f"offline (window {budget_tokens:,})" if spec in (None, "offline")
+                  else describe_model(next(iter(agents.values())).model))
     from flawedcode.charts import save_context_chart  # matplotlib is loaded only when a chart is drawn
 
     try:
@@ -178,6 +196,8 @@ def _send_or_note(agent: BaseAgent, step: str, errors: list[str]) -> str:
     try:
         return agent.send(step)
     except AgentError as error:
+        if isinstance(error.__cause__, ModelConfigError):  # e.g. a replay that left its recording: nothing to go on
+            raise error.__cause__ from None
         errors.append(str(error))
         return f"[error] {error}"
 

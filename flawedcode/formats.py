@@ -8,9 +8,13 @@ import each other), so that a change to a stub or summary header changes both si
 - A summary message starts with ``SUMMARY_PREFIX`` and has a ``GOAL_LINE`` line with the
   user's first request, character for character, and an ``ARCHIVE_LINE`` line naming
   the archive file that holds what it replaced.
+- A tool result that compaction moved to the archive (no model involved) starts with
+  ``COMPACTED_PREFIX`` and names the archive file that holds it.
 """
 
 STUB_PREFIX = "[Offloaded: "
 SUMMARY_PREFIX = "[Conversation summary"
 GOAL_LINE = "Original goal (verbatim): "
 ARCHIVE_LINE = "Archive: "
+COMPACTED_PREFIX = "[Compacted: "
+"""A tool result moved to the archive by compaction (no model) starts with this (see ``context/compact.py``)."""

@@ -30,6 +30,36 @@ Calls are recorded at the model boundary, so that none escapes:
   summarizer does, for models without a recorder) gets the existing record back.
 
 The charts and the benchmark read ``SessionLog`` and nothing else.
+
+Reported versus counted (``record_call``). When the provider reports usage,
+each call keeps its reported input tokens beside the exact count, and the
+ratio of the two (``CallRecord.reported_ratio``):
+
+- **Truncation.** A server that reports far fewer input tokens than were sent
+  (below ``TRUNCATION_RATIO`` of the steady ratio), or whose count grew by less
+  than half of what was added (``GROWTH_SHARE``), dropped part of the prompt
+  without saying so (Ollama does, at its ``num_ctx``). The call is marked
+  ``truncated``, a ``truncated`` event is recorded where it starts (the chart
+  marks it), ``truncated_window_tokens`` keeps the most the server took, and
+  one warning line says so (``notices.warn_once``)::
+
+      warning: the model (llama3.1) truncated the prompt: it reported 3,895 input tokens for the 5,754 flawedcode sent ...
+
+- **Calibration.** When the last ``CALIBRATION_CALLS`` ratios agree within
+  ``STEADY_SPREAD`` (a different tokenizer, not truncation), their median
+  becomes ``token_calibration`` when it is above 1 (the server counts more
+  than flawedcode): the summary trigger then compares the count times this
+  factor. A server that counts fewer tokens never raises the trigger.
+- **Reasoning tokens** (``output_token_details.reasoning``: hidden, billed as
+  output) are kept per call and count in the output totals and the cost.
+
+The offline teaching model is not checked: it forgets the oldest messages by
+design (that is lesson 1's context rot, which the lab marks as "goal lost") and
+reports exactly what it saw.
+
+The cost (``totals()["estimated_cost_usd"]``) uses the provider's reported
+tokens where it gave them and the exact counts otherwise; it is ``None`` when
+the model's prices are unknown (never guessed).
 """
 
 from __future__ import annotations
@@ -49,6 +79,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import LLMResult
 
+from flawedcode.notices import warn_once
 from flawedcode.tokens import TokenCounter
 
 CallPurpose = Literal["agent", "summary", "internal"]
@@ -59,6 +90,21 @@ LANGCHAIN_SUMMARY_SOURCE = ("lc_source", "summarization")
 """The metadata LangChain's (and Deep Agents') summarization puts on its summary calls."""
 MAX_UNCLAIMED = 256
 """How many boundary records stay claimable by a later ``record_call`` of the same reply."""
+TRUNCATION_RATIO = 0.9
+"""A call whose reported input is below this share of the steady reported/counted ratio was truncated."""
+MIN_GROWTH_TOKENS = 256
+GROWTH_SHARE = 0.5
+"""Or: the prompt grew by at least 256 tokens and the reported count by less than half as much."""
+FIRST_CALL_TRUNCATION_RATIO = 0.5
+"""With no steady ratio yet, only a report below half the count is taken as truncation."""
+CALIBRATION_CALLS = 3
+"""How many recent untruncated calls must agree before their ratio calibrates the trigger."""
+STEADY_SPREAD = 0.10
+"""They agree when the largest ratio is within 10% of the smallest."""
+NOTICEABLE_CALIBRATION = 0.10
+"""A steady ratio more than 10% away from 1 gets one warning line."""
+SELF_DECLARED_TRUNCATION = "flawedcode"
+"""The offline teaching model's provider: it forgets by design (lesson 1) and says so itself, so it is not checked."""
 
 
 @dataclass
@@ -93,6 +139,12 @@ class CallRecord:
     fixed_tokens: int | None = None  # of input_tokens: the system prompt and tool schemas (None: not known)
     over_budget: bool = False  # input_tokens > budget_tokens
     error: str | None = None  # the call failed (the request was still sent); one line
+    reasoning_tokens: int = 0
+    """Hidden reasoning tokens the provider reported (billed as output; not in ``output_tokens``, the visible count)."""
+    reported_ratio: float | None = None
+    """Reported input tokens / counted input tokens, when the provider reported them."""
+    truncated: bool = False
+    """The server reported far fewer input tokens than were sent: it dropped part of the prompt."""
 
 
 @dataclass
@@ -102,8 +154,8 @@ class SessionLog:
     agent_name: str = "agent"
     budget_tokens: int | None = None
     trigger_tokens: int | None = None
-    price_input_per_million: float = 0.0
-    price_output_per_million: float = 0.0
+    price_input_per_million: float | None = 0.0
+    price_output_per_million: float | None = 0.0
     calls: list[CallRecord] = field(default_factory=list)
     events: list[ContextEvent] = field(default_factory=list)
     turn: int = 0
@@ -111,7 +163,14 @@ class SessionLog:
     summary_model_seconds: float = 0.0
     agent_call_count: int = 0
     boundary_agent_calls: int = 0  # agent calls recorded by a ModelCallRecorder (TelemetryMiddleware reads it)
+    token_calibration: float = 1.0
+    """The server's steady reported/counted ratio when above 1 (the summary trigger uses it); else 1."""
+    truncated_window_tokens: int | None = None
+    """The most input tokens (in flawedcode's count) a truncating server took: its window, as observed."""
     _pending_events: list[str] = field(default_factory=list, repr=False)
+    _ratios: list[float] = field(default_factory=list, repr=False)
+    _truncating: bool = field(default=False, repr=False)
+    _last_usage: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _unclaimed: OrderedDict[int, tuple[Any, CallRecord]] = field(default_factory=OrderedDict, repr=False)
     listeners: list[Callable[[SessionLog], None]] = field(default_factory=list, repr=False)
 
@@ -154,7 +213,10 @@ class SessionLog:
             budget_tokens=self.budget_tokens, trigger_tokens=self.trigger_tokens,
             purpose=purpose, events=pending, fixed_tokens=fixed_tokens,
             over_budget=bool(self.budget_tokens and input_tokens > self.budget_tokens), error=error,
+            reasoning_tokens=int((usage.get("output_token_details") or {}).get("reasoning") or 0),
         )
+        if error is None and _provider_of(message) != SELF_DECLARED_TRUNCATION:
+            self.compare_reported_usage(record, _model_name_of(message))
         self.calls.append(record)
         if purpose != "agent":  # model time spent inside a wrapper is not the wrapper's own overhead
             self.summary_model_seconds += seconds
@@ -165,6 +227,74 @@ class SessionLog:
                 while len(self._unclaimed) > MAX_UNCLAIMED:
                     self._unclaimed.popitem(last=False)
         return record
+
+    # --- reported versus counted ------------------------------------------------
+    def compare_reported_usage(self, record: CallRecord, model_name: str = "the model") -> None:
+        """Set ``record``'s ratio and truncation; record a ``truncated`` event and calibrate (see the module docstring)."""
+        reported, counted = record.reported_input_tokens, record.input_tokens
+        if not reported or counted <= 0:
+            return
+        ratio = reported / counted
+        record.reported_ratio = round(ratio, 4)
+        steady = self.steady_ratio()
+        previous = self._last_usage.get(record.purpose)  # compare like with like: agent with agent calls
+        self._last_usage[record.purpose] = (counted, reported)
+        truncated = ratio < TRUNCATION_RATIO * steady if steady else ratio < FIRST_CALL_TRUNCATION_RATIO
+        if steady and previous and counted - previous[0] >= MIN_GROWTH_TOKENS:  # it stopped growing with the prompt
+            truncated = truncated or reported - previous[1] < GROWTH_SHARE * steady * (counted - previous[0])
+        if truncated:
+            self._note_truncation(record, reported, counted, steady or 1.0, model_name)
+            return
+        self._truncating = False
+        self._ratios = [*self._ratios, ratio][-CALIBRATION_CALLS:]
+        self._calibrate(model_name)
+
+    def steady_ratio(self) -> float | None:
+        """The median reported/counted ratio of recent untruncated calls (None before the first)."""
+        if not self._ratios:
+            return None
+        ordered = sorted(self._ratios)
+        return ordered[len(ordered) // 2]
+
+    def _note_truncation(self, record: CallRecord, reported: int, counted: int, steady: float, model_name: str) -> None:
+        record.truncated = True
+        taken = int(reported / steady)
+        self.truncated_window_tokens = max(self.truncated_window_tokens or 0, taken)
+        if not self._truncating:  # the chart marks where truncation starts
+            event = ContextEvent("truncated", self.turn, max(record.index, 0), counted, taken,
+                                 {"reported": reported, "sent": counted, "model": model_name})
+            self.events.append(event)
+            record.events.append(event.kind)
+        self._truncating = True
+        warn_once(f"truncated:{model_name}",
+                  f"the model ({model_name}) truncated the prompt: it reported {reported:,} input tokens for the "
+                  f"{counted:,} flawedcode sent ({self.agent_name}, call {record.index}), so it silently dropped part "
+                  "of the conversation; give its real window with --window (Ollama: its num_ctx), or lower the budget.")
+
+    def _calibrate(self, model_name: str) -> None:
+        if len(self._ratios) < CALIBRATION_CALLS or max(self._ratios) > min(self._ratios) * (1 + STEADY_SPREAD):
+            return
+        steady = self.steady_ratio() or 1.0
+        calibration = round(max(1.0, steady), 3)
+        if abs(calibration - self.token_calibration) > 0.01:
+            self.token_calibration = calibration
+            self.record_event("calibrate", 0, 0, ratio=round(steady, 3), model=model_name)
+        if abs(steady - 1.0) > NOTICEABLE_CALIBRATION:
+            trigger = "the summary trigger now uses the server's count" if steady > 1 else "the budget stays in flawedcode's count"
+            warn_once(f"calibrated:{model_name}",
+                      f"the model server counts {steady:.2f}x the input tokens flawedcode counts (a different "
+                      f"tokenizer): {trigger}.")
+
+    def cost_usd(self) -> float | None:
+        """Estimated US dollars so far: reported tokens where the provider gave them, counts otherwise; None if unpriced."""
+        if self.price_input_per_million is None or self.price_output_per_million is None:
+            return None
+        answered = [call for call in self.calls if call.error is None]  # a refused request is not billed
+        billed_in = sum(call.input_tokens if call.reported_input_tokens is None else call.reported_input_tokens
+                        for call in answered)
+        billed_out = sum(call.output_tokens + call.reasoning_tokens if call.reported_output_tokens is None
+                         else call.reported_output_tokens for call in answered)
+        return round((billed_in * self.price_input_per_million + billed_out * self.price_output_per_million) / 1e6, 6)
 
     @contextmanager
     def timing_wrapper(self) -> Iterator[None]:
@@ -180,7 +310,7 @@ class SessionLog:
     def totals(self) -> dict[str, Any]:
         """Session totals over every call (agent, summary and internal): tokens, peak, calls over budget, cost."""
         input_tokens = sum(call.input_tokens for call in self.calls)
-        output_tokens = sum(call.output_tokens for call in self.calls)
+        output_tokens = sum(call.output_tokens + call.reasoning_tokens for call in self.calls)  # reasoning is output
         by_purpose = {purpose: [call for call in self.calls if call.purpose == purpose] for purpose in PURPOSES}
         return {
             "model_calls": len(self.calls),
@@ -198,9 +328,9 @@ class SessionLog:
             "offloads": self.count("offload"),
             "summaries": self.count("summarize"),
             "wrapper_seconds": round(self.wrapper_seconds, 6),
-            "estimated_cost_usd": round(
-                input_tokens * self.price_input_per_million / 1e6 + output_tokens * self.price_output_per_million / 1e6, 6
-            ),
+            "estimated_cost_usd": self.cost_usd(),
+            "reasoning_tokens": sum(call.reasoning_tokens for call in self.calls),
+            "truncated_calls": sum(1 for call in self.calls if call.truncated),
         }
 
     def count(self, kind: str) -> int:
@@ -315,6 +445,15 @@ class ModelCallRecorder(BaseCallbackHandler):
         if _AGENT_CALL.get() is self.log:
             return "agent"
         return "internal"
+
+
+def _provider_of(message: AIMessage | None) -> str:
+    return str((getattr(message, "response_metadata", None) or {}).get("model_provider") or "")
+
+
+def _model_name_of(message: AIMessage | None) -> str:
+    metadata = getattr(message, "response_metadata", None) or {}
+    return str(metadata.get("model_name") or metadata.get("model") or "the model")
 
 
 def _first_message(response: LLMResult) -> AIMessage | None:

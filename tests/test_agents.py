@@ -101,7 +101,7 @@ def test_v2_recovers_an_archived_number(tmp_path: Path) -> None:
 
 def test_overflow_error_triggers_a_summary_and_one_retry(tmp_path: Path) -> None:
     config = V2Config(budget_tokens=BUDGET)
-    config.summarization.trigger = [ContextSize(type="fraction", value=1.0)]  # never before the call
+    config.summarization.trigger = [ContextSize(type="tokens", value=100_000)]  # never before the call
     config.offload.enabled = False
     agent = new_agent("v2", tmp_path, model=OfflineModel(max_input_tokens=6000, overflow="error"), config=config)
     run(agent, LESSON)

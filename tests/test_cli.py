@@ -209,9 +209,11 @@ def test_bench_passes_the_parsed_options_and_prints_the_table(monkeypatch, tmp_p
     code, out, _ = run_main(capsys, "bench", "--agents", "v0, v2", "--tasks", "goal_short,sofr_average", "--runs", "2",
                             "--model", "offline", "--out", str(tmp_path / "b"), "--concurrency", "3", "--no-resume")
     assert code == 0
+    model = received.pop("model")  # the model options (--model, --timeout, --record, --window), one object
+    assert str(model) == "offline" and model.timeout_seconds is None and model.record_path is None
     assert callable(received.pop("before_spending"))
     assert received == {"agents": ["v0", "v2"], "task_names": ["goal_short", "sofr_average"], "runs": 2,
-                        "model": "offline", "out_dir": tmp_path / "b", "concurrency": 3, "resume": False}
+                        "out_dir": tmp_path / "b", "concurrency": 3, "resume": False}
     assert "| v2 | 100% |" in out
     run_main(capsys, "bench", "--tasks-file", "suite.yaml")
     assert received["tasks_file"] == "suite.yaml" and received["resume"] is True

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import socket
 import time
-import warnings
 
 import pytest
 from langchain_core.exceptions import ContextOverflowError
 
+from flawedcode import notices
 from flawedcode.models import (
+    KNOWN_PROFILES,
     ModelConfigError,
     ModelProfile,
     OfflineModel,
     budget_for,
     explain_model_error,
     get_model,
+    input_window,
     profile_for,
 )
+from flawedcode.models.profiles import OLLAMA_DEFAULT_CONTEXT_TOKENS, PRICES_CHECKED
 
 
 def test_default_spec_is_offline_with_an_8k_window():
@@ -101,13 +104,46 @@ def test_known_profiles_have_windows_and_prices():
     assert profile_for("offline:4096").max_input_tokens == 4_096
 
 
-def test_unknown_model_gets_a_fallback_and_a_warning():
-    with pytest.warns(UserWarning, match="Unknown model 'llama3.1'"):
-        profile = profile_for("llama3.1")
-    assert profile.max_input_tokens == 128_000 and profile.input_per_million == 0.15
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        profile_for("gpt-5-mini")  # known: no warning
+def test_unknown_model_gets_one_clean_warning_and_no_guessed_cost(capsys):
+    notices.forget()
+    for _ in range(3):
+        profile = profile_for("deepseek-reasoner")
+    assert profile.max_input_tokens == 128_000
+    assert profile.input_per_million is None and profile.cost(1_000, 1_000) is None
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("warning: unknown model 'deepseek-reasoner': no prices known")
+    assert "cost shows as unknown" in err and ".py" not in err and "warn(" not in err
+    profile_for("gpt-5-mini")  # known: no warning
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("name", "family", "window"), [
+    ("o1", "o1", 200_000), ("o3-mini-2025-01-31", "o3-mini", 200_000), ("o4-mini", "o4-mini", 200_000),
+    ("gpt-4.1-mini", "gpt-4.1-mini", 1_047_576), ("gpt-5-nano", "gpt-5-nano", 272_000),
+    ("openai/gpt-4o-mini", "gpt-4o-mini", 128_000), ("llama3.1:8b", "llama3.1", 3_584), ("qwen2.5", "qwen2.5", 3_584),
+])
+def test_profiles_cover_openai_families_and_local_models(name, family, window, capsys):
+    profile = profile_for(name)
+    assert profile.max_input_tokens == window and profile.priced
+    assert profile.input_per_million == KNOWN_PROFILES[family].input_per_million
+    assert PRICES_CHECKED in profile.source
+    assert capsys.readouterr().err == ""
+
+
+def test_local_models_are_free_and_their_window_is_what_ollama_serves():
+    profile = profile_for("llama3.1")
+    assert profile.cost(10_000, 10_000) == 0.0
+    assert profile.max_input_tokens == input_window(OLLAMA_DEFAULT_CONTEXT_TOKENS) == 4_096 - 512
+
+
+def test_a_budget_larger_than_the_window_is_lowered_with_one_line(capsys):
+    notices.forget()
+    model = get_model("offline:4096")
+    assert budget_for(model, 8_192) == 4_096
+    assert budget_for(model, 8_192) == 4_096
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "lowered it to 4,096 tokens" in err and "8,192" in err
+    assert budget_for(model, 2_000) == 2_000
 
 
 def test_explain_model_error_is_one_line():

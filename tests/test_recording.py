@@ -138,7 +138,8 @@ def test_a_refused_request_is_recorded_with_its_error(tmp_path: Path) -> None:
     with pytest.raises(AgentError, match="context"):
         agent.send("List ChartBook dataframes")
     (call,) = agent.log.calls
-    assert call.purpose == "agent" and call.error.startswith("ContextOverflowError") and call.over_budget is False
+    assert call.purpose == "agent" and call.error.startswith("ContextOverflowError")
+    assert agent.budget_tokens == 600 and call.over_budget, "the budget was lowered to the 600-token window"
     assert call.input_tokens > 600 and agent.token_log == []
     assert agent.log.totals()["failed_calls"] == 1
 

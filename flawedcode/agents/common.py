@@ -35,6 +35,7 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphRecursionError
 
 from flawedcode.config import AgentConfig
+from flawedcode.context.repair import CutOffToolCallsMiddleware
 from flawedcode.models import budget_for, explain_model_error, get_model, profile_for
 from flawedcode.safe_text import escape_surrogates
 from flawedcode.telemetry import CallRecord, ContextEvent, ModelCallRecorder, SessionLog, TelemetryMiddleware
@@ -55,14 +56,15 @@ class BaseAgent:
     def __init__(self, model: str | BaseChatModel | None = None, *, workspace: Workspace | None = None,
                  config: AgentConfig | None = None, conversation_id: str | None = None, name: str | None = None) -> None:
         self.config = config or self.config_class()
-        self.model = model if isinstance(model, BaseChatModel) else get_model(model or self.config.model)
+        self.model = (model if isinstance(model, BaseChatModel)
+                      else get_model(model or self.config.model, timeout_seconds=self.config.timeout_seconds))
         self.model_name = _model_name(self.model)
         self.workspace = workspace or Workspace.create()
         self.conversation_id = conversation_id or f"{self.version}-{uuid.uuid4().hex[:10]}"
         self.workspace.archive_scope = self.conversation_id  # read_file sees only this conversation's archive
         self.counter = TokenCounter(encoding_name_for_model(self.model_name))
         self.budget_tokens = budget_for(self.model, self.config.budget_tokens)
-        profile = profile_for(self.model_name)
+        profile = profile_for(self.model)  # the model's own window and any prices its server published
         self.log = SessionLog(agent_name=name or self.version, budget_tokens=self.budget_tokens,
                               price_input_per_million=profile.input_per_million,
                               price_output_per_million=profile.output_per_million)
@@ -70,7 +72,8 @@ class BaseAgent:
         self.recorder.attach(self.model)
         self.tools = self.build_tools()
         self.fixed_tokens = self.counter.count_system(self.config.system_prompt) + self.counter.count_tools(self.tools)
-        self.graph = self.build_graph([*self.build_middleware(), TelemetryMiddleware(self.log, self.counter)])
+        self.graph = self.build_graph([*self.build_middleware(), CutOffToolCallsMiddleware(self.log),
+                                       TelemetryMiddleware(self.log, self.counter)])
         self.messages: list[AnyMessage] = []
 
     # --- what a version may change --------------------------------------------------
@@ -125,10 +128,10 @@ class BaseAgent:
             self.log.end_turn()
         return reply_text(self.messages)
 
-    def reset(self) -> None:
+    def reset(self, conversation_id: str | None = None) -> None:
         """Start a new conversation (the REPL's ``clear``): empty history, new id; the session log goes on."""
         self.messages = []
-        self.conversation_id = f"{self.version}-{uuid.uuid4().hex[:10]}"
+        self.conversation_id = conversation_id or f"{self.version}-{uuid.uuid4().hex[:10]}"
         self.workspace.archive_scope = self.conversation_id
 
     # --- what everyone reads --------------------------------------------------------

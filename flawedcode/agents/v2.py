@@ -9,7 +9,9 @@ Unlike v1, v2 manages what stays in the context (rules in ``flawedcode.context``
   the archive file and repeats the user's original goal verbatim;
 - recover: a ``search_archive`` tool, and ``read_file`` on scratch/ and archives/,
   bring a lost detail back;
-- repair: a tool call left without a result is patched before the next call.
+- repair: a tool call left without a result is patched before the next call;
+- read back in pages: reading scratch/ or archives/ returns a page that fits
+  under the trigger, and says how to read the next one.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from flawedcode.config import V2Config
 from flawedcode.context import (  # NEW in v2
     ConversationArchive,
     OffloadMiddleware,
+    ReadBackPagingMiddleware,
     RepairToolCallsMiddleware,
     SummarizeWithArchiveMiddleware,
     make_search_archive_tool,
@@ -43,7 +46,8 @@ class AgentV2(BaseAgent):
 
     def build_middleware(self) -> list[AgentMiddleware]:
         # NEW in v2: the context wrappers, in the order they run before each model call
-        summary_model = get_model(self.config.summarization.model_name) if self.config.summarization.model_name else None
+        summary_model = (get_model(self.config.summarization.model_name, timeout_seconds=self.config.timeout_seconds)
+                         if self.config.summarization.model_name else None)
         summarize = SummarizeWithArchiveMiddleware(
             self.model, self.archive, self.config.summarization, self.counter,
             budget_tokens=self.budget_tokens, fixed_tokens=self.fixed_tokens, log=self.log,
@@ -55,10 +59,11 @@ class AgentV2(BaseAgent):
             RepairToolCallsMiddleware(self.log),
             summarize,
             OffloadMiddleware(self.config.offload, self.workspace.scratch_dir, self.log, self.counter.encoding_name),
+            ReadBackPagingMiddleware(self.log, self.counter, self.fixed_tokens),
         ]
 
-    def reset(self) -> None:
-        super().reset()
+    def reset(self, conversation_id: str | None = None) -> None:
+        super().reset(conversation_id)
         self.archive.restart(self.conversation_id)  # NEW in v2: a new conversation gets its own archive
 
     def send(self, text: str) -> str:

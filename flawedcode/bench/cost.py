@@ -3,8 +3,8 @@
 - ``CostPreview``: the calls and tokens the same suite took on the offline model,
   priced with the real model's profile (``flawedcode.models.profile_for``). The
   text says where the prices come from: the list prices in
-  ``flawedcode/models/profiles.py``, or, for a model not listed there, the
-  fallback prices that file assumes. A real model makes different calls than
+  ``flawedcode/models/profiles.py`` (or those its server publishes); a model
+  without known prices gets no estimate (a cost is never guessed). A real model makes different calls than
   the offline one (it may answer in fewer steps, or more), so this is an estimate.
 - ``CostGuard``: ``--max-cost USD``. Before each turn, the estimated cost so far
   (finished runs of this invocation, plus the run in progress) is compared with
@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import threading
-import warnings
 from dataclasses import dataclass
 
 from flawedcode.models import ModelProfile, profile_for
@@ -34,15 +33,11 @@ class Pricing:
 
 def pricing_of(model_spec: str) -> Pricing:
     """The prices ``bench`` uses for a model spec, and a phrase saying where they come from."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        profile = profile_for(model_spec)
+    profile = profile_for(model_spec)
+    if not profile.priced:
+        return Pricing(profile, f"no known prices: {profile.name} is not listed in {PROFILES_FILE}")
     prices = f"${profile.input_per_million:g} / ${profile.output_per_million:g} per million input / output tokens"
-    if caught:
-        source = f"{profile.name} is not listed in {PROFILES_FILE}, so its fallback prices are assumed ({prices})"
-    else:
-        source = f"the list prices for {profile.name} in {PROFILES_FILE} ({prices})"
-    return Pricing(profile, source)
+    return Pricing(profile, f"the list prices for {profile.name} in {PROFILES_FILE} ({prices})")
 
 
 @dataclass(frozen=True)
@@ -57,13 +52,16 @@ class CostPreview:
     pricing: Pricing
 
     @property
-    def cost_usd(self) -> float:
+    def cost_usd(self) -> float | None:
         return self.pricing.profile.cost(self.input_tokens, self.output_tokens)
 
     def text(self) -> str:
-        return (f"Cost preview for {self.model_spec}: on the offline model the same suite took {self.runs:,} runs, "
-                f"{self.calls:,} model calls, {self.input_tokens:,} input and {self.output_tokens:,} output tokens.\n"
-                f"At {self.pricing.source}, that is about ${self.cost_usd:,.4f}. "
+        took = (f"Cost preview for {self.model_spec}: on the offline model the same suite took {self.runs:,} runs, "
+                f"{self.calls:,} model calls, {self.input_tokens:,} input and {self.output_tokens:,} output tokens.\n")
+        if self.cost_usd is None:
+            return took + (f"There are {self.pricing.source}, so the cost cannot be estimated: check the provider's "
+                           "prices before you go ahead.")
+        return (took + f"At {self.pricing.source}, that is about ${self.cost_usd:,.4f}. "
                 "A real model makes its own calls, so treat this as an estimate.")
 
 

@@ -70,7 +70,7 @@ from flawedcode.bench.records import (
 from flawedcode.bench.scoring import score
 from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
-from flawedcode.models import OfflineModel, get_model
+from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel
 from flawedcode.paths import write_atomically
 from flawedcode.redact import redact_data
 from flawedcode.tools import Workspace
@@ -80,21 +80,22 @@ DEFAULT_AGENTS = ("v0", "v1", "v2", "lc-summarization", "lc-context-editing")
 PREVIEW_DIR = "cost-preview"
 
 
-def bench_model(spec: str | None) -> BaseChatModel:
-    """The model for one run: the 8K truncating offline model, or whatever ``spec`` names."""
-    if is_offline(spec):
-        return OfflineModel(max_input_tokens=BENCH_WINDOW_TOKENS, overflow="truncate")
-    return get_model(spec)
+def bench_model(spec: str | ModelOptions | None) -> BaseChatModel:
+    """The model for one run: whatever ``spec`` (else FLAWEDCODE_MODEL) names, else the 8K truncating offline model.
+    A ModelOptions (the CLI's) brings --timeout, --record and --window too."""
+    return ModelOptions.of(spec).build(default=lambda: OfflineModel(max_input_tokens=BENCH_WINDOW_TOKENS, overflow="truncate"))
 
 
-def is_offline(spec: str | None) -> bool:
-    return spec in (None, "", "offline")
+def is_offline(spec: str | ModelOptions | None) -> bool:
+    """True when no money is spent: the offline model, or a replay of a recording."""
+    resolved = ModelOptions.of(spec).resolved_spec()
+    return resolved in (None, "", "offline") or resolved.startswith(("offline:", "replay:"))
 
 
 class Suite:
     """What one benchmark runs: agents (resolved), tasks, runs, the model, per-agent configs."""
 
-    def __init__(self, agents: Iterable[str | AgentEntry], tasks: list[Task], runs: int, model: str | None = None,
+    def __init__(self, agents: Iterable[str | AgentEntry], tasks: list[Task], runs: int, model: str | ModelOptions | None = None,
                  settings: dict[str, Any] | None = None, settings_source: str = "config") -> None:
         self.entries = resolve_agents(list(agents))
         self.tasks = tasks
@@ -115,14 +116,14 @@ class Suite:
 
     def offline(self) -> Suite:
         """The same suite on the offline model (for the cost preview)."""
-        twin = Suite(self.entries, self.tasks, self.runs, None)
+        twin = Suite(self.entries, self.tasks, self.runs, "offline")  # not None: that would mean FLAWEDCODE_MODEL
         twin.configs, twin.v2_config, twin.skipped = self.configs, self.v2_config, self.skipped
         return twin
 
 
 # --- one run ------------------------------------------------------------------------
 
-def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_spec: str | None = None,
+def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_spec: str | ModelOptions | None = None,
             config: AgentConfig | None = None, v2_config: V2Config | None = None,
             guard: CostGuard | None = None) -> RunRecord:
     """Run one task once with a fresh agent; write its transcript; return its record.
@@ -140,7 +141,7 @@ def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_
     steps = task.all_steps()
     for step_number, step in enumerate(steps):
         if guard is not None:
-            guard.check(agent.log.totals()["estimated_cost_usd"])
+            guard.check(agent.log.totals()["estimated_cost_usd"] or 0.0)
         before = wrapper_overhead_seconds(agent)
         watcher.arm(step.probe is not None)
         try:
@@ -208,7 +209,7 @@ def _write_transcript(out_dir: Path, agent: BaseAgent, task: str, run: int) -> P
 
 # --- many runs ----------------------------------------------------------------------
 
-def run(agents: Iterable[str | AgentEntry], tasks: list[Task], runs: int, out_dir: str | Path, model: str | None = None,
+def run(agents: Iterable[str | AgentEntry], tasks: list[Task], runs: int, out_dir: str | Path, model: str | ModelOptions | None = None,
         concurrency: int = 1, resume: bool = True, progress: bool = True,
         on_record: Callable[[RunRecord], None] | None = None, settings: dict[str, Any] | None = None,
         max_cost_usd: float | None = None) -> list[dict[str, Any]]:
@@ -244,7 +245,7 @@ def run_suite(suite: Suite, out_dir: str | Path, concurrency: int = 1, resume: b
             append_run(out_dir, record)
             records.append(record)
         if guard is not None:
-            guard.add_finished(record.totals.get("estimated_cost_usd", 0.0))
+            guard.add_finished(record.totals.get("estimated_cost_usd") or 0.0)
         if on_record:
             on_record(record)
 
@@ -299,7 +300,7 @@ class SpendingDeclined(Exception):
 
 
 def run_benchmark(agents: Iterable[str | AgentEntry] = DEFAULT_AGENTS, task_names: list[str] | None = None,
-                  tasks_file: str | Path | None = None, runs: int = 3, model: str | None = None,
+                  tasks_file: str | Path | None = None, runs: int = 3, model: str | ModelOptions | None = None,
                   out_dir: str | Path = "results/bench", concurrency: int = 1, resume: bool = True,
                   settings: dict[str, Any] | None = None, settings_source: str = "config",
                   max_cost_usd: float | None = None, before_spending: Callable[[CostPreview], bool] | None = None,
@@ -314,6 +315,9 @@ def run_benchmark(agents: Iterable[str | AgentEntry] = DEFAULT_AGENTS, task_name
     """
     tasks = load_tasks(task_names, tasks_file)
     suite = Suite(list(agents), tasks, runs, model, settings, settings_source)
+    if max_cost_usd is not None and not is_offline(model) and not pricing_of(str(model)).profile.priced:
+        raise ModelConfigError(f"--max-cost needs the model's prices, and none are known for {model}; "
+                               "run without --max-cost, or with a model listed in flawedcode/models/profiles.py")
     if before_spending is not None and not is_offline(model):
         bench_model(model)  # a bad spec, a missing key or an unreachable server fails here, before anything runs
         if not before_spending(preview_cost(suite, out_dir)):

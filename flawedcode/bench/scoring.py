@@ -147,7 +147,7 @@ def agent_metrics(records: list[RunRecord], task_order: list[str], categories: l
         "agent_calls": total("agent_calls"),
         "internal_calls": total("internal_calls"),
         "failed_calls": total("failed_calls"),
-        "estimated_cost_usd": round(sum(record.totals.get("estimated_cost_usd", 0.0) for record in records), 6),
+        "estimated_cost_usd": _total_cost(records),
         # what depends on the model
         "successes": successes,
         "success_rate": _ratio(successes, len(records)),
@@ -277,6 +277,12 @@ def header_line(summary: dict[str, Any]) -> str:
 
 def markdown_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
+
+
+def _total_cost(records: list[RunRecord]) -> float | None:
+    """The runs' estimated cost; None ("-" in the table) when a run's model has no known prices."""
+    costs = [record.totals.get("estimated_cost_usd", 0.0) for record in records]
+    return None if any(cost is None for cost in costs) else round(sum(costs), 6)
 
 
 def format_cell(key: str, value: Any) -> str:

@@ -5,7 +5,9 @@
   archive file, with the user's original goal copied verbatim (``maybe_summarize``).
 - ``archive``: every message that leaves the context is kept unchanged, append-only,
   written atomically, searchable (``ConversationArchive``, the ``search_archive`` tool).
-- ``repair``: a tool call without a result gets a stand-in result (``repair_tool_calls``).
+- ``repair``: a tool call without a result gets a stand-in result (``repair_tool_calls``);
+  a tool call cut off mid-arguments is answered, never run (``cut_off_tool_calls``).
+- ``readback``: reading scratch/ or archives/ back returns a page that fits under the trigger.
 
 Each module's docstring states its rules, thresholds and exact texts. The
 wrappers know nothing of agent versions; an agent picks which ones it uses.
@@ -13,10 +15,18 @@ wrappers know nothing of agent versions; an agent picks which ones it uses.
 
 from flawedcode.context.archive import ArchiveError, ConversationArchive, make_search_archive_tool
 from flawedcode.context.offload import OffloadMiddleware, maybe_offload, offload, should_offload
-from flawedcode.context.repair import RepairToolCallsMiddleware, repair_tool_calls
+from flawedcode.context.readback import ReadBackPagingMiddleware
+from flawedcode.context.repair import (
+    CutOffToolCallsMiddleware,
+    RepairToolCallsMiddleware,
+    cut_off_tool_calls,
+    repair_tool_calls,
+)
 from flawedcode.context.summarize import (
     SummarizeWithArchiveMiddleware,
+    SummaryBackoff,
     choose_cutoff,
+    compact,
     maybe_summarize,
     original_goal,
     should_summarize,
@@ -26,6 +36,8 @@ from flawedcode.context.summarize import (
 __all__ = [
     "ArchiveError", "ConversationArchive", "make_search_archive_tool",
     "OffloadMiddleware", "maybe_offload", "offload", "should_offload",
-    "RepairToolCallsMiddleware", "repair_tool_calls",
-    "SummarizeWithArchiveMiddleware", "choose_cutoff", "maybe_summarize", "original_goal", "should_summarize", "summarize",
+    "ReadBackPagingMiddleware",
+    "CutOffToolCallsMiddleware", "RepairToolCallsMiddleware", "cut_off_tool_calls", "repair_tool_calls",
+    "SummarizeWithArchiveMiddleware", "SummaryBackoff", "choose_cutoff", "compact", "maybe_summarize", "original_goal",
+    "should_summarize", "summarize",
 ]

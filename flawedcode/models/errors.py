@@ -1,4 +1,4 @@
-"""Errors from choosing or calling a model, each said in one line.
+"""Errors from choosing or calling a model, each said in one line; and overflow, recognised everywhere.
 
 - ``ModelConfigError`` (a ``ValueError``) is raised by ``get_model`` when a spec
   cannot become a working model: an unknown spec, ``openai:`` without a key,
@@ -6,19 +6,92 @@
 - ``explain_model_error(exc)`` turns whatever a model raised mid-run (an API
   error, a timeout, a full context window) into one line the CLI and the agents
   can print instead of a traceback.
+- ``context_overflow_from(exc)`` recognises a provider's "the prompt is longer
+  than my window" error and returns a ``ProviderContextOverflowError`` (a
+  LangChain ``ContextOverflowError``, which v2 answers by summarizing and
+  retrying once), with the window the error names when it names one.
+
+How an overflow is recognised (``OVERFLOW_CODES``, then ``OVERFLOW_WORDINGS``,
+read in order; the first match wins). The openai SDK puts only the message in
+the exception text; the code is in the error body (``exc.body`` / ``exc.code``),
+and LM Studio's body is a bare string, so all three are read:
+
+===================  ====================================================================
+provider             what it says (the window it names, when it names one)
+===================  ====================================================================
+OpenAI, Groq, Azure  code ``context_length_exceeded``; "maximum context length is N tokens",
+                     "Input tokens exceed the configured limit of N tokens"
+vLLM                 "This model's maximum context length is N tokens", "... longer than the
+                     maximum model length of N"
+OpenRouter           "This endpoint's maximum context length is N tokens"
+Ollama               "prompt too long; exceeded max context length", "the input length
+                     exceeds the context length"
+LM Studio            "... the model is loaded with context length of only N tokens",
+                     "Trying to keep the first N tokens when context the overflows"
+llama.cpp server     type ``exceed_context_size_error`` (``n_ctx`` in the body)
+Anthropic, Mistral,  "prompt is too long: M tokens > N maximum", "too large for model with N
+Gemini, TGI          maximum context length", "exceeds the maximum number of tokens allowed (N)",
+                     "`inputs` tokens + `max_new_tokens` must be <= N"
+===================  ====================================================================
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from langchain_core.exceptions import ContextOverflowError
 
 MAX_MESSAGE_CHARS = 300
 
+OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "context_window_exceeded"})
+"""Error codes (or types) that mean "the prompt does not fit the window", wherever they appear in the body."""
+
+_NUMBER = r"(\d[\d,_]*)"
+OVERFLOW_WORDINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (provider, re.compile(pattern, re.IGNORECASE)) for provider, pattern in (
+        ("OpenAI/vLLM/OpenRouter", rf"maximum context length is {_NUMBER} tokens"),
+        ("OpenAI", rf"input tokens exceed the configured limit of {_NUMBER} tokens"),
+        ("vLLM", rf"longer than the maximum model length of {_NUMBER}"),
+        ("LM Studio", rf"loaded with context length of only {_NUMBER} tokens"),
+        ("LM Studio", r"when context the overflows"),
+        ("llama.cpp", r"exceeds? the available context size"),
+        ("Ollama", r"prompt too long; exceeded (?:max )?context length"),
+        ("Ollama", r"(?:input|prompt) length exceeds the (?:maximum )?context length"),
+        ("Anthropic", rf"prompt is too long: \d[\d,]* tokens > {_NUMBER}"),
+        ("Mistral", rf"too large for model with {_NUMBER} maximum context length"),
+        ("Gemini", rf"exceeds the maximum number of tokens allowed \({_NUMBER}\)"),
+        ("TGI", rf"`inputs` tokens \+ `max_new_tokens` must be <= {_NUMBER}"),
+        ("generic", r"context[ _-]?(?:length|window)[ _-]?exceeded|exceeds? the context window"),
+    )
+)
+"""Wordings of an overflow, provider by provider; a group, when present, captures the window it names."""
+
+LIMIT_KEYS = ("n_ctx", "max_model_len", "context_length", "max_context_length")
+EXCESS_WORDING = re.compile(rf"exceeded (?:max )?context length by {_NUMBER} tokens", re.IGNORECASE)
+"""Ollama names no window, only how far over it the prompt was."""
+"""Body fields some servers add to an overflow error: the window, in tokens."""
+
 
 class ModelConfigError(ValueError):
     """A model spec or its settings cannot work; the message says how to fix it."""
+
+
+class RecordedModelError(RuntimeError):
+    """A model error played back from a recording; its message is the line explained when it was recorded."""
+
+
+class ProviderContextOverflowError(ContextOverflowError):
+    """The prompt did not fit the model's window; ``limit_tokens`` is the window the error named (or None)."""
+
+    def __init__(self, message: str, *, limit_tokens: int | None = None, provider: str = "",
+                 excess_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.limit_tokens = limit_tokens
+        self.provider = provider
+        self.excess_tokens = excess_tokens
+        """How far over the window the prompt was, when the error says only that (Ollama: "by N tokens")."""
 
 
 def one_line(text: str, max_chars: int = MAX_MESSAGE_CHARS) -> str:
@@ -37,6 +110,68 @@ def _causes(exc: BaseException) -> list[BaseException]:
     return chain
 
 
+# --- overflow ---------------------------------------------------------------------------
+
+def _texts_and_codes(exc: BaseException) -> tuple[list[str], list[str], dict[str, Any]]:
+    """What an error says: its texts (message, body message, a bare-string body), codes/types, and body fields."""
+    texts = [str(exc), str(getattr(exc, "message", "") or "")]
+    codes = [str(value) for value in (getattr(exc, "code", None), getattr(exc, "type", None)) if value]
+    fields: dict[str, Any] = {}
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        inner = inner if isinstance(inner, Mapping) else {"message": inner}
+        fields = {**body, **inner}
+        texts += [str(fields.get(key) or "") for key in ("message", "detail", "error") if isinstance(fields.get(key), str)]
+        codes += [str(fields[key]) for key in ("code", "type") if fields.get(key)]
+    elif isinstance(body, str):
+        texts.append(body)
+    return [text for text in texts if text], codes, fields
+
+
+def _as_int(text: Any) -> int | None:
+    try:
+        return int(str(text).replace(",", "").replace("_", ""))
+    except ValueError:
+        return None
+
+
+def context_overflow_from(exc: BaseException) -> ProviderContextOverflowError | None:
+    """A ``ProviderContextOverflowError`` when ``exc`` (or what it was raised from) is a context overflow; else None."""
+    for cause in _causes(exc):
+        if isinstance(cause, ProviderContextOverflowError):
+            return cause
+        texts, codes, fields = _texts_and_codes(cause)
+        limit = next((_as_int(fields[key]) for key in LIMIT_KEYS if fields.get(key) is not None), None)
+        provider = next(("code " + code for code in codes if code.lower() in OVERFLOW_CODES), "")
+        for name, pattern in OVERFLOW_WORDINGS:
+            match = next((found for text in texts if (found := pattern.search(text))), None)
+            if match:
+                provider = provider or name
+                if match.groups() and limit is None:
+                    limit = _as_int(match.group(1))
+                break
+        if provider or isinstance(cause, ContextOverflowError):
+            message = texts[-1] if texts else type(cause).__name__  # the body's own words, when it has any
+            excess = next((_as_int(found.group(1)) for text in texts if (found := EXCESS_WORDING.search(text))), None)
+            return ProviderContextOverflowError(one_line(message), limit_tokens=limit, provider=provider or "LangChain",
+                                                excess_tokens=excess)
+    return None
+
+
+# --- one line per error ----------------------------------------------------------------------
+
+def _timeout_seconds(exc: BaseException) -> float | None:
+    """The read timeout the request was sent with (httpx keeps it on the request)."""
+    request = getattr(exc, "_request", None) or getattr(exc, "request", None)
+    try:
+        timeout = request.extensions.get("timeout") or {}
+    except (AttributeError, RuntimeError):
+        return None
+    seconds = timeout.get("read") if isinstance(timeout, Mapping) else None
+    return float(seconds) if seconds is not None else None
+
+
 def _explain_openai_error(exc: BaseException) -> str | None:
     try:
         import openai
@@ -44,7 +179,10 @@ def _explain_openai_error(exc: BaseException) -> str | None:
         return None
     detail = one_line(getattr(exc, "message", None) or str(exc), 160)
     if isinstance(exc, openai.APITimeoutError):
-        return "The model server did not answer in time: try again, or raise the timeout."
+        seconds = _timeout_seconds(exc)
+        within = f"within {seconds:g} s" if seconds is not None else "in time"
+        return (f"The model server did not answer {within}: it may be stalled or overloaded. "
+                "Try again, or raise the timeout (--timeout, or timeout_seconds in the config).")
     if isinstance(exc, openai.APIConnectionError):
         url = getattr(getattr(exc, "request", None), "url", None)
         where = f" at {url}" if url else ""
@@ -58,7 +196,9 @@ def _explain_openai_error(exc: BaseException) -> str | None:
     if isinstance(exc, openai.RateLimitError):
         return f"Rate limited or out of quota (429): wait and retry, or check your plan. ({detail})"
     if isinstance(exc, openai.BadRequestError):
-        return f"The model server refused the request (400): {detail}"
+        texts = _texts_and_codes(exc)[0]
+        body_text = one_line(texts[-1], 160) if len(texts) > 2 else detail  # the body says more than "Error code: 400"
+        return f"The model server refused the request (400): {body_text}"
     if isinstance(exc, openai.APIStatusError):
         return f"The model server returned HTTP {exc.status_code}: {detail}"
     return None
@@ -68,11 +208,13 @@ def explain_model_error(exc: BaseException) -> str:
     """One line that says what went wrong with a model call and what to do about it."""
     for cause in _causes(exc):
         if isinstance(cause, ContextOverflowError):
+            limit = getattr(cause, "limit_tokens", None)
+            window = f" (its window is {limit:,} tokens)" if limit else ""
             return one_line(
-                f"The model's context window is full: {cause}. "
+                f"The model's context window is full{window}: {cause}. "
                 "Start a fresh conversation, or use an agent that summarizes (v2)."
             )
-        if isinstance(cause, ModelConfigError):
+        if isinstance(cause, (ModelConfigError, RecordedModelError)):
             return one_line(str(cause))
         explained = _explain_openai_error(cause)
         if explained is not None:
