@@ -41,7 +41,9 @@ How it answers (see offline_answers.py and offline_results.py)
     ``ROWS_IN_CONTEXT_SHARE`` of the window are not loaded: a short run_python
     script computes the figures and prints one line (offline_stats.py). An offloaded
     load is read back from scratch/, following continuation lines page by page; an
-    offload stub is never read as a data table. Errors are relayed with what to do.
+    offload stub is never read as a data table. Errors are relayed with what to do;
+    a call that never ran as made (an error result for other arguments than it
+    planned, e.g. cut off mid-JSON) is made again, within the call cap.
 
 What it remembers (see offline_memory.py and offline_summary.py)
     Only what is in its window. "What was my original goal?" comes from a visible
@@ -300,8 +302,10 @@ class OfflineModel(BaseChatModel):
                     note = f"I can't do that here: I have no tool to {step.intent.replace('_', ' ')} (tools I have: {have})."
                     break
                 if position < len(results):
-                    mine.append(results[position])
-                    position += 1
+                    result, position = results[position], position + 1
+                    if result.name == name and result.args != arguments and result.content.lstrip().startswith("Error"):
+                        continue  # that call never ran as planned (its arguments were cut off): make it again
+                    mine.append(result)
                     continue
                 if any((r.name, r.args) == (name, arguments) and r.content.lstrip().startswith("Error") for r in results):
                     note = f"I won't call {name} again with the same arguments: it failed just before."
