@@ -212,7 +212,10 @@ class Sandbox:
         candidates = levels_to_try()
         key = (os.stat(self.workspace_root).st_dev, os.geteuid() if hasattr(os, "geteuid") else 0)
         if key not in _levels_found:  # the level depends on the platform and the workspace's filesystem
-            _levels_found[key] = next((level for level in candidates[:-1] if self.starts(level)), candidates[-1])
+            # A level is given up only after two failed trial runs: a busy machine can fail one trial run, and the
+            # level decides what the tool's description says (and so the token counts a lesson prints).
+            _levels_found[key] = next((level for level in candidates[:-1] if self.starts(level) or self.starts(level)),
+                                      candidates[-1])
         return _levels_found[key]
 
     def _run_at(self, level: IsolationLevel, code: str, timeout: float, max_output_bytes: int) -> RunResult:
