@@ -70,7 +70,7 @@ from flawedcode.bench.records import (
 from flawedcode.bench.scoring import score
 from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
-from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel
+from flawedcode.models import ModelConfigError, ModelOptions
 from flawedcode.paths import write_atomically
 from flawedcode.redact import redact_data
 from flawedcode.tools import Workspace
@@ -83,7 +83,9 @@ PREVIEW_DIR = "cost-preview"
 def bench_model(spec: str | ModelOptions | None) -> BaseChatModel:
     """The model for one run: whatever ``spec`` (else FLAWEDCODE_MODEL) names, else the 8K truncating offline model.
     A ModelOptions (the CLI's) brings --timeout, --record and --window too."""
-    return ModelOptions.of(spec).build(default=lambda: OfflineModel(max_input_tokens=BENCH_WINDOW_TOKENS, overflow="truncate"))
+    from flawedcode.lessons import lesson_model  # the lessons' rule: an offline window equal to the budget
+
+    return ModelOptions.of(spec).build(default=lambda: lesson_model("offline", BENCH_WINDOW_TOKENS))
 
 
 def is_offline(spec: str | ModelOptions | None) -> bool:
