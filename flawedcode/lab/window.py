@@ -103,11 +103,8 @@ class ContextView:
 
 # --- classifying messages ---------------------------------------------------------------------
 def text_of(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content
-                   if isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text"))
+    """The message's text: its string content, or its text blocks joined (LangChain's ``message.text``)."""
+    return message.text
 
 
 def kind_of(message: BaseMessage) -> SegmentKind:

@@ -46,11 +46,8 @@ DONT_KNOW_GOAL_EMPTY = "I don't know: I can't see any earlier request from you i
 
 
 def text_of(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(part if isinstance(part, str) else str(part.get("text", "")) for part in content
-                   if isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text"))
+    """The message's text: its string content, or its text blocks joined (LangChain's ``message.text``)."""
+    return message.text
 
 
 def is_summary_text(text: str) -> bool:

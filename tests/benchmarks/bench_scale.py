@@ -29,6 +29,8 @@ import time
 import types
 from pathlib import Path
 
+from bench_workload_b import CYCLE, FIRST_REQUEST, GOAL_EVERY, WINDOW  # workload B's session (a script beside this one)
+
 import flawedcode.context.summarize as summarize_module
 from flawedcode import telemetry
 from flawedcode.agents import AgentV2
@@ -36,21 +38,6 @@ from flawedcode.bench.tasks import GOAL_QUESTION
 from flawedcode.models import OfflineModel
 from flawedcode.tools import Workspace
 
-WINDOW = 8_192
-FIRST_REQUEST = "List ChartBook dataframes"
-GOAL_EVERY = 10
-CYCLE = [
-    "Get docs for yield_curve/repo_public",
-    "Load 30 rows of repo_public with columns sofr, bgcr, tgcr, effr, iorb, on_rrp_rate and sofr_volume_bn",
-    "Get docs for treasury_yields",
-    "Load 50 rows of treasury_yields with columns yield_1m, yield_3m, yield_6m, yield_1y, yield_2y, yield_5y, yield_10y and yield_30y",
-    "Get docs for fed_yield_curve",
-    "Load 30 rows of fed_yield_curve with columns SVENY01, SVENY02, SVENY05, SVENY10, SVENY20, SVENY30 and BETA0",
-    "Get docs for money_markets/sofr",
-    "Load 50 rows of SOFR data",
-    "Get docs for money_markets/effr",
-    "Load 50 rows of EFFR data",
-]
 NO_MATCH_QUERY = "zanzibar quokka"
 WINDOW_TURNS = 50  # each measured window is this many turns
 
