@@ -119,7 +119,10 @@ ALLOWED_ENVIRONMENT = (
 )
 """The only variables copied from the parent's environment: none can hold a credential."""
 FIXED_ENVIRONMENT = {"PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
-                     "MPLBACKEND": "Agg"}
+                     "MPLBACKEND": "Agg",
+                     # The workspace's tests run without the plugins of the environment flawedcode is installed in
+                     # (nbval, pytest-socket, ...): they are not the project's, and loading them took 6 s a run.
+                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 SYSTEM_FOLDERS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 """Host folders the namespace levels show read-only (symlinks among them are copied as symlinks)."""
