@@ -49,8 +49,9 @@ Safety rules (the whole point of a workspace):
   a read-only view of the system with only the workspace writable, and every
   process it started killed when it ends.
 - Outputs are bounded: read_file pages (lines over 2,000 characters are cut),
-  search_files stops after 100 matches, list_files after 500 entries,
-  run_python keeps the head and tail of about 10,000 bytes.
+  search_files stops after 100 matches or 2 seconds of matching (a pattern
+  that backtracks without end is stopped, with a note), list_files after 500
+  entries, run_python keeps the head and tail of about 10,000 bytes.
 - A tool never raises: every bad input comes back as a message starting with
   ``Error: `` that says what went wrong and what to do instead.
 
@@ -67,12 +68,14 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+import regex
 from langchain_core.tools import BaseTool, tool
 from pydantic import ValidationError
 
@@ -104,6 +107,8 @@ MAX_READ_FILE_BYTES = 512 * 1024**2
 """read_file streams files up to this size (never loading them whole); bigger ones are refused."""
 MAX_SEARCH_FILE_BYTES = 20 * 1024**2
 """search_files skips files bigger than this (with a note)."""
+MAX_SEARCH_SECONDS = 2.0
+"""search_files' time for matching, all files together (a catastrophic regex stops here, with a note)."""
 READ_CHUNK_BYTES = 1024**2
 MAX_LINE_BYTES_KEPT = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
 
@@ -596,15 +601,17 @@ def list_workspace_files(workspace: Workspace, path: str = ".") -> str:
 
 
 def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") -> str:
-    """``path:lineno: text`` for each line that matches ``pattern`` (at most 100 lines)."""
+    """``path:lineno: text`` for each line that matches ``pattern`` (at most 100 lines, at most 2 s of matching)."""
     if not pattern:
         raise ToolInputError("the pattern is empty; give a word or a regular expression")
     location = _scoped(workspace, workspace.locate(path, for_write=False))
     notes: list[str] = []
+    # The `regex` package (not `re`): same syntax for what a model writes, and a timeout, so a pattern
+    # such as '(a|aa)+$' that backtracks for minutes is stopped instead of hanging the turn.
     try:
-        regex = re.compile(pattern)
-    except re.error as error:
-        regex = re.compile(re.escape(pattern))
+        compiled = regex.compile(pattern)
+    except (regex.error, ValueError) as error:
+        compiled = regex.compile(regex.escape(pattern))
         notes.append(f"# '{display_text(pattern)}' is not a valid regular expression ({error}); searched for it literally")
     matches: list[str] = []
     report = WalkReport()
@@ -615,12 +622,19 @@ def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") 
         else:
             files = [(location.child(entry.parts), entry.size)
                      for entry in walk(opened.fd, SKIPPED_FOLDERS, report) if entry.kind == "file"]
+    deadline = time.monotonic() + MAX_SEARCH_SECONDS
     for file, size in files:
         if size > MAX_SEARCH_FILE_BYTES:
             skipped_large += 1
             continue
         for number, line in _search_lines(workspace, file):
-            if regex.search(line):
+            try:
+                found = compiled.search(line, timeout=max(deadline - time.monotonic(), 0.001))
+            except TimeoutError:
+                stopped = (f"# stopped after {MAX_SEARCH_SECONDS:g} s of matching, at {file.shown}:{number}: "
+                           "the pattern backtracks too much; use a simpler pattern or a plain word")
+                return "\n".join(notes + matches + [stopped])
+            if found:
                 matches.append(f"{file.shown}:{number}: {_cut(line, MAX_SEARCH_LINE_CHARS)}")
                 if len(matches) >= MAX_SEARCH_MATCHES:
                     stopped = f"# stopped after {MAX_SEARCH_MATCHES} matches; use a narrower pattern or path"

@@ -364,6 +364,15 @@ def test_search_files_is_bounded_and_skips_binary_files(call, workspace):
     assert "100 matches" in lines[-1]
 
 
+def test_search_files_stops_a_catastrophic_regex_with_a_note(call, workspace):
+    (workspace.root / "trap.txt").write_text("ok a line\n" + "a" * 40 + "b\n" + "a" * 40 + "b\n")
+    started = time.monotonic()
+    result = call("search_files", pattern=r"(a|aa)+$|ok", path="trap.txt")
+    assert time.monotonic() - started < 10  # unbounded, this one pattern backtracks for minutes
+    assert result.splitlines()[0] == "trap.txt:1: ok a line"
+    assert "stopped after 2 s of matching, at trap.txt:2" in result and "simpler pattern" in result
+
+
 def test_search_files_with_no_match_says_so(call):
     result = call("search_files", pattern="zebra_quagga")
     assert result.startswith("No matches")
