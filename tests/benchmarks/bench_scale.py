@@ -10,6 +10,8 @@ goal?" every 10 turns. It prints:
 - the wrappers' own mean time per turn (offload, summarize decisions, archiving,
   token counting; not model calls) at turns 51-100 and at the last 50 turns,
   and their ratio (aim: the late figure within 1.3x of the early one: flat cost);
+- the same two windows' medians (a garbage-collection pause or a busy neighbour moves a
+  mean of 50 turns by 10-30% from one run to the next; the median moves less);
 - ``search_archive``'s time for a query that matches nothing, at the end of the
   session (aim: under 10 ms), over how many archived messages;
 - how long the whole session took.
@@ -97,12 +99,16 @@ def main() -> int:
         archived = sum(part.last_seq - part.first_seq + 1 for part in agent.archive.parts())
     early = statistics.fmean(per_turn[50:100]) * 1000
     late = statistics.fmean(per_turn[-WINDOW_TURNS:]) * 1000
+    early_median = statistics.median(per_turn[50:100]) * 1000
+    late_median = statistics.median(per_turn[-WINDOW_TURNS:]) * 1000
     print(f"\nv2, {turns:,}-turn session, offline model, {WINDOW:,}-token window ({seconds:.0f} s in all; "
           f"{agent.log.count('summarize')} summaries, {agent.log.count('offload')} offloads; {options.clock} clock)\n")
     late_label = f"turns {turns - WINDOW_TURNS + 1}-{turns}"
     print(f"wrappers' mean time per turn, {'turns 51-100':<15} {early:8.2f} ms")
     print(f"wrappers' mean time per turn, {late_label:<15} {late:8.2f} ms")
     print(f"late / early: {late / early:.2f}   (aim: <= 1.30)")
+    print(f"medians, less sensitive to a pause on a shared machine: {early_median:.2f} ms, {late_median:.2f} ms, "
+          f"late / early {late_median / early_median:.2f}")
     print(f"search_archive, no match, {archived:,} archived messages: archive.search {search_ms:.2f} ms, "
           f"the tool {tool_ms:.2f} ms   (aim: < 10 ms)")
     return 0
