@@ -27,14 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from flawedcode.agents import AgentError, BaseAgent
+from flawedcode.config import OffloadConfig, SummarizationConfig
 from flawedcode.context.summarize import maybe_summarize
 from flawedcode.formats import STUB_PREFIX
 from flawedcode.lab.window import ContextView, ContextWatcher, text_of, view_of_agent
 from flawedcode.lessons import LESSON_BUDGET, lesson_agent, lesson_folder
 
 VERSIONS = ("v0", "v1", "v2")
-DEFAULT_TRIGGER_FRACTION = 0.75
-DEFAULT_OFFLOAD_TOKENS = 1_250
+DEFAULT_TRIGGER_FRACTION = SummarizationConfig().trigger[0].value  # v2's own defaults, so the lab runs the v2 students read
+DEFAULT_OFFLOAD_TOKENS = OffloadConfig().threshold_tokens
 
 
 @dataclass(frozen=True)
