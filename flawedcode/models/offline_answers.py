@@ -107,7 +107,7 @@ def script_for(ask: DataAsk, context: Context) -> str:
     start, end = ask.period.start, ask.period.end
     if ask.period.point:
         start = None
-    title = f"{', '.join(STAT_NAMES.get(stat, stat) for stat in ask.stats)} of {_subject(ask)}"
+    title = f"{', '.join(_stat_name(stat) for stat in ask.stats)} of {_subject(ask)}"
     return stat_script(title, series, start, end, ask.combine, ask.period.last_rows or (None if (start or end or ask.period.every_row) else 100),
                        ask.percentiles, ask.threshold, context.catalog_root)
 
@@ -231,7 +231,7 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         if stat == "count":
             parts.append(f"count {count}")
             continue
-        text = f"{STAT_NAMES.get(stat, stat + 'th percentile' if stat.startswith('p') else stat)} {_signed(value, stat)}"
+        text = f"{_stat_name(stat)} {_signed(value, stat)}"
         text += _converted(value, unit, ask)
         if stat in ("min", "max"):
             text += f" on {out.get(stat + '_date')}"
@@ -323,3 +323,12 @@ def relay_error(result: Any) -> str:
     else:
         advice = "Fix the input and ask again."
     return f"{result.name} failed: {problem} {advice}"
+
+
+def _stat_name(stat: str) -> str:
+    """How an answer names a statistic: ``std`` -> 'standard deviation', ``p90`` -> '90th percentile', ``p1`` -> '1st percentile'."""
+    if stat in STAT_NAMES or not re.fullmatch(r"p\d+", stat):
+        return STAT_NAMES.get(stat, stat)
+    q = int(stat[1:])
+    suffix = "th" if 10 <= q % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(q % 10, "th")
+    return f"{q}{suffix} percentile"

@@ -100,9 +100,6 @@ GOAL_STATEMENT = re.compile(
 LAST_ACTION = (r"\bwhat did you (?:just )?(?:read|do|load|run|open|call|look at|fetch)\b", r"\bwhat (?:have|did) you just\b",
                r"\b(?:last|previous|most recent) (?:tool|action|step|thing you did|call)\b", r"\bwhat was the last thing\b",
                r"\bwhich tool did you (?:call|use) last\b", r"\bwhat (?:file|tool) did you just\b")
-REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget|fyi|for the record|"
-                      r"take note|make a note|for reference)\b|\bremember (?:that|this)\s*$|^my name is\b|^call me\b|"
-                      r"^i (?:prefer|'d prefer|would prefer)\b")
 UNSUPPORTED = {"skewness": r"\bskew\w*", "kurtosis": r"\bkurtosis\b", "a forecast": r"\bforecast\w*|\bpredict\w*|\bwill \w+ be\b|"
                r"\bnext (?:month|week|year|meeting)\b|\bwhat will\b", "a regression": r"\bregress\w*|\bbeta of\b",
                "value at risk": r"\bvar\b|\bvalue at risk\b", "a Sharpe ratio": r"\bsharpe\b", "cointegration": r"\bcointegrat\w*",
@@ -152,7 +149,7 @@ def _plan_goal_statement(clause: Clause, context: Context) -> list[Task]:
 
 
 def _is_remember(clause: Clause, context: Context) -> bool:
-    return bool(REMEMBER.search(clause.norm)) and "?" not in clause.text
+    return memory.is_note(clause.norm) and "?" not in clause.text
 
 
 def _plan_remember(clause: Clause, context: Context) -> list[Task]:
@@ -230,6 +227,8 @@ def _is_docs(clause: Clause, context: Context) -> bool:
         return False
     if stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest):
         return False
+    if re.search(r"\b(?:\d{1,2}(?:st|nd|rd|th)|p\d{1,2})\s+(?:percentile\s+)?of\b", clause.rest):
+        return False  # 'what is the 90th percentile of the 10y?': a statistic, not a definition
     if re.search(r"\b(?:spread|difference|gap|minus|compare)\b", clause.rest) and len(clause.mentions.dataframes) > 1:
         return False
     return bool(clause.mentions.dataframes or clause.mentions.columns or _docs_target(clause, context))

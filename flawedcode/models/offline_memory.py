@@ -122,9 +122,14 @@ def goal_acknowledgement(goal: str, context: Context) -> str:
 
 # ----------------------------------------------------------------------------- notes (what the user said)
 
-NOTE = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget|fyi|for the record|"
-                  r"take note|make a note|for reference)\b|\bremember (?:that|this)\s*[.!]?$|^my name is\b|^call me\b|"
-                  r"^i (?:prefer|'d prefer|would prefer)\b", re.IGNORECASE)
+NOTE_LEAD_IN = (r"(?:(?:hey|hi|ok|okay|so|oh|also|and|btw|by the way|one more thing|quick note|before (?:anything|we start|"
+                r"we begin|you start)|first(?: of all)?|just|important)\b[\s,:;.!-]*){0,3}")
+"""Words a student puts before the request itself: 'hey, before anything: remember ...'."""
+NOTE_VERBS = (r"(?:please\s+)?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget|fyi|for the record|"
+              r"take note|make a note|for reference)\b")
+NOTE = re.compile(rf"^{NOTE_LEAD_IN}{NOTE_VERBS}|\bremember (?:that|this)\s*[.!]?$|^{NOTE_LEAD_IN}(?:my name is|call me|"
+                  r"i (?:prefer|'d prefer|would prefer))\b", re.IGNORECASE)
+"""A statement for the model to keep (a fact, a name, a preference), not a data request."""
 NOTE_QUESTION = re.compile(r"\bi (?:told|said|gave|set|mentioned|asked you to remember|asked you to note|noted|shared)\b|"
                            r"\bdid i (?:say|tell|give|set|mention)\b|\bmy name\b|\bwho is the\b|\bagain\b|\bremember\b|\bwhen is\b")
 
@@ -134,8 +139,7 @@ def is_note(text: str) -> bool:
 
 
 def acknowledge_note(text: str) -> str:
-    kept = re.sub(r"^(?:please\s+)?(?:remember|note|keep in mind|bear in mind|fyi|for the record|take note|make a note)"
-                  r"(?:\s*(?:that|:|,))?\s*", "", text.strip(), flags=re.IGNORECASE)
+    kept = re.sub(rf"^{NOTE_LEAD_IN}(?:{NOTE_VERBS}(?:\s*(?:that|:|,))?)?\s*", "", text.strip(), flags=re.IGNORECASE)
     kept = re.sub(r",?\s*remember (?:that|this)\s*[.!]?$", "", kept, flags=re.IGNORECASE).strip() or text.strip()
     return f'Noted: "{kept}". I\'ll keep it in mind; it is your note, not data. Ask me for it whenever you need it.'
 
