@@ -103,6 +103,8 @@ from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
+REPLAYED_REQUESTS = 3
+"""How many earlier requests are planned again to know what they asked (follow-ups, 'those two')."""
 
 SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")
 
@@ -265,23 +267,34 @@ class OfflineModel(BaseChatModel):
                        catalog_root=str(self.catalog_root) if self.catalog_root is not None else None)
 
     def _remember_previous_request(self, context: Context) -> None:
-        """What the previous request asked (for 'and for EFFR?', 'run it', 'the docs for it')."""
+        """What the previous requests asked (for 'and for EFFR?', 'run it', 'the docs for it', 'the gap between those two').
+
+        The last ``REPLAYED_REQUESTS`` requests are planned again, oldest first, each seeing what the one
+        before it asked ('... over the same year'); their data asks go to ``context.recent_asks``.
+        """
         requests = [i for i, message in enumerate(context.earlier) if isinstance(message, HumanMessage)
                     and not is_summary_message(message) and not is_note(text_of(message))]
-        if not requests:
-            return
-        index = requests[-1]
-        earlier = self.context(context.earlier[:index], {name: {} for name in context.tool_names}, context.truncated)
-        for task in plan(text_of(context.earlier[index]), earlier):
-            if task.ask is not None:
-                context.previous_ask = task.ask
-                context.previous_frames = task.ask.frames()
-            if task.kind == "docs" and task.detail.get("key"):
-                frame = self.vocabulary().frame(task.detail["key"])
-                context.previous_frames = [frame] if frame else context.previous_frames
-            if task.path:
-                context.last_path = task.path
-            context.previous_rule = task.rule
+        before: Context | None = None
+        for index in requests[-REPLAYED_REQUESTS:]:
+            replay = self.context(context.earlier[:index], {name: {} for name in context.tool_names}, context.truncated)
+            if before is not None:
+                replay.previous_ask, replay.previous_frames = before.previous_ask, before.previous_frames
+                replay.previous_rule, replay.last_path = before.previous_rule, before.last_path
+            for task in plan(text_of(context.earlier[index]), replay):
+                if task.ask is not None:
+                    replay.previous_ask = task.ask
+                    replay.previous_frames = task.ask.frames()
+                    context.recent_asks.append(task.ask)
+                if task.kind == "docs" and task.detail.get("key"):
+                    frame = self.vocabulary().frame(task.detail["key"])
+                    replay.previous_frames = [frame] if frame else replay.previous_frames
+                if task.path:
+                    replay.last_path = task.path
+                replay.previous_rule = task.rule
+            before = replay
+        if before is not None:
+            context.previous_ask, context.previous_frames = before.previous_ask, before.previous_frames
+            context.previous_rule, context.last_path = before.previous_rule, before.last_path
 
     def carry_out(self, tasks: list[Task], results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]],
                   context: Context) -> tuple[str, list[ToolCallPlan]]:

@@ -53,6 +53,9 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("corr", r"\bcorrelat\w*|\brelationship\b|\bco-?move\w*"),
 )
 """Words for each statistic, tried on the clause (the first group is shorthand for several)."""
+SAME_PERIOD = (r"\b(?:the same|that|those|these) (?:year|period|dates|days|time ?frame|window|months?|quarter|range|"
+               r"time span|stretch)\b")
+"""Words for 'the period of the previous request'."""
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
 DESCRIBE_STATS = ["mean", "min", "max", "latest"]
 LOAD_WORDS = r"\b(?:load|fetch|pull|grab|download|rows?|records|entries|observations|give me|show me|display|get me|need)\b"
@@ -171,6 +174,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = list(follow_up.stats)
         wants_rows = follow_up.wants_rows
     period = clause.periods[0] if clause.periods else (follow_up.period if follow_up and not clause.periods else Period())
+    if not clause.periods and context.previous_ask is not None and re.search(SAME_PERIOD, clause.norm):
+        period = context.previous_ask.period  # 'over the same year', 'for those dates'
     if period.point or (period.start and period.start == period.end):
         stats = ["latest"] if not stats or stats == ["mean"] else stats
     if not stats and not wants_rows:

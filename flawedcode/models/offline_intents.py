@@ -59,7 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from flawedcode.models import offline_memory as memory
-from flawedcode.models.offline_data import DataAsk, plan_data, read_data_ask, stats_in
+from flawedcode.models.offline_data import UNIT_WORDS, DataAsk, context_unit, plan_data, read_data_ask, stats_in
 from flawedcode.models.offline_file_rules import (  # the rules for files and code
     RUN_TESTS_CODE,
     RUN_TIMEOUT_SECONDS,
@@ -93,10 +93,12 @@ GOAL_WORDS = ("goal", "objective", "aim", "purpose", "set out", "first ask", "fi
               "what am i trying", "what were we trying", "trying to do", "after originally", "task i set", "i asked u first",
               "i asked you first", "first message", "want originally")
 QUESTION_CUES = ("what", "remind", "recall", "restate", "tell me", "which", "do you remember", "?")
+GOAL_NOUN = r"(?:overall\s+|main\s+|big\s+)?(?:goal|aim|objective|plan|task|mission|purpose)\b"
+GOAL_SCOPE = r"(?:\s+(?:for|of|in)\s+(?:today|this session|the session|this conversation|this chat|the day|now))?"
 GOAL_STATEMENT = re.compile(
-    r"^(?:so,?\s+)?(?:(?:my|our|the)\s+(?:overall\s+|main\s+)?(?:goal|aim|objective|plan|task|mission|purpose)\b(?:\s+for today)?"
-    r"\s*(?:is|:|=|-|today)?|goal\b\s*(?:for today)?\s*[:=-]|(?:today\s+)?i'?m trying to|i am trying to|overall,? i want|"
-    r"today i want|the idea is)")
+    rf"^(?:so,?\s+)?(?:(?:(?:my|our|the|today's)\s+{GOAL_NOUN}{GOAL_SCOPE}\s*(?:is|:|=|-|today)?)|{GOAL_NOUN}{GOAL_SCOPE}\s*[:=-]|"
+    r"(?:today\s+)?i'?m trying to|i am trying to|overall,? i want|today i want|the idea is)")
+"""A statement of the goal ('My goal: ...', 'Objective for this session: ...'): remembered, nothing loaded."""
 LAST_ACTION = (r"\bwhat did you (?:just )?(?:read|do|load|run|open|call|look at|fetch)\b", r"\bwhat (?:have|did) you just\b",
                r"\b(?:last|previous|most recent) (?:tool|action|step|thing you did|call)\b", r"\bwhat was the last thing\b",
                r"\bwhich tool did you (?:call|use) last\b", r"\bwhat (?:file|tool) did you just\b")
@@ -297,7 +299,7 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
 
 def _plan_data(clause: Clause, context: Context) -> list[Task]:
     follow_up = _follow_up(clause, context) or _frames_only(context, clause)
-    asked = read_data_ask(clause, context, follow_up)
+    asked = _those_two(clause, context) or read_data_ask(clause, context, follow_up)
     if isinstance(asked, Task):
         return [asked]
     context.previous_frames = asked.frames()
@@ -308,6 +310,24 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
         else [asked.series]
     return [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
+
+
+THOSE_TWO = (r"\b(?:gap|spread|difference|distance|apart|differ\w*)\b.*\b(?:(?:those|these|the|both) two|them|both|those|these)\b|"
+             r"\b(?:those|these|the) two\b.*\b(?:gap|spread|difference|apart|differ\w*)\b")
+
+
+def _those_two(clause: Clause, context: Context) -> DataAsk | None:
+    """'how big was the gap between those two?': the spread of the last two series asked, over the later one's period."""
+    if clause.mentions.dataframes or clause.mentions.columns or not re.search(THOSE_TWO, clause.norm):
+        return None
+    series = list(dict.fromkeys(series for ask in context.recent_asks if len(ask.series) == 1 and not ask.combine
+                                for series in ask.series))
+    if len(series) < 2:
+        return None
+    later = next(ask for ask in reversed(context.recent_asks) if ask.series == [series[-1]])
+    unit = next((unit for unit, pattern in UNIT_WORDS.items() if re.search(pattern, clause.norm)), None)
+    return DataAsk(series[-2:], ["mean"], combine="difference", period=later.period,
+                   unit=unit or context_unit(context), text=clause.norm)
 
 
 def _rows_in_view(ask: DataAsk, context: Context) -> Task | None:

@@ -121,6 +121,7 @@ class Context:
     earlier: list[BaseMessage] = field(default_factory=list)
     truncated: bool = False
     previous_ask: Any = None
+    recent_asks: list[Any] = field(default_factory=list)  # data asks of the last few requests, oldest first
     previous_rule: str = ""
     previous_frames: list[Any] = field(default_factory=list)
     last_path: str | None = None
