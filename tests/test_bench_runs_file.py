@@ -75,3 +75,19 @@ def test_the_table_states_how_many_runs_it_counted(tmp_path: Path, tasks) -> Non
     out = tmp_path / "out"
     run(["v0", "v1"], tasks, 3, out, progress=False)
     assert "Counted 6 runs from runs.jsonl (v0 3, v1 3)." in score(out, chart=False)
+
+
+def test_runs_of_another_suite_are_set_aside_not_resumed(tmp_path: Path, tasks, capsys) -> None:
+    out = tmp_path / "out"
+    run(["v0"], tasks, 1, out, progress=False)
+    assert run(["v0"], tasks, 1, out, progress=False) == [], "the same suite resumes: nothing to do"
+    assert run(["v0"], tasks, 2, out, progress=False)[0]["run"] == 2, "more runs of the same suite resume too"
+    first = lines_of(out)
+    redone = run(["v0"], tasks, 2, out, progress=False, settings={"budget_tokens": 6000})
+    assert [record["run"] for record in redone] == [1, 2] and all(r["budget_tokens"] == 6000 for r in redone)
+    (aside,) = out.glob("runs.*.jsonl")
+    assert aside.read_text(encoding="utf-8").splitlines() == first, "the old runs are kept, not deleted"
+    assert "made with other settings; set aside as runs." in capsys.readouterr().err
+    changed_task = tasks[0].model_copy(update={"steps": [*tasks[0].steps, tasks[0].steps[0]]})
+    assert len(run(["v0"], [changed_task], 1, out, progress=False)) == 1
+    assert "other settings, other steps for task sofr_average" in capsys.readouterr().err

@@ -22,7 +22,12 @@ Rules:
   failed, with the step in ``failed_step`` and one line in ``error``; the suite goes on;
 - resumption: a run whose (agent, task, run) already has an error-free line in
   runs.jsonl is skipped; failed runs are run again (the last line wins); a
-  line cut short by a crash is dropped and its run redone (records.py);
+  line cut short by a crash is dropped and its run redone (records.py). Only
+  runs made by the same suite are resumed: ``suite.json`` beside runs.jsonl
+  records the model, the settings, a digest of the code (flawedcode's and any
+  agent file's) and of each task; when one of them changed, runs.jsonl is set
+  aside as ``runs.<date-time>.jsonl`` (nothing is deleted) and every run is made
+  again, with one line saying what changed;
 - ``concurrency > 1`` runs in threads (useful for real models, which wait on
   the network); lines are appended under a lock, so the file stays valid;
 - ``max_cost_usd``: see ``cost.py`` (checked before every turn).
@@ -30,6 +35,9 @@ Rules:
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import inspect
 import json
 import shutil
 import sys
@@ -78,6 +86,7 @@ from flawedcode.tools import Workspace
 BENCH_WINDOW_TOKENS = 8_192
 DEFAULT_AGENTS = ("v0", "v1", "v2", "lc-summarization", "lc-context-editing")
 PREVIEW_DIR = "cost-preview"
+SUITE_FILE = "suite.json"
 
 
 def bench_model(spec: str | ModelOptions | None) -> BaseChatModel:
@@ -124,6 +133,55 @@ class Suite:
 
 
 # --- one run ------------------------------------------------------------------------
+
+def suite_identity(suite: Suite) -> dict[str, Any]:
+    """What decides a run's numbers besides its (agent, task, run): the model, the settings, the code, each task."""
+    package = Path(__file__).resolve().parents[1]
+    sources = sorted(package.rglob("*.py")) + sorted((package / "prompts").glob("*"))
+    sources += [Path(inspect.getfile(entry.agent_class)).resolve() for entry in suite.entries]
+    code = hashlib.sha256()
+    for path in dict.fromkeys(sources):
+        code.update(path.read_bytes())
+    options = ModelOptions.of(suite.model)
+    return {"model": f"{options.resolved_spec() or 'offline'} (window {options.window_tokens or 'default'})",
+            "settings": _digest(json.dumps(suite.settings or {}, sort_keys=True, default=str)),
+            "code": code.hexdigest()[:16],
+            "tasks": {task.name: _digest(task.model_dump_json()) for task in suite.tasks}}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def set_aside_other_suites(suite: Suite, out_dir: Path) -> None:
+    """Keep runs.jsonl only if the same suite made it; else move it aside (never delete) and say why."""
+    identity, suite_file, runs = suite_identity(suite), out_dir / SUITE_FILE, runs_path(out_dir)
+    try:
+        before = json.loads(suite_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        before = None
+    if runs.exists():
+        changed = _what_changed(before, identity)
+        if changed:
+            aside = runs.with_name(f"runs.{dt.datetime.now():%Y%m%d-%H%M%S}.jsonl")
+            runs.rename(aside)
+            print(f"{runs}: made with {changed}; set aside as {aside.name}, and every run is made again", file=sys.stderr)
+    if isinstance(before, dict) and not _what_changed(before, identity):
+        identity["tasks"] = {**before.get("tasks", {}), **identity["tasks"]}  # a run of fewer tasks keeps the others
+    write_atomically(suite_file, json.dumps(identity, indent=1, sort_keys=True) + "\n")
+
+
+def _what_changed(before: Any, now: dict[str, Any]) -> str:
+    """'' when ``before`` is the same suite; else what differs, in words."""
+    if not isinstance(before, dict):
+        return "no record of its suite (an older flawedcode)"
+    changes = [f"another {key} ({before.get(key)} -> {now[key]})" if key == "model" else f"other {key}"
+               for key in ("model", "settings", "code") if before.get(key) != now[key]]
+    old_tasks = before.get("tasks") if isinstance(before.get("tasks"), dict) else {}
+    edited = sorted(name for name, digest in now["tasks"].items() if name in old_tasks and old_tasks[name] != digest)
+    changes += [f"other steps for task {name}" for name in edited[:3]]
+    return ", ".join(changes).replace("other code", "other code (flawedcode or an agent file changed)")
+
 
 def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_spec: str | ModelOptions | None = None,
             config: AgentConfig | None = None, v2_config: V2Config | None = None,
@@ -230,6 +288,8 @@ def run_suite(suite: Suite, out_dir: str | Path, concurrency: int = 1, resume: b
     out_dir.mkdir(parents=True, exist_ok=True)
     if not resume and runs_path(out_dir).exists():
         runs_path(out_dir).unlink()
+    if resume:
+        set_aside_other_suites(suite, out_dir)
     existing = read_runs(out_dir)
     for problem in existing.problems:
         print(problem, file=sys.stderr)
