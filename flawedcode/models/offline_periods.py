@@ -12,7 +12,7 @@ what the student writes                     the period
 ``since 2024-12-01`` / ``until ...``        open at one end
 ``the last two weeks of September 2024``    the last 14 days of that month
 ``the first week of January 2024``          its first 7 days
-``Q3 2024``, ``third quarter of 2024``      the quarter
+``Q3 2024``, ``third quarter of 2024``      the quarter (``last quarter of 2024``: Q4)
 ``H1 2024``, ``first half of 2024``         the half year
 ``March 2024``, ``2024-03``, ``mar 2024``   the month (a month alone takes the year from
                                             ``default_year``)
@@ -39,7 +39,7 @@ MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name
 MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name}
 MONTHS["sept"] = 9
 MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4}
+ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4, "final": 4}
 DATE = r"\d{4}-\d{2}-\d{2}"
 YEAR = r"(?:19|20)\d\d"
 ALL_ROWS_WORDS = r"\b(?:ever|all[- ]time|whole sample|entire sample|whole history|entire history|full history|" \
@@ -97,15 +97,15 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
          lambda m: _week_of_month(m, default_year, end_day))
     take(rf"\b(?:the\s+)?(?:end|close)\s+of\s+(?:the\s+)?q([1-4])\s*(?:of\s+)?({YEAR})\b",
          lambda m: Period(None, _quarter(int(m.group(2)), int(m.group(1)))[1], point=True, label=m.group(0)))
-    take(rf"\b(?:the\s+)?(?:end|close)\s+of\s+(?:the\s+)?(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+(?:of\s+)?({YEAR})\b",
+    take(rf"\b(?:the\s+)?(?:end|close)\s+of\s+(?:the\s+)?(first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter\s+(?:of\s+)?({YEAR})\b",
          lambda m: Period(None, _quarter(int(m.group(2)), ORDINAL[m.group(1)])[1], point=True, label=m.group(0)))
     take(rf"\bq([1-4])\s*(?:of\s+)?({YEAR})\b|\b({YEAR})\s*q([1-4])\b",
          lambda m: _quarter_period(int(m.group(2) or m.group(3)), int(m.group(1) or m.group(4)), m.group(0)))
     take(r"\bq([1-4])\b(?!\s*(?:of\s+)?(?:19|20)\d\d)",
          lambda m: _quarter_period(default_year or end_day.year, int(m.group(1)), m.group(0)))
-    take(rf"\b(?:the\s+)?(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\s+(?:of\s+)?({YEAR})\b",
+    take(rf"\b(?:the\s+)?(first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter\s+(?:of\s+)?({YEAR})\b",
          lambda m: _quarter_period(int(m.group(2)), ORDINAL[m.group(1)], m.group(0)))
-    take(rf"\b(?:h([12])\s*(?:of\s+)?({YEAR})|(?:the\s+)?(first|second)\s+half\s+(?:of\s+)?({YEAR}))\b",
+    take(rf"\b(?:h([12])\s*(?:of\s+)?({YEAR})|(?:the\s+)?(first|second|last|final|latter)\s+half\s+(?:of\s+)?({YEAR}))\b",
          lambda m: _half(int(m.group(2) or m.group(4)), 1 if (m.group(1) == "1" or m.group(3) == "first") else 2, m.group(0)))
     take(rf"\b(?:at\s+)?(?:the\s+)?(?:year end|end of(?: the)? year|close of(?: the)? year)\s*(?:of\s+)?({YEAR})?\b|"
          rf"\b(?:at\s+)?(?:the\s+)?end\s+of\s+({YEAR})\b|\b({YEAR})\s+year end\b",
