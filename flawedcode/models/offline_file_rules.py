@@ -56,7 +56,9 @@ def _content_for(text: str, path: str, quoted: list[str]) -> str | None:
             content = part.split(":", 1)[1].strip()
             if content:
                 return content + "\n"
-    return None
+    said = re.search(r"\b(?:saying|that says|which says|reading|with the (?:text|words|line)|containing)\s+(?:that\s+)?(.+)$", after,
+                     re.IGNORECASE)  # 'save a note to notes.txt saying sofr averaged 5.1 in 2024'
+    return said.group(1).strip() + "\n" if said and said.group(1).strip() else None
 
 
 def _is_run_code(clause: Clause, context: Context) -> bool:

@@ -85,6 +85,7 @@ from flawedcode.models.offline_file_rules import (  # the rules for files and co
     _plan_write_file,
     run_script_code,
 )
+from flawedcode.models.offline_periods import first_rows_range
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 
 GOAL_WORDS = ("goal", "objective", "aim", "purpose", "set out", "first ask", "first asked", "asked first", "first request",
@@ -284,8 +285,12 @@ def _is_data(clause: Clause, context: Context) -> bool:
                 or _follow_up(clause, context) is not None)
 
 
+COURTESY = re.compile(r"^\W*(?:thanks|thank you|many thanks|cheers|great|perfect|nice|cool|awesome|ok|okay|got it)\b(?:\W+\w+){0,2}\W*$")
+"""'thanks!', 'great, thanks', 'ok cool': a reply to the answer, never a request for more data."""
+
+
 def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
-    if context.previous_ask is None:
+    if context.previous_ask is None or COURTESY.match(clause.norm):
         return None
     leaning = re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in|with)\b", clause.norm)
     if clause.mentions.dataframes and not leaning:
@@ -302,6 +307,8 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     asked = _those_two(clause, context) or read_data_ask(clause, context, follow_up)
     if isinstance(asked, Task):
         return [asked]
+    if asked.period.first_rows and asked.frames() and asked.frames()[0].start:
+        asked = replace(asked, period=first_rows_range(asked.period, asked.frames()[0].start), limit=None)
     context.previous_frames = asked.frames()
     reuse = _rows_in_view(asked, context)
     if reuse is not None:
@@ -360,12 +367,15 @@ HELP_WORDS = ("hello", "hi", "hey", "help", "what can you do", "who are you", "h
 
 
 def _is_help(clause: Clause, context: Context) -> bool:
-    return has_any(clause.norm, HELP_WORDS) and (context.clause_count == 1 or len(clause.norm.split()) > 3)
+    return ((has_any(clause.norm, HELP_WORDS) and (context.clause_count == 1 or len(clause.norm.split()) > 3))
+            or bool(COURTESY.match(clause.norm) and context.clause_count == 1))
 
 
 def _plan_help(clause: Clause, context: Context) -> list[Task]:
     if has_any(clause.norm, ("thanks", "thank you")) and not has_any(clause.norm, ("help", "what can")):
         return [reply("You're welcome. Ask me for data, docs or files whenever you like.")]
+    if COURTESY.match(clause.norm):
+        return [reply("Good. Ask me for data, docs or files whenever you like.")]
     return [reply(help_text(context))]
 
 

@@ -53,6 +53,8 @@ class Period:
     start: str | None = None
     end: str | None = None
     last_rows: int | None = None
+    first_rows: int | None = None
+    """The first N rows of the data: made a date range once the dataframe is known (``first_rows_range``)."""
     point: bool = False
     """A value on a day: the last value on or before ``end`` (year end, end of a quarter, a date)."""
     every_row: bool = False
@@ -61,6 +63,8 @@ class Period:
     def describe(self) -> str:
         if self.last_rows:
             return f"the last {self.last_rows} rows"
+        if self.first_rows:
+            return f"the first {self.first_rows} rows"
         if self.every_row or (not self.start and not self.end):
             return "all the data"
         if self.point:
@@ -123,6 +127,9 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
     take(r"\b(?:the\s+)?(?:last|past|latest|previous|most recent|final)\s+(\d{1,3})\s+(?:business\s+|trading\s+|calendar\s+)?"
          r"(?:days?|sessions?|observations?|rows?|records?|entries|values|points|obs)\b",
          lambda m: Period(last_rows=int(m.group(1)), label=m.group(0)))
+    take(r"\b(?:the\s+)?(?:first|earliest|oldest)\s+(\d{1,3})\s+(?:business\s+|trading\s+)?"
+         r"(?:days?|sessions?|observations?|rows?|records?|entries|values|points|obs)\b",
+         lambda m: Period(first_rows=int(m.group(1)), label=m.group(0)))
     take(r"\b(?:the\s+)?(?:last|past|previous)\s+(\d{1,2}|a|one)?\s*(weeks?|months?|years?)\b",
          lambda m: _counted_back(m, end_day))
     take(r"\byear to date\b", lambda m: Period(f"{end_day.year}-01-01", end_day.isoformat(), label="year to date"))
@@ -230,3 +237,16 @@ def _counted_back(match: re.Match[str], end_day: dt.date) -> Period:
     year, month = divmod(end_day.year * 12 + end_day.month - 1 - months, 12)
     start = dt.date(year, month + 1, min(end_day.day, calendar.monthrange(year, month + 1)[1])) + dt.timedelta(days=1)
     return Period(start.isoformat(), end_day.isoformat(), label=match.group(0))
+
+
+def first_rows_range(period: Period, data_start: str) -> Period:
+    """'the first 3 rows' of data starting on ``data_start``: the range of that many business days from it.
+
+    Holidays make the range hold at most that many rows, never rows beyond them (the load tool keeps
+    the last rows of a range, so a longer range would drop the first ones)."""
+    day, counted = dt.date.fromisoformat(data_start), 0
+    while True:
+        counted += day.weekday() < 5
+        if counted >= period.first_rows:
+            return Period(data_start, day.isoformat(), label=period.label)
+        day += dt.timedelta(days=1)
