@@ -103,7 +103,7 @@ from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
-REPLAYED_REQUESTS = 3
+REPLAYED_REQUESTS = 2
 """How many earlier requests are planned again to know what they asked (follow-ups, 'those two')."""
 
 SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")
