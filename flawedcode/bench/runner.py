@@ -160,13 +160,12 @@ def set_aside_other_suites(suite: Suite, out_dir: Path) -> None:
         before = json.loads(suite_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         before = None
-    if runs.exists():
-        changed = _what_changed(before, identity)
-        if changed:
-            aside = runs.with_name(f"runs.{dt.datetime.now():%Y%m%d-%H%M%S}.jsonl")
-            runs.rename(aside)
-            print(f"{runs}: made with {changed}; set aside as {aside.name}, and every run is made again", file=sys.stderr)
-    if isinstance(before, dict) and not _what_changed(before, identity):
+    changed = _what_changed(before, identity)
+    if changed and runs.exists():
+        aside = runs.with_name(f"runs.{dt.datetime.now():%Y%m%d-%H%M%S}.jsonl")
+        runs.rename(aside)
+        print(f"{runs}: made with {changed}; set aside as {aside.name}, and every run is made again", file=sys.stderr)
+    if not changed:
         identity["tasks"] = {**before.get("tasks", {}), **identity["tasks"]}  # a run of fewer tasks keeps the others
     write_atomically(suite_file, json.dumps(identity, indent=1, sort_keys=True) + "\n")
 

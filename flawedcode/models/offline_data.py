@@ -33,7 +33,7 @@ from flawedcode.models.offline_entities import DataframeRef
 from flawedcode.models.offline_periods import Period
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
-from flawedcode.models.offline_words import COMMON_WORDS, content_words, tags_in
+from flawedcode.models.offline_words import COMMON_WORDS, content_words, tags_in, unit_asked
 
 STAT_ROWS = 100
 """Rows a statistic uses when no period or row count is given (the most recent ones)."""
@@ -75,9 +75,6 @@ CORRELATION = (
     r"(?P<a>.+?)\s+correlated with\s+(?P<b>.+)",
     r"(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
 )
-UNIT_WORDS = {"bp": r"\bin bp\b|\bin basis points\b|\bexpressed in bp\b|\bbp\??$",
-              "percent": r"\bin percent(?:age points)?\b|\bin %|\bin pct\b|\bin percentage\b",
-              "trillion": r"\btrillions?\b", "million": r"\bin millions?\b", "billion": r"\bin billions?\b"}
 THRESHOLD = re.compile(r"\b(above|over|greater than|more than|higher than|exceed\w*|below|under|less than|lower than)\s+"
                        r"(-?\d+(?:\.\d+)?)\s*(%|percent|bp)?")
 
@@ -180,7 +177,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = ["latest"] if not stats or stats == ["mean"] else stats
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
-    unit = next((unit for unit, pattern in UNIT_WORDS.items() if re.search(pattern, clause.norm)), None)
+    unit = unit_asked(clause.norm)
     named = bool(clause.mentions.columns or tags_in(clause.rest)) or any(
         s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,

@@ -59,7 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from flawedcode.models import offline_memory as memory
-from flawedcode.models.offline_data import UNIT_WORDS, DataAsk, context_unit, plan_data, read_data_ask, stats_in
+from flawedcode.models.offline_data import DataAsk, context_unit, plan_data, read_data_ask, stats_in
 from flawedcode.models.offline_file_rules import (  # the rules for files and code
     RUN_TESTS_CODE,
     RUN_TIMEOUT_SECONDS,
@@ -87,6 +87,7 @@ from flawedcode.models.offline_file_rules import (  # the rules for files and co
 )
 from flawedcode.models.offline_periods import first_rows_range
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
+from flawedcode.models.offline_words import unit_asked
 
 GOAL_WORDS = ("goal", "objective", "aim", "purpose", "set out", "first ask", "first asked", "asked first", "first request",
               "originally", "original request", "original question", "initial", "started with", "at the start",
@@ -332,9 +333,8 @@ def _those_two(clause: Clause, context: Context) -> DataAsk | None:
     if len(series) < 2:
         return None
     later = next(ask for ask in reversed(context.recent_asks) if ask.series == [series[-1]])
-    unit = next((unit for unit, pattern in UNIT_WORDS.items() if re.search(pattern, clause.norm)), None)
     return DataAsk(series[-2:], ["mean"], combine="difference", period=later.period,
-                   unit=unit or context_unit(context), text=clause.norm)
+                   unit=unit_asked(clause.norm) or context_unit(context), text=clause.norm)
 
 
 def _rows_in_view(ask: DataAsk, context: Context) -> Task | None:

@@ -223,3 +223,13 @@ COMMON_WORDS = frozenset(
 STAT_WORDS = frozenset("mean average median min max minimum maximum lowest highest latest std standard deviation "
                        "change count typical volatility peak bp percent trillion billion million dollar".split())
 """Words that name a statistic or a unit, never a column."""
+
+
+UNIT_WORDS = {"bp": r"\bin bp\b|\bin basis points\b|\bexpressed in bp\b|\bbp\??$",
+              "percent": r"\bin percent(?:age points)?\b|\bin %|\bin pct\b|\bin percentage\b",
+              "trillion": r"\btrillions?\b", "million": r"\bin millions?\b", "billion": r"\bin billions?\b"}
+
+
+def unit_asked(text: str) -> str | None:
+    """The unit a request wants its answer in ('in bp', 'in percent', 'in billions'), if it names one."""
+    return next((unit for unit, pattern in UNIT_WORDS.items() if re.search(pattern, text)), None)
