@@ -181,7 +181,7 @@ def read_request(interactive: bool) -> str | None:
 def run_chat_turn(agent: Any, text: str) -> None:
     """Send one request; print its tool calls, context events, the reply and the token meter."""
     from flawedcode.agents import AgentError
-    from flawedcode.safe_text import escape_surrogates
+    from flawedcode.infra.safe_text import escape_surrogates
 
     text = escape_surrogates(text)  # whatever the terminal's decoding, a turn never stores text that cannot be encoded
     before_messages = list(agent.messages)

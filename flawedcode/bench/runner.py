@@ -78,9 +78,9 @@ from flawedcode.bench.records import (
 from flawedcode.bench.scoring import score
 from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
+from flawedcode.infra.redact import redact_data
 from flawedcode.models import ModelConfigError, ModelOptions
 from flawedcode.paths import write_atomically
-from flawedcode.redact import redact_data
 from flawedcode.tools import Workspace
 
 BENCH_WINDOW_TOKENS = 8_192

@@ -12,9 +12,9 @@ Rules (defaults in ``OffloadConfig``):
   same result always lands in the same file; a file of that name with other content is
   never overwritten (the name then takes more of the hash).
 - Byte-identical, with two exceptions, both visible: secrets are replaced first
-  (``flawedcode.redact``: an API key becomes ``[REDACTED:openai-key]``) and the stub's
+  (``flawedcode.infra.redact``: an API key becomes ``[REDACTED:openai-key]``) and the stub's
   last line says how many (``Redacted before saving: 1 secret (openai-key x1).``); a lone
-  surrogate, which has no UTF-8 form, is saved as its escape ``\xff`` (``flawedcode.safe_text``).
+  surrogate, which has no UTF-8 form, is saved as its escape ``\xff`` (``flawedcode.infra.safe_text``).
   The stub describes the file as saved. NUL and other control characters are kept.
 - A tool result holding a lone surrogate is escaped the same way even when it is not
   offloaded, so that no message in the context is text that cannot be sent or written.
@@ -57,9 +57,9 @@ from langchain_core.messages import ToolMessage
 from flawedcode import paths
 from flawedcode.config import OffloadConfig
 from flawedcode.formats import STUB_PREFIX
+from flawedcode.infra.redact import redact
+from flawedcode.infra.safe_text import escape_surrogates, has_surrogates
 from flawedcode.paths import write_atomically
-from flawedcode.redact import redact
-from flawedcode.safe_text import escape_surrogates, has_surrogates
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
 

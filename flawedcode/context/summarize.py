@@ -26,7 +26,7 @@ Before each model call (defaults in ``SummarizationConfig``):
 
    The original goal is copied by this code, not by the model, so it survives
    every summary verbatim (except a secret in it, which is redacted like everything
-   written: ``[REDACTED:openai-key]``, see ``flawedcode.redact``).
+   written: ``[REDACTED:openai-key]``, see ``flawedcode.infra.redact``).
 
 If the model still raises ``ContextOverflowError``, the wrapper summarizes
 (even below the triggers) and retries the call once. When the error names the
@@ -84,9 +84,9 @@ from langgraph.types import Command
 from flawedcode.config import ContextSize, SummarizationConfig
 from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationArchive
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, GOAL_LINE, SUMMARY_PREFIX
+from flawedcode.infra.redact import redact_text
 from flawedcode.models import ModelConfigError, context_overflow_from, input_window, learn_window
 from flawedcode.notices import warn_once
-from flawedcode.redact import redact_text
 from flawedcode.telemetry import SUMMARY_TAG, SessionLog
 from flawedcode.tokens import TokenCounter
 
