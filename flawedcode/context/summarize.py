@@ -82,6 +82,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
 from flawedcode.config import ContextSize, SummarizationConfig
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationArchive
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, GOAL_LINE, SUMMARY_PREFIX
 from flawedcode.infra.redact import redact_text
@@ -274,7 +275,7 @@ def build_summary_message(number: int, goal: str | None, archive_path: str, firs
 
 def maybe_summarize(messages: Sequence[AnyMessage], model: BaseChatModel, *, archive: ConversationArchive,
                     config: SummarizationConfig | None = None, counter: TokenCounter | None = None,
-                    budget_tokens: int = 8192, fixed_tokens: int = 0, force: bool = False,
+                    budget_tokens: int = DEFAULT_BUDGET_TOKENS, fixed_tokens: int = 0, force: bool = False,
                     fallback_model: BaseChatModel | None = None, log: SessionLog | None = None,
                     calibration: float = 1.0) -> SummaryOutcome:
     """Summarize older messages if a trigger is met (or ``force``); archive them first. Never loses a message.
