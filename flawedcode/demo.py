@@ -43,10 +43,10 @@ from tqdm import tqdm
 
 from flawedcode.agents import AgentError, BaseAgent
 from flawedcode.config import AgentConfig, V2Config
+from flawedcode.infra.redact import redact_data
 from flawedcode.lessons import LESSON_BUDGET, lesson_agent
 from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel, ReplayChatModel
 from flawedcode.paths import write_atomically
-from flawedcode.redact import redact_data
 from flawedcode.telemetry import SessionLog
 
 LESSON_GOAL = ("My goal: compare the average SOFR and EFFR rates in 2024 and explain the spread between them. "
