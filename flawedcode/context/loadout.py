@@ -10,11 +10,11 @@ the largest item of v2's bill. Two rules cut it:
    conversation, or a compaction, when the prefix changes anyway):
 
    - ``search_archive`` joins once the archive holds a part (nothing to search before);
-   - the file tools (``write_file``, ``list_files``, ``search_files``, ``run_python``)
+   - the file tools (``write_file``, ``list_files``, ``search_files``)
      are *deferred* in a session that has not needed them: a ``load_tools(group)`` tool
      (a few tokens; Anthropic's deferred tools and tool search work the same way) makes
-     them join at the next call, once; ``read_file`` is always there (offloaded results
-     are read back with it).
+     them join at the next call, once; ``read_file`` and ``run_python`` are always there
+     (offloaded results are read back, and statistics over many rows computed, with them).
 
 The request prefix is layered, most stable first, and nothing in it moves unless a
 layer itself changes: **system prompt, tool schemas, memory block** (in
@@ -36,12 +36,13 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import create_model
 
+from flawedcode.config import LoadoutConfig
 from flawedcode.context.archive import ConversationArchive
 from flawedcode.context.memory import MemoryStore
 from flawedcode.tokens import TokenCounter
 
 COMPACT_DESCRIPTIONS_FILE = Path(__file__).resolve().parent.parent / "prompts" / "tools_compact.yaml"
-TOOL_GROUPS: dict[str, tuple[str, ...]] = {"files": ("write_file", "list_files", "search_files", "run_python")}
+TOOL_GROUPS: dict[str, tuple[str, ...]] = {"files": ("write_file", "list_files", "search_files")}
 """Deferred groups: these tools join when ``load_tools(group)`` is called."""
 ARCHIVE_TOOLS = ("search_archive",)
 """Tools that join once the archive holds something."""
@@ -79,16 +80,24 @@ class RequestPrefix:
     system_prompt: str
     tools: list[BaseTool]
     archive: ConversationArchive | None = None
-    memory: MemoryStore | None = None
     counter: TokenCounter = field(default_factory=TokenCounter)
-    deferred: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(TOOL_GROUPS))
+    memory: MemoryStore | None = None
+    loadout: LoadoutConfig = field(default_factory=LoadoutConfig)
+    deferred: dict[str, tuple[str, ...]] = field(default_factory=dict)
     loaded_groups: set[str] = field(default_factory=set)
     _memory_block: str = ""
     _active: list[str] = field(default_factory=list)
     changes: int = 0
 
     def __post_init__(self) -> None:
+        self.deferred = dict(TOOL_GROUPS) if self.loadout.defer_file_tools else {}
         self.boundary()
+
+    def add_tool(self, tool: BaseTool) -> BaseTool:
+        """Add a tool to the loadout (it is sent when useful, from the next boundary on); returns it."""
+        self.tools.append(tool)
+        self.boundary()
+        return tool
 
     def boundary(self) -> bool:
         """Re-decide the loadout and the memory block (a conversation start or a compaction); True if they changed."""
@@ -100,7 +109,7 @@ class RequestPrefix:
         return changed
 
     def _useful(self, name: str) -> bool:
-        if name in ARCHIVE_TOOLS:
+        if name in ARCHIVE_TOOLS and self.loadout.archive_tools_when_archived:
             return self.archive is not None and bool(self.archive.parts())
         if name == "load_tools":
             return any(group not in self.loaded_groups for group in self.deferred)
@@ -145,7 +154,7 @@ def make_load_tools_tool(prefix: RequestPrefix) -> BaseTool:
 
     return StructuredTool.from_function(
         load_tools, name="load_tools",
-        description="Load deferred tools: group 'files' = write_file, list_files, search_files, run_python.",
+        description="Load deferred tools: group 'files' = write_file, list_files, search_files.",
     )
 
 

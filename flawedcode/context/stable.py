@@ -61,12 +61,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from pydantic import BaseModel, ConfigDict, Field
 
+from flawedcode.config import StableCompactionConfig
 from flawedcode.context.archive import ArchiveError, ConversationArchive
-from flawedcode.context.todos import TodoList, is_reminder, with_plan_in_view
+from flawedcode.context.todos import EXCLUDED_FROM_CLEARING, TodoList, is_reminder, with_plan_in_view
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, SUMMARY_PREFIX
-from flawedcode.redact import redact_text
+from flawedcode.infra.redact import redact_text
 from flawedcode.telemetry import SUMMARY_TAG, SessionLog
 from flawedcode.tokens import TokenCounter
 
@@ -75,18 +75,6 @@ CLEARED_RESULT = (COMPACTED_PREFIX + "this {tool} result ({characters:,} charact
                   "to keep it within budget; {path} holds it word for word: read_file(path='{path}') or search_archive(query).]")
 """What replaces a cleared tool result (the same text v2's compaction writes, so every reader knows it)."""
 SUMMARY_HEADER = re.compile(rf"^{re.escape(SUMMARY_PREFIX)} (\d+)")
-
-
-class StableCompactionConfig(BaseModel):
-    """When v3 clears tool results and appends summaries (fractions of the budget)."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
-    enabled: bool = Field(True, description="Turn compaction on or off.")
-    clear_trigger: float = Field(0.25, gt=0, le=1, description="Clear answered tool results once the context reaches this share of the budget.")
-    clear_at_least: int = Field(600, ge=0, description="Clear only when it frees at least this many tokens (one cache break must pay).")
-    summary_trigger: float = Field(0.5, gt=0, le=1, description="Append a summary block once the context (after clearing) reaches this share.")
-    keep: float = Field(0.1, gt=0, lt=1, description="Share of the budget kept verbatim after the summary blocks.")
-    summaries_max: float = Field(0.15, gt=0, lt=1, description="Consolidate the summary blocks once they pass this share.")
 
 
 @dataclass
@@ -137,7 +125,7 @@ def clearable(messages: Sequence[AnyMessage], counter: TokenCounter, stub_tokens
     """Answered tool results (before the latest request) whose stub would be smaller than they are."""
     start, end = prefix_end(messages), latest_request(messages)
     return [i for i in range(start, end) if isinstance(messages[i], ToolMessage) and not is_cleared(messages[i])
-            and counter.count_message(messages[i]) > stub_tokens]
+            and messages[i].name not in EXCLUDED_FROM_CLEARING and counter.count_message(messages[i]) > stub_tokens]
 
 
 def cleared_stub(message: ToolMessage, archive_path: str, counter: TokenCounter) -> ToolMessage:
@@ -227,6 +215,8 @@ class StableCompactor:
     log: SessionLog | None = None
     on_boundary: Callable[[], Any] | None = None
     failures: list[str] = field(default_factory=list)
+    _request_id: str | None = field(default=None, repr=False)
+    _plan_at_request: TodoList = field(default_factory=TodoList, repr=False)
 
     def fixed_tokens(self) -> int:
         return self.counter.count_system(self.system_text()) + self.counter.count_tools(self.tools())
@@ -255,14 +245,25 @@ class StableCompactor:
         if step.cleared or step.summarized:
             if self.on_boundary is not None:
                 self.on_boundary()
-        if self.todos is not None and (step.cleared or step.summarized or self.todos.items):
-            before = len(messages)
-            messages = with_plan_in_view(messages, self.todos, insert_at=prefix_end(messages))
-            step.reminded = len(messages) > before
-            if step.reminded:
-                self._event("plan_reminder", self.tokens(messages[:-1]), self.tokens(messages), version=self.todos.version)
+        if self.todos is not None:
+            messages = self._plan_in_view(messages, step)
         step.messages, step.tokens_after = messages, self.tokens(messages)
         return step
+
+    def _plan_in_view(self, messages: list[AnyMessage], step: CompactionStep) -> list[AnyMessage]:
+        """The plan as it stood at the latest request, back in view before it when it is not (todos.py)."""
+        request = latest_request(messages)
+        request_id = messages[request].id if request < len(messages) else None
+        if request_id is None or request_id != self._request_id:  # a new request: the plan as it stands now
+            self._request_id, self._plan_at_request = request_id, self.todos.snapshot()
+        if not self._plan_at_request.items:
+            return messages
+        before, count = self.tokens(messages), len(messages)
+        messages = with_plan_in_view(messages, self._plan_at_request, request)
+        step.reminded = len(messages) > count
+        if step.reminded:
+            self._event("plan_reminder", before, self.tokens(messages), version=self._plan_at_request.version)
+        return messages
 
     def _summarize(self, messages: list[AnyMessage], step: CompactionStep) -> list[AnyMessage]:
         start = prefix_end(messages)

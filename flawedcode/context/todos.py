@@ -8,9 +8,12 @@ todo middleware). Rules:
   an unknown status, an empty item or more than ``MAX_TODOS`` items is refused with
   one line saying why, and the old list stays.
 - The list lives in a ``TodoList`` object (not only in the messages), so compaction
-  cannot lose it: after a compaction removed the latest ``write_todos`` call from
-  view, the list is re-injected as a short reminder message, every time (DeerFlow's
-  self-heal, not once). The reminder reads::
+  cannot lose it: whenever the plan as it stood at the latest request is no longer in
+  view before that request (a compaction removed the last ``write_todos`` call), it is
+  re-injected as a short reminder just before the request, every time (DeerFlow's
+  self-heal, not once). The current turn's own ``write_todos`` calls follow the request
+  (they are never compacted), so the current list is always in view. ``write_todos``
+  results are never cleared (``EXCLUDED_FROM_CLEARING``). The reminder reads::
 
       [Plan reminder: your todo list (3 of 12 done); keep it up to date with write_todos]
       - [done] Get docs for money_markets/sofr
@@ -28,6 +31,7 @@ todo middleware). Rules:
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -43,6 +47,8 @@ STATUSES: tuple[str, ...] = ("pending", "in_progress", "done")
 MAX_TODOS = 50
 """Most items in one list (a plan, not a log)."""
 REMINDER_PREFIX = "[Plan reminder: "
+EXCLUDED_FROM_CLEARING = ("write_todos",)
+"""Tool results compaction never clears (Anthropic's ``exclude_tools``): the plan's own confirmations."""
 SAVED_PREFIX = "Todo list saved"
 
 
@@ -97,10 +103,14 @@ class TodoList:
         return "\n".join(f"- [{item.status}] {item.content}" for item in self.items) or "(empty)"
 
     def reminder(self) -> HumanMessage:
-        """The short message that puts the list back in view after a compaction."""
+        """The short message that puts the list back in view after a compaction (a new id each time)."""
         header = (f"{REMINDER_PREFIX}your todo list ({self.counts()['done']} of {len(self.items)} done); "
                   "keep it up to date with write_todos]")
-        return HumanMessage(f"{header}\n{self.render()}", id=f"plan-reminder-{self.version}")
+        return HumanMessage(f"{header}\n{self.render()}", id=f"plan-reminder-{self.version}-{uuid.uuid4().hex[:8]}")
+
+    def snapshot(self) -> TodoList:
+        """A copy of the list as it is now (the plan as it stood when a request was made)."""
+        return TodoList([item.model_copy() for item in self.items], self.version)
 
     def next_item(self) -> TodoItem | None:
         """The item to work on: the one in progress, else the first pending one."""
@@ -160,12 +170,13 @@ def _rendered_args(args: dict[str, Any]) -> str:
     return TodoList([TodoItem(content=item.content.strip(), status=item.status) for item in items]).render()
 
 
-def with_plan_in_view(messages: Sequence[AnyMessage], todos: TodoList, insert_at: int) -> list[AnyMessage]:
-    """``messages`` with the reminder inserted at ``insert_at`` when the current plan is not in view."""
+def with_plan_in_view(messages: Sequence[AnyMessage], todos: TodoList, request_index: int) -> list[AnyMessage]:
+    """``messages`` with a reminder just before the latest request when the plan (as it stood when that
+    request was made: ``todos``) is not in view before it. The current turn's own calls follow the request."""
     messages = list(messages)
-    if plan_is_visible(messages, todos):
+    if plan_is_visible(messages[:request_index], todos):
         return messages
-    return [*messages[:insert_at], todos.reminder(), *messages[insert_at:]]
+    return [*messages[:request_index], todos.reminder(), *messages[request_index:]]
 
 
 def todos_json(todos: TodoList) -> str:
