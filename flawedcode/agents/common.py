@@ -36,8 +36,8 @@ from langgraph.errors import GraphRecursionError
 
 from flawedcode.config import AgentConfig
 from flawedcode.context.repair import CutOffToolCallsMiddleware
+from flawedcode.infra.safe_text import escape_surrogates
 from flawedcode.models import budget_for, explain_model_error, get_model, profile_for
-from flawedcode.safe_text import escape_surrogates
 from flawedcode.telemetry import CallRecord, ContextEvent, ModelCallRecorder, SessionLog, TelemetryMiddleware
 from flawedcode.tokens import TokenCounter, encoding_name_for_model
 from flawedcode.tools import Workspace, make_tools

@@ -45,10 +45,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS, ENCODING_NAME
 from flawedcode.notices import warn_once
 from flawedcode.tokens import encoding_name_for_model
 
-OFFLINE_WINDOW_TOKENS = 8_192
+OFFLINE_WINDOW_TOKENS = DEFAULT_BUDGET_TOKENS
 """The offline teaching model's default window (the course's small budget)."""
 
 UNKNOWN_WINDOW_TOKENS = 128_000
@@ -88,7 +89,7 @@ class ModelProfile:
     """US dollars per million input tokens; None when unknown."""
     output_per_million: float | None
     """US dollars per million output tokens (reasoning tokens included); None when unknown."""
-    encoding: str = "o200k_base"
+    encoding: str = ENCODING_NAME
     """The tiktoken encoding used to count this model's tokens."""
     source: str = field(default="", compare=False)
     """Where the numbers come from, and when they were taken."""
