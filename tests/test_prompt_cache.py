@@ -6,6 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from flawedcode.agents import AgentV1, AgentV2
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.lessons import lesson_model
 from flawedcode.models import profile_for
 from flawedcode.prompt_cache import (
@@ -193,7 +194,7 @@ def test_every_priced_model_has_a_cached_price_no_higher_than_its_input_price():
 
 def run_agent(agent_class, tmp_path, turns):
     workspace = Workspace.create(tmp_path / "project", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
-    agent = agent_class(lesson_model("offline", 8_192), workspace=workspace, conversation_id=f"cache-{agent_class.version}")
+    agent = agent_class(lesson_model("offline", DEFAULT_BUDGET_TOKENS), workspace=workspace, conversation_id=f"cache-{agent_class.version}")
     for text in turns:
         agent.send(text)
     return agent

@@ -139,7 +139,7 @@ _LOCAL_MODELS = ("llama3.1", "llama3.2", "llama3.3", "qwen2.5", "qwen2.5-coder",
 # GPT-4.1 and o3 / o4-mini at 0.25x, GPT-4o and o1 at 0.5x; o1-pro, o3-pro and the GPT-4 / 3.5 models have no
 # cache discount (None). OpenAI does not surcharge writes before GPT-5.6 (cache_write_per_million None).
 def _openai(name: str, window: int, input_price: float, output_price: float, cached_price: float | None,
-            encoding: str = "o200k_base") -> ModelProfile:
+            encoding: str = ENCODING_NAME) -> ModelProfile:
     return ModelProfile(name, window, input_price, output_price, encoding, source=_OPENAI,
                         cached_input_per_million=cached_price, cache_scheme="openai")
 
@@ -147,8 +147,7 @@ def _openai(name: str, window: int, input_price: float, output_price: float, cac
 KNOWN_PROFILES: dict[str, ModelProfile] = {
     profile.name: profile
     for profile in (
-        ModelProfile("offline", OFFLINE_WINDOW_TOKENS, 0.0, 0.0, source="the offline teaching model: free",
-                     cached_input_per_million=0.0),
+        ModelProfile("offline", OFFLINE_WINDOW_TOKENS, 0.0, 0.0, source="the offline teaching model: free"),
         _openai("gpt-4o-mini", 128_000, 0.15, 0.60, 0.075),
         _openai("gpt-4o", 128_000, 2.50, 10.00, 1.25),
         _openai("gpt-4.1", 1_047_576, 2.00, 8.00, 0.50),
@@ -168,8 +167,7 @@ KNOWN_PROFILES: dict[str, ModelProfile] = {
         _openai("gpt-4-turbo", 128_000, 10.00, 30.00, None, "cl100k_base"),
         _openai("gpt-4", 8_192, 30.00, 60.00, None, "cl100k_base"),
         _openai("gpt-3.5-turbo", 16_385, 0.50, 1.50, None, "cl100k_base"),
-        *(ModelProfile(name, input_window(OLLAMA_DEFAULT_CONTEXT_TOKENS), 0.0, 0.0, source=_LOCAL,
-                       cached_input_per_million=0.0)
+        *(ModelProfile(name, input_window(OLLAMA_DEFAULT_CONTEXT_TOKENS), 0.0, 0.0, source=_LOCAL)
           for name in _LOCAL_MODELS),
     )
 }
