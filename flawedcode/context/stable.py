@@ -2,46 +2,55 @@
 
 A provider's prompt cache serves the longest prefix a request shares with an earlier
 one. v2's summary rewrites the start of the conversation, so every summary breaks
-the cache from the first message on. Here the history is kept in three regions, and
+the cache from the first message on. Here the history has three regions, and
 compaction only ever *appends* to the first two:
 
-    [pinned goal] [summary block 1] ... [summary block k] | [plan reminder?] [recent conversation]
-     never moves   each written once, never rewritten         what compaction works on
+    [pinned goal] [summary blocks and turn digests] [kept requests] | [plan reminder?] [current turn]
+     never moves   each written once, appended        verbatim         what changes from call to call
 
 (The system prompt, tool schemas and memory block come before all of it; see ``loadout.py``.)
 
 Before each model call (``maybe_compact``; settings in ``StableCompactionConfig``):
 
-1. **Clear old tool results in batches** (Anthropic's ``clear_tool_uses``): once the
-   context reaches ``clear_trigger`` of the budget, the tool results the model has
-   already answered (before the latest user request) are archived, then replaced in
-   place by a stub, but only when together they free at least ``clear_at_least``
-   tokens: a cache break must be worth it. A stub is written once and never rewritten::
+1. **Clear answered tool results in batches** (Anthropic's ``clear_tool_uses``): once the
+   context reaches ``clear_trigger`` of the budget, the tool results of earlier turns
+   (before the latest request; never ``write_todos``'s) are archived, then replaced in
+   place by a stub, when together they free at least ``clear_at_least`` tokens (a cache
+   break must pay for itself). A stub is written once and never rewritten::
 
        [Compacted: this chartbook_get_docs result (5,465 characters, 1,571 tokens) left the context to keep
        it within budget; archives/<conversation>/0003.md holds it word for word: read_file(path='...')
        or search_archive(query).]
 
-2. **Summarize by appending**: when the context still reaches ``summary_trigger``,
-   the messages after the summary blocks and before the kept tail (``keep``; never
-   cutting an AI message from its tool results, never the latest request) are archived
-   and replaced by one new summary block after the existing ones. The summary call
-   **reuses the live prefix**: the same system text, the same tools and the same leading
-   messages the last agent call sent, plus the summary instruction last
-   (``prompts/summary_v3.md``), so a provider serves it from cache. The block reads::
+2. **Digest old turns, by code**: at a new request, the turns before the last
+   ``keep_turns`` (default 0) are archived and each becomes one digest, appended after
+   the blocks (no model call)::
 
-       [Conversation summary 3 | archive: archives/<conversation>/0004.md]
-       Archive: archives/<conversation>/0004.md holds messages 31-48 word for word; recover details with search_archive(query) or read_file(path).
+       [Conversation summary 7 | turn digest | archive: archives/<conversation>/0009.md]
+       Request: Load SOFR data and report the average rate (tools: chartbook_load_data)
+       Numbers reported:
+       - money_markets/sofr rate (percent), 2024-08-07 to 2024-12-31, 100 values: mean 4.8944.
 
-       <the model's summary of those messages>
+   (``Answer: ...`` when the answer has no figure; a note the user asked to keep is listed
+   under ``User notes (verbatim):``.) The latest ``keep_requests`` (2) requests also stay
+   verbatim, so a follow-up ("and for EFFR?") still reads.
+3. **Consolidate rarely, from cache**: at the start of a turn, when the blocks pass
+   ``summaries_max`` of the budget, one summary replaces them (a ``consolidate`` event).
+   The summary call **reuses the live prefix**: exactly what the previous agent call sent
+   (same system text, tools and messages) plus the instruction last
+   (``prompts/summary_v3.md``), so a provider serves almost all of it from cache::
 
-3. **Consolidate rarely**: when the summary blocks together pass ``summaries_max``
-   of the budget, the next summary covers them too and replaces them (one cache break,
-   recorded as a ``consolidate`` event) instead of letting them grow without bound.
+       [Conversation summary 12 | archive: archives/<conversation>/0014.md]
+       Archive: archives/<conversation>/0014.md holds messages 31-48 word for word; recover details with search_archive(query) or read_file(path).
 
-4. After a compaction the caller's ``on_boundary`` runs (the loadout and the memory
-   block may change there, when the prefix is being rewritten anyway), and the plan
-   reminder is re-inserted when the todo list left the view (see ``todos.py``).
+       <the model's summary, under ``summary_chars`` characters>
+
+4. **When one turn alone grows too large** (the context reaches ``summary_trigger``), the
+   messages after the blocks and before the kept tail (``keep``; never cutting an AI message
+   from its tool results, never past the latest request) get one summary block the same way.
+5. After any of these the caller's ``on_boundary`` runs (the loadout and the memory block may
+   change there, when the prefix changes anyway), and the plan is put back in view when it
+   left it (see ``todos.py``).
 
 A failed or blank summary changes nothing (the clearing already done stays; it was
 archived first). Every message that leaves is archived before it leaves.
@@ -83,6 +92,7 @@ class CompactionStep:
 
     messages: list[AnyMessage]
     cleared: int = 0
+    digested: int = 0
     summarized: bool = False
     consolidated: bool = False
     reminded: bool = False
@@ -93,7 +103,7 @@ class CompactionStep:
 
     @property
     def changed(self) -> bool:
-        return bool(self.cleared or self.summarized or self.reminded)
+        return bool(self.cleared or self.digested or self.summarized or self.reminded)
 
 
 # --- the regions ---------------------------------------------------------------------------
@@ -102,9 +112,14 @@ def is_summary_block(message: AnyMessage) -> bool:
     return isinstance(message, HumanMessage) and isinstance(message.content, str) and message.content.startswith(SUMMARY_PREFIX)
 
 
+def goal_end(messages: Sequence[AnyMessage]) -> int:
+    """1 when the first message is the pinned goal (a user request), else 0."""
+    return 1 if messages and isinstance(messages[0], HumanMessage) and not is_summary_block(messages[0]) else 0
+
+
 def prefix_end(messages: Sequence[AnyMessage]) -> int:
     """Index of the first message after the pinned goal and the summary blocks."""
-    index = 1 if messages and isinstance(messages[0], HumanMessage) and not is_summary_block(messages[0]) else 0
+    index = goal_end(messages)
     while index < len(messages) and is_summary_block(messages[index]):
         index += 1
     return index
@@ -163,12 +178,30 @@ def summary_cutoff(messages: Sequence[AnyMessage], keep_tokens: int, counter: To
     return max(cutoff, start)
 
 
-def summary_instruction(leaving: int, kept: int, consolidate: bool) -> HumanMessage:
+def summary_instruction(leaving: int, kept: int, consolidate: bool, max_chars: int = 600) -> HumanMessage:
     """The last message of a summary call (its text is data: ``prompts/summary_v3.md``)."""
     template = PROMPT_FILE.read_text(encoding="utf-8")
     scope = ("the earlier summary blocks and " if consolidate else "") + f"the {leaving} messages after them"
-    return HumanMessage(template.format(scope=scope, leaving=leaving, kept=kept,
-                                        consolidate="yes" if consolidate else "no"))
+    return HumanMessage(template.format(scope=scope, max_chars=f"{max_chars:,}", consolidate="yes" if consolidate else "no"))
+
+
+def consolidation_instruction(blocks: int, anchor: int, max_chars: int = 600) -> HumanMessage:
+    """The last message of a consolidation call: the same template, naming the blocks to merge."""
+    template = PROMPT_FILE.read_text(encoding="utf-8")
+    scope = f"the {blocks} summary blocks after the first {anchor} messages"
+    return HumanMessage(template.format(scope=scope, max_chars=f"{max_chars:,}", consolidate="yes"))
+
+
+def previous_request(live: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The messages the previous agent call sent: ``live`` before the previous turn's final answer."""
+    request = latest_request(live)
+    for index in range(request - 1, -1, -1):
+        message = live[index]
+        if isinstance(message, AIMessage) and not message.tool_calls:
+            return list(live[:index])
+        if isinstance(message, HumanMessage):
+            break
+    return list(live[:request])
 
 
 def request_summary(model: BaseChatModel, system_text: str, tools: Sequence[BaseTool], messages: Sequence[AnyMessage],
@@ -198,6 +231,69 @@ def summary_block(number: int, archive_path: str, first_seq: int, last_seq: int,
     return HumanMessage(f"{header}\n\n{redact_text(text)}", id=f"summary-block-{number}")
 
 
+# --- 2b. turn digests: one line per old turn, written by code -----------------------------------------
+
+def turn_starts(messages: Sequence[AnyMessage], start: int, end: int | None = None) -> list[int]:
+    """Indices of the user requests in ``messages[start:end]`` (each starts a turn)."""
+    end = len(messages) if end is None else end
+    return [i for i in range(start, end) if isinstance(messages[i], HumanMessage)
+            and not is_summary_block(messages[i]) and not is_reminder(messages[i])]
+
+
+def digest_cutoff(messages: Sequence[AnyMessage], keep_turns: int) -> int:
+    """Where the kept turns begin: the latest request and the ``keep_turns`` turns before it stay."""
+    starts = turn_starts(messages, prefix_end(messages))
+    return starts[-(keep_turns + 1)] if len(starts) > keep_turns + 1 else prefix_end(messages)
+
+
+def split_turns(messages: Sequence[AnyMessage]) -> list[list[AnyMessage]]:
+    turns: list[list[AnyMessage]] = []
+    for message in messages:
+        if (isinstance(message, HumanMessage) and not is_reminder(message)) or not turns:
+            turns.append([message])
+        else:
+            turns[-1].append(message)
+    return turns
+
+
+def turn_digest(number: int, archive_path: str, turn: Sequence[AnyMessage]) -> HumanMessage:
+    """One old turn in a few lines, written by code (its request verbatim, its tools, its answer's start)."""
+    request = next((m for m in turn if isinstance(m, HumanMessage) and not is_reminder(m)), None)
+    request_text = " ".join(str(request.content).split()) if request is not None else "(the goal, pinned above)"
+    calls = [call["name"] for m in turn if isinstance(m, AIMessage) for call in m.tool_calls]
+    answer = next((m for m in reversed(turn) if isinstance(m, AIMessage) and m.text.strip()), None)
+    answer_text = " ".join(answer.text.split()) if answer is not None else "(no answer)"
+    answer_text = answer_text if len(answer_text) <= DIGEST_ANSWER_CHARS else answer_text[:DIGEST_ANSWER_CHARS - 3] + "..."
+    lines = [f"{SUMMARY_PREFIX} {number} | turn digest | archive: {archive_path}]", f"Request: {request_text}"
+             + (f" (tools: {', '.join(dict.fromkeys(calls))})" if calls else "")]
+    if is_note_like(request_text):
+        lines += ["User notes (verbatim):", f"- {request_text}"]
+    if re.search(r"\d\.\d", answer_text):  # a figure: in the section summaries carry forward
+        lines += ["Numbers reported:", f"- {answer_text}"]
+    else:
+        lines.append(f"Answer: {answer_text}")
+    return HumanMessage(redact_text("\n".join(lines)), id=f"turn-digest-{number}")
+
+
+DIGEST_ANSWER_CHARS = 200
+KEPT_REQUEST_ID = "kept-request-"
+
+
+def kept_request(request: AnyMessage) -> AnyMessage:
+    """The previous request, kept verbatim after its digest (follow-ups such as 'and for EFFR?' lean on it)."""
+    return request.model_copy(update={"id": f"{KEPT_REQUEST_ID}{request.id}"})
+
+
+def is_kept_request(message: AnyMessage) -> bool:
+    return isinstance(message, HumanMessage) and str(message.id or "").startswith(KEPT_REQUEST_ID)
+NOTE_WORDS = re.compile(r"^\W*(?:please\s+)?(?:remember|note|keep in mind|don't forget|fyi|for the record|my name is|i prefer)\b",
+                        re.IGNORECASE)
+
+
+def is_note_like(text: str) -> bool:
+    return bool(NOTE_WORDS.search(text)) and "?" not in text
+
+
 # --- the whole step ----------------------------------------------------------------------------
 
 @dataclass
@@ -225,12 +321,13 @@ class StableCompactor:
         return self.fixed_tokens() + self.counter.count_messages(messages)
 
     def maybe_compact(self, messages: Sequence[AnyMessage]) -> CompactionStep:
-        """Clear, then summarize, then put the plan back in view; each only when its rule says so."""
+        """Clear, digest old turns (or summarize), then put the plan back in view; each when its rule says so."""
         messages = list(messages)
         step = CompactionStep(messages, tokens_before=self.tokens(messages))
         if not self.config.enabled or not messages:
             step.tokens_after = step.tokens_before
             return step
+        live = messages  # what the last call sent: the summary call reuses it, so a cache serves it
         if step.tokens_before >= self.config.clear_trigger * self.budget_tokens:
             try:
                 messages, step.cleared, step.archive_path = clear_tool_results(
@@ -240,15 +337,70 @@ class StableCompactor:
             if step.cleared:
                 self._event("clear", step.tokens_before, self.tokens(messages), cleared=step.cleared,
                             archive=step.archive_path)
-        if self.tokens(messages) >= self.config.summary_trigger * self.budget_tokens:
-            messages = self._summarize(messages, step)
-        if step.cleared or step.summarized:
-            if self.on_boundary is not None:
-                self.on_boundary()
+        if self.consolidation_due(messages):
+            messages = self._consolidate(live, messages, step)
+        start, cut = prefix_end(messages), digest_cutoff(messages, self.config.keep_turns)
+        if cut > start:
+            messages = self._digest(messages, step, start, cut)
+        if self.tokens(messages) >= self.config.summary_trigger * self.budget_tokens:  # one turn grew too large
+            cutoff = summary_cutoff(messages, int(self.config.keep * self.budget_tokens), self.counter)
+            messages = self._summarize(live, messages, step, cutoff, consolidate=False)
+        if (step.cleared or step.summarized or step.digested) and self.on_boundary is not None:
+            self.on_boundary()
         if self.todos is not None:
             messages = self._plan_in_view(messages, step)
         step.messages, step.tokens_after = messages, self.tokens(messages)
         return step
+
+    def consolidation_due(self, messages: Sequence[AnyMessage]) -> bool:
+        """At the start of a turn, the blocks take more than ``summaries_max`` of the budget."""
+        if not messages or latest_request(messages) != len(messages) - 1:
+            return False
+        start, anchor = prefix_end(messages), goal_end(messages)
+        return (start - anchor >= 2
+                and self.counter.count_messages(messages[anchor:start]) > self.config.summaries_max * self.budget_tokens)
+
+    def _consolidate(self, live: list[AnyMessage], messages: list[AnyMessage], step: CompactionStep) -> list[AnyMessage]:
+        """Replace the blocks by one summary, written by a call on the previous request's prefix."""
+        start, anchor = prefix_end(messages), goal_end(messages)
+        previous = previous_request(live)
+        instruction = consolidation_instruction(start - anchor, anchor, self.config.summary_chars)
+        before = self.tokens(messages)
+        try:
+            text = request_summary(self.model, self.system_text(), self.tools(), previous, instruction,
+                                   self.counter, self.log)
+        except Exception as error:  # noqa: BLE001 - a failed summary changes nothing but is recorded
+            return self._failed(step, "summary_failed", f"{type(error).__name__}: {error}", messages)
+        merged = messages[anchor:start]
+        try:
+            part = self.archive.append(self.archive.not_archived(merged) or merged)
+        except (ArchiveError, OSError) as error:
+            return self._failed(step, "summary_failed", f"the archive could not be written: {error}", messages)
+        block = summary_block(summary_number(messages) + 1, part.display_path, part.first_seq, part.last_seq, text)
+        compacted = [*messages[:anchor], block, *messages[start:]]
+        step.summarized, step.consolidated, step.archive_path = True, True, part.display_path
+        self._event("consolidate", before, self.tokens(compacted), archive=part.display_path, merged=len(merged),
+                    kept_blocks=anchor)
+        return compacted
+
+    def _digest(self, messages: list[AnyMessage], step: CompactionStep, start: int, cut: int) -> list[AnyMessage]:
+        """Archive the turns in ``messages[start:cut]`` and append one digest message per turn after the blocks."""
+        leaving = messages[start:cut]
+        try:
+            part = self.archive.append(self.archive.not_archived(leaving) or leaving)
+        except (ArchiveError, OSError) as error:
+            return self._failed(step, "digest_failed", str(error), messages)
+        number = summary_number(messages)
+        turns = [turn for turn in split_turns(leaving) if not is_kept_request(turn[0])]  # kept ones have a digest
+        digests = [turn_digest(number + offset + 1, part.display_path, turn) for offset, turn in enumerate(turns)]
+        requests = [turn[0] for turn in split_turns(leaving) if isinstance(turn[0], HumanMessage) and not is_reminder(turn[0])]
+        kept = [request if is_kept_request(request) else kept_request(request)
+                for request in requests[-self.config.keep_requests:]] if self.config.keep_requests else []
+        compacted = [*messages[:start], *digests, *kept, *messages[cut:]]
+        step.digested, step.archive_path = len(digests), part.display_path
+        self._event("digest", self.tokens(messages), self.tokens(compacted), archive=part.display_path,
+                    turns=len(digests), removed=len(leaving))
+        return compacted
 
     def _plan_in_view(self, messages: list[AnyMessage], step: CompactionStep) -> list[AnyMessage]:
         """The plan as it stood at the latest request, back in view before it when it is not (todos.py)."""
@@ -265,33 +417,33 @@ class StableCompactor:
             self._event("plan_reminder", before, self.tokens(messages), version=self._plan_at_request.version)
         return messages
 
-    def _summarize(self, messages: list[AnyMessage], step: CompactionStep) -> list[AnyMessage]:
+    def _summarize(self, live: list[AnyMessage], messages: list[AnyMessage], step: CompactionStep, cutoff: int,
+                   consolidate: bool) -> list[AnyMessage]:
+        """One summary block for ``messages[start:cutoff]`` (and, consolidating, the blocks before them), made by a
+        call on ``live`` (the messages before this step's clearing: the prefix the last request sent)."""
         start = prefix_end(messages)
         blocks = [m for m in messages[:start] if is_summary_block(m)]
-        consolidate = self.counter.count_messages(blocks) > self.config.summaries_max * self.budget_tokens
-        cutoff = summary_cutoff(messages, int(self.config.keep * self.budget_tokens), self.counter)
-        leaving = [m for m in messages[start:cutoff] if not is_reminder(m)]
-        if not leaving:
+        if cutoff <= start and not (consolidate and blocks):
             step.reason = "nothing to summarize"
             return messages
-        instruction = summary_instruction(len(messages[start:cutoff]), len(messages) - cutoff, consolidate)
+        instruction = summary_instruction(cutoff - start, len(messages) - cutoff, consolidate, self.config.summary_chars)
         before = self.tokens(messages)
         try:
-            text = request_summary(self.model, self.system_text(), self.tools(), messages, instruction,
+            text = request_summary(self.model, self.system_text(), self.tools(), live, instruction,
                                    self.counter, self.log)
         except Exception as error:  # noqa: BLE001 - a failed summary changes nothing but is recorded
             return self._failed(step, "summary_failed", f"{type(error).__name__}: {error}", messages)
+        leaving_live = live[start:cutoff] or blocks  # clearing replaces in place: the same positions, full contents
         try:
-            part = self.archive.append(self.archive.not_archived(messages[start:cutoff]) or messages[start:cutoff])
+            part = self.archive.append(self.archive.not_archived(leaving_live) or leaving_live)
         except (ArchiveError, OSError) as error:
             return self._failed(step, "summary_failed", f"the archive could not be written: {error}", messages)
         block = summary_block(summary_number(messages) + 1, part.display_path, part.first_seq, part.last_seq, text)
         goal = messages[:1] if start > 0 and not is_summary_block(messages[0]) else []
-        kept_blocks = [] if consolidate else blocks
-        compacted = [*goal, *kept_blocks, block, *messages[cutoff:]]
+        compacted = [*goal, *([] if consolidate else blocks), block, *messages[cutoff:]]
         step.summarized, step.consolidated, step.archive_path = True, consolidate, part.display_path
         self._event("consolidate" if consolidate else "summarize", before, self.tokens(compacted),
-                    archive=part.display_path, removed=cutoff - start, blocks=len(kept_blocks) + 1)
+                    archive=part.display_path, removed=cutoff - start, blocks=1 if consolidate else len(blocks) + 1)
         return compacted
 
     def _event(self, kind: str, before: int, after: int, **detail: Any) -> None:

@@ -52,6 +52,8 @@ CORRECTION = re.compile(r"^\s*(?:correction|actually|update|i was wrong)\s*[:,-]
 REMINDER_LINE = re.compile(r"^- \[(pending|in_progress|done)\] (.+)$", re.MULTILINE)
 LIVE_SUMMARY = "[Summary request]"
 LEAVING = re.compile(r"the (\d+) messages after them")
+MERGE = re.compile(r"the (\d+) summary blocks after the first (\d+) messages")
+LENGTH = re.compile(r"under ([\d,]+) characters")
 
 
 def plan_message(text: str, context: Context) -> list[Task] | None:
@@ -131,9 +133,46 @@ def write_live_summary(text: str, earlier: list[BaseMessage]) -> str:
     blocks_end = start
     while blocks_end < len(earlier) and memory.is_summary_message(earlier[blocks_end]):
         blocks_end += 1
-    match = LEAVING.search(text)
-    count = int(match.group(1)) if match else len(earlier) - blocks_end
-    blocks = earlier[start:blocks_end] if "consolidate earlier summaries: yes" in text else []
-    leaving = [m for m in earlier[blocks_end:blocks_end + count] if not memory.text_of(m).startswith("[Plan reminder: ")]
+    if merge := MERGE.search(text):  # consolidation: these blocks only
+        first = int(merge.group(2))
+        blocks, leaving = earlier[first:first + int(merge.group(1))], []
+    else:
+        match = LEAVING.search(text)
+        count = int(match.group(1)) if match else len(earlier) - blocks_end
+        blocks = earlier[start:blocks_end] if "onsolidate earlier summaries: yes" in text else []
+        leaving = [m for m in earlier[blocks_end:blocks_end + count] if not memory.text_of(m).startswith("[Plan reminder: ")]
     rendered = get_buffer_string([*goal, *blocks, *leaving], format="xml")
-    return write_summary(parse_rendered_conversation(rendered))
+    limit = LENGTH.search(text)
+    return fit_summary(write_summary(parse_rendered_conversation(rendered)),
+                       int(limit.group(1).replace(",", "")) if limit else None)
+
+
+DROP_ORDER = ("action", "request", "artifact", "number", "note")
+"""Which lines go first when a summary must be shorter: old actions, then requests, paths, figures, notes."""
+
+
+def fit_summary(summary: str, max_chars: int | None) -> str:
+    """The summary cut to ``max_chars`` by dropping whole lines, oldest first, least useful kind first."""
+    if max_chars is None or len(summary) <= max_chars:
+        return summary
+    lines = summary.splitlines()
+    kinds, section = [], ""
+    for line in lines:
+        if line.startswith("## ") or line.startswith(("Actions (", "Numbers reported:", "User notes")):
+            section = {"Actions (": "action", "Numbers reported:": "number", "User notes": "note"}.get(
+                next((key for key in ("Actions (", "Numbers reported:", "User notes") if line.startswith(key)), ""),
+                "artifact" if line == "## ARTIFACTS" else "")
+            kinds.append("")
+        elif line.startswith("Requests: "):
+            kinds.append("request")
+        elif line.startswith("- ") and section:
+            kinds.append(section)
+        else:
+            kinds.append("")
+    for kind in DROP_ORDER:
+        for index, line_kind in enumerate(kinds):
+            if len("\n".join(line for line in lines if line is not None)) <= max_chars:
+                break
+            if line_kind == kind:
+                lines[index] = None  # type: ignore[call-overload]
+    return "\n".join(line for line in lines if line is not None)
