@@ -35,6 +35,7 @@ from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_intents import plan
 from flawedcode.models.offline_plan import Context, Step, Task, calls, reply
 from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
+from flawedcode.models.offline_words import normalize
 
 PLAN_STATEMENT = re.compile(r"^\s*(?:(?:here(?:'s| is) (?:the|my|our) plan|(?:make|write|save|keep) (?:a|this|the) plan|"
                             r"(?:my|our|the|a) plan|plan)(?: with| of)?(?: these| the following)?(?: \d+)?(?: steps| items)?"
@@ -59,6 +60,8 @@ LENGTH = re.compile(r"under ([\d,]+) characters")
 def plan_message(text: str, context: Context) -> list[Task] | None:
     """v3's message-level rules (module docstring), or None to plan the message as usual."""
     tools = context.tool_names
+    if recalled := recall_from_memory(text, context):
+        return [recalled]
     if "write_todos" in tools and (match := PLAN_STATEMENT.match(text)):
         items = [item.strip(" .") for item in PLAN_ITEM_SPLIT.split(match["items"]) if item and item.strip(" .")]
         if items:
@@ -73,12 +76,38 @@ def plan_message(text: str, context: Context) -> list[Task] | None:
         parts = [part.strip(" .") for part in re.split(r"\s*;\s*|\n+", match["work"]) if part.strip(" .")]
         if "task" in tools and parts:
             return [calls(*(Step("task", {"description": part}) for part in parts))]
-        return None  # no sub-agents here: the parts are planned as ordinary requests
+        return plan(match["work"], context)  # no sub-agents here: it does the parts itself
     if "save_memory" in tools and (match := CORRECTION.match(text)):
         return [calls(Step("save_memory", {"fact": match["fact"].strip(), "correction": True}))]
     if "save_memory" in tools and memory.is_note(text):
         return [calls(Step("save_memory", {"fact": note_words(text)})), reply(memory.acknowledge_note(text))]
     return None
+
+
+def memory_notes(system: list[BaseMessage]) -> list[str]:
+    """The facts of a ``<memory>`` block in the system prompt (its ``User notes (verbatim):`` lines)."""
+    notes: list[str] = []
+    for message in system:
+        block = re.search(r"<memory\b[^>]*>\s*User notes \(verbatim\):\n((?:- .*\n?)+)", memory.text_of(message))
+        if block:
+            notes += [line[2:].strip() for line in block.group(1).splitlines() if line.startswith("- ")]
+    return notes
+
+
+def recall_from_memory(text: str, context: Context) -> Task | None:
+    """A question about what the user said, answered from the memory block when no visible note answers it."""
+    notes = memory_notes(getattr(context, "system", []) or [])
+    norm = normalize(text)
+    if not notes or "?" not in text or memory.visible_notes(context.earlier) and memory.is_note_question(norm, context):
+        return None
+    if re.search(r"\b(?:average|mean|median|min|max|rows?|docs|load|spread|20\d\d)\b", norm):
+        return None  # a data question, not a recall
+    matches = memory._matching_notes(norm, notes)
+    if not matches:
+        return None
+    corrections = [note for note in matches if note.lower().startswith("[correction]")]
+    quoted = "; ".join(f'"{note}"' for note in (corrections or matches))
+    return reply(f"From memory (memory.md): {quoted}.")
 
 
 def plan_next_item(context: Context) -> list[Task]:
