@@ -36,8 +36,8 @@ from langgraph.errors import GraphRecursionError
 
 from flawedcode.config import AgentConfig
 from flawedcode.context.repair import CutOffToolCallsMiddleware
+from flawedcode.infra.safe_text import escape_surrogates
 from flawedcode.models import budget_for, explain_model_error, get_model, profile_for
-from flawedcode.safe_text import escape_surrogates
 from flawedcode.telemetry import CallRecord, ContextEvent, ModelCallRecorder, SessionLog, TelemetryMiddleware
 from flawedcode.tokens import TokenCounter, encoding_name_for_model
 from flawedcode.tools import Workspace, make_tools
@@ -67,7 +67,9 @@ class BaseAgent:
         profile = profile_for(self.model)  # the model's own window and any prices its server published
         self.log = SessionLog(agent_name=name or self.version, budget_tokens=self.budget_tokens,
                               price_input_per_million=profile.input_per_million,
-                              price_output_per_million=profile.output_per_million)
+                              price_output_per_million=profile.output_per_million,
+                              price_cached_input_per_million=profile.cached_input_per_million,
+                              price_cache_write_per_million=profile.cache_write_per_million)
         self.recorder = ModelCallRecorder(self.log, self.counter)
         self.recorder.attach(self.model)
         self.tools = self.build_tools()

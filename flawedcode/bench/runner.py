@@ -78,12 +78,13 @@ from flawedcode.bench.records import (
 from flawedcode.bench.scoring import score
 from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
+from flawedcode.infra.redact import redact_data
 from flawedcode.models import ModelConfigError, ModelOptions
 from flawedcode.paths import write_atomically
-from flawedcode.redact import redact_data
 from flawedcode.tools import Workspace
 
-BENCH_WINDOW_TOKENS = 8_192
+BENCH_WINDOW_TOKENS = DEFAULT_BUDGET_TOKENS
 DEFAULT_AGENTS = ("v0", "v1", "v2", "lc-summarization", "lc-context-editing")
 PREVIEW_DIR = "cost-preview"
 SUITE_FILE = "suite.json"
@@ -353,6 +354,8 @@ def preview_cost(suite: Suite, out_dir: str | Path, progress: bool = False) -> C
         input_tokens=sum(record.totals.get("input_tokens", 0) for record in records),
         output_tokens=sum(record.totals.get("output_tokens", 0) for record in records),
         pricing=pricing_of(str(suite.model)),
+        cached_input_tokens=sum(record.totals.get("cached_input_tokens", 0) for record in records),
+        cache_write_tokens=sum(record.totals.get("cache_write_tokens", 0) for record in records),
     )
 
 

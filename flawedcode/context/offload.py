@@ -12,9 +12,9 @@ Rules (defaults in ``OffloadConfig``):
   same result always lands in the same file; a file of that name with other content is
   never overwritten (the name then takes more of the hash).
 - Byte-identical, with two exceptions, both visible: secrets are replaced first
-  (``flawedcode.redact``: an API key becomes ``[REDACTED:openai-key]``) and the stub's
+  (``flawedcode.infra.redact``: an API key becomes ``[REDACTED:openai-key]``) and the stub's
   last line says how many (``Redacted before saving: 1 secret (openai-key x1).``); a lone
-  surrogate, which has no UTF-8 form, is saved as its escape ``\xff`` (``flawedcode.safe_text``).
+  surrogate, which has no UTF-8 form, is saved as its escape ``\xff`` (``flawedcode.infra.safe_text``).
   The stub describes the file as saved. NUL and other control characters are kept.
 - A tool result holding a lone surrogate is escaped the same way even when it is not
   offloaded, so that no message in the context is text that cannot be sent or written.
@@ -56,10 +56,11 @@ from langchain_core.messages import ToolMessage
 
 from flawedcode import paths
 from flawedcode.config import OffloadConfig
+from flawedcode.constants import ENCODING_NAME
 from flawedcode.formats import STUB_PREFIX
+from flawedcode.infra.redact import redact
+from flawedcode.infra.safe_text import escape_surrogates, has_surrogates
 from flawedcode.paths import write_atomically
-from flawedcode.redact import redact
-from flawedcode.safe_text import escape_surrogates, has_surrogates
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
 
@@ -79,7 +80,7 @@ class Offloaded:
     redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the saved file, by kind
 
 
-def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding: str = "o200k_base") -> bool:
+def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding: str = ENCODING_NAME) -> bool:
     """True when ``result`` from ``tool_name`` is over its threshold and the tool is not exempt."""
     if not config.enabled or tool_name in config.exempt_tools:
         return False
@@ -91,7 +92,7 @@ def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding:
 
 def offload(result: str, tool_name: str, arguments: dict[str, Any] | None = None, *,
             scratch_dir: Path | None = None, config: OffloadConfig | None = None,
-            encoding: str = "o200k_base") -> Offloaded:
+            encoding: str = ENCODING_NAME) -> Offloaded:
     """Save ``result`` (secrets redacted, lone surrogates escaped) under scratch/ and return the stub that replaces it."""
     config = config or OffloadConfig()
     scratch_dir = Path(scratch_dir or paths.scratch_dir())
@@ -154,7 +155,7 @@ def scratch_file_name(result: str, tool_name: str, arguments: dict[str, Any], di
 # --- the stub ------------------------------------------------------------------
 
 def build_stub(result: str, tool_name: str, display_path: str, original_tokens: int,
-               preview_fraction: float = 0.12, encoding: str = "o200k_base") -> str:
+               preview_fraction: float = 0.12, encoding: str = ENCODING_NAME) -> str:
     """Header, a typed preview that fits the budget, and how to read the rest."""
     lines = result.splitlines()
     kind, candidates = preview_candidates(result, tool_name)
@@ -233,7 +234,6 @@ NA_TEXTS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-Na
 TRUE_TEXTS, FALSE_TEXTS = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
 INTEGER = re.compile(r"[+-]?\d+")
 DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf(?:inity)?", re.IGNORECASE)
-CAST_CHUNK = 8192  # numpy sums a column it converts (integers to floats) in chunks of this many values
 
 
 @dataclass
@@ -360,9 +360,11 @@ def _pairwise_sum(values: list[float], start: int, count: int) -> float:
 
 
 def _chunked_sum(values: list[float]) -> float:
-    total = 0.0
-    for start in range(0, len(values), CAST_CHUNK):
-        total += _pairwise_sum(values, start, min(CAST_CHUNK, len(values) - start))
+    import numpy  # on first use: numpy sums a column it converts (integers to floats) in chunks of its buffer size
+
+    chunk, total = numpy.getbufsize(), 0.0
+    for start in range(0, len(values), chunk):
+        total += _pairwise_sum(values, start, min(chunk, len(values) - start))
     return total
 
 
@@ -387,7 +389,7 @@ RECOVERY_PREFIXES = ("scratch/", "archives/")
 class OffloadMiddleware(AgentMiddleware):
     """Thin adapter: runs each tool, then offloads its result if it is large."""
 
-    def __init__(self, config: OffloadConfig, scratch_dir: Path, log: SessionLog, encoding: str = "o200k_base") -> None:
+    def __init__(self, config: OffloadConfig, scratch_dir: Path, log: SessionLog, encoding: str = ENCODING_NAME) -> None:
         super().__init__()
         self.config = config
         self.scratch_dir = Path(scratch_dir)

@@ -30,6 +30,7 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AnyMessage, ToolMessage
 
+from flawedcode.constants import ENCODING_NAME
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -46,7 +47,7 @@ def room_under_trigger(trigger_tokens: int, context_tokens: int, calibration: fl
     return max(MIN_PAGE_TOKENS, math.floor(trigger_tokens / calibration) - context_tokens)
 
 
-def page_limit(page_lines: Sequence[str], room_tokens: int, encoding: str = "o200k_base") -> int:
+def page_limit(page_lines: Sequence[str], room_tokens: int, encoding: str = ENCODING_NAME) -> int:
     """How many of ``page_lines`` fit in ``room_tokens`` (with the page's overhead); at least 1."""
     budget = room_tokens - PAGE_OVERHEAD_TOKENS
     used = fitted = 0

@@ -26,7 +26,7 @@ Before each model call (defaults in ``SummarizationConfig``):
 
    The original goal is copied by this code, not by the model, so it survives
    every summary verbatim (except a secret in it, which is redacted like everything
-   written: ``[REDACTED:openai-key]``, see ``flawedcode.redact``).
+   written: ``[REDACTED:openai-key]``, see ``flawedcode.infra.redact``).
 
 If the model still raises ``ContextOverflowError``, the wrapper summarizes
 (even below the triggers) and retries the call once. When the error names the
@@ -82,11 +82,12 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
 from flawedcode.config import ContextSize, SummarizationConfig
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationArchive
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, GOAL_LINE, SUMMARY_PREFIX
+from flawedcode.infra.redact import redact_text
 from flawedcode.models import ModelConfigError, context_overflow_from, input_window, learn_window
 from flawedcode.notices import warn_once
-from flawedcode.redact import redact_text
 from flawedcode.telemetry import SUMMARY_TAG, SessionLog
 from flawedcode.tokens import TokenCounter
 
@@ -274,7 +275,7 @@ def build_summary_message(number: int, goal: str | None, archive_path: str, firs
 
 def maybe_summarize(messages: Sequence[AnyMessage], model: BaseChatModel, *, archive: ConversationArchive,
                     config: SummarizationConfig | None = None, counter: TokenCounter | None = None,
-                    budget_tokens: int = 8192, fixed_tokens: int = 0, force: bool = False,
+                    budget_tokens: int = DEFAULT_BUDGET_TOKENS, fixed_tokens: int = 0, force: bool = False,
                     fallback_model: BaseChatModel | None = None, log: SessionLog | None = None,
                     calibration: float = 1.0) -> SummaryOutcome:
     """Summarize older messages if a trigger is met (or ``force``); archive them first. Never loses a message.
