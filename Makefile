@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint install install-test bench bench-readme lab notebooks benchmarks clean
+.PHONY: demo test update-snapshots lint install install-test bench bench-readme lab notebooks benchmarks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ demo: install
 test: install-test
 	$(BIN)/ruff check flawedcode tests data
 	$(BIN)/python -m pytest $(PYTEST_ARGS) tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# Store what each agent version sends besides the conversation (system prompt, tool schemas) as the golden
+# snapshots tests/test_v2_equivalence.py compares against: run it after a change you mean, and commit tests/snapshots/.
+update-snapshots: install-test
+	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_v2_equivalence.py -k snapshot
 
 # The linter (settings in pyproject.toml): pyflakes, pycodestyle, import order, pyupgrade, bugbear.
 lint: install-test
