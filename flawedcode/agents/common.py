@@ -69,7 +69,9 @@ class BaseAgent:
         profile = profile_for(self.model)  # the model's own window and any prices its server published
         self.log = SessionLog(agent_name=name or self.version, budget_tokens=self.budget_tokens,
                               price_input_per_million=profile.input_per_million,
-                              price_output_per_million=profile.output_per_million)
+                              price_output_per_million=profile.output_per_million,
+                              price_cached_input_per_million=profile.cached_input_per_million,
+                              price_cache_write_per_million=profile.cache_write_per_million)
         self.recorder = ModelCallRecorder(self.log, self.counter)
         self.recorder.attach(self.model)
         self.prepare()

@@ -354,6 +354,8 @@ def preview_cost(suite: Suite, out_dir: str | Path, progress: bool = False) -> C
         input_tokens=sum(record.totals.get("input_tokens", 0) for record in records),
         output_tokens=sum(record.totals.get("output_tokens", 0) for record in records),
         pricing=pricing_of(str(suite.model)),
+        cached_input_tokens=sum(record.totals.get("cached_input_tokens", 0) for record in records),
+        cache_write_tokens=sum(record.totals.get("cache_write_tokens", 0) for record in records),
     )
 
 
