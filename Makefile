@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 PYTHON_OK = import sys; sys.exit(sys.version_info < (3, 11))
 REMAKE_HINT = make $(or $(MAKECMDGOALS),demo) PYTHON=python3.12
 
-.PHONY: demo test check lint install install-test venv bench bench-readme lab notebooks benchmarks clean
+.PHONY: demo test check update-snapshots lint install install-test venv bench bench-readme lab notebooks benchmarks clean
 
 # .venv, made by a Python flawedcode supports. One made by an older Python is made again with $(PYTHON)
 # when that one is new enough; otherwise one line says which Python to name.
@@ -65,6 +65,11 @@ CHECK_SKIP = --ignore=tests/test_notebooks.py --ignore=tests/test_readme.py --ig
 	--ignore=tests/test_scale.py --ignore=tests/test_bench_agents.py
 check: install-test
 	$(BIN)/python -m pytest -q -m "not slow" $(CHECK_SKIP) $(PYTEST_ARGS) tests
+
+# Store what each agent version sends besides the conversation (system prompt, tool schemas) as the golden
+# snapshots tests/test_v2_equivalence.py compares against: run it after a change you mean, and commit tests/snapshots/.
+update-snapshots: install-test
+	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_v2_equivalence.py -k snapshot
 
 # The linter (settings in pyproject.toml): pyflakes, pycodestyle, import order, pyupgrade, bugbear.
 lint: install-test
