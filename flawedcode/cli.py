@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from flawedcode import paths
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.formats import STUB_PREFIX
 
 CUT_OFF_START = "Error: your call to "  # the start of context.repair.CUT_OFF_RESULT (imported lazily there)
@@ -70,7 +71,6 @@ EXIT_OK = 0
 EXIT_CANCELLED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-DEFAULT_DEMO_BUDGET = 8192
 DEFAULT_BENCH_RUNS = 3
 QUIT_WORDS = frozenset({"quit", "exit"})
 CLEAR_WORDS = frozenset({"clear"})
@@ -181,7 +181,7 @@ def read_request(interactive: bool) -> str | None:
 def run_chat_turn(agent: Any, text: str) -> None:
     """Send one request; print its tool calls, context events, the reply and the token meter."""
     from flawedcode.agents import AgentError
-    from flawedcode.safe_text import escape_surrogates
+    from flawedcode.infra.safe_text import escape_surrogates
 
     text = escape_surrogates(text)  # whatever the terminal's decoding, a turn never stores text that cannot be encoded
     before_messages = list(agent.messages)
@@ -208,10 +208,22 @@ def run_chat_turn(agent: Any, text: str) -> None:
     for event in turn_events:
         if (line := event_line(event)) is not None:
             say(line)
+    for line in reply_lines(new_messages):
+        say(line)
     if reply is not None:
         say(reply)
     say(token_meter(agent, agent.log.calls[first_call:]))
     say()
+
+
+def reply_lines(messages: Sequence[Any]) -> list[str]:
+    """The turn's reasoning, folded (``[reasoning: 2,213 tokens, hidden]``), and a ``  * `` line for each thing to
+    know about a reply (no answer text, a content filter, an answer cut short, a tool call written as text)."""
+    from flawedcode.models.replies import folded_reasoning, reply_notes
+
+    folded = folded_reasoning(messages)
+    notes = [f"  * {note}" for message in messages if message.type == "ai" for note in reply_notes(message)]
+    return ([folded] if folded else []) + notes
 
 
 def _message_key(message: Any) -> Any:
@@ -313,7 +325,7 @@ def command_demo(args: argparse.Namespace) -> int:
     from flawedcode.demo import DemoOutputError, run_demo
 
     config = load_config(args.config, V2Config) if args.config else None
-    budget = args.budget or (config.budget_tokens if config is not None and config.budget_tokens else DEFAULT_DEMO_BUDGET)
+    budget = args.budget or (config.budget_tokens if config is not None and config.budget_tokens else DEFAULT_BUDGET_TOKENS)
     out_dir = Path(args.out) if args.out else paths.results_dir() / "demo"
     options = model_options(args, config_model=config.model if config else None,
                             config_timeout=config.timeout_seconds if config else None)
@@ -570,7 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the lesson's session through v1 and v2, side by side")
     demo.add_argument("--out", help="output folder (default results/demo)")
     add_model_options(demo, "model spec (default FLAWEDCODE_MODEL, else the offline model with a window equal to the budget)")
-    demo.add_argument("--budget", type=_positive_int, help="context budget in tokens (default: the config's, else 8192)")
+    demo.add_argument("--budget", type=_positive_int, help=f"context budget in tokens (default: the config's, else {DEFAULT_BUDGET_TOKENS})")
     demo.add_argument("--config", help="YAML config file, read as chat reads it (see flawedcode/flawedcode.yaml)")
     demo.set_defaults(handler=command_demo)
 

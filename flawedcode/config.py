@@ -46,6 +46,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
+
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 MAX_ALIAS_NODES = 10_000
 """Most YAML nodes that anchors and aliases may add to a file when expanded."""
@@ -89,7 +91,7 @@ class AgentConfig(_Strict):
     """What every agent version needs."""
 
     model: str | None = Field(None, description="Model spec ('offline', 'openai:gpt-4o-mini'); None = FLAWEDCODE_MODEL or offline.")
-    budget_tokens: int | None = Field(8192, gt=0, description="Context budget managed by the agent; None = the model's window.")
+    budget_tokens: int | None = Field(DEFAULT_BUDGET_TOKENS, gt=0, description="Context budget managed by the agent; None = the model's window.")
     system_prompt: str = Field(default_factory=lambda: (PROMPTS_DIR / "system.md").read_text(encoding="utf-8"), description="System prompt text.")
     recursion_limit: int = Field(25, gt=0, description="Most graph steps per user turn (about two per tool call).")
     timeout_seconds: float | None = Field(None, gt=0, description="Seconds one model request may take; None = 120 (a real model's default).")

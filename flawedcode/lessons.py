@@ -44,11 +44,12 @@ from langchain_core.language_models import BaseChatModel
 
 from flawedcode.agents import AGENTS, BaseAgent
 from flawedcode.config import AgentConfig, parse_config
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.lab.window import ContextWatcher
 from flawedcode.models import OfflineModel, get_model
 from flawedcode.tools import Workspace
 
-LESSON_BUDGET = 8_192
+LESSON_BUDGET = DEFAULT_BUDGET_TOKENS
 OFFLINE = "offline"
 
 ModelArgument = str | BaseChatModel | None

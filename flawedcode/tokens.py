@@ -74,8 +74,9 @@ from typing import Any
 import tiktoken
 from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, ToolCall, ToolMessage
 
+from flawedcode.constants import ENCODING_NAME
+
 ENCODINGS_DIR = Path(__file__).parent / "encodings"
-DEFAULT_ENCODING = "o200k_base"
 DEFAULT_CACHE_DIR = Path("~/.cache/flawedcode/tiktoken")
 
 
@@ -105,7 +106,7 @@ BUNDLED_ENCODINGS: tuple[BundledEncoding, ...] = (
         sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
     ),
     BundledEncoding(
-        name="o200k_base",
+        name=ENCODING_NAME,
         url="https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
         sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
     ),
@@ -243,17 +244,17 @@ def encoding_name_for_model(model_name: str) -> str:
     name = _bare_model_name(model_name)
     if name in _CL100K_MODELS or name.startswith(_CL100K_MODEL_PREFIXES):
         return "cl100k_base"
-    return "o200k_base"
+    return ENCODING_NAME
 
 
 @cache
-def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+def get_encoding(name: str = ENCODING_NAME) -> tiktoken.Encoding:
     """A tiktoken encoding, loaded once (cl100k_base and o200k_base work offline)."""
     ensure_tiktoken_cache()
     return tiktoken.get_encoding(name)
 
 
-def count_text(text: str, encoding: str = DEFAULT_ENCODING) -> int:
+def count_text(text: str, encoding: str = ENCODING_NAME) -> int:
     """Tokens in `text`; special-token text such as `<|endoftext|>` counts as ordinary text."""
     if not text:
         return 0
@@ -343,7 +344,7 @@ class TokenCounter:
     receives; the parts are `count_system`, `count_tools` and `count_messages`.
     """
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING, max_cached_messages: int = 50_000) -> None:
+    def __init__(self, encoding: str = ENCODING_NAME, max_cached_messages: int = 50_000) -> None:
         self.encoding_name = encoding
         self.encoding = get_encoding(encoding)
         self.max_cached_messages = max_cached_messages

@@ -29,7 +29,7 @@ Safety rules (the whole point of a workspace):
   conversation id), only ``archives/<that id>/`` can be read.
 - Paths never leave their folder, even while the code run_python started swaps
   folders and symlinks: files are opened relative to an open folder, in one step
-  the kernel checks (``flawedcode.safefs``: ``openat2`` with ``RESOLVE_BENEATH``,
+  the kernel checks (``flawedcode.infra.safefs``: ``openat2`` with ``RESOLVE_BENEATH``,
   else an ``O_NOFOLLOW`` walk). ``..`` above the folder, absolute paths elsewhere
   and symlinks pointing out are refused; write_file follows no symlink at all.
 - Only regular files and folders are opened: FIFOs, devices and sockets are
@@ -43,7 +43,7 @@ Safety rules (the whole point of a workspace):
   errors never name the host's folders.
 - In the workspace, a file with NUL bytes or invalid UTF-8 is refused as binary;
   under scratch/ and archives/ (what flawedcode wrote) every byte is shown.
-- ``run_python`` runs in ``flawedcode.sandbox`` (its docstring lists what each
+- ``run_python`` runs in ``flawedcode.infra.sandbox`` (its docstring lists what each
   platform enforces; the tool's description states only that): an
   allow-listed environment, no access to this process, and on Linux no network,
   a read-only view of the system with only the workspace writable, and every
@@ -79,10 +79,11 @@ import regex
 from langchain_core.tools import BaseTool, tool
 from pydantic import ValidationError
 
-from flawedcode import paths, safefs
+from flawedcode import paths
 from flawedcode.catalog import Catalog, CatalogError
-from flawedcode.safefs import NotAllowedError, Opened, OutsideError, WalkReport, open_beneath, open_folder, walk
-from flawedcode.sandbox import Sandbox
+from flawedcode.infra import safefs
+from flawedcode.infra.safefs import NotAllowedError, Opened, OutsideError, WalkReport, open_beneath, open_folder, walk
+from flawedcode.infra.sandbox import Sandbox
 
 READ_TOOLS = frozenset({"read_file", "list_files", "search_files", "search_archive"})
 
@@ -284,7 +285,7 @@ class Workspace:
 
     @contextlib.contextmanager
     def open_location(self, location: Location) -> Iterator[Opened]:
-        """Open a file or folder below its area's folder, race-free (see ``flawedcode.safefs``); closes it after."""
+        """Open a file or folder below its area's folder, race-free (see ``flawedcode.infra.safefs``); closes it after."""
         opened = None
         with self._base_fd(location.area) as base_fd:
             for parts in name_candidates(location.parts):

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from flawedcode import paths, safefs
+from flawedcode import paths
 from flawedcode.agents import make_agent
+from flawedcode.infra import safefs
 from flawedcode.tools import Workspace, make_tools
 
 LINUX = sys.platform.startswith("linux")
@@ -394,7 +395,8 @@ def test_a_workspace_made_without_a_root_is_removed_at_exit(tmp_path):
 
 
 def test_numbers_in_the_docstrings_come_from_the_constants():
-    from flawedcode import sandbox, tools
+    from flawedcode import tools
+    from flawedcode.infra import sandbox
 
     assert f"read_file up to {tools.MAX_READ_FILE_BYTES // 1024**2} MB" in tools.__doc__
     assert f"search_files skips files over {tools.MAX_SEARCH_FILE_BYTES // 1024**2} MB" in tools.__doc__

@@ -1,4 +1,4 @@
-"""run_python's sandbox under attack: each guarantee of ``flawedcode.sandbox`` checked by an adversarial script.
+"""run_python's sandbox under attack: each guarantee of ``flawedcode.infra.sandbox`` checked by an adversarial script.
 
 Each test runs at every isolation level this platform supports (a level that cannot
 start here is skipped with the reason) and asserts what the module docstring's table
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from flawedcode import sandbox
-from flawedcode.sandbox import MAX_PROCESSES, Sandbox, levels_to_try
+from flawedcode.infra import sandbox
+from flawedcode.infra.sandbox import MAX_PROCESSES, Sandbox, levels_to_try
 from flawedcode.tools import Workspace, make_tools
 
 LINUX = sys.platform.startswith("linux")
@@ -281,7 +281,7 @@ def test_on_this_linux_machine_the_strongest_level_starts(workspace):
 AS_USER_SCRIPT = textwrap.dedent("""
     import json, os, sys, tempfile, uuid
     from pathlib import Path
-    from flawedcode.sandbox import Sandbox
+    from flawedcode.infra.sandbox import Sandbox
     secret = 'sk-user-' + uuid.uuid4().hex
     os.environ['OPENAI_API_KEY'] = secret
     memory_marker = 'memory-' + uuid.uuid4().hex

@@ -78,12 +78,13 @@ from flawedcode.bench.records import (
 from flawedcode.bench.scoring import score
 from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
-from flawedcode.models import ModelConfigError, ModelOptions
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
+from flawedcode.infra.redact import redact_data
+from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel
 from flawedcode.paths import write_atomically
-from flawedcode.redact import redact_data
 from flawedcode.tools import Workspace
 
-BENCH_WINDOW_TOKENS = 8_192
+BENCH_WINDOW_TOKENS = DEFAULT_BUDGET_TOKENS
 DEFAULT_AGENTS = ("v0", "v1", "v2", "lc-summarization", "lc-context-editing")
 PREVIEW_DIR = "cost-preview"
 SUITE_FILE = "suite.json"
@@ -92,9 +93,7 @@ SUITE_FILE = "suite.json"
 def bench_model(spec: str | ModelOptions | None) -> BaseChatModel:
     """The model for one run: whatever ``spec`` (else FLAWEDCODE_MODEL) names, else the 8K truncating offline model.
     A ModelOptions (the CLI's) brings --timeout, --record and --window too."""
-    from flawedcode.lessons import lesson_model  # the lessons' rule: an offline window equal to the budget
-
-    return ModelOptions.of(spec).build(default=lambda: lesson_model("offline", BENCH_WINDOW_TOKENS))
+    return ModelOptions.of(spec).build(default=lambda: OfflineModel(max_input_tokens=BENCH_WINDOW_TOKENS, overflow="truncate"))
 
 
 def is_offline(spec: str | ModelOptions | None) -> bool:
@@ -353,6 +352,8 @@ def preview_cost(suite: Suite, out_dir: str | Path, progress: bool = False) -> C
         input_tokens=sum(record.totals.get("input_tokens", 0) for record in records),
         output_tokens=sum(record.totals.get("output_tokens", 0) for record in records),
         pricing=pricing_of(str(suite.model)),
+        cached_input_tokens=sum(record.totals.get("cached_input_tokens", 0) for record in records),
+        cache_write_tokens=sum(record.totals.get("cache_write_tokens", 0) for record in records),
     )
 
 

@@ -24,13 +24,13 @@ Rules:
   ``search_archive`` tool shows a model.
 
 What is kept "unchanged", exactly:
-- Secrets are replaced before anything is written (``flawedcode.redact``): an API key
+- Secrets are replaced before anything is written (``flawedcode.infra.redact``): an API key
   in a message is archived as ``[REDACTED:openai-key]``, and the part's entry in
   ``index.json`` counts what was replaced (``"redacted": {"openai-key": 1}``), as does
   the head of its ``.md``. Everything else is kept character for character.
 - Bad bytes never stop the archive: a lone surrogate (an undecodable byte in a file
   name, say) is kept in the ``.jsonl`` as its JSON escape (``\\udcff``, read back as
-  the same character) and shown in the ``.md`` as ``\\xff`` (see ``flawedcode.safe_text``).
+  the same character) and shown in the ``.md`` as ``\\xff`` (see ``flawedcode.infra.safe_text``).
 - In the ``.md``, a line of a message that would look like a message header
   (``### [3] human``, ``# Archive part ...``: any line starting with ``#`` then ``[``)
   gets a backslash in front (``\\### [3] human``), so it never reads as a message.
@@ -65,9 +65,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 from langchain_core.tools import BaseTool, StructuredTool
 
+from flawedcode.infra.redact import redact_data
+from flawedcode.infra.safe_text import LONE_SURROGATE, escape_surrogates, has_surrogates
 from flawedcode.paths import write_atomically
-from flawedcode.redact import redact_data
-from flawedcode.safe_text import LONE_SURROGATE, escape_surrogates, has_surrogates
 
 INDEX_NAME = "index.json"
 CORRUPT_SUFFIX = ".corrupt"

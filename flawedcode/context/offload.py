@@ -12,9 +12,9 @@ Rules (defaults in ``OffloadConfig``):
   same result always lands in the same file; a file of that name with other content is
   never overwritten (the name then takes more of the hash).
 - Byte-identical, with two exceptions, both visible: secrets are replaced first
-  (``flawedcode.redact``: an API key becomes ``[REDACTED:openai-key]``) and the stub's
+  (``flawedcode.infra.redact``: an API key becomes ``[REDACTED:openai-key]``) and the stub's
   last line says how many (``Redacted before saving: 1 secret (openai-key x1).``); a lone
-  surrogate, which has no UTF-8 form, is saved as its escape ``\xff`` (``flawedcode.safe_text``).
+  surrogate, which has no UTF-8 form, is saved as its escape ``\xff`` (``flawedcode.infra.safe_text``).
   The stub describes the file as saved. NUL and other control characters are kept.
 - A tool result holding a lone surrogate is escaped the same way even when it is not
   offloaded, so that no message in the context is text that cannot be sent or written.
@@ -46,20 +46,18 @@ import io
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import ToolMessage
-
 from flawedcode import paths
 from flawedcode.config import OffloadConfig
+from flawedcode.constants import ENCODING_NAME
 from flawedcode.formats import STUB_PREFIX
+from flawedcode.infra.redact import redact
+from flawedcode.infra.safe_text import escape_surrogates, has_surrogates
 from flawedcode.paths import write_atomically
-from flawedcode.redact import redact
-from flawedcode.safe_text import escape_surrogates, has_surrogates
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
 
@@ -79,7 +77,7 @@ class Offloaded:
     redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the saved file, by kind
 
 
-def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding: str = "o200k_base") -> bool:
+def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding: str = ENCODING_NAME) -> bool:
     """True when ``result`` from ``tool_name`` is over its threshold and the tool is not exempt."""
     if not config.enabled or tool_name in config.exempt_tools:
         return False
@@ -91,7 +89,7 @@ def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding:
 
 def offload(result: str, tool_name: str, arguments: dict[str, Any] | None = None, *,
             scratch_dir: Path | None = None, config: OffloadConfig | None = None,
-            encoding: str = "o200k_base") -> Offloaded:
+            encoding: str = ENCODING_NAME) -> Offloaded:
     """Save ``result`` (secrets redacted, lone surrogates escaped) under scratch/ and return the stub that replaces it."""
     config = config or OffloadConfig()
     scratch_dir = Path(scratch_dir or paths.scratch_dir())
@@ -134,12 +132,30 @@ def save_result(text: str, scratch_dir: Path, tool_name: str, arguments: dict[st
 
 
 def maybe_offload(result: str, tool_name: str, arguments: dict[str, Any] | None = None, *,
-                  scratch_dir: Path | None = None, config: OffloadConfig | None = None) -> str:
-    """The lesson's function: the stub if ``result`` is large, else ``result`` unchanged."""
+                  scratch_dir: Path | None = None, config: OffloadConfig | None = None,
+                  encoding: str = ENCODING_NAME, log: SessionLog | None = None) -> str:
+    """The lesson's function: the stub if ``result`` is large, else ``result`` (a lone surrogate escaped).
+
+    With a ``log``, an ``offload`` event is recorded, and a scratch file that cannot be written leaves
+    ``result`` in place (nothing is lost) with an ``offload_failed`` event; without one, that error is raised.
+    """
     config = config or OffloadConfig()
-    if not should_offload(result, tool_name, config):
+    if has_surrogates(result):  # e.g. a file name that is not UTF-8: it could never be sent or saved
+        result = escape_surrogates(result)
+    if not should_offload(result, tool_name, config, encoding):
         return result
-    return offload(result, tool_name, arguments, scratch_dir=scratch_dir, config=config).stub
+    try:
+        done = offload(result, tool_name, arguments, scratch_dir=scratch_dir, config=config, encoding=encoding)
+    except OSError as error:
+        if log is None:
+            raise
+        tokens = count_text(result, encoding)
+        log.record_event("offload_failed", tokens, tokens, tool=tool_name, error=str(error))
+        return result
+    if log is not None:
+        log.record_event("offload", done.original_tokens, done.stub_tokens, tool=tool_name, path=done.display_path,
+                         characters=len(result), **({"redacted": dict(done.redacted)} if done.redacted else {}))
+    return done.stub
 
 
 def scratch_file_name(result: str, tool_name: str, arguments: dict[str, Any], digest: str | None = None) -> str:
@@ -154,7 +170,7 @@ def scratch_file_name(result: str, tool_name: str, arguments: dict[str, Any], di
 # --- the stub ------------------------------------------------------------------
 
 def build_stub(result: str, tool_name: str, display_path: str, original_tokens: int,
-               preview_fraction: float = 0.12, encoding: str = "o200k_base") -> str:
+               preview_fraction: float = 0.12, encoding: str = ENCODING_NAME) -> str:
     """Header, a typed preview that fits the budget, and how to read the rest."""
     lines = result.splitlines()
     kind, candidates = preview_candidates(result, tool_name)
@@ -233,7 +249,6 @@ NA_TEXTS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-Na
 TRUE_TEXTS, FALSE_TEXTS = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
 INTEGER = re.compile(r"[+-]?\d+")
 DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf(?:inity)?", re.IGNORECASE)
-CAST_CHUNK = 8192  # numpy sums a column it converts (integers to floats) in chunks of this many values
 
 
 @dataclass
@@ -360,9 +375,11 @@ def _pairwise_sum(values: list[float], start: int, count: int) -> float:
 
 
 def _chunked_sum(values: list[float]) -> float:
-    total = 0.0
-    for start in range(0, len(values), CAST_CHUNK):
-        total += _pairwise_sum(values, start, min(CAST_CHUNK, len(values) - start))
+    import numpy  # on first use: numpy sums a column it converts (integers to floats) in chunks of its buffer size
+
+    chunk, total = numpy.getbufsize(), 0.0
+    for start in range(0, len(values), chunk):
+        total += _pairwise_sum(values, start, min(chunk, len(values) - start))
     return total
 
 
@@ -377,48 +394,3 @@ def _fit_list_line(line: str, budget_tokens: int, encoding: str) -> str | None:
         if count_text(shortened, encoding) + 1 <= budget_tokens:
             return shortened
     return None
-
-
-# --- the middleware --------------------------------------------------------------
-
-RECOVERY_PREFIXES = ("scratch/", "archives/")
-
-
-class OffloadMiddleware(AgentMiddleware):
-    """Thin adapter: runs each tool, then offloads its result if it is large."""
-
-    def __init__(self, config: OffloadConfig, scratch_dir: Path, log: SessionLog, encoding: str = "o200k_base") -> None:
-        super().__init__()
-        self.config = config
-        self.scratch_dir = Path(scratch_dir)
-        self.log = log
-        self.encoding = encoding
-
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        result = handler(request)
-        with self.log.timing_wrapper():
-            call = request.tool_call
-            self._note_recovery(call)
-            if not isinstance(result, ToolMessage) or not isinstance(result.content, str):
-                return result
-            if has_surrogates(result.content):  # e.g. a file name that is not UTF-8: it could never be sent or saved
-                result = result.model_copy(update={"content": escape_surrogates(result.content)})
-            if not should_offload(result.content, call["name"], self.config, self.encoding):
-                return result
-            try:
-                done = offload(result.content, call["name"], call.get("args"), scratch_dir=self.scratch_dir,
-                               config=self.config, encoding=self.encoding)
-            except OSError as error:
-                tokens = count_text(result.content, self.encoding)
-                self.log.record_event("offload_failed", tokens, tokens, tool=call["name"], error=str(error))
-                return result
-            self.log.record_event("offload", done.original_tokens, done.stub_tokens, tool=call["name"],
-                                  path=done.display_path, characters=len(result.content),
-                                  **({"redacted": dict(done.redacted)} if done.redacted else {}))
-            return result.model_copy(update={"content": done.stub})
-
-    def _note_recovery(self, call: dict[str, Any]) -> None:
-        arguments = call.get("args") or {}
-        path = str(arguments.get("path") or arguments.get("file_path") or "")
-        if call["name"] == "search_archive" or path.startswith(RECOVERY_PREFIXES):
-            self.log.record_event("recovery", 0, 0, tool=call["name"], target=path or arguments.get("query", ""))

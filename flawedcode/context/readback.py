@@ -18,7 +18,7 @@ smaller ``limit``: as many lines as fit, at least one. The page keeps
 Paging through everything still works: each page fits the room there is at
 the time, and the summarizer makes room between pages. A ``readback_paged``
 event is recorded. ``ReadBackPagingMiddleware`` is the thin adapter; put it
-after ``OffloadMiddleware`` (inside it), so a recovery read is noted once.
+inside the offload step (``resilience.with_guards`` does), so a recovery read is noted once.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AnyMessage, ToolMessage
 
+from flawedcode.constants import ENCODING_NAME
+from flawedcode.context.budget import ContextBudget
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -46,7 +48,7 @@ def room_under_trigger(trigger_tokens: int, context_tokens: int, calibration: fl
     return max(MIN_PAGE_TOKENS, math.floor(trigger_tokens / calibration) - context_tokens)
 
 
-def page_limit(page_lines: Sequence[str], room_tokens: int, encoding: str = "o200k_base") -> int:
+def page_limit(page_lines: Sequence[str], room_tokens: int, encoding: str = ENCODING_NAME) -> int:
     """How many of ``page_lines`` fit in ``room_tokens`` (with the page's overhead); at least 1."""
     budget = room_tokens - PAGE_OVERHEAD_TOKENS
     used = fitted = 0
@@ -67,11 +69,11 @@ def page_body(page: str) -> list[str]:
 class ReadBackPagingMiddleware(AgentMiddleware):
     """Thin adapter: a read of scratch/ or archives/ that would not fit under the trigger is re-read in a smaller page."""
 
-    def __init__(self, log: SessionLog, counter: TokenCounter, fixed_tokens: int) -> None:
+    def __init__(self, log: SessionLog, counter: TokenCounter, budget: ContextBudget) -> None:
         super().__init__()
         self.log = log
         self.counter = counter
-        self.fixed_tokens = fixed_tokens
+        self.budget = budget
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         call = request.tool_call
@@ -98,9 +100,9 @@ class ReadBackPagingMiddleware(AgentMiddleware):
         return paged
 
     def trigger_tokens(self) -> int:
-        return self.log.trigger_tokens or self.log.budget_tokens or 0
+        return self.budget.room_tokens
 
     def context_tokens(self, request: Any) -> int:
         state = request.state
         messages: Sequence[AnyMessage] = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
-        return self.fixed_tokens + self.counter.count_messages(messages)
+        return self.budget.fixed_tokens + self.counter.count_messages(messages)

@@ -5,7 +5,7 @@ response as JSON Lines; ``--model replay:FILE`` plays them back, offline and
 deterministically. That is how an instructor shows a real model's session in
 class: record it once at home, replay it on the projector.
 
-The file (secrets replaced by ``flawedcode.redact`` before anything is written)::
+The file (secrets replaced by ``flawedcode.infra.redact`` before anything is written)::
 
     {"type": "header", "format": "flawedcode-recording/1", "model": "gpt-4o-mini", "provider": "openai",
      "server": "api.openai.com", "window_tokens": 128000, "recorded_at": "...", "command": "flawedcode demo ..."}
@@ -62,6 +62,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
+from flawedcode.infra.redact import redact_data
 from flawedcode.models.errors import (
     ModelConfigError,
     ProviderContextOverflowError,
@@ -70,7 +71,6 @@ from flawedcode.models.errors import (
     explain_model_error,
     one_line,
 )
-from flawedcode.redact import redact_data
 
 FORMAT = "flawedcode-recording/1"
 REPLAY_PREFIX = "replay:"
