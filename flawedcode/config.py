@@ -204,10 +204,10 @@ class StableCompactionConfig(_Strict):
 class SubagentConfig(_Strict):
     """A child agent's own limits (none of them is the parent's)."""
 
-    budget_tokens: int = Field(4096, gt=0, description="The child's context budget.")
-    recursion_limit: int = Field(16, gt=0, description="Most graph steps of the child's one turn (about two per tool call).")
+    budget_tokens: int = Field(4096, gt=0, description="The child's context budget (its own, whatever the parent's).")
+    recursion_limit: int = Field(60, gt=0, description="Most graph steps of the child's one turn (a few per tool call).")
     summary_trigger: float = Field(0.6, gt=0, le=1, description="The child's own summary trigger, a share of its budget.")
-    result_tokens: int = Field(300, gt=20, description="Most tokens of the child's answer the parent receives.")
+    result_tokens: int = Field(120, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
 
 
 class MemoryConfig(_Strict):

@@ -91,23 +91,28 @@ def select_facts(facts: list[Fact], budget_tokens: int, counter: TokenCounter, f
     """The memory block: corrections first, then the newest facts, within ``budget_tokens`` ('' if none fit)."""
     if not facts or budget_tokens <= 0:
         return ""
-    newest_first = list(reversed(facts))
-    ordered = [fact for fact in newest_first if fact.correction] + [fact for fact in newest_first if not fact.correction]
-    chosen: list[Fact] = []
-    for fact in ordered:
-        trial = chosen + [fact]
-        if _block_tokens(trial, len(facts), budget_tokens, counter, file_name) <= budget_tokens:
+    newest_first = list(reversed(range(len(facts))))
+    order = [i for i in newest_first if facts[i].correction] + [i for i in newest_first if not facts[i].correction]
+    chosen: dict[int, Fact] = {}
+    for index in order:
+        trial = {**chosen, index: facts[index]}
+        if _block_tokens(_shown(trial), len(facts), budget_tokens, counter, file_name) <= budget_tokens:
             chosen = trial
-        elif not chosen:  # even one fact is too long: cut it to fit
-            cut = _cut_to_fit(fact, len(facts), budget_tokens, counter, file_name)
+        elif not chosen:  # even one fact is too long alone: cut it to fit
+            cut = _cut_to_fit(facts[index], len(facts), budget_tokens, counter, file_name)
             if cut is not None:
-                chosen = [cut]
+                chosen = {index: cut}
     if not chosen:
         return ""
-    in_file_order = [fact for fact in facts if fact in chosen] or chosen
-    in_file_order = sorted(in_file_order, key=lambda fact: not fact.correction)  # corrections lead: they win
-    used = _block_tokens(in_file_order, len(facts), budget_tokens, counter, file_name)
-    return render_block(in_file_order, len(facts), used, budget_tokens, file_name)
+    shown = _shown(chosen)
+    used = _block_tokens(shown, len(facts), budget_tokens, counter, file_name)
+    return render_block(shown, len(facts), used, budget_tokens, file_name)
+
+
+def _shown(chosen: dict[int, Fact]) -> list[Fact]:
+    """Corrections first (they win), then the rest, each group in file order."""
+    ordered = [chosen[i] for i in sorted(chosen)]
+    return [fact for fact in ordered if fact.correction] + [fact for fact in ordered if not fact.correction]
 
 
 def _block_tokens(facts: list[Fact], total: int, budget_tokens: int, counter: TokenCounter, file_name: str) -> int:

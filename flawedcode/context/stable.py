@@ -242,8 +242,11 @@ def turn_starts(messages: Sequence[AnyMessage], start: int, end: int | None = No
 
 def digest_cutoff(messages: Sequence[AnyMessage], keep_turns: int) -> int:
     """Where the kept turns begin: the latest request and the ``keep_turns`` turns before it stay."""
-    starts = turn_starts(messages, prefix_end(messages))
-    return starts[-(keep_turns + 1)] if len(starts) > keep_turns + 1 else prefix_end(messages)
+    start = prefix_end(messages)
+    starts = turn_starts(messages, start)
+    if start < len(messages) and start not in starts:  # the rest of the goal's own turn (the goal is pinned)
+        starts = [start, *starts]
+    return starts[-(keep_turns + 1)] if len(starts) > keep_turns + 1 else start
 
 
 def split_turns(messages: Sequence[AnyMessage]) -> list[list[AnyMessage]]:

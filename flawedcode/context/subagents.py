@@ -8,11 +8,11 @@ Deep Agents' ``task``). Rules:
   summary trigger from ``SubagentConfig`` (never the parent's: a child that inherits
   its parent's trigger summarizes at the parent's size), and no ``task`` tool (no
   nesting). It works in the same workspace, so files it writes are there.
-- **A short answer.** The parent receives at most ``result_tokens`` (300) tokens of the
-  child's final message, cut with "[...]" when longer, then one line naming the
-  transcript::
+- **A short answer.** The parent receives at most ``result_tokens`` (120; at most ~300) tokens of the
+  child's final message (when longer: its start and its end, where the conclusion is,
+  around "[...]"), then one line naming the transcript::
 
-      [Sub-agent 2 transcript: archives/<conversation>/0003.md (9 messages, peak 2,310 tokens); search_archive(query) finds it]
+      [Sub-agent 2 transcript: archives/<conversation>/0003.md; search_archive finds it]
 
 - **Never empty.** When the child's last message is empty (a known failure of
   sub-agents) or the child failed, the answer says so and quotes the start of its
@@ -39,8 +39,7 @@ from flawedcode.context.archive import ConversationArchive
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
 
-TRANSCRIPT_LINE = ("[Sub-agent {number} transcript: {path} ({messages} messages, peak {peak:,} tokens); "
-                   "search_archive(query) finds it]")
+TRANSCRIPT_LINE = "[Sub-agent {number} transcript: {path}; search_archive finds it]"
 
 
 class ChildAgent(Protocol):
@@ -96,18 +95,22 @@ class SubagentRunner:
         peak = max((call.input_tokens for call in child.log.calls), default=0)
         self._count_calls(child.log)
         answer = self.clip(reply.strip()) or fallback_answer(child.messages, error)
-        line = TRANSCRIPT_LINE.format(number=number, path=path or "(not archived)", messages=len(child.messages), peak=peak)
+        line = TRANSCRIPT_LINE.format(number=number, path=path or "(not archived)")
         self.runs.append(SubagentRun(number, description, answer, path, len(child.messages), peak,
                                      len(child.log.calls), error))
         return f"{answer}\n{line}"
 
     def clip(self, text: str) -> str:
-        """``text`` cut to ``result_tokens`` tokens (ending in "[...]" when cut)."""
+        """``text`` within ``result_tokens`` tokens: when longer, its start and its end (where a child's
+        conclusion usually is) around " [...] "."""
         limit = self.config.result_tokens
-        tokens = self.counter.encoding.encode_ordinary(text)
+        encoding = self.counter.encoding
+        tokens = encoding.encode_ordinary(text)
         if len(tokens) <= limit:
             return text
-        return self.counter.encoding.decode(tokens[: limit - 3]).rstrip() + " [...]"
+        room = limit - len(encoding.encode_ordinary(" [...] ")) - 2  # 2: a token may split differently at the seams
+        head, tail = room * 2 // 5, room - room * 2 // 5
+        return f"{encoding.decode(tokens[:head]).rstrip()} [...] {encoding.decode(tokens[-tail:]).lstrip()}"
 
     def _count_calls(self, child_log: SessionLog) -> None:
         for call in child_log.calls:
