@@ -21,6 +21,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.models.offline_entities import Mentions, Vocabulary
 from flawedcode.models.offline_periods import Period, read_periods
 from flawedcode.models.offline_words import COMMON_WORDS, normalize
@@ -117,7 +118,7 @@ class Context:
 
     vocabulary: Vocabulary
     tool_names: set[str] = field(default_factory=set)
-    window_tokens: int = 8192
+    window_tokens: int = DEFAULT_BUDGET_TOKENS
     earlier: list[BaseMessage] = field(default_factory=list)
     truncated: bool = False
     previous_ask: Any = None
