@@ -136,7 +136,7 @@ class Suite:
 def suite_identity(suite: Suite) -> dict[str, Any]:
     """What decides a run's numbers besides its (agent, task, run): the model, the settings, the code, each task."""
     package = Path(__file__).resolve().parents[1]
-    sources = sorted(package.rglob("*.py")) + sorted((package / "prompts").glob("*"))
+    sources = sorted(package.rglob("*.py")) + sorted(path for path in (package / "prompts").rglob("*") if path.is_file())
     sources += [Path(inspect.getfile(entry.agent_class)).resolve() for entry in suite.entries]
     code = hashlib.sha256()
     for path in dict.fromkeys(sources):

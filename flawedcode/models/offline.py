@@ -97,8 +97,8 @@ from flawedcode.constants import ENCODING_NAME
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import help_text, plan
 from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
-from flawedcode.models.offline_plan import Context, Task, fill_arguments, tool_name_for
-from flawedcode.models.offline_results import ToolResult, answer_task, next_step
+from flawedcode.models.offline_plan import Context, Task, ToolResult, fill_arguments, tool_name_for
+from flawedcode.models.offline_results import answer_task, next_step
 from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
