@@ -62,3 +62,41 @@ def test_a_secret_in_a_tools_arguments_never_reaches_a_scratch_file_name_or_the_
 def test_a_scratch_file_name_still_says_what_it_holds() -> None:
     name = scratch_file_name("x" * 6000, "chartbook_get_docs", {"pipeline": "yield_curve", "dataframe": "repo_public"})
     assert name.startswith("chartbook_get_docs_yield_curve_repo_public_") and name.endswith(".txt")
+
+
+# --- scratch/ is scoped per conversation, like archives/ -------------------------------------------------
+
+def test_a_second_conversation_cannot_list_search_or_read_the_firsts_offloads(tmp_path: Path) -> None:
+    from flawedcode.agents import make_agent
+    from flawedcode.tools import Workspace
+
+    workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    first = make_agent("v2", workspace=workspace)
+    first.send("Get docs for yield_curve/repo_public")
+    offloaded = [event for event in first.log.events if event.kind == "offload"]
+    assert offloaded, "the docs were offloaded"
+    path = offloaded[0].detail["path"]
+    tools = {each.name: each for each in first.tools}
+    assert "repo_public" in tools["read_file"].invoke({"path": path})
+    second = make_agent("v2", workspace=Workspace(workspace.root, workspace.scratch_dir, workspace.archive_dir))
+    others = {each.name: each for each in second.tools}
+    assert others["read_file"].invoke({"path": path}).startswith("Error: ")
+    assert "repo_public" not in others["list_files"].invoke({"path": "scratch"})
+    assert "tri_party" not in others["search_files"].invoke({"pattern": "tri_party", "path": "scratch"})
+    first.reset()  # a new conversation of the same agent: the old offloads are another conversation's now
+    assert tools["read_file"].invoke({"path": path}).startswith("Error: ")
+
+
+def test_tools_made_without_an_agent_cannot_read_another_sessions_archive_or_offloads(tmp_path: Path) -> None:
+    from flawedcode.tools import Workspace, make_tools
+
+    workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    (tmp_path / "archives" / "v2-0123456789").mkdir(parents=True)
+    (tmp_path / "archives" / "v2-0123456789" / "0001.md").write_text("another session's plan\n")
+    (tmp_path / "scratch" / "v2-0123456789").mkdir(parents=True)
+    (tmp_path / "scratch" / "v2-0123456789" / "run_python_0123456789abcdef.txt").write_text("another session's result\n")
+    tools = {each.name: each for each in make_tools(workspace)}
+    assert tools["read_file"].invoke({"path": "archives/v2-0123456789/0001.md"}).startswith("Error: ")
+    assert "plan" not in tools["search_files"].invoke({"pattern": "plan", "path": "archives"})
+    assert "result" not in tools["search_files"].invoke({"pattern": "result", "path": "scratch"})
+    assert tools["read_file"].invoke({"path": "scratch/v2-0123456789/run_python_0123456789abcdef.txt"}).startswith("Error: ")

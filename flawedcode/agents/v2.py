@@ -58,7 +58,7 @@ class AgentV2(BaseAgent):
         return [
             RepairToolCallsMiddleware(self.log),
             summarize,
-            OffloadMiddleware(self.config.offload, self.workspace.scratch_dir, self.log, self.counter.encoding_name),
+            OffloadMiddleware(self.config.offload, self.workspace, self.log, self.counter.encoding_name),
             ReadBackPagingMiddleware(self.log, self.counter, self.fixed_tokens),
         ]
 

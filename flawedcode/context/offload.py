@@ -10,7 +10,10 @@ Rules (defaults in ``OffloadConfig``):
 - The file is ``scratch/<tool>_<arguments>_<hash>.txt`` (the first ``HASH_DIGITS``, 16,
   hex digits of the content's SHA-256) and holds the result byte-identical (UTF-8). The
   name's words come from the redacted arguments, leaving out any word that looks random
-  or is longer than ``MAX_NAME_WORD_CHARS`` (24): no secret reaches a name. The
+  or is longer than ``MAX_NAME_WORD_CHARS`` (24): no secret reaches a name. Under an
+  agent, the file is saved in its conversation's folder, ``<scratch>/<conversation id>/``
+  (``Workspace.conversation_scratch_dir``), which is what ``scratch/`` means to that
+  conversation's tools: another conversation cannot list, search or read it. The
   same result always lands in the same file; a file of that name with other content is
   never overwritten (the name then takes more of the hash).
 - Byte-identical, with two exceptions, both visible: secrets are replaced first
@@ -400,10 +403,11 @@ RECOVERY_PREFIXES = ("scratch/", "archives/")
 class OffloadMiddleware(AgentMiddleware):
     """Thin adapter: runs each tool, then offloads its result if it is large."""
 
-    def __init__(self, config: OffloadConfig, scratch_dir: Path, log: SessionLog, encoding: str = ENCODING_NAME) -> None:
+    def __init__(self, config: OffloadConfig, scratch: Path | Any, log: SessionLog, encoding: str = ENCODING_NAME) -> None:
+        """``scratch``: a folder, or a workspace, whose current conversation's scratch folder is used at each call."""
         super().__init__()
         self.config = config
-        self.scratch_dir = Path(scratch_dir)
+        self.scratch = scratch if hasattr(scratch, "conversation_scratch_dir") else Path(scratch)
         self.log = log
         self.encoding = encoding
 
@@ -419,7 +423,7 @@ class OffloadMiddleware(AgentMiddleware):
             if not should_offload(result.content, call["name"], self.config, self.encoding):
                 return result
             try:
-                done = offload(result.content, call["name"], call.get("args"), scratch_dir=self.scratch_dir,
+                done = offload(result.content, call["name"], call.get("args"), scratch_dir=self.scratch_dir(),
                                config=self.config, encoding=self.encoding)
             except OSError as error:
                 tokens = count_text(result.content, self.encoding)
@@ -429,6 +433,10 @@ class OffloadMiddleware(AgentMiddleware):
                                   path=done.display_path, characters=len(result.content),
                                   **({"redacted": dict(done.redacted)} if done.redacted else {}))
             return result.model_copy(update={"content": done.stub})
+
+    def scratch_dir(self) -> Path:
+        """The folder this call's result is saved in: the workspace's conversation's, or the folder given."""
+        return Path(getattr(self.scratch, "conversation_scratch_dir", self.scratch))
 
     def _note_recovery(self, call: dict[str, Any]) -> None:
         arguments = call.get("args") or {}
