@@ -4,18 +4,52 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 PYTEST_ARGS ?=
+# What flawedcode supports (pyproject.toml's requires-python), as a check any Python can run.
+PYTHON_OK = import sys; sys.exit(sys.version_info < (3, 11))
+REMAKE_HINT = make $(or $(MAKECMDGOALS),demo) PYTHON=python3.12
 
-.PHONY: demo test lint install install-test bench bench-readme lab notebooks benchmarks clean
+.PHONY: demo test check update-snapshots lint install install-test venv bench bench-readme lab notebooks benchmarks clean
 
-$(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+# .venv, made by a Python flawedcode supports. One made by an older Python is made again with $(PYTHON)
+# when that one is new enough; otherwise one line says which Python to name.
+venv:
+	@if [ -e $(BIN)/python ] && ! $(BIN)/python -c '$(PYTHON_OK)' 2>/dev/null; then \
+		if $(PYTHON) -c '$(PYTHON_OK)' 2>/dev/null; then \
+			echo "$(VENV) was made by $$($(BIN)/python -V 2>&1 || echo 'a Python that no longer runs'); flawedcode needs 3.11+: making it again with $(PYTHON)"; \
+			rm -rf $(VENV); \
+		else \
+			echo "error: $(VENV) was made by $$($(BIN)/python -V 2>&1 || echo 'a Python that no longer runs') and $(PYTHON) is $$($(PYTHON) -V 2>&1); flawedcode needs Python 3.11 or newer. Try: $(REMAKE_HINT)" >&2; \
+			exit 1; \
+		fi; \
+	fi
+	@if [ ! -e $(BIN)/python ]; then \
+		$(PYTHON) -c '$(PYTHON_OK)' 2>/dev/null || { echo "error: flawedcode needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) -V 2>&1). Try: make $(or $(MAKECMDGOALS),demo) PYTHON=python3.12" >&2; exit 1; }; \
+		$(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet --upgrade pip > $(VENV)/install.log 2>&1 \
+			|| { cat $(VENV)/install.log >&2; exit 1; }; \
+	fi
 
-install: $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+# Each install runs again only when pyproject.toml or setup.py changed (a stamp file in .venv). pip's own
+# output (and setuptools' notice about editable installs) goes to .venv/install.log, shown if the install fails.
+INSTALL = @echo "installing flawedcode into $(VENV) (first run takes a few minutes; log: $(VENV)/install.log)"; \
+	$(BIN)/python -m pip install --disable-pip-version-check -e
+INSTALL_LOGGED = > $(VENV)/install.log 2>&1 || { tail -n 30 $(VENV)/install.log; echo "error: the install failed; full log: $(VENV)/install.log" >&2; exit 1; }
 
-install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,notebooks,peers]'
+$(VENV)/.installed: pyproject.toml setup.py | venv
+	$(INSTALL) . $(INSTALL_LOGGED)
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml setup.py | venv
+	$(INSTALL) '.[test,notebooks,peers]' $(INSTALL_LOGGED)
+	@touch $@ $(VENV)/.installed
+
+# A .venv that `venv` will make again holds stamps that no longer mean anything: install regardless.
+ifneq ($(shell [ -e $(BIN)/python ] && ! $(BIN)/python -c '$(PYTHON_OK)' 2>/dev/null && echo stale),)
+.PHONY: $(VENV)/.installed $(VENV)/.installed-test
+endif
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
 
 # 1. The main job, offline: the lesson's session through v1 and v2, a token table and a chart.
 demo: install
@@ -26,20 +60,31 @@ test: install-test
 	$(BIN)/ruff check flawedcode tests data
 	$(BIN)/python -m pytest $(PYTEST_ARGS) tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
+# The quick tests, while you change code (a minute or two): unit tests only, no notebooks, no end-to-end runs.
+CHECK_SKIP = --ignore=tests/test_notebooks.py --ignore=tests/test_readme.py --ignore=tests/test_install.py \
+	--ignore=tests/test_scale.py --ignore=tests/test_bench_agents.py
+check: install-test
+	$(BIN)/python -m pytest -q -m "not slow" $(CHECK_SKIP) $(PYTEST_ARGS) tests
+
+# Store what each agent version sends besides the conversation (system prompt, tool schemas) as the golden
+# snapshots tests/test_v2_equivalence.py compares against: run it after a change you mean, and commit tests/snapshots/.
+update-snapshots: install-test
+	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_v2_equivalence.py -k snapshot
+
 # The linter (settings in pyproject.toml): pyflakes, pycodestyle, import order, pyupgrade, bugbear.
 lint: install-test
 	$(BIN)/ruff check flawedcode tests data
 
-BENCH_AGENTS ?= v1,v2,lc-summarization,lc-summarization-tuned,lc-context-editing,lc-context-editing-tuned,deepagents
+BENCH_AGENTS ?= v1,v2,lc-summarization,lc-summarization-tuned,lc-context-editing,lc-context-editing-tuned,deepagents,swe-agent-last-5,swe-agent-last-5-polling-5,anthropic-clear-tool-uses,openhands-condenser,codex-compaction,jetbrains-hybrid
 
 # The benchmark, offline (deepagents needs the peers extra: `make install-test`; without it, a note says it was skipped).
 bench: install
 	$(BIN)/flawedcode bench --agents $(BENCH_AGENTS) --runs 3 --out results/bench
 
-# The same, then README's benchmark table replaced by its headline table (one command).
+# The same, then the benchmark table of docs/benchmark.md (README links to it) replaced by its headline table.
 bench-readme: install-test
 	$(BIN)/flawedcode bench --agents $(BENCH_AGENTS) --runs 3 --out results/bench
-	$(BIN)/python -m flawedcode.bench.readme results/bench README.md
+	$(BIN)/python -m flawedcode.bench.readme results/bench docs/benchmark.md
 
 # Re-run the lessons and their solutions and store their outputs (nbval compares them); tidy_outputs.py
 # drops per-cell timestamps and stored widget views (a saved notebook shows the lab's picture instead).

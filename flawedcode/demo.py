@@ -17,7 +17,9 @@ with scratch/ and archives/ under ``out_dir``, and writes:
 - ``demo_logs.json``: both session logs (every call, every event, totals) and replies.
 
 It returns a ``DemoResult`` whose ``report()`` is what ``flawedcode demo``
-prints: each agent's answer to the goal question and a token table.
+prints: the numbered requests, each agent's answer to the goal question, the
+step at which an agent lost the goal (or what kept it), a token table, the
+files written and a "Next:" line.
 
 ``out_dir`` is never cleared: the demo writes only its own files there (the two
 above, ``workspaces/`` with the agents' copies of the project and their
@@ -65,6 +67,10 @@ WORKSPACES_NAME = "workspaces"
 MARKER_NAME = ".flawedcode-demo"
 MARKER_TEXT = ("This folder holds the output of `flawedcode demo`. A rerun here replaces "
                f"{CHART_NAME}, {LOGS_NAME} and {WORKSPACES_NAME}/v1, {WORKSPACES_NAME}/v2; nothing else is deleted.\n")
+
+GOAL_LOST_EVENT = "goal_lost"  # recorded by flawedcode.lab.window.ContextWatcher (lesson_agent attaches it)
+NEXT_LINE = ("Next: open the lessons with `make lab` (notebooks/00_react_loop_v0.ipynb first), or talk to an agent "
+             "yourself: `.venv/bin/flawedcode chat --agent v1`")
 
 TurnCallback = Callable[[int, str, str], None]
 
@@ -121,16 +127,47 @@ class DemoResult:
                                       for i, (cell, width) in enumerate(zip(line, widths))) + " |" for line in cells]
         return "\n".join(lines)
 
+    def goal_lost_step(self, name: str) -> int | None:
+        """The step at which ``name``'s first request first fell out of what its model received, or None."""
+        log = self.logs.get(name)
+        lost = [event.turn for event in log.events if event.kind == GOAL_LOST_EVENT] if log else []
+        return min(lost) if lost else None
+
+    def gave_goal_back(self, name: str) -> bool:
+        """True when ``name``'s reply to the last step repeats the first request verbatim."""
+        return bool(self.steps) and self.steps[0] in self.goal_answers.get(name, "")
+
+    def outcome_lines(self) -> list[str]:
+        """One line per agent: where it lost the goal, or what kept it (offloads, summaries), and whether it gave it back."""
+        lines = []
+        for name, log in self.logs.items():
+            lost = self.goal_lost_step(name)
+            kept = f"{_counted(log.count('offload'), 'offload')}, {_counted(log.count('summarize'), 'summary', 'summaries')}"
+            answered = (f"it gave the goal back at step {len(self.steps)}" if self.gave_goal_back(name)
+                        else f"its answer at step {len(self.steps)} does not repeat the goal")
+            if lost is not None:
+                lines.append(f"{name} lost the goal at step {lost}: request 1 no longer fit in what the model received; {answered}.")
+            else:
+                lines.append(f"{name} kept the goal in its context ({kept}); {answered}.")
+        return lines
+
     def report(self) -> str:
-        """What ``flawedcode demo`` prints."""
-        lines = [f"The lesson's session ({len(self.steps)} requests) through {' and '.join(self.replies)}, "
-                 f"model {self.model}, budget {self.budget_tokens:,} tokens.", "", f'Answers to "{GOAL_QUESTION}":']
+        """What ``flawedcode demo`` prints: the numbered requests, the answers, where the goal was lost, the table, Next."""
+        lines = [f"The lesson's session: {len(self.steps)} requests through {' and '.join(self.replies)}, "
+                 f"model {self.model}, budget {self.budget_tokens:,} tokens."]
+        lines += [f"  {number}. {step}" for number, step in enumerate(self.steps, start=1)]
+        lines += ["", f'Answers to request {len(self.steps)}, "{self.steps[-1]}":' if self.steps else "Answers:"]
         lines += [f"  {name}: {answer}" for name, answer in self.goal_answers.items()]
         for name, errors in self.errors.items():
             lines += [f"  ({name} had {len(errors)} failed turn(s): {errors[0]})"] if errors else []
+        lines += ["", *self.outcome_lines()]
         lines += ["", "Tokens per session:", self.token_table(), "",
-                  f"Chart: {self.chart_path}", f"Logs:  {self.logs_path}"]
+                  f"Chart: {self.chart_path}", f"Logs:  {self.logs_path}", "", NEXT_LINE]
         return "\n".join(lines)
+
+
+def _counted(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else many or one + 's'}"
 
 
 def demo_model(model_spec: str | ModelOptions | None, budget_tokens: int) -> Any:

@@ -59,7 +59,19 @@ reports exactly what it saw.
 
 The cost (``totals()["estimated_cost_usd"]``) uses the provider's reported
 tokens where it gave them and the exact counts otherwise; it is ``None`` when
-the model's prices are unknown (never guessed).
+the model's prices are unknown (never guessed). Cached input is priced at the
+model's cached price (``flawedcode.prompt_cache``): the provider's
+``cached_tokens`` when it reported them; none when it reported usage without
+them (it billed what it reported); the cache model's when it reported no usage
+(the offline model, a cost preview). A usage whose
+every figure is 0 is taken as no report (unknown), never as a free call.
+
+Prompt caching (``flawedcode.prompt_cache``): the recorder captures each
+request as blocks (the fixed system+tools block, then one digest and exact
+count per message: ``CallRecord.prompt_blocks``); ``SessionLog`` feeds them to
+a ``SessionCache`` as each call is recorded, so every ``CallRecord`` carries its
+``cached_tokens``, ``cache_write_tokens`` and ``oracle_tokens`` (the physical
+limit), and ``totals()`` their sums (``cache_totals``).
 """
 
 from __future__ import annotations
@@ -69,7 +81,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 from uuid import UUID
 
@@ -80,6 +92,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import LLMResult
 
 from flawedcode.notices import warn_once
+from flawedcode.prompt_cache import Block, BlockMaker, CallCache, SessionCache, cache_totals, call_cost_usd
 from flawedcode.tokens import TokenCounter
 
 CallPurpose = Literal["agent", "summary", "internal"]
@@ -145,6 +158,23 @@ class CallRecord:
     """Reported input tokens / counted input tokens, when the provider reported them."""
     truncated: bool = False
     """The server reported far fewer input tokens than were sent: it dropped part of the prompt."""
+    reported_cached_tokens: int | None = None
+    """Input tokens the provider said it read from its prompt cache (None: it did not say)."""
+    prompt_blocks: list[Block] | None = None
+    """The request as a prompt cache sees it (``prompt_cache.request_blocks``); None when not captured."""
+    shared_messages: int = 0
+    """Leading blocks an earlier request of the session began with (``prompt_cache``)."""
+    cached_tokens: int = 0
+    """Of input_tokens: what a provider's prompt cache would serve (the model's figure)."""
+    cache_write_tokens: int = 0
+    """Of input_tokens: what this call writes to the cache."""
+    oracle_tokens: int = 0
+    """The physical limit of this call: fixed + goal + current turn (0 for summary and internal calls)."""
+
+    def cache(self) -> CallCache:
+        """This call's prompt-cache figures."""
+        return CallCache(self.input_tokens, self.shared_messages, 0, self.cached_tokens, self.cache_write_tokens,
+                         self.oracle_tokens, self.reported_cached_tokens, self.prompt_blocks is not None)
 
 
 @dataclass
@@ -156,6 +186,10 @@ class SessionLog:
     trigger_tokens: int | None = None
     price_input_per_million: float | None = 0.0
     price_output_per_million: float | None = 0.0
+    price_cached_input_per_million: float | None = None
+    """US dollars per million input tokens read from the prompt cache (None: the input price)."""
+    price_cache_write_per_million: float | None = None
+    """US dollars per million input tokens written to the cache (None: writes cost the input price)."""
     calls: list[CallRecord] = field(default_factory=list)
     events: list[ContextEvent] = field(default_factory=list)
     turn: int = 0
@@ -173,6 +207,7 @@ class SessionLog:
     _last_usage: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
     _unclaimed: OrderedDict[int, tuple[Any, CallRecord]] = field(default_factory=OrderedDict, repr=False)
     listeners: list[Callable[[SessionLog], None]] = field(default_factory=list, repr=False)
+    prompt_cache: SessionCache = field(default_factory=SessionCache, repr=False)
 
     # --- recording -------------------------------------------------------
     def start_turn(self) -> int:
@@ -195,13 +230,14 @@ class SessionLog:
 
     def record_call(self, input_tokens: int, output_tokens: int, message: AIMessage | None,
                     seconds: float, purpose: str = "agent", *, fixed_tokens: int | None = None,
-                    error: str | None = None, at_boundary: bool = False) -> CallRecord:
+                    error: str | None = None, at_boundary: bool = False,
+                    prompt_blocks: list[Block] | None = None) -> CallRecord:
         """Record one model call. A call already recorded at the model boundary (same reply object) is not recorded twice."""
         if not at_boundary and message is not None:
             seen = self._unclaimed.pop(id(message), None)
             if seen is not None and seen[0] is message:
                 return seen[1]
-        usage = getattr(message, "usage_metadata", None) or {}
+        usage = reported_usage(message)
         index, pending = -1, []
         if purpose == "agent":  # the events recorded since the last agent call happened before this one
             index, pending, self._pending_events = self.agent_call_count, self._pending_events, []
@@ -214,7 +250,12 @@ class SessionLog:
             purpose=purpose, events=pending, fixed_tokens=fixed_tokens,
             over_budget=bool(self.budget_tokens and input_tokens > self.budget_tokens), error=error,
             reasoning_tokens=int((usage.get("output_token_details") or {}).get("reasoning") or 0),
+            reported_cached_tokens=_reported_cache_read(usage), prompt_blocks=prompt_blocks,
         )
+        cache = self.prompt_cache.observe(prompt_blocks, input_tokens, purpose=purpose, turn=self.turn,
+                                          failed=error is not None, reported_cached_tokens=record.reported_cached_tokens)
+        record.shared_messages, record.cached_tokens = cache.shared_messages, cache.cached_tokens
+        record.cache_write_tokens, record.oracle_tokens = cache.write_tokens, cache.oracle_tokens
         if error is None and _provider_of(message) != SELF_DECLARED_TRUNCATION:
             self.compare_reported_usage(record, _model_name_of(message))
         self.calls.append(record)
@@ -289,12 +330,19 @@ class SessionLog:
         """Estimated US dollars so far: reported tokens where the provider gave them, counts otherwise; None if unpriced."""
         if self.price_input_per_million is None or self.price_output_per_million is None:
             return None
-        answered = [call for call in self.calls if call.error is None]  # a refused request is not billed
-        billed_in = sum(call.input_tokens if call.reported_input_tokens is None else call.reported_input_tokens
-                        for call in answered)
-        billed_out = sum(call.output_tokens + call.reasoning_tokens if call.reported_output_tokens is None
-                         else call.reported_output_tokens for call in answered)
-        return round((billed_in * self.price_input_per_million + billed_out * self.price_output_per_million) / 1e6, 6)
+        total = 0.0
+        for call in self.calls:
+            if call.error is not None:  # a refused request is not billed
+                continue
+            billed_in = call.input_tokens if call.reported_input_tokens is None else call.reported_input_tokens
+            billed_out = (call.output_tokens + call.reasoning_tokens if call.reported_output_tokens is None
+                          else call.reported_output_tokens)
+            cache = replace(call.cache(), input_tokens=billed_in)
+            if call.reported_input_tokens is not None and call.reported_cached_tokens is None:
+                cache = CallCache(billed_in)  # the provider billed what it reported, and reported no cache read
+            total += call_cost_usd(cache, billed_out, self.price_input_per_million, self.price_output_per_million,
+                                   self.price_cached_input_per_million, self.price_cache_write_per_million)
+        return round(total, 6)
 
     @contextmanager
     def timing_wrapper(self) -> Iterator[None]:
@@ -331,6 +379,7 @@ class SessionLog:
             "estimated_cost_usd": self.cost_usd(),
             "reasoning_tokens": sum(call.reasoning_tokens for call in self.calls),
             "truncated_calls": sum(1 for call in self.calls if call.truncated),
+            **cache_totals(call.cache() for call in self.calls),
         }
 
     def count(self, kind: str) -> int:
@@ -360,6 +409,7 @@ class _Started:
     input_tokens: int
     fixed_tokens: int
     started: float
+    prompt_blocks: list[Block] | None = None
 
 
 class ModelCallRecorder(BaseCallbackHandler):
@@ -377,6 +427,7 @@ class ModelCallRecorder(BaseCallbackHandler):
         self.counter = counter
         self.observers: list[Callable[[CallPurpose, list[BaseMessage], list[Any]], None]] = []
         self._started: dict[UUID, _Started] = {}
+        self.blocks = BlockMaker(counter)
 
     # --- where it listens --------------------------------------------------------
     def attach(self, model: BaseChatModel) -> BaseChatModel:
@@ -416,7 +467,7 @@ class ModelCallRecorder(BaseCallbackHandler):
         fixed = sum(self.counter.count_message(message) for message in system) + self.counter.count_tools(tools)
         conversation = [message for message in request if not isinstance(message, SystemMessage)]
         self._started[run_id] = _Started(purpose, fixed + self.counter.count_messages(conversation), fixed,
-                                         time.perf_counter())
+                                         time.perf_counter(), self.blocks.request_blocks(request, tools))
         for observer in self.observers:
             observer(purpose, list(request), tools)
 
@@ -427,7 +478,8 @@ class ModelCallRecorder(BaseCallbackHandler):
         message = _first_message(response)
         output_tokens = self.counter.count_message(message) if message is not None else 0
         self.log.record_call(started.input_tokens, output_tokens, message, time.perf_counter() - started.started,
-                             started.purpose, fixed_tokens=started.fixed_tokens, at_boundary=True)
+                             started.purpose, fixed_tokens=started.fixed_tokens, at_boundary=True,
+                             prompt_blocks=started.prompt_blocks)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         started = self._started.pop(run_id, None)
@@ -435,7 +487,8 @@ class ModelCallRecorder(BaseCallbackHandler):
             return
         text = " ".join(f"{type(error).__name__}: {error}".split())
         self.log.record_call(started.input_tokens, 0, None, time.perf_counter() - started.started, started.purpose,
-                             fixed_tokens=started.fixed_tokens, error=text, at_boundary=True)
+                             fixed_tokens=started.fixed_tokens, error=text, at_boundary=True,
+                             prompt_blocks=started.prompt_blocks)
 
     def purpose_of(self, tags: Sequence[str], metadata: dict[str, Any]) -> CallPurpose:
         """Which part made a call (the table in the module docstring, read top to bottom)."""
@@ -445,6 +498,20 @@ class ModelCallRecorder(BaseCallbackHandler):
         if _AGENT_CALL.get() is self.log:
             return "agent"
         return "internal"
+
+
+def reported_usage(message: AIMessage | None) -> dict[str, Any]:
+    """The provider's usage of a reply; ``{}`` when it gave none, or only zeros (unknown, never a free call)."""
+    usage = getattr(message, "usage_metadata", None) or {}
+    if not any(usage.get(key) for key in ("input_tokens", "output_tokens", "total_tokens")):
+        return {}
+    return dict(usage)
+
+
+def _reported_cache_read(usage: dict[str, Any]) -> int | None:
+    """LangChain's ``input_token_details.cache_read`` (OpenAI's ``prompt_tokens_details.cached_tokens``), if given."""
+    value = (usage.get("input_token_details") or {}).get("cache_read")
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _provider_of(message: AIMessage | None) -> str:
@@ -476,6 +543,7 @@ class TelemetryMiddleware(AgentMiddleware):
         super().__init__()
         self.log = log
         self.counter = counter
+        self.blocks = BlockMaker(counter)
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         recorded_before = self.log.boundary_agent_calls
@@ -489,9 +557,11 @@ class TelemetryMiddleware(AgentMiddleware):
         if self.log.boundary_agent_calls == recorded_before:
             with self.log.timing_wrapper():
                 input_tokens = self.counter.count_request(request.system_prompt, request.tools, request.messages)
+                system = [SystemMessage(request.system_prompt)] if request.system_prompt else []
+                blocks = self.blocks.request_blocks([*system, *request.messages], request.tools)
                 message = _last_ai_message(response)
                 output_tokens = self.counter.count_message(message) if message is not None else 0
-            self.log.record_call(input_tokens, output_tokens, message, seconds)
+            self.log.record_call(input_tokens, output_tokens, message, seconds, prompt_blocks=blocks)
         return response
 
 

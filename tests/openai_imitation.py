@@ -33,12 +33,38 @@ call arguments are cut mid-JSON, ``finish_reason: length``), ``fail_summaries``
 summarizer's), ``reasoning_tokens`` (added to ``completion_tokens`` and reported in
 ``completion_tokens_details``) and ``token_scale`` (a server whose tokenizer
 counts that many times flawedcode's count).
+
+Behaviours of real servers and their users' issue threads (round 2), each a switch:
+
+- ``role_scales`` (role -> factor): a tokenizer that counts each role's messages
+  differently (tool results 0.8x, prose 1.2x), so the reported/counted ratio moves
+  as the conversation's mix changes, though nothing is ever truncated;
+- ``tool_call_ids``: ``"missing"`` (older Ollama, llama.cpp) or ``"empty"`` (Gemini's
+  compatibility layer) instead of an id; ``strict`` answers 400 to a request
+  holding an assistant tool call without an id or a tool result that answers none;
+- ``arguments``: ``"object"`` (a JSON object, not a string) or ``"double"`` (a JSON
+  string inside a string); ``text_tool_calls``: the call written in the content as
+  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (Hermes/Qwen style);
+- ``reasoning``: ``"think"`` (a ``<think>...</think>`` block before the answer),
+  ``"field"`` (``reasoning_content`` beside the answer), ``"only"`` (the answer in
+  ``reasoning_content``, the content empty); ``reasoning_words`` sets its length;
+- ``usage``: ``"zeros"`` (every count 0), ``"none"`` (no usage block);
+  ``cached_tokens``: that many prompt tokens reported as cached;
+- ``finish``: request number -> ``"content_filter"`` (empty content, Azure/OpenAI style)
+  or ``"length"`` (a text answer cut in the middle);
+- ``trickle``: request numbers whose answer is sent a few bytes at a time, every
+  ``trickle_interval`` seconds (each read is quick; the whole takes long);
+- ``headers``: request number -> extra response headers (``Retry-After``);
+  ``errors`` bodies that are strings are sent as ``text/html`` (a web page);
+- ``served``: the model ids ``/v1/models`` lists (e.g. ``["qwen2.5-coder:7b"]``);
+  with ``strict_model`` a chat request for another name gets Ollama's 404.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -47,6 +73,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, convert_to_messages
 
 from flawedcode.models import OfflineModel
+from flawedcode.tokens import TokenCounter
 
 STYLES = ("openai", "vllm", "ollama", "openrouter", "lmstudio", "llamacpp")
 
@@ -101,7 +128,12 @@ class ImitationServer:
                  publish_window: bool = False, truncate: bool = False, stall: tuple[int, ...] = (),
                  stall_seconds: float = 3.0, cut_off: tuple[int, ...] = (), fail_summaries: str | None = None,
                  reasoning_tokens: int = 0, token_scale: float = 1.0, pricing: tuple[float, float] | None = None,
-                 errors: dict[int, tuple[int, Any]] | None = None) -> None:
+                 errors: dict[int, tuple[int, Any]] | None = None, role_scales: dict[str, float] | None = None,
+                 tool_call_ids: str = "normal", strict: bool = False, arguments: str = "string",
+                 text_tool_calls: bool = False, reasoning: str | None = None, reasoning_words: int = 40,
+                 usage: str = "normal", cached_tokens: int = 0, finish: dict[int, str] | None = None,
+                 trickle: tuple[int, ...] = (), trickle_interval: float = 0.2, headers: dict[int, dict] | None = None,
+                 served: list[str] | None = None, strict_model: bool = False) -> None:
         assert style in STYLES, style
         self.style, self.model, self.window = style, model, window
         self.publish_window, self.truncate = publish_window, truncate
@@ -109,6 +141,13 @@ class ImitationServer:
         self.fail_summaries, self.reasoning_tokens, self.token_scale = fail_summaries, reasoning_tokens, token_scale
         self.pricing = pricing
         self.errors = dict(errors or {})
+        self.role_scales = dict(role_scales or {})
+        self.tool_call_ids, self.strict, self.arguments = tool_call_ids, strict, arguments
+        self.text_tool_calls, self.reasoning, self.reasoning_words = text_tool_calls, reasoning, reasoning_words
+        self.usage, self.cached_tokens, self.finish = usage, cached_tokens, dict(finish or {})
+        self.trickle, self.trickle_interval, self.headers = set(trickle), trickle_interval, dict(headers or {})
+        self.served, self.strict_model = list(served or [model]), strict_model
+        self.counter = TokenCounter()
         self.requests: list[dict] = []
         self.responses: list[tuple[int, Any]] = []
         self.summary_requests = 0
@@ -132,15 +171,19 @@ class ImitationServer:
 
     # --- what it answers -------------------------------------------------------------------
     def models_listing(self) -> dict:
-        entry: dict[str, Any] = {"id": self.model, "object": "model", "created": 0, "owned_by": self.style}
-        if self.publish_window and self.window:
-            if self.style == "vllm":
-                entry["max_model_len"] = self.window
-            elif self.style == "openrouter":
-                entry["context_length"] = self.window
-        if self.pricing:
-            entry["pricing"] = {"prompt": f"{self.pricing[0] / 1e6:.10f}", "completion": f"{self.pricing[1] / 1e6:.10f}"}
-        return {"object": "list", "data": [entry]}
+        entries = []
+        for name in self.served:
+            entry: dict[str, Any] = {"id": name, "object": "model", "created": 0, "owned_by": self.style}
+            if self.publish_window and self.window:
+                if self.style == "vllm":
+                    entry["max_model_len"] = self.window
+                elif self.style == "openrouter":
+                    entry["context_length"] = self.window
+            if self.pricing:
+                entry["pricing"] = {"prompt": f"{self.pricing[0] / 1e6:.10f}",
+                                    "completion": f"{self.pricing[1] / 1e6:.10f}"}
+            entries.append(entry)
+        return {"object": "list", "data": entries}
 
     def ollama_ps(self) -> tuple[int, Any]:
         if self.style != "ollama":
@@ -156,6 +199,12 @@ class ImitationServer:
             self._release.wait(self.stall_seconds)
         if number in self.errors:
             return self.errors[number]
+        if self.strict_model and body.get("model") not in self.served:
+            return 404, {"error": {"message": f"model \"{body.get('model')}\" not found, try pulling it first",
+                                   "type": "api_error", "param": None, "code": None}}
+        if self.strict and (refusal := strict_refusal(body["messages"])):
+            return 400, {"error": {"message": refusal, "type": "invalid_request_error", "param": "messages",
+                                   "code": None}}
         messages = convert_to_messages(body["messages"])
         tools = body.get("tools") or []
         is_summary = not tools
@@ -175,29 +224,76 @@ class ImitationServer:
             return overflow_error(self.style, self.window, int(seen * self.token_scale))
         if is_summary and self.fail_summaries == "empty":
             reply = AIMessage("", usage_metadata={**reply.usage_metadata, "output_tokens": 0})
-        return 200, self.completion(reply, int(seen * self.token_scale), cut_off=number in self.cut_off)
+        completion = self.completion(reply, self.reported_prompt_tokens(seen, messages, tools), cut_off=number in self.cut_off,
+                                     finish=self.finish.get(number))
+        return 200, completion
 
-    def completion(self, reply: AIMessage, prompt_tokens: int, cut_off: bool = False) -> dict:
-        calls = [{"id": call["id"], "type": "function",
-                  "function": {"name": call["name"], "arguments": json.dumps(call["args"])}} for call in reply.tool_calls]
-        finish = "tool_calls" if calls else "stop"
+    def reported_prompt_tokens(self, seen: int, messages: list, tools: list) -> int:
+        """The prompt tokens this server's tokenizer reports: ``token_scale`` overall, then ``role_scales`` per role."""
+        reported = seen * self.token_scale
+        if self.role_scales and not self.truncate:
+            reported += sum((self.role_scales.get(message.type, 1.0) - 1) * self.counter.count_message(message)
+                            for message in messages)
+        return int(reported)
+
+    def completion(self, reply: AIMessage, prompt_tokens: int, cut_off: bool = False, finish: str | None = None) -> dict:
+        calls = [{"id": self._call_id(call["id"]), "type": "function",
+                  "function": {"name": call["name"], "arguments": self._arguments(call["args"])}}
+                 for call in reply.tool_calls]
+        content = reply.text or None
+        if self.text_tool_calls and calls:
+            content = "\n".join("<tool_call>\n" + json.dumps({"name": call["name"], "arguments": call["args"]}) +
+                                "\n</tool_call>" for call in reply.tool_calls)
+            calls = []
+        finish_reason = "tool_calls" if calls else "stop"
+        if finish == "content_filter":
+            content, calls, finish_reason = None, [], "content_filter"
+        elif finish == "length" and content:
+            content, finish_reason = content[: max(1, len(content) // 2)], "length"
         if cut_off:
             calls = calls or [{"id": "call_cut", "type": "function",
                                "function": {"name": "write_file", "arguments": json.dumps(
                                    {"path": "notes.md", "content": "A long note. " * 40})}}]
             arguments = calls[-1]["function"]["arguments"]
             calls[-1]["function"]["arguments"] = arguments[: max(1, len(arguments) - 8)]  # cut inside the last value
-            finish = "length"
+            finish_reason = "length"
         completion_tokens = max(1, reply.usage_metadata["output_tokens"]) + self.reasoning_tokens
         usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                                  "total_tokens": prompt_tokens + completion_tokens}
         if self.reasoning_tokens:
             usage["completion_tokens_details"] = {"reasoning_tokens": self.reasoning_tokens}
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if self.cached_tokens:
+            usage["prompt_tokens_details"] = {"cached_tokens": min(self.cached_tokens, prompt_tokens)}
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if self.reasoning:
+            thought = " ".join(["Let me think about which tool answers this."] * max(1, self.reasoning_words // 9))
+            if self.reasoning == "think":
+                message["content"] = f"<think>\n{thought}\n</think>\n\n{content or ''}".rstrip() + ("\n" if not content else "")
+            elif self.reasoning == "field":
+                message["reasoning_content"] = thought
+            elif self.reasoning == "only" and not calls:
+                message["reasoning_content"] = f"{thought}\n{content or ''}"
+                message["content"] = ""
         if calls:
             message["tool_calls"] = calls
-        return {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0, "model": self.model,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
+        answer: dict[str, Any] = {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0,
+                                  "model": self.model,
+                                  "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}]}
+        if self.usage == "zeros":
+            answer["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        elif self.usage != "none":
+            answer["usage"] = usage
+        return answer
+
+    def _call_id(self, call_id: str) -> str | None:
+        return {"missing": None, "empty": ""}.get(self.tool_call_ids, call_id)
+
+    def _arguments(self, arguments: dict) -> Any:
+        if self.arguments == "object":
+            return arguments
+        if self.arguments == "double":
+            return json.dumps(json.dumps(arguments))
+        return json.dumps(arguments)
 
     def stream_events(self, completion: dict, include_usage: bool) -> Iterator[dict]:
         """The same completion as server-sent event chunks: role, text, tool calls in pieces, finish, usage."""
@@ -209,16 +305,21 @@ class ImitationServer:
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
         yield chunk({"role": "assistant", "content": ""})
+        reasoning = message.get("reasoning_content") or ""
+        for start in range(0, len(reasoning), 80):  # reasoning streams first, in pieces, as vLLM and DeepSeek send it
+            yield chunk({"reasoning_content": reasoning[start : start + 80]})
         if message.get("content"):
             yield chunk({"content": message["content"]})
         for index, call in enumerate(message.get("tool_calls") or []):
             arguments = call["function"]["arguments"]
-            yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments)
+            yield chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function",
                                          "function": {"name": call["function"]["name"], "arguments": arguments[:10]}}]})
             if arguments[10:]:
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[10:]}}]})
         yield chunk({}, choice["finish_reason"])
-        if include_usage:
+        if include_usage and "usage" in completion:
             yield {"id": completion["id"], "object": "chat.completion.chunk", "created": 0, "model": self.model,
                    "choices": [], "usage": completion["usage"]}
 
@@ -245,19 +346,31 @@ class ImitationServer:
                     number = len(server.requests)
                 status, payload = server.chat(number, body)
                 server.responses.append((status, payload))
-                if status == 200 and body.get("stream"):
+                extra = server.headers.get(number, {})
+                if status == 200 and body.get("stream") and isinstance(payload, dict) and payload.get("choices"):
                     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                     self._send_events(server.stream_events(payload, include_usage))
                 else:
-                    self._send(status, payload)
+                    self._send(status, payload, extra, trickle=number in server.trickle)
 
-            def _send(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload: Any, extra: dict | None = None, trickle: bool = False) -> None:
+                html = isinstance(payload, str)
+                data = payload.encode() if html else json.dumps(payload).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/html; charset=utf-8" if html else "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (extra or {}).items():
+                    self.send_header(name, str(value))
                 self.end_headers()
-                self.wfile.write(data)
+                if not trickle:
+                    self.wfile.write(data)
+                    return
+                for start in range(0, len(data), 8):  # a few bytes at a time: every read is quick, the whole is slow
+                    if server._release.is_set():
+                        return
+                    self.wfile.write(data[start : start + 8])
+                    self.wfile.flush()
+                    time.sleep(server.trickle_interval)
 
             def _send_events(self, events: Iterator[dict]) -> None:
                 self.send_response(200)
@@ -273,6 +386,29 @@ class ImitationServer:
                 pass
 
         return Handler
+
+
+def strict_refusal(messages: list[dict]) -> str | None:
+    """What a strict endpoint (OpenAI's) says about an assistant tool call without an id, or a result that answers none."""
+    asked: set[str] = set()
+    for index, message in enumerate(messages):
+        for number, call in enumerate(message.get("tool_calls") or []):
+            if not call.get("id"):
+                return f"Invalid 'messages[{index}].tool_calls[{number}].id': empty string. Expected a string with minimum length 1."
+            asked.add(call["id"])
+        if message.get("role") == "tool" and message.get("tool_call_id") not in asked:
+            return (f"Invalid parameter: messages with role 'tool' must be a response to a preceding message with "
+                    f"'tool_calls' (messages[{index}].tool_call_id {message.get('tool_call_id')!r}).")
+    return None
+
+
+HTML_PAGE = ("<!DOCTYPE html>\n<html><head><title>Open WebUI</title></head><body><div id=\"app\">Loading...</div>"
+             "<script src=\"/static/app.js\"></script></body></html>\n")
+"""What a web UI answers at a base URL that is not its API."""
+
+GEMINI_OVERFLOW = [{"error": {"code": 400, "message": "The input token count (1250231) exceeds the maximum number of "
+                                                      "tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}]
+"""Gemini's OpenAI-compatible layer answers an overflow with a JSON *list* holding the error."""
 
 
 @contextmanager

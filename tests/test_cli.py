@@ -142,6 +142,17 @@ def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(tmp_path):
     assert logs["agents"]["v2"]["replies"][-1] == answers["v2"]
 
 
+def test_demo_numbers_the_requests_says_where_v1_lost_the_goal_and_what_to_do_next(tmp_path):
+    result = run_cli(tmp_path, "demo", "--out", str(tmp_path / "demo"))
+    numbered = re.findall(r"^  (\d+)\. (.*)$", result.stdout, re.MULTILINE)
+    assert numbered == [(str(number), step) for number, step in enumerate(LESSON_STEPS, start=1)]
+    logs = json.loads((tmp_path / "demo" / "demo_logs.json").read_text())
+    lost_at = min(event["turn"] for event in logs["agents"]["v1"]["events"] if event["kind"] == "goal_lost")
+    assert f"v1 lost the goal at step {lost_at}:" in result.stdout
+    assert "v2 kept the goal in its context" in result.stdout and f"gave the goal back at step {len(LESSON_STEPS)}" in result.stdout
+    assert result.stdout.rstrip().splitlines()[-1].startswith("Next: ")
+
+
 # --- catalog ---------------------------------------------------------------------------------------
 def test_catalog_list_docs_and_load(capsys):
     code, out, _ = run_main(capsys, "catalog", "list")

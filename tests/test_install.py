@@ -88,7 +88,7 @@ def test_the_installed_package_runs_the_demo_and_lesson_01_from_another_folder(i
     assert "money_markets/sofr" in listing and len(listing.splitlines()) == 5
 
     demo = run([str(installed["bin"] / "flawedcode"), "demo"], cwd=work, env=env).stdout
-    assert 'Answers to "What was my original goal?"' in demo
+    assert 'Answers to request 6, "What was my original goal?"' in demo
     assert (work / "results" / "demo" / "context_chart.png").read_bytes()[:4] == b"\x89PNG"
     assert json.loads((work / "results" / "demo" / "demo_logs.json").read_text())["agents"]["v2"]["replies"]
 

@@ -12,6 +12,11 @@ Every ```bash block of README.md is read line by line:
   paths in README resolve and outputs land in a temporary folder.
 
 Every ```python block runs too, and every repository path README names in backticks exists.
+The pages README links to (docs/*.md) are held to the same rules, except that their
+commands are only parsed (they run benchmarks and real models): every link resolves,
+every ``flawedcode`` command parses, every repository path exists. README's first
+screen keeps its order: the pitch, the two commands with their expected output, the
+chart, the lessons as links, next steps, troubleshooting.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from flawedcode import cli
 from flawedcode.paths import PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
+DOCS = sorted((PROJECT_ROOT / "docs").glob("*.md"))
 VENV = PROJECT_ROOT / ".venv"
 OUTPUT_FOLDERS = {"results", "scratch", "archives", ".git", ".pytest_cache"}
 SHELL_OPERATORS = {"|", "||", "&&", ";", "<", ">", ">>", "&"}
@@ -36,14 +42,14 @@ REAL_MODEL_MARKERS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "openai:", "replay:",
 COMMAND_SECONDS = 300
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+def blocks(language: str, page: Path = README) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
 
 
-def command_lines() -> list[str]:
-    """Each non-empty, non-comment line of every bash block, in README order."""
+def command_lines(page: Path = README) -> list[str]:
+    """Each non-empty, non-comment line of every bash block, in the page's order."""
     lines = []
-    for block in blocks("bash"):
+    for block in blocks("bash", page):
         for line in block.replace("\\\n", " ").splitlines():
             if line.strip() and not line.strip().startswith("#"):
                 lines.append(line.strip())
@@ -121,16 +127,46 @@ def test_readme_commands_run_as_written(user_folder: Path) -> None:
         assert (user_folder / path).is_file(), f"README names {path}, which the commands did not write"
 
 
-@pytest.mark.parametrize("number", range(len(blocks("python"))))
-def test_readme_python_examples_run(number: int, tmp_path: Path) -> None:
-    code = blocks("python")[number]
+PYTHON_EXAMPLES = [(page, code) for page in [README, *DOCS] for code in blocks("python", page)]
+
+
+@pytest.mark.parametrize(("page", "code"), PYTHON_EXAMPLES, ids=[f"{page.name}-{number}" for number, (page, _) in enumerate(PYTHON_EXAMPLES)])
+def test_python_examples_run(page: Path, code: str, tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                             timeout=COMMAND_SECONDS, env={**os.environ, "MPLBACKEND": "Agg"})
-    assert result.returncode == 0, f"README's python example {number + 1} failed:\n{result.stderr[-2000:]}"
+    assert result.returncode == 0, f"{page.name}'s python example failed:\n{result.stderr[-2000:]}"
 
 
-def test_every_repository_path_readme_names_exists() -> None:
-    text = README.read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", [README, *DOCS], ids=lambda page: page.name)
+def test_every_repository_path_and_link_a_page_names_exists(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
     named = set(re.findall(r"`((?:flawedcode|notebooks|tests|docs|data)/[\w./-]*[\w/])`", text))
     missing = sorted(path for path in named if not (PROJECT_ROOT / path).exists())
-    assert not missing, f"README names files that do not exist: {missing}"
+    assert not missing, f"{page.name} names files that do not exist: {missing}"
+    links = [target for target in re.findall(r"\]\(([^)#]+)\)", text) if "://" not in target]
+    broken = sorted(target for target in links if not (page.parent / target).exists())
+    assert not broken, f"{page.name} links to files that do not exist: {broken}"
+
+
+@pytest.mark.parametrize("line", [line for page in DOCS for line in command_lines(page) if flawedcode_calls(line)])
+def test_every_flawedcode_command_in_the_docs_parses(line: str) -> None:
+    parser = cli.build_parser()
+    for arguments in flawedcode_calls(line):
+        try:
+            parser.parse_args(arguments)
+        except SystemExit as exit:
+            pytest.fail(f"the docs' `{line}` does not parse (exit {exit.code})")
+
+
+def test_readme_first_screen_is_the_pitch_the_commands_the_chart_the_lessons_and_help() -> None:
+    text = README.read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert headings[:4] == ["Two commands", "Lessons", "Next steps", "Troubleshooting"]
+    commands = text[text.index("## Two commands"):text.index("## Lessons")]
+    assert "```text\n" in commands, "the two commands show their expected output"
+    assert "](docs/demo_chart.png)" in commands, "the demo's chart is on the first screen"
+    lessons = text[text.index("## Lessons"):text.index("## Next steps")]
+    assert len(re.findall(r"\]\(notebooks/0\d_[\w]+\.ipynb\)", lessons)) == 5, "each lesson is a link"
+    for page in ("docs/real-models.md", "docs/replay.md", "docs/benchmark.md"):
+        assert f"]({page})" in text, f"README links to {page}"
+    assert len(text.splitlines()) < 150, "README is the first hour; reference detail lives in docs/"

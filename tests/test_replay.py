@@ -186,14 +186,14 @@ def test_recordings_that_cannot_be_replayed_say_why_in_one_line(tmp_path):
 
 
 def test_readme_says_what_the_code_does_for_real_models():
-    """The numbers README's "Switching to a real model" quotes come from the constants that set them."""
-    from flawedcode.context.summarize import SummaryBackoff
+    """The numbers docs/real-models.md (README's page on real models) quotes come from the constants that set them."""
+    from flawedcode.context.resilience import SummaryBackoff
     from flawedcode.models import DEFAULT_TIMEOUT_SECONDS, input_window
     from flawedcode.models.openai_model import DEFAULT_MAX_RETRIES
     from flawedcode.models.profiles import OLLAMA_DEFAULT_CONTEXT_TOKENS, PRICES_CHECKED
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Switching to a real model"):readme.index("## Command line")]
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    section = "\n".join((docs / name).read_text(encoding="utf-8") for name in ("real-models.md", "replay.md"))
     backoff = SummaryBackoff()
     assert f"longer than {DEFAULT_TIMEOUT_SECONDS:.0f} seconds" in section
     assert f"else {OLLAMA_DEFAULT_CONTEXT_TOKENS:,} for the local models" in section

@@ -4,7 +4,9 @@
   priced with the real model's profile (``flawedcode.models.profile_for``). The
   text says where the prices come from: the list prices in
   ``flawedcode/models/profiles.py`` (or those its server publishes); a model
-  without known prices gets no estimate (a cost is never guessed). A real model makes different calls than
+  without known prices gets no estimate (a cost is never guessed). Cached input is priced at the
+  model's cached price, with the prompt-cache model's figures for the offline run
+  (``flawedcode.prompt_cache``). A real model makes different calls than
   the offline one (it may answer in fewer steps, or more), so this is an estimate.
 - ``CostGuard``: ``--max-cost USD``. Before each turn, the estimated cost so far
   (finished runs of this invocation, plus the run in progress) is compared with
@@ -37,6 +39,8 @@ def pricing_of(model_spec: str) -> Pricing:
     if not profile.priced:
         return Pricing(profile, f"no known prices: {profile.name} is not listed in {PROFILES_FILE}")
     prices = f"${profile.input_per_million:g} / ${profile.output_per_million:g} per million input / output tokens"
+    if profile.cached_input_per_million is not None:
+        prices += f", ${profile.cached_input_per_million:g} per million cached input tokens"
     return Pricing(profile, f"the list prices for {profile.name} in {PROFILES_FILE} ({prices})")
 
 
@@ -50,14 +54,18 @@ class CostPreview:
     input_tokens: int
     output_tokens: int
     pricing: Pricing
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def cost_usd(self) -> float | None:
-        return self.pricing.profile.cost(self.input_tokens, self.output_tokens)
+        return self.pricing.profile.cost(self.input_tokens, self.output_tokens, self.cached_input_tokens,
+                                         self.cache_write_tokens)
 
     def text(self) -> str:
+        cached = f" ({self.cached_input_tokens:,} of them cacheable)" if self.cached_input_tokens else ""
         took = (f"Cost preview for {self.model_spec}: on the offline model the same suite took {self.runs:,} runs, "
-                f"{self.calls:,} model calls, {self.input_tokens:,} input and {self.output_tokens:,} output tokens.\n")
+                f"{self.calls:,} model calls, {self.input_tokens:,} input{cached} and {self.output_tokens:,} output tokens.\n")
         if self.cost_usd is None:
             return took + (f"There are {self.pricing.source}, so the cost cannot be estimated: check the provider's "
                            "prices before you go ahead.")

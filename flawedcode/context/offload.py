@@ -51,13 +51,10 @@ import io
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.messages import ToolMessage
 
 from flawedcode import paths
 from flawedcode.config import OffloadConfig
@@ -70,9 +67,9 @@ from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
 
 HASH_DIGITS = 16
+"""Hex digits of the content's SHA-256 in a scratch file's name (64 bits: no accidental collision in practice)."""
 MAX_NAME_WORD_CHARS = 24
 """Longest word of a tool's arguments that goes into a scratch file's name (longer ones are left out)."""
-"""Hex digits of the content's SHA-256 in a scratch file's name (64 bits: no accidental collision in practice)."""
 
 
 @dataclass(frozen=True)
@@ -142,12 +139,30 @@ def save_result(text: str, scratch_dir: Path, tool_name: str, arguments: dict[st
 
 
 def maybe_offload(result: str, tool_name: str, arguments: dict[str, Any] | None = None, *,
-                  scratch_dir: Path | None = None, config: OffloadConfig | None = None) -> str:
-    """The lesson's function: the stub if ``result`` is large, else ``result`` unchanged."""
+                  scratch_dir: Path | None = None, config: OffloadConfig | None = None,
+                  encoding: str = ENCODING_NAME, log: SessionLog | None = None) -> str:
+    """The lesson's function: the stub if ``result`` is large, else ``result`` (a lone surrogate escaped).
+
+    With a ``log``, an ``offload`` event is recorded, and a scratch file that cannot be written leaves
+    ``result`` in place (nothing is lost) with an ``offload_failed`` event; without one, that error is raised.
+    """
     config = config or OffloadConfig()
-    if not should_offload(result, tool_name, config):
+    if has_surrogates(result):  # e.g. a file name that is not UTF-8: it could never be sent or saved
+        result = escape_surrogates(result)
+    if not should_offload(result, tool_name, config, encoding):
         return result
-    return offload(result, tool_name, arguments, scratch_dir=scratch_dir, config=config).stub
+    try:
+        done = offload(result, tool_name, arguments, scratch_dir=scratch_dir, config=config, encoding=encoding)
+    except OSError as error:
+        if log is None:
+            raise
+        tokens = count_text(result, encoding)
+        log.record_event("offload_failed", tokens, tokens, tool=tool_name, error=str(error))
+        return result
+    if log is not None:
+        log.record_event("offload", done.original_tokens, done.stub_tokens, tool=tool_name, path=done.display_path,
+                         characters=len(result), **({"redacted": dict(done.redacted)} if done.redacted else {}))
+    return done.stub
 
 
 def scratch_file_name(result: str, tool_name: str, arguments: dict[str, Any], digest: str | None = None) -> str:
@@ -393,53 +408,3 @@ def _fit_list_line(line: str, budget_tokens: int, encoding: str) -> str | None:
         if count_text(shortened, encoding) + 1 <= budget_tokens:
             return shortened
     return None
-
-
-# --- the middleware --------------------------------------------------------------
-
-RECOVERY_PREFIXES = ("scratch/", "archives/")
-
-
-class OffloadMiddleware(AgentMiddleware):
-    """Thin adapter: runs each tool, then offloads its result if it is large."""
-
-    def __init__(self, config: OffloadConfig, scratch: Path | Any, log: SessionLog, encoding: str = ENCODING_NAME) -> None:
-        """``scratch``: a folder, or a workspace, whose current conversation's scratch folder is used at each call."""
-        super().__init__()
-        self.config = config
-        self.scratch = scratch if hasattr(scratch, "conversation_scratch_dir") else Path(scratch)
-        self.log = log
-        self.encoding = encoding
-
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        result = handler(request)
-        with self.log.timing_wrapper():
-            call = request.tool_call
-            self._note_recovery(call)
-            if not isinstance(result, ToolMessage) or not isinstance(result.content, str):
-                return result
-            if has_surrogates(result.content):  # e.g. a file name that is not UTF-8: it could never be sent or saved
-                result = result.model_copy(update={"content": escape_surrogates(result.content)})
-            if not should_offload(result.content, call["name"], self.config, self.encoding):
-                return result
-            try:
-                done = offload(result.content, call["name"], call.get("args"), scratch_dir=self.scratch_dir(),
-                               config=self.config, encoding=self.encoding)
-            except OSError as error:
-                tokens = count_text(result.content, self.encoding)
-                self.log.record_event("offload_failed", tokens, tokens, tool=call["name"], error=str(error))
-                return result
-            self.log.record_event("offload", done.original_tokens, done.stub_tokens, tool=call["name"],
-                                  path=done.display_path, characters=len(result.content),
-                                  **({"redacted": dict(done.redacted)} if done.redacted else {}))
-            return result.model_copy(update={"content": done.stub})
-
-    def scratch_dir(self) -> Path:
-        """The folder this call's result is saved in: the workspace's conversation's, or the folder given."""
-        return Path(getattr(self.scratch, "conversation_scratch_dir", self.scratch))
-
-    def _note_recovery(self, call: dict[str, Any]) -> None:
-        arguments = call.get("args") or {}
-        path = str(arguments.get("path") or arguments.get("file_path") or "")
-        if call["name"] == "search_archive" or path.startswith(RECOVERY_PREFIXES):
-            self.log.record_event("recovery", 0, 0, tool=call["name"], target=path or arguments.get("query", ""))

@@ -78,6 +78,20 @@ class ModelConfigError(ValueError):
     """A model spec or its settings cannot work; the message says how to fix it."""
 
 
+class ModelReplyError(RuntimeError):
+    """A server's answer could not be used (a 200 holding an error, no choices, a web page; a Retry-After too long).
+
+    The message is one sentence saying what came back and what to do; ``retryable``
+    says whether one more try may help; ``body`` is what the server sent, when it
+    was JSON (an overflow worded in it is still recognised).
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False, body: Any = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.body = body
+
+
 class RecordedModelError(RuntimeError):
     """A model error played back from a recording; its message is the line explained when it was recorded."""
 
@@ -118,6 +132,8 @@ def _texts_and_codes(exc: BaseException) -> tuple[list[str], list[str], dict[str
     codes = [str(value) for value in (getattr(exc, "code", None), getattr(exc, "type", None)) if value]
     fields: dict[str, Any] = {}
     body = getattr(exc, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], Mapping):  # Gemini: a JSON list holding the error
+        body = body[0]
     if isinstance(body, Mapping):
         inner = body.get("error", body)
         inner = inner if isinstance(inner, Mapping) else {"message": inner}
@@ -214,7 +230,7 @@ def explain_model_error(exc: BaseException) -> str:
                 f"The model's context window is full{window}: {cause}. "
                 "Start a fresh conversation, or use an agent that summarizes (v2)."
             )
-        if isinstance(cause, (ModelConfigError, RecordedModelError)):
+        if isinstance(cause, (ModelConfigError, RecordedModelError, ModelReplyError)):
             return one_line(str(cause))
         explained = _explain_openai_error(cause)
         if explained is not None:

@@ -99,6 +99,10 @@ class ServerInfo:
     window_tokens: int | None = None
     source: str = ""
     prices: tuple[float, float] | None = None
+    served: tuple[str, ...] = ()
+    """Every model id the server's /v1/models lists (empty when it lists none or was not asked)."""
+    listed_as: str | None = None
+    """The id ``name`` was found under (``qwen2.5-coder:7b`` for ``qwen2.5-coder``), or None."""
 
 
 def _get_json(url: str, api_key: str | None, timeout: float, payload: dict | None = None) -> Any:
@@ -131,15 +135,41 @@ def server_info(base_url: str, name: str, api_key: str | None = None,
     """Ask an OpenAI-compatible server what it serves ``name`` with; an empty ServerInfo if it does not say."""
     base = base_url.rstrip("/")
     listing = _get_json(f"{base}/models", api_key, timeout)
-    entries = listing.get("data") if isinstance(listing, dict) else None
-    entry = next((item for item in entries or [] if isinstance(item, dict) and name in (item.get("id"), item.get("name"))),
-                 None)
+    entries = [item for item in (listing.get("data") if isinstance(listing, dict) else None) or []
+               if isinstance(item, dict)]
+    served = tuple(str(item.get("id") or item.get("name")) for item in entries if item.get("id") or item.get("name"))
+    entry = listed_entry(entries, name)
+    listed_as = str(entry.get("id") or entry.get("name")) if entry else None
+    as_named = f" for {listed_as}" if listed_as and listed_as != name else ""
     prices = _published_prices(entry)
     found = _int_field(entry, SERVER_WINDOW_FIELDS) or _int_field((entry or {}).get("top_provider"), ("context_length",))
     if found:
-        return ServerInfo(found[1], f"{found[0]} {found[1]:,} on {base}/models", prices)
+        return ServerInfo(found[1], f"{found[0]} {found[1]:,}{as_named} on {base}/models", prices, served, listed_as)
     root = re.sub(r"/v1$", "", base)
-    return _ollama_info(root, name, api_key, timeout) or ServerInfo(prices=prices)
+    ollama = _ollama_info(root, listed_as or name, api_key, timeout)
+    if ollama:
+        return ServerInfo(ollama.window_tokens, ollama.source, prices, served, listed_as)
+    return ServerInfo(prices=prices, served=served, listed_as=listed_as)
+
+
+def listed_entry(entries: list[dict], name: str) -> dict | None:
+    """The /v1/models entry for ``name``: the same id; else the same model under a tag or without one
+    (``qwen2.5-coder`` is ``qwen2.5-coder:latest``, or the one ``qwen2.5-coder:<tag>`` listed; ``llama3.1:latest``
+    is ``llama3.1``). Several tags of a bare name and no ``:latest``: None (which one is served is not known)."""
+    def ids(item: dict) -> set[str]:
+        return {str(value) for value in (item.get("id"), item.get("name")) if value}
+
+    exact = [item for item in entries if name in ids(item)]
+    if exact:
+        return exact[0]
+    base, _, tag = name.partition(":")
+    if tag in ("", "latest"):
+        latest = [item for item in entries if f"{base}:latest" in ids(item) or base in ids(item)]
+        if latest:
+            return latest[0]
+        tagged = [item for item in entries if any(value.partition(":")[0] == base for value in ids(item))]
+        return tagged[0] if len(tagged) == 1 else None
+    return None
 
 
 def _published_prices(entry: Any) -> tuple[float, float] | None:
@@ -230,12 +260,22 @@ def _openai_model(name: str, base_url: str | None, timeout_seconds: float | None
         check_reachable(base_url)
     timeout = timeout_seconds or kwargs.pop("timeout", None) or DEFAULT_TIMEOUT_SECONDS
     kwargs.pop("timeout", None)
-    from flawedcode.models.openai_model import DEFAULT_MAX_RETRIES, FlawedChatOpenAI  # imported on first use: it is heavy
+    from flawedcode.models.openai_model import (  # imported on first use: it is heavy
+        DEFAULT_MAX_RETRIES,
+        FlawedChatOpenAI,
+        deadline_clients,
+    )
 
     retries = kwargs.pop("max_retries", DEFAULT_MAX_RETRIES)
+    clients = {} if "http_client" in kwargs else deadline_clients(timeout)
     model = FlawedChatOpenAI(model=name, base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout,
-                             max_retries=0, transient_retries=retries, **kwargs)
+                             max_retries=0, transient_retries=retries, **clients, **kwargs)
     info = _window_and_prices(name, base_url, api_key, window_tokens)
+    model.served_models = info.served
+    if info.listed_as and info.listed_as != name:
+        warn_once(f"listed-as:{base_url}:{name}", f"the server at {base_url} lists {name!r} as {info.listed_as!r}: "
+                                                  f"using {info.listed_as!r}")
+        model.model_name = info.listed_as
     set_window(model, info.window_tokens, info.source)
     if info.prices:
         model.metadata = {**(model.metadata or {}), PRICES_KEY: info.prices}
@@ -258,7 +298,16 @@ def _window_and_prices(name: str, base_url: str | None, api_key: str | None, win
     if profile is None and not served.prices:
         note = f"its window is {window:,} input tokens ({source})" if source else None
         warn_once(f"unknown-model:{bare_name(name)}", unknown_model_text(bare_name(name), note))
-    return ServerInfo(window, source, served.prices)
+    if served.served and served.listed_as is None:
+        warn_once(f"not-listed:{base_url}:{name}",
+                  f"the server at {base_url} does not list {name!r}; it serves: {served_names_text(served.served)}")
+    return ServerInfo(window, source, served.prices, served.served, served.listed_as)
+
+
+def served_names_text(names: tuple[str, ...], most: int = 12) -> str:
+    """``a, b, c`` (and how many more)."""
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def set_window(model: BaseChatModel, window_tokens: int, source: str = "") -> None:

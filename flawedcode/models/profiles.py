@@ -4,7 +4,13 @@ A profile answers two questions about a model:
 
 - how many input tokens it accepts (``max_input_tokens``, its window for the prompt);
 - what a million input / output tokens cost in US dollars (for cost estimates),
-  or ``None`` when nobody knows: **a cost is never guessed**.
+  or ``None`` when nobody knows: **a cost is never guessed**;
+- what a million input tokens cost when read from the provider's prompt cache
+  (``cached_input_per_million``; None: the model has no cache discount, so
+  cached input costs the input price) and when written to it
+  (``cache_write_per_million``; None: writes cost the input price, as at
+  OpenAI before GPT-5.6), with ``cache_scheme`` naming the scheme of
+  ``flawedcode.prompt_cache`` whose rules apply.
 
 ``KNOWN_PROFILES`` holds OpenAI's current families (gpt-4o, gpt-4.1, the
 o-series, gpt-5) at their published list prices, and common local models
@@ -58,6 +64,9 @@ MIN_REPLY_TOKENS = 256
 PRICES_CHECKED = "2025-08"
 """When the windows and list prices below were taken from OpenAI's model pages."""
 
+CACHED_PRICES_CHECKED = "2026-12-01"
+"""When the cached-input prices below were checked against OpenAI's pricing page (standard tier)."""
+
 BUDGET_METADATA_KEY = "flawedcode_budget_tokens"
 """Where ``get_model(..., budget_tokens=N)`` records the budget on a chat model's ``metadata``."""
 
@@ -84,17 +93,29 @@ class ModelProfile:
     """The tiktoken encoding used to count this model's tokens."""
     source: str = field(default="", compare=False)
     """Where the numbers come from, and when they were taken."""
+    cached_input_per_million: float | None = None
+    """US dollars per million input tokens read from the prompt cache; None: no discount (the input price)."""
+    cache_write_per_million: float | None = None
+    """US dollars per million input tokens written to the cache; None: writes cost the input price."""
+    cache_scheme: str = "openai"
+    """The ``flawedcode.prompt_cache`` scheme whose rules this provider follows."""
 
     @property
     def priced(self) -> bool:
         """True when both prices are known."""
         return self.input_per_million is not None and self.output_per_million is not None
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
-        """Estimated US dollars for this many input and output tokens; None when the prices are unknown."""
+    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0,
+             cache_write_tokens: int = 0) -> float | None:
+        """Estimated US dollars; ``cached_input_tokens`` / ``cache_write_tokens`` (of ``input_tokens``) at their
+        prices. None when the prices are unknown."""
         if not self.priced:
             return None
-        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
+        cached = min(cached_input_tokens, input_tokens)
+        written = min(cache_write_tokens, input_tokens - cached) if self.cache_write_per_million is not None else 0
+        read_price = self.input_per_million if self.cached_input_per_million is None else self.cached_input_per_million
+        return ((input_tokens - cached - written) * self.input_per_million + cached * read_price
+                + written * (self.cache_write_per_million or 0.0) + output_tokens * self.output_per_million) / 1_000_000
 
 
 def reply_reserve_tokens(total_window: int) -> int:
@@ -113,30 +134,39 @@ _LOCAL = (f"local model: no per-token price; window = Ollama's default num_ctx (
 _LOCAL_MODELS = ("llama3.1", "llama3.2", "llama3.3", "qwen2.5", "qwen2.5-coder", "qwen3", "mistral", "mistral-nemo",
                  "gemma3", "phi4", "deepseek-r1", "gpt-oss")
 
-# Public list prices per million tokens (standard tier: no caching or batch discounts) and input windows.
+# Public list prices per million tokens (standard tier, no batch discount) and input windows. The last number
+# of an OpenAI row is its cached-input price (checked 2026-12-01, CACHED_PRICES_CHECKED): GPT-5 reads at 0.1x,
+# GPT-4.1 and o3 / o4-mini at 0.25x, GPT-4o and o1 at 0.5x; o1-pro, o3-pro and the GPT-4 / 3.5 models have no
+# cache discount (None). OpenAI does not surcharge writes before GPT-5.6 (cache_write_per_million None).
+def _openai(name: str, window: int, input_price: float, output_price: float, cached_price: float | None,
+            encoding: str = ENCODING_NAME) -> ModelProfile:
+    return ModelProfile(name, window, input_price, output_price, encoding, source=_OPENAI,
+                        cached_input_per_million=cached_price, cache_scheme="openai")
+
+
 KNOWN_PROFILES: dict[str, ModelProfile] = {
     profile.name: profile
     for profile in (
         ModelProfile("offline", OFFLINE_WINDOW_TOKENS, 0.0, 0.0, source="the offline teaching model: free"),
-        ModelProfile("gpt-4o-mini", 128_000, 0.15, 0.60, source=_OPENAI),
-        ModelProfile("gpt-4o", 128_000, 2.50, 10.00, source=_OPENAI),
-        ModelProfile("gpt-4.1", 1_047_576, 2.00, 8.00, source=_OPENAI),
-        ModelProfile("gpt-4.1-mini", 1_047_576, 0.40, 1.60, source=_OPENAI),
-        ModelProfile("gpt-4.1-nano", 1_047_576, 0.10, 0.40, source=_OPENAI),
-        ModelProfile("o1", 200_000, 15.00, 60.00, source=_OPENAI),
-        ModelProfile("o1-mini", 128_000, 1.10, 4.40, source=_OPENAI),
-        ModelProfile("o1-pro", 200_000, 150.00, 600.00, source=_OPENAI),
-        ModelProfile("o3", 200_000, 2.00, 8.00, source=_OPENAI),
-        ModelProfile("o3-mini", 200_000, 1.10, 4.40, source=_OPENAI),
-        ModelProfile("o3-pro", 200_000, 20.00, 80.00, source=_OPENAI),
-        ModelProfile("o4-mini", 200_000, 1.10, 4.40, source=_OPENAI),
-        ModelProfile("gpt-5", 272_000, 1.25, 10.00, source=_OPENAI),
-        ModelProfile("gpt-5-mini", 272_000, 0.25, 2.00, source=_OPENAI),
-        ModelProfile("gpt-5-nano", 272_000, 0.05, 0.40, source=_OPENAI),
-        ModelProfile("gpt-5-chat-latest", 128_000, 1.25, 10.00, source=_OPENAI),
-        ModelProfile("gpt-4-turbo", 128_000, 10.00, 30.00, "cl100k_base", source=_OPENAI),
-        ModelProfile("gpt-4", 8_192, 30.00, 60.00, "cl100k_base", source=_OPENAI),
-        ModelProfile("gpt-3.5-turbo", 16_385, 0.50, 1.50, "cl100k_base", source=_OPENAI),
+        _openai("gpt-4o-mini", 128_000, 0.15, 0.60, 0.075),
+        _openai("gpt-4o", 128_000, 2.50, 10.00, 1.25),
+        _openai("gpt-4.1", 1_047_576, 2.00, 8.00, 0.50),
+        _openai("gpt-4.1-mini", 1_047_576, 0.40, 1.60, 0.10),
+        _openai("gpt-4.1-nano", 1_047_576, 0.10, 0.40, 0.025),
+        _openai("o1", 200_000, 15.00, 60.00, 7.50),
+        _openai("o1-mini", 128_000, 1.10, 4.40, 0.55),
+        _openai("o1-pro", 200_000, 150.00, 600.00, None),
+        _openai("o3", 200_000, 2.00, 8.00, 0.50),
+        _openai("o3-mini", 200_000, 1.10, 4.40, 0.55),
+        _openai("o3-pro", 200_000, 20.00, 80.00, None),
+        _openai("o4-mini", 200_000, 1.10, 4.40, 0.275),
+        _openai("gpt-5", 272_000, 1.25, 10.00, 0.125),
+        _openai("gpt-5-mini", 272_000, 0.25, 2.00, 0.025),
+        _openai("gpt-5-nano", 272_000, 0.05, 0.40, 0.005),
+        _openai("gpt-5-chat-latest", 128_000, 1.25, 10.00, 0.125),
+        _openai("gpt-4-turbo", 128_000, 10.00, 30.00, None, "cl100k_base"),
+        _openai("gpt-4", 8_192, 30.00, 60.00, None, "cl100k_base"),
+        _openai("gpt-3.5-turbo", 16_385, 0.50, 1.50, None, "cl100k_base"),
         *(ModelProfile(name, input_window(OLLAMA_DEFAULT_CONTEXT_TOKENS), 0.0, 0.0, source=_LOCAL)
           for name in _LOCAL_MODELS),
     )

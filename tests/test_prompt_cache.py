@@ -1,0 +1,234 @@
+"""The prompt-cache model: what a provider's cache serves of each request, what that costs, and the physical limit."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from flawedcode.agents import AgentV1, AgentV2
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
+from flawedcode.lessons import lesson_model
+from flawedcode.models import profile_for
+from flawedcode.prompt_cache import (
+    CACHE_STEP_TOKENS,
+    MIN_CACHED_PREFIX_TOKENS,
+    SCHEMES,
+    Block,
+    BlockMaker,
+    CallCache,
+    SessionCache,
+    analyze,
+    cache_totals,
+    cacheable_share,
+    servable,
+    weighted_input_tokens,
+)
+from flawedcode.telemetry import SessionLog
+from flawedcode.tokens import REPLY_PRIMING_TOKENS, TokenCounter
+from flawedcode.tools import Workspace
+
+
+def blocks(*sizes: int, names: str = "") -> list[Block]:
+    """A request: a fixed block of sizes[0] tokens, then one human/ai message per size (digest = its name)."""
+    labels = names.split() if names else [f"m{index}" for index in range(len(sizes))]
+    roles = ["fixed"] + ["human" if index % 2 else "ai" for index in range(1, len(sizes))]
+    return [Block(label, size, role) for label, size, role in zip(labels, sizes, roles, strict=True)]
+
+
+def prompt(request: list[Block]) -> int:
+    return sum(block.tokens for block in request) + REPLY_PRIMING_TOKENS
+
+
+def test_servable_needs_1024_tokens_and_rounds_down_to_128():
+    assert servable(1_023) == 0
+    assert servable(1_024) == 1_024
+    assert servable(1_151) == 1_024 and servable(1_152) == 1_152
+    assert servable(70_000) == 70_000 // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS
+
+
+def test_an_append_only_session_reads_everything_it_sent_before():
+    cache = SessionCache()
+    first = blocks(1_500, 300, names="fixed goal")
+    second = [*first, Block("reply", 700, "ai"), Block("next", 200, "human")]
+    one = cache.observe(first, prompt(first), turn=1)
+    two = cache.observe(second, prompt(second), turn=2)
+    assert one.cached_tokens == 0 and one.write_tokens == 1_800  # the first request writes itself
+    assert (two.shared_messages, two.shared_tokens) == (2, 1_800)
+    assert two.cached_tokens == servable(1_800) == 1_792
+    assert two.write_tokens == 2_700 - 1_792
+
+
+def test_a_request_under_the_minimum_neither_reads_nor_writes():
+    cache = SessionCache()
+    small = blocks(400, 200, names="fixed goal")
+    cache.observe(small, prompt(small))
+    again = cache.observe(small, prompt(small))
+    assert again.shared_tokens == 600 and again.cached_tokens == 0 and again.write_tokens == 0
+
+
+def test_a_rewritten_middle_breaks_the_cache_from_that_point():
+    cache = SessionCache()
+    history = blocks(1_600, 300, 2_000, 250, names="fixed goal result ask")
+    cache.observe(history, prompt(history))
+    summarized = [history[0], history[1], Block("summary", 400, "human"), Block("ask2", 100, "human")]
+    after = cache.observe(summarized, prompt(summarized))
+    assert after.shared_messages == 2 and after.cached_tokens == servable(1_900)
+
+
+def test_the_prefix_may_come_from_any_earlier_request_not_only_the_last():
+    cache = SessionCache()
+    agent = blocks(2_000, 500, 900, names="fixed goal work")
+    cache.observe(agent, prompt(agent))
+    other = blocks(300, 50, names="summary-prompt text")  # a summary call with its own prefix
+    cache.observe(other, prompt(other), purpose="summary")
+    forked = [*agent[:2], Block("different", 100, "human")]
+    assert cache.observe(forked, prompt(forked)).shared_tokens == 2_500
+
+
+def test_a_failed_request_is_not_a_cache_entry():
+    cache = SessionCache()
+    request = blocks(1_500, 500)
+    cache.observe(request, prompt(request), failed=True)
+    retried = cache.observe(request, prompt(request))
+    assert retried.cached_tokens == 0 and retried.write_tokens == 2_000
+
+
+@pytest.mark.parametrize(("scheme", "expected"), [
+    ("openai", 1_000 + 0.1 * 8_000 + 1.0 * 1_000),
+    ("openai-2026", 1_000 + 0.1 * 8_000 + 1.25 * 1_000),
+    ("anthropic", 1_000 + 0.1 * 8_000 + 1.25 * 1_000),
+    ("gemini", 1_000 + 0.1 * 8_000 + 1.0 * 1_000),
+])
+def test_each_scheme_prices_reads_and_writes(scheme, expected):
+    call = CallCache(10_000, cached_tokens=8_000, write_tokens=1_000)
+    assert weighted_input_tokens([call], scheme) == round(expected)
+    assert set(SCHEMES) == {"openai", "openai-2026", "anthropic", "gemini"}
+
+
+def test_the_default_scheme_is_anthropic():
+    call = CallCache(10_000, cached_tokens=8_000, write_tokens=2_000)
+    assert weighted_input_tokens([call]) == weighted_input_tokens([call], "anthropic") == round(800 + 2_500)
+    with pytest.raises(ValueError, match="unknown pricing scheme 'bedrock'; choose from openai"):
+        weighted_input_tokens([call], "bedrock")
+
+
+def test_provider_reported_cached_tokens_win_and_are_compared_with_the_model():
+    reported = CallCache(5_000, cached_tokens=4_096, write_tokens=904, reported_cached_tokens=3_072)
+    assert reported.billed_cached_tokens == 3_072
+    totals = cache_totals([reported, CallCache(2_000)])
+    assert totals["cached_input_tokens"] == 3_072 and totals["cacheable_share"] == round(3_072 / 7_000, 4)
+    assert totals["reported_cache"] == {"calls": 1, "reported_cached_tokens": 3_072, "model_cached_tokens": 4_096,
+                                        "model_over_reported": round(4_096 / 3_072, 4)}
+
+
+def test_the_limit_is_fixed_plus_goal_plus_current_turn():
+    cache = SessionCache()
+    goal = Block("goal", 40, "human")
+    turn1 = [Block("fixed", 1_500, "fixed"), goal]
+    assert cache.observe(turn1, prompt(turn1), turn=1).oracle_tokens == 1_540 + REPLY_PRIMING_TOKENS
+    turn2 = [*turn1, Block("a1", 900, "ai"), Block("ask2", 30, "human"), Block("call", 20, "ai"),
+             Block("result", 2_000, "tool")]
+    limit = cache.observe(turn2, prompt(turn2), turn=2).oracle_tokens
+    assert limit == 1_500 + 40 + (30 + 20 + 2_000) + REPLY_PRIMING_TOKENS  # a1 is an earlier turn: not needed
+    summary = [Block("summary-fixed", 200, "fixed"), Block("history", 3_000, "human")]
+    assert cache.observe(summary, prompt(summary), purpose="summary", turn=2).oracle_tokens == 0
+
+
+def test_message_identity_is_what_the_provider_receives_not_langchains_id():
+    maker = BlockMaker(TokenCounter())
+    same = maker.message_block(HumanMessage("hello there", id="a"))
+    assert maker.message_block(HumanMessage("hello there", id="b")).digest == same.digest
+    assert maker.message_block(HumanMessage("hello there!")).digest != same.digest
+    result = maker.message_block(ToolMessage("42", tool_call_id="call_1"))
+    assert maker.message_block(ToolMessage("42", tool_call_id="call_2")).digest != result.digest
+    call = AIMessage("", tool_calls=[{"id": "c1", "name": "load", "args": {"rows": 30}}])
+    other = AIMessage("", tool_calls=[{"id": "c1", "name": "load", "args": {"rows": 50}}])
+    assert maker.message_block(call).digest != maker.message_block(other).digest
+
+
+def test_the_fixed_block_is_system_and_tools_together():
+    counter = TokenCounter()
+    maker = BlockMaker(counter)
+    tool = {"type": "function", "function": {"name": "load", "description": "Load rows", "parameters": {}}}
+    request = [SystemMessage("You are an analyst."), HumanMessage("go")]
+    with_tool, without = maker.request_blocks(request, [tool]), maker.request_blocks(request, [])
+    assert with_tool[0].role == "fixed" and with_tool[0].digest != without[0].digest
+    assert with_tool[0].tokens == counter.count_message(request[0]) + counter.count_tools([tool])
+    assert [block.role for block in with_tool] == ["fixed", "human"]
+    assert sum(block.tokens for block in with_tool) + REPLY_PRIMING_TOKENS == (
+        counter.count_message(request[0]) + counter.count_tools([tool]) + counter.count_messages(request[1:]))
+
+
+def test_an_all_zero_usage_is_unknown_not_free():
+    log = SessionLog(price_input_per_million=1.0, price_output_per_million=2.0)
+    zero = AIMessage("ok", usage_metadata={"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
+    record = log.record_call(1_000_000, 0, zero, 0.1)
+    assert record.reported_input_tokens is None
+    assert log.cost_usd() == pytest.approx(1.0)  # priced on the exact count, never $0
+
+
+def test_reported_cache_reads_are_priced_at_the_cached_price():
+    log = SessionLog(price_input_per_million=1.0, price_output_per_million=0.0, price_cached_input_per_million=0.1)
+    usage = {"input_tokens": 1_000_000, "output_tokens": 0, "total_tokens": 1_000_000,
+             "input_token_details": {"cache_read": 500_000}}
+    record = log.record_call(1_000_000, 0, AIMessage("ok", usage_metadata=usage), 0.1)
+    assert record.reported_cached_tokens == 500_000
+    assert log.cost_usd() == pytest.approx(0.5 + 0.05)
+    plain = SessionLog(price_input_per_million=1.0, price_output_per_million=0.0, price_cached_input_per_million=0.1)
+    no_cache_said = {"input_tokens": 1_000_000, "output_tokens": 0, "total_tokens": 1_000_000}
+    plain.record_call(1_000_000, 0, AIMessage("ok", usage_metadata=no_cache_said), 0.1)
+    assert plain.cost_usd() == pytest.approx(1.0)  # it reported usage and no cache read: billed in full
+
+
+def test_every_priced_model_has_a_cached_price_no_higher_than_its_input_price():
+    from flawedcode.models.profiles import KNOWN_PROFILES
+
+    for profile in KNOWN_PROFILES.values():
+        if profile.cached_input_per_million is not None:
+            assert profile.cached_input_per_million <= profile.input_per_million, profile.name
+    gpt5 = profile_for("gpt-5")
+    assert gpt5.cached_input_per_million == pytest.approx(0.1 * gpt5.input_per_million)
+    assert gpt5.cost(1_000_000, 0, cached_input_tokens=1_000_000) == pytest.approx(gpt5.cached_input_per_million)
+    assert profile_for("gpt-4").cost(1_000_000, 0, cached_input_tokens=1_000_000) == pytest.approx(30.0)  # no discount
+
+
+def run_agent(agent_class, tmp_path, turns):
+    workspace = Workspace.create(tmp_path / "project", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    agent = agent_class(lesson_model("offline", DEFAULT_BUDGET_TOKENS), workspace=workspace, conversation_id=f"cache-{agent_class.version}")
+    for text in turns:
+        agent.send(text)
+    return agent
+
+
+TURNS = ["List ChartBook dataframes", "Get docs for treasury_yields",
+         "Load 30 rows of repo_public with columns sofr, bgcr, tgcr, effr, iorb, on_rrp_rate and sofr_volume_bn",
+         "Get docs for fed_yield_curve", "What was my original goal?", "Get docs for money_markets/sofr"]
+
+
+def test_an_append_only_agent_caches_almost_all_its_input(tmp_path):
+    agent = run_agent(AgentV1, tmp_path, TURNS)
+    calls = agent.log.calls
+    assert all(call.prompt_blocks is not None for call in calls)
+    for before, after in zip(calls, calls[1:]):  # each request begins with the whole previous one
+        previous_prompt = sum(block.tokens for block in before.prompt_blocks)
+        assert after.cached_tokens == servable(previous_prompt)
+    totals = agent.log.totals()
+    assert totals["cacheable_share"] > 0.8 and totals["cache_unknown_calls"] == 0
+    assert totals["cache_weighted_input_tokens"] < 0.4 * totals["input_tokens"]
+    assert MIN_CACHED_PREFIX_TOKENS <= totals["oracle_input_tokens"] < totals["input_tokens"]
+    # the pure function over what was captured gives the same figures as the live log
+    assert [cache.cached_tokens for cache in analyze(agent.log.to_dict()["calls"])] == [call.cached_tokens for call in calls]
+
+
+def test_a_summary_breaks_the_cache_where_it_rewrites_the_history(tmp_path):
+    agent = run_agent(AgentV2, tmp_path, TURNS * 3)
+    calls = agent.log.calls
+    summaries = [index for index, call in enumerate(calls) if call.purpose == "summary"]
+    assert summaries, "v2 should summarize within 18 turns at 8,192 tokens"
+    after = next(call for call in calls[summaries[0] + 1:] if call.purpose == "agent")
+    assert after.shared_messages <= 2  # only the fixed block (and at most the goal) survives the rewrite
+    assert cacheable_share(call.cache() for call in calls) < agent_share_of_v1(tmp_path)
+
+
+def agent_share_of_v1(tmp_path):
+    return run_agent(AgentV1, tmp_path / "v1", TURNS * 3).log.totals()["cacheable_share"]

@@ -1,0 +1,262 @@
+"""Real servers' common quirks, end to end against the loopback imitation (``openai_imitation.py``).
+
+Each test is a behaviour seen in a real OpenAI-compatible server or its users'
+issue threads, and asserts what a student would notice: the turn works, the
+history stays well formed for a strict endpoint, one plain sentence when it
+cannot work, nothing printed that the user did not need.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+from pathlib import Path
+
+import openai
+import pytest
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from openai_imitation import GEMINI_OVERFLOW, HTML_PAGE, ImitationServer
+
+from flawedcode import cli, notices
+from flawedcode.agents import AgentError, make_agent
+from flawedcode.demo import LESSON_STEPS
+from flawedcode.models import context_overflow_from, explain_model_error, get_model
+from flawedcode.models.replies import REASONING_KEY
+from flawedcode.tools import Workspace
+
+
+@pytest.fixture(autouse=True)
+def _fresh_notices():
+    notices.forget()
+
+
+def workspace(tmp_path: Path, name: str = "ws") -> Workspace:
+    return Workspace.create(tmp_path / name, tmp_path / "scratch", tmp_path / "archives")
+
+
+def agent_on(server: ImitationServer, tmp_path: Path, version: str = "v2", **model_options):
+    model = get_model(f"openai:{server.model}", base_url=server.base_url, max_retries=model_options.pop("max_retries", 0),
+                      timeout_seconds=model_options.pop("timeout_seconds", 10), **model_options)
+    return make_agent(version, model=model, workspace=workspace(tmp_path, f"ws-{version}"))
+
+
+def send_all(agent, steps) -> tuple[list[str], list[str]]:
+    replies, failures = [], []
+    for step in steps:
+        try:
+            replies.append(agent.send(step))
+        except AgentError as error:
+            failures.append(str(error))
+            replies.append("")
+    return replies, failures
+
+
+def run_chat(monkeypatch, capsys, stdin: str, *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = cli.main(["chat", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --- 2. tool calls without an id ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("streaming", [False, True])
+@pytest.mark.parametrize("ids", ["missing", "empty"])
+def test_tool_calls_without_an_id_get_one_and_a_strict_endpoint_accepts_every_later_turn(ids, streaming, tmp_path):
+    with ImitationServer(tool_call_ids=ids, strict=True) as server:
+        agent = agent_on(server, tmp_path, streaming=streaming)
+        replies, failures = send_all(agent, LESSON_STEPS[:4])
+    assert failures == [], failures
+    assert {status for status, _ in server.responses} == {200}, "the strict endpoint refused nothing"
+    calls = [call for message in agent.messages if isinstance(message, AIMessage) for call in message.tool_calls]
+    results = [message for message in agent.messages if isinstance(message, ToolMessage)]
+    assert calls and all(call["id"] for call in calls) and len({call["id"] for call in calls}) == len(calls)
+    assert [result.tool_call_id for result in results] == [call["id"] for call in calls], "every result kept, answered"
+    assert "5 dataframes" in replies[0]
+
+
+# --- 5. malformed tool calls --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("arguments", ["object", "double"])
+def test_arguments_sent_as_an_object_or_double_encoded_are_read_as_meant(arguments, tmp_path):
+    with ImitationServer(arguments=arguments) as server:
+        agent = agent_on(server, tmp_path)
+        reply = agent.send("Create a file notes.md containing: SOFR notes")
+    assert (agent.workspace.root / "notes.md").read_text() == "SOFR notes\n"
+    assert reply and "Traceback" not in reply
+
+
+def test_a_tool_call_written_as_text_is_run_when_the_tool_was_offered(tmp_path):
+    with ImitationServer(text_tool_calls=True, strict=True) as server:
+        agent = agent_on(server, tmp_path)
+        replies, failures = send_all(agent, ["List ChartBook dataframes", "Create a file notes.md containing: SOFR notes"])
+    assert failures == []
+    assert "5 dataframes" in replies[0] and "<tool_call>" not in replies[0]
+    assert (agent.workspace.root / "notes.md").read_text() == "SOFR notes\n"
+    assert {status for status, _ in server.responses} == {200}
+
+
+def test_a_tool_call_written_as_text_for_a_tool_not_offered_is_said_not_run(monkeypatch, capsys):
+    from flawedcode.models.replies import reply_notes, tidy_reply
+
+    message = tidy_reply(AIMessage('<tool_call>\n{"name": "delete_everything", "arguments": {}}\n</tool_call>'),
+                         ["read_file"])
+    assert message.tool_calls == [] and "<tool_call>" in message.content
+    assert reply_notes(message) == ["the model wrote a tool call as text (delete_everything), not one offered to it: "
+                                    "not run"]
+
+
+# --- 4. reasoning ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("streaming", [False, True])
+@pytest.mark.parametrize("style", ["think", "field"])
+def test_reasoning_is_kept_with_the_reply_but_out_of_the_context(style, streaming, tmp_path):
+    with ImitationServer(reasoning=style, reasoning_words=300) as server:
+        agent = agent_on(server, tmp_path, streaming=streaming)
+        replies, failures = send_all(agent, ["List ChartBook dataframes", "What was my original goal?"])
+    assert failures == [] and "5 dataframes" in replies[0] and "<think>" not in replies[0]
+    answers = [message for message in agent.messages if isinstance(message, AIMessage)]
+    assert all("Let me think" in message.additional_kwargs[REASONING_KEY] for message in answers)
+    assert not any("think" in message.text for message in answers)
+    sent = [message for request in server.requests for message in request["messages"] if message["role"] == "assistant"]
+    assert sent and not any("think" in str(message.get("content") or "") for message in sent), "never sent back"
+    assert all(call.input_tokens < 3_000 for call in agent.token_log), "reasoning is not context"
+
+
+@pytest.mark.parametrize("style", ["think", "field"])
+def test_reasoning_is_shown_folded_in_the_repl(style, monkeypatch, capsys):
+    with ImitationServer(reasoning=style, reasoning_words=300) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, out, err = run_chat(monkeypatch, capsys, "List ChartBook dataframes\nWhat was my original goal?\n",
+                                  "--model", "openai:gpt-4o-mini")
+    assert code == 0 and "error" not in err
+    assert "<think>" not in out and "Let me think" not in out
+    folded = [line for line in out.splitlines() if line.startswith("[reasoning: ")]
+    assert len(folded) >= 2 and all(line.endswith(" tokens, hidden]") for line in folded)
+    sent = [message for request in server.requests for message in request["messages"] if message["role"] == "assistant"]
+    assert sent and not any("think" in str(message.get("content") or "") for message in sent), "never sent back"
+    assert 'Your original goal was: "List ChartBook dataframes"' in out
+
+
+def test_an_answer_only_in_reasoning_says_there_was_no_answer_text(monkeypatch, capsys, tmp_path):
+    with ImitationServer(reasoning="only") as server:
+        agent = agent_on(server, tmp_path)
+        agent.send("List ChartBook dataframes")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, out, _ = run_chat(monkeypatch, capsys, "List ChartBook dataframes\n", "--model", "openai:gpt-4o-mini")
+    last = agent.messages[-1]
+    assert last.content == "" and "5 dataframes" in last.additional_kwargs[REASONING_KEY], "kept, out of the context"
+    assert code == 0 and "  * the model gave no answer text (only reasoning)" in out
+
+
+# --- 7. a reply that is not a reply ----------------------------------------------------------------------
+
+def test_geminis_overflow_list_is_an_overflow():
+    import httpx2
+
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = httpx2.Response(400, json=GEMINI_OVERFLOW, request=request)
+    error = openai.OpenAI(api_key="x", base_url="http://127.0.0.1/v1")._make_status_error_from_response(response)
+    overflow = context_overflow_from(error)
+    assert isinstance(overflow, ContextOverflowError) and overflow.limit_tokens == 1_048_576
+    assert "1250231" in explain_model_error(error)
+
+
+@pytest.mark.parametrize(("reply", "expected", "retried"), [
+    ((200, {"id": "x", "object": "chat.completion", "model": "gpt-4o-mini", "choices": []}),
+     "The model server answered with no reply (an empty 'choices' list).", True),
+    ((200, {"error": {"message": "Upstream provider returned 502 Bad Gateway", "code": 502}}),
+     "The model server answered 200 but with an error (502): Upstream provider returned 502 Bad Gateway", True),
+    ((200, {"error": {"message": "No endpoints found that support tool use.", "code": 404}}),
+     "The model server answered 200 but with an error (404): No endpoints found that support tool use.", False),
+    ((200, HTML_PAGE), "answered with a web page (HTML), not the OpenAI API: check the base URL", False),
+])
+def test_a_200_without_a_reply_is_one_sentence_and_retried_when_it_may_pass(reply, expected, retried, tmp_path):
+    with ImitationServer(errors={1: reply, 2: reply} if retried else {1: reply}) as server:
+        agent = agent_on(server, tmp_path, max_retries=1)
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+        assert len(server.requests) == (2 if retried else 1)
+        assert agent.send("List ChartBook dataframes"), "a later turn works"
+    line = str(failed.value)
+    assert expected in line and "\n" not in line and "{" not in line.split(":", 2)[-1][:3]
+
+
+def test_a_retried_200_error_then_answers(tmp_path):
+    bad = (200, {"error": {"message": "Upstream provider returned 502 Bad Gateway", "code": 502}})
+    with ImitationServer(errors={1: bad}) as server:
+        agent = agent_on(server, tmp_path, max_retries=2)
+        reply = agent.send("List ChartBook dataframes")
+    assert "5 dataframes" in reply and [status for status, _ in server.responses][:2] == [200, 200]
+
+
+@pytest.mark.parametrize(("finish", "note"), [
+    ("content_filter", "  * the provider's content filter stopped this reply: no answer text"),
+    ("length", "  * the answer was cut off at the output token limit (finish_reason: length)"),
+])
+def test_a_content_filter_or_a_cut_text_answer_is_said(finish, note, monkeypatch, capsys):
+    with ImitationServer(finish={2: finish}) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, out, _ = run_chat(monkeypatch, capsys, "List ChartBook dataframes\n", "--model", "openai:gpt-4o-mini")
+    assert code == 0 and out.count(note) == 1
+
+
+# --- 6. a timeout that is a deadline; waits that are said --------------------------------------------------
+
+def test_a_trickling_server_fails_within_the_deadline_with_one_line(monkeypatch, capsys):
+    with ImitationServer(trickle=(1,), trickle_interval=0.3) as server:  # ~100 reads of 8 bytes: 30 s in all
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        started = time.monotonic()
+        code, out, err = run_chat(monkeypatch, capsys, "List ChartBook dataframes\n", "--model", "openai:gpt-4o-mini",
+                                  "--timeout", "2")
+        elapsed = time.monotonic() - started
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 0 and elapsed < 6, elapsed
+    assert errors == ["error: v2: the turn failed: The model server did not answer within 2 s: it may be stalled or "
+                      "overloaded. Try again, or raise the timeout (--timeout, or timeout_seconds in the config)."]
+
+
+def test_a_long_wait_is_said_before_it_starts(tmp_path, capsys):
+    limited = (429, {"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}})
+    with ImitationServer(errors={1: limited}, headers={1: {"Retry-After": "3"}}) as server:
+        model = get_model("openai:gpt-4o-mini", base_url=server.base_url, max_retries=1, timeout_seconds=5)
+        started = time.monotonic()
+        model.invoke([HumanMessage("List ChartBook dataframes")])
+        waited = time.monotonic() - started
+    assert waited >= 3 and "rate limited: retrying in 3 s" in capsys.readouterr().err
+
+
+def test_a_retry_after_beyond_the_cap_fails_at_once(tmp_path):
+    limited = (429, {"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}})
+    with ImitationServer(errors={1: limited}, headers={1: {"Retry-After": "120"}}) as server:
+        agent = agent_on(server, tmp_path, max_retries=2)
+        started = time.monotonic()
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+    assert time.monotonic() - started < 2 and len(server.requests) == 1
+    assert "asks to wait 120 s before trying again, longer than flawedcode waits (20 s): try again later" in str(failed.value)
+
+
+# --- 9. names a server lists ------------------------------------------------------------------------------
+
+def test_a_tagged_name_on_the_models_list_is_matched_and_said(capsys):
+    with ImitationServer(style="vllm", model="qwen2.5-coder:7b", window=16_384, publish_window=True,
+                         strict_model=True) as server:
+        model = get_model("openai:qwen2.5-coder", base_url=server.base_url, max_retries=0)
+        reply = model.invoke([HumanMessage("List ChartBook dataframes")])
+    err = capsys.readouterr().err
+    assert model.profile["max_input_tokens"] == 14_336 and reply.content
+    assert "lists 'qwen2.5-coder' as 'qwen2.5-coder:7b': using 'qwen2.5-coder:7b'" in err
+    assert server.requests[0]["model"] == "qwen2.5-coder:7b"
+
+
+def test_a_404_names_the_models_the_server_serves(tmp_path, capsys):
+    with ImitationServer(style="ollama", model="llama3.1", served=["llama3.1:8b", "qwen2.5-coder:7b"],
+                         strict_model=True) as server:
+        agent = agent_on(server, tmp_path, "v1")
+        agent.model.model_name = "llama3"  # what a typo would send
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+    assert "has no model 'llama3' (404); it serves: llama3.1:8b, qwen2.5-coder:7b." in str(failed.value)
