@@ -7,7 +7,6 @@ Secret-shaped values are built from parts here, so no string in this file is a k
 
 from __future__ import annotations
 
-import json
 import random
 import string
 from pathlib import Path
@@ -15,9 +14,8 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from flawedcode.context import ConversationArchive, OffloadMiddleware, offload
+from flawedcode.context import ConversationArchive, offload
 from flawedcode.context.offload import scratch_file_name
-from flawedcode.telemetry import SessionLog
 
 RANDOM = random.Random(24)
 

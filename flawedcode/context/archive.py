@@ -66,8 +66,8 @@ from langchain_core.messages import BaseMessage, messages_from_dict, messages_to
 from langchain_core.tools import BaseTool, StructuredTool
 
 from flawedcode.infra.redact import redact_data
-from flawedcode.infra.safefs import check_folder_name
 from flawedcode.infra.safe_text import LONE_SURROGATE, escape_surrogates, has_surrogates
+from flawedcode.infra.safefs import check_folder_name
 from flawedcode.paths import write_atomically
 
 INDEX_NAME = "index.json"
