@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from flawedcode.context.offload import exempt_tools
 from flawedcode.demo import GOAL_QUESTION, LESSON_STEPS
 from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.lab.window import text_of
@@ -250,7 +251,7 @@ def check_lower_threshold(agent: Any, offloads: int) -> Outcome:
         _require(not agent.config.summarization.enabled, "the summarizer is still on",
                  "switch it off to see one technique at a time.")
         _require(len(_requests(agent)) >= len(LESSON_STEPS), "the session has not been run", "send all the lesson's requests.")
-        exempt = set(agent.config.offload.exempt_tools)
+        exempt = set(exempt_tools(agent.config.offload))
         too_big = [message.name for message in agent.messages if message.type == "tool" and message.name not in exempt
                    and not text_of(message).startswith(STUB_PREFIX) and agent.counter.count_message(message) > threshold + 20]
         _require(not too_big, f"results over the threshold stayed whole: {too_big}", "did the session run with this config?")

@@ -59,8 +59,11 @@ Safety rules (the whole point of a workspace):
 - A tool never raises: every bad input comes back as a message starting with
   ``Error: `` that says what went wrong and what to do instead.
 
-``READ_TOOLS`` names the tools whose results the offload wrapper leaves alone
-(offloading a read would make the agent read the offloaded copy, forever).
+``TOOL_SPECS`` is the registry of every tool an agent may be given (``ToolSpec``):
+a tool made here, by ``context/`` (``search_archive``) or by a later version
+registers there. ``read_only=True`` marks a tool that reads back the agent's own
+files (the workspace, scratch/, archives/): the offload step leaves its results
+alone (offloading a read would make the agent read the offloaded copy, forever).
 """
 
 from __future__ import annotations
@@ -99,7 +102,34 @@ from flawedcode.infra.safefs import (
 )
 from flawedcode.infra.sandbox import Sandbox
 
-READ_TOOLS = frozenset({"read_file", "list_files", "search_files", "search_archive"})
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the context wrappers need to know about one tool."""
+
+    name: str
+    read_only: bool
+    """True when the tool only reads back the agent's own files: its results are never offloaded."""
+
+
+TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
+    ToolSpec("chartbook_list", read_only=False),
+    ToolSpec("chartbook_get_docs", read_only=False),
+    ToolSpec("chartbook_load_data", read_only=False),
+    ToolSpec("read_file", read_only=True),
+    ToolSpec("write_file", read_only=False),
+    ToolSpec("list_files", read_only=True),
+    ToolSpec("search_files", read_only=True),
+    ToolSpec("run_python", read_only=False),
+    ToolSpec("search_archive", read_only=True),  # made by context/archive.py (v2's recovery tool)
+)}
+"""Every tool an agent may be given, by name (a test checks each tool has its entry)."""
+
+
+def read_only_tools() -> list[str]:
+    """The tools whose results are never offloaded, in registry order."""
+    return [spec.name for spec in TOOL_SPECS.values() if spec.read_only]
+
 
 SCRATCH_PREFIX = "scratch"
 ARCHIVES_PREFIX = "archives"

@@ -18,7 +18,9 @@ import pytest
 
 from flawedcode import paths
 from flawedcode.catalog import Catalog
-from flawedcode.tools import READ_TOOLS, Workspace, make_tools
+from flawedcode.config import OffloadConfig
+from flawedcode.context.offload import exempt_tools, should_offload
+from flawedcode.tools import TOOL_SPECS, Workspace, make_tools, read_only_tools
 
 TOOL_ORDER = [
     "chartbook_list",
@@ -72,8 +74,21 @@ def test_every_tool_and_argument_is_described_for_the_model(workspace, catalog):
             assert schema.get("description"), f"{each.name}.{argument} has no description"
 
 
-def test_read_tools_are_the_ones_the_offload_wrapper_must_leave_alone():
-    assert READ_TOOLS == frozenset({"read_file", "list_files", "search_files", "search_archive"})
+def test_read_tools_are_the_ones_the_offload_wrapper_must_leave_alone(tmp_path):
+    assert read_only_tools() == ["read_file", "list_files", "search_files", "search_archive"]
+    assert exempt_tools(OffloadConfig()) == read_only_tools()
+    assert exempt_tools(OffloadConfig(exempt_tools=["run_python"])) == [*read_only_tools(), "run_python"]
+    big = "x" * 20_000
+    assert not should_offload(big, "search_files", OffloadConfig()) and should_offload(big, "chartbook_get_docs", OffloadConfig())
+
+
+def test_every_tool_an_agent_gets_has_a_registry_entry(tmp_path):
+    from flawedcode.agents import AGENTS
+
+    for version, agent_class in AGENTS.items():
+        agent = agent_class(workspace=Workspace.create(tmp_path / version))
+        unregistered = [tool.name for tool in agent.tools if tool.name not in TOOL_SPECS]
+        assert not unregistered, f"{version}: register these in flawedcode.tools.TOOL_SPECS: {unregistered}"
 
 
 # ----------------------------------------------------------------------------- chartbook tools

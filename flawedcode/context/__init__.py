@@ -22,7 +22,7 @@ wrappers know nothing of agent versions; an agent picks which ones it uses.
 
 from flawedcode.context.archive import ArchiveError, ConversationArchive, make_search_archive_tool
 from flawedcode.context.budget import ContextBudget
-from flawedcode.context.offload import maybe_offload, offload, should_offload
+from flawedcode.context.offload import exempt_tools, maybe_offload, offload, should_offload
 from flawedcode.context.readback import ReadBackPagingMiddleware
 from flawedcode.context.repair import (
     CutOffToolCallsMiddleware,
@@ -43,7 +43,7 @@ from flawedcode.context.summarize import (
 __all__ = [
     "ArchiveError", "ConversationArchive", "make_search_archive_tool",
     "ContextBudget",
-    "maybe_offload", "offload", "should_offload",
+    "exempt_tools", "maybe_offload", "offload", "should_offload",
     "ReadBackPagingMiddleware",
     "CutOffToolCallsMiddleware", "RepairToolCallsMiddleware", "cut_off_tool_calls", "repair_tool_calls",
     "ContextGuards", "SummaryBackoff", "compact", "with_guards",

@@ -5,8 +5,9 @@ Rules (defaults in ``OffloadConfig``):
   or ``threshold_tokens`` (1,250) tokens. The token test matters for numeric tables:
   3,200 characters of CSV are 2,200 tokens, so a character threshold alone lets
   them through (characters / 4 under-counts them 2-3x). ``per_tool_chars`` overrides the character
-  threshold for one tool. Read tools (``read_file``, ``list_files``, ``search_files``,
-  ``search_archive``) are exempt, so reading an offloaded file back never offloads it again.
+  threshold for one tool. Read-only tools (``ToolSpec(read_only=True)`` in ``tools.TOOL_SPECS``:
+  ``read_file``, ``list_files``, ``search_files``, ``search_archive``) are exempt (``exempt_tools``),
+  so reading an offloaded file back never offloads it again.
 - The file is ``scratch/<tool>_<arguments>_<hash>.txt`` (the first ``HASH_DIGITS``, 16,
   hex digits of the content's SHA-256) and holds the result byte-identical (UTF-8). The
   name's words come from the redacted arguments, leaving out any word that looks random
@@ -65,6 +66,7 @@ from flawedcode.infra.safe_text import escape_surrogates, has_surrogates
 from flawedcode.paths import write_atomically
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
+from flawedcode.tools import read_only_tools
 
 HASH_DIGITS = 16
 """Hex digits of the content's SHA-256 in a scratch file's name (64 bits: no accidental collision in practice)."""
@@ -84,9 +86,14 @@ class Offloaded:
     redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the saved file, by kind
 
 
+def exempt_tools(config: OffloadConfig) -> list[str]:
+    """The tools never offloaded: the read-only tools of the registry (``tools.TOOL_SPECS``), then the config's own."""
+    return list(dict.fromkeys([*read_only_tools(), *config.exempt_tools]))
+
+
 def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding: str = ENCODING_NAME) -> bool:
     """True when ``result`` from ``tool_name`` is over its threshold and the tool is not exempt."""
-    if not config.enabled or tool_name in config.exempt_tools:
+    if not config.enabled or tool_name in exempt_tools(config):
         return False
     threshold_chars = config.per_tool_chars.get(tool_name, config.threshold_chars)
     if threshold_chars is not None and len(result) > threshold_chars:
