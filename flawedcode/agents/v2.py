@@ -107,6 +107,7 @@ class ManageContext(AgentMiddleware):
         if not isinstance(result, ToolMessage) or not isinstance(result.content, str):
             return result
         call, agent = request.tool_call, self.agent
-        content = maybe_offload(result.content, call["name"], call.get("args"), scratch_dir=agent.workspace.scratch_dir,
-                                config=agent.config.offload, encoding=agent.counter.encoding_name, log=agent.log)
+        content = maybe_offload(result.content, call["name"], call.get("args"),
+                                scratch_dir=agent.workspace.conversation_scratch_dir, config=agent.config.offload,
+                                encoding=agent.counter.encoding_name, log=agent.log)
         return result if content == result.content else result.model_copy(update={"content": content})

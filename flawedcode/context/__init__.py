@@ -26,7 +26,7 @@ wrappers know nothing of agent versions; an agent picks which ones it uses.
 from flawedcode.context.archive import ArchiveError, ConversationArchive, make_search_archive_tool
 from flawedcode.context.budget import ContextBudget
 from flawedcode.context.budget_guard import BudgetGuardMiddleware, budget_guards, fit_to_budget
-from flawedcode.context.offload import maybe_offload, offload, should_offload
+from flawedcode.context.offload import exempt_tools, maybe_offload, offload, should_offload
 from flawedcode.context.readback import ReadBackPagingMiddleware
 from flawedcode.context.repair import (
     CutOffToolCallsMiddleware,
@@ -47,7 +47,7 @@ from flawedcode.context.summarize import (
 __all__ = [
     "ArchiveError", "ConversationArchive", "make_search_archive_tool",
     "ContextBudget", "BudgetGuardMiddleware", "budget_guards", "fit_to_budget",
-    "maybe_offload", "offload", "should_offload",
+    "exempt_tools", "maybe_offload", "offload", "should_offload",
     "ReadBackPagingMiddleware",
     "CutOffToolCallsMiddleware", "RepairToolCallsMiddleware", "cut_off_tool_calls", "repair_tool_calls",
     "ContextGuards", "SummaryBackoff", "compact", "with_guards",

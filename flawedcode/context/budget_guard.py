@@ -9,7 +9,7 @@ push a request over the budget are closed here (``budget_guards(...)``, added to
    anyway when the results this turn has kept verbatim would, with it, exceed
    ``turn_results_tokens`` (twice the offload's ``threshold_tokens``: 2,500 tokens by default).
    The same stub and scratch/ file as ``maybe_offload`` (``offload.py``); an ``offload`` event with
-   ``reason: turn_total``. Read tools stay exempt (``OffloadConfig.exempt_tools``).
+   ``reason: turn_total``. Read tools stay exempt (``offload.exempt_tools``).
 2. **A large workspace file read in one go** (``WorkspaceReadPaging``): ``read_file`` of a workspace
    file (not only scratch/ and archives/) is paged like a read-back (``readback.py``): a page that
    would not fit the room under the trigger is re-read with a smaller ``limit``; its last line says
@@ -41,7 +41,7 @@ from langgraph.types import Command
 
 from flawedcode.config import OffloadConfig
 from flawedcode.context.budget import ContextBudget
-from flawedcode.context.offload import offload, should_offload
+from flawedcode.context.offload import exempt_tools, offload, should_offload
 from flawedcode.context.readback import PAGED_PREFIXES, ReadBackPagingMiddleware
 from flawedcode.formats import COMPACTED_PREFIX, STUB_PREFIX
 from flawedcode.telemetry import SessionLog
@@ -146,7 +146,7 @@ class TurnOffloadMiddleware(AgentMiddleware):
         result = handler(request)
         call = request.tool_call
         if (not isinstance(result, ToolMessage) or not isinstance(result.content, str) or not self.config.enabled
-                or call["name"] in self.config.exempt_tools
+                or call["name"] in exempt_tools(self.config)
                 or should_offload(result.content, call["name"], self.config, self.counter.encoding_name)):
             return result  # not ours: exempt, or the lesson's own offload takes it
         with self.log.timing_wrapper():
