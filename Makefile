@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 PYTHON_OK = import sys; sys.exit(sys.version_info < (3, 11))
 REMAKE_HINT = make $(or $(MAKECMDGOALS),demo) PYTHON=python3.12
 
-.PHONY: demo test check lint install install-test venv bench bench-readme lab notebooks benchmarks clean
+.PHONY: demo test check update-snapshots lint install install-test venv bench bench-readme lab notebooks benchmarks clean
 
 # .venv, made by a Python flawedcode supports. One made by an older Python is made again with $(PYTHON)
 # when that one is new enough; otherwise one line says which Python to name.
@@ -66,11 +66,16 @@ CHECK_SKIP = --ignore=tests/test_notebooks.py --ignore=tests/test_readme.py --ig
 check: install-test
 	$(BIN)/python -m pytest -q -m "not slow" $(CHECK_SKIP) $(PYTEST_ARGS) tests
 
+# Store what each agent version sends besides the conversation (system prompt, tool schemas) as the golden
+# snapshots tests/test_v2_equivalence.py compares against: run it after a change you mean, and commit tests/snapshots/.
+update-snapshots: install-test
+	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_v2_equivalence.py -k snapshot
+
 # The linter (settings in pyproject.toml): pyflakes, pycodestyle, import order, pyupgrade, bugbear.
 lint: install-test
 	$(BIN)/ruff check flawedcode tests data
 
-BENCH_AGENTS ?= v1,v2,lc-summarization,lc-summarization-tuned,lc-context-editing,lc-context-editing-tuned,deepagents
+BENCH_AGENTS ?= v1,v2,lc-summarization,lc-summarization-tuned,lc-context-editing,lc-context-editing-tuned,deepagents,swe-agent-last-5,swe-agent-last-5-polling-5,anthropic-clear-tool-uses,openhands-condenser,codex-compaction,jetbrains-hybrid
 
 # The benchmark, offline (deepagents needs the peers extra: `make install-test`; without it, a note says it was skipped).
 bench: install

@@ -31,10 +31,13 @@ v1's line climbs until it crosses the budget (and the offline model forgets
 the start of the conversation: the diamond); v2's line drops at the star and
 stays under the trigger.
 
-**The comparison chart** (``plot_comparison``, ``save_comparison_chart``): four
+**The comparison chart** (``plot_comparison``, ``save_comparison_chart``): six
 bar panels from a benchmark's ``summary.json``, one bar per agent: peak
 context (tokens, with the budget as a dashed line), tokens per success (all
-tokens / successful runs), success rate (%), goal retention (%).
+tokens / successful runs), success rate (%), goal retention (%), input ÷ v1
+(two bars per agent: raw, and hatched with prompt caching priced in, each
+divided by v1's priced the same way; a dashed line at 1) and input ÷ the
+physical limit (a dashed line at 1: the limit itself).
 
 Rules:
 - ``chart_data(logs)`` is the single source: the plot draws exactly its
@@ -107,7 +110,7 @@ CONTEXT_FIGSIZE = (12, 6.5)
 # A fixed layout (margins in figure fractions) rather than matplotlib's constrained layout: a live chart
 # redraws after every request, and the constrained layout solver was most of each redraw's time.
 CONTEXT_MARGINS = {"left": 0.085, "right": 0.985, "top": 0.92, "bottom": 0.25}
-COMPARISON_FIGSIZE = (14, 9)
+COMPARISON_FIGSIZE = (14, 13)
 
 LogsArgument = SessionLog | Sequence[SessionLog]
 
@@ -466,8 +469,12 @@ COMPARISON_PANELS = (
     ("tokens_per_success", "Tokens per success", "tokens (all runs) / successes", False),
     ("success_rate", "Success rate", "tasks passed (%)", True),
     ("goal_retention", "Goal retention", "goal recalled (%)", True),
+    ("input_vs_v1", "Input ÷ v1: raw, and with caching (hatched)", "all input / v1's", False),
+    ("input_vs_limit", "Input ÷ the physical limit", "all input / the limit", False),
 )
 BUDGET_PANEL = "peak_context_tokens"  # the panel that gets the budget line
+PAIRED_PANELS = {"input_vs_v1": "cached_vs_v1_cached"}  # a second, hatched bar per agent
+RATIO_PANELS = {"input_vs_v1", "input_vs_limit"}  # ratios: two decimals, and a dashed line at 1
 
 
 def comparison_data(summary: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
@@ -475,10 +482,13 @@ def comparison_data(summary: Mapping[str, Any]) -> dict[str, dict[str, float | N
     agents = summary.get("agents", summary)
     data: dict[str, dict[str, float | None]] = {}
     for metric, _title, _unit, is_rate in COMPARISON_PANELS:
-        data[metric] = {}
-        for name, metrics in agents.items():
-            value = metrics.get(metric)
-            data[metric][name] = None if value is None else float(value) * (100 if is_rate else 1)
+        for key in (metric, PAIRED_PANELS.get(metric)):
+            if key is None:
+                continue
+            data[key] = {}
+            for name, metrics in agents.items():
+                value = metrics.get(key)
+                data[key][name] = None if value is None else float(value) * (100 if is_rate else 1)
     return data
 
 
@@ -501,24 +511,39 @@ def plot_comparison(summary: Mapping[str, Any], title: str | None = None, budget
     budget = budget_tokens or summary_budget(summary)
     with matplotlib.rc_context(PROJECTOR_STYLE):
         figure = Figure(figsize=COMPARISON_FIGSIZE, layout="constrained")
-        axes = figure.subplots(2, 2)
+        axes = figure.subplots(3, 2)
         for ax, (metric, panel_title, unit, is_rate) in zip(axes.flat, COMPARISON_PANELS):
-            _draw_bars(ax, data[metric], panel_title, unit, is_rate, budget if metric == BUDGET_PANEL else None)
+            paired = data.get(PAIRED_PANELS.get(metric, ""))
+            _draw_bars(ax, data[metric], panel_title, unit, is_rate, budget if metric == BUDGET_PANEL else None,
+                       paired=paired, ratio=metric in RATIO_PANELS)
         figure.suptitle(title or "Benchmark: agents side by side", fontsize=20)
     return figure
 
 
 def _draw_bars(ax: Axes, values: Mapping[str, float | None], title: str, unit: str, is_rate: bool,
-               budget: int | None = None) -> None:
+               budget: int | None = None, paired: Mapping[str, float | None] | None = None, ratio: bool = False) -> None:
     names = list(values)
     heights = [values[name] or 0 for name in names]
     colours = [colour_for(name, position) for position, name in enumerate(names)]
-    bars = ax.bar(names, heights, color=colours, edgecolor=OKABE_ITO["black"], linewidth=1.2)
-    for bar, name in zip(bars, names):
-        value = values[name]
-        text = "n/a" if value is None else (f"{value:.0f}%" if is_rate else f"{value:,.0f}")
-        ax.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, 4),
-                    textcoords="offset points", ha="center", va="bottom", fontsize=13, fontweight="bold")
+    width = 0.4 if paired is not None else 0.8
+    offset = -width / 2 if paired is not None else 0.0
+    positions = [index + offset for index in range(len(names))]
+    groups = [(ax.bar(positions, heights, width=width, color=colours, edgecolor=OKABE_ITO["black"], linewidth=1.2), values)]
+    if paired is not None:
+        groups.append((ax.bar([index + width / 2 for index in range(len(names))], [paired.get(name) or 0 for name in names],
+                              width=width, color=colours, edgecolor=OKABE_ITO["black"], linewidth=1.2, hatch="//",
+                              alpha=0.75), paired))
+    ax.set_xticks(range(len(names)), names)
+    for bars, shown in groups:
+        for bar, name in zip(bars, names):
+            value = shown.get(name)
+            text = "n/a" if value is None else (f"{value:.0f}%" if is_rate else f"{value:.2f}" if ratio else f"{value:,.0f}")
+            ax.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, 4),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=11 if ratio else 13,
+                        fontweight="bold")
+    if ratio:
+        ax.axhline(1.0, color=OKABE_ITO["black"], linestyle="--", linewidth=1.5, gid="one")
+    heights += [paired.get(name) or 0 for name in names] if paired is not None else []
     if budget:
         ax.axhline(budget, color=OKABE_ITO["black"], linestyle="--", linewidth=2.5, gid="budget",
                    label=f"budget ({budget:,} tokens)")
@@ -527,7 +552,7 @@ def _draw_bars(ax: Axes, values: Mapping[str, float | None], title: str, unit: s
     ax.set_ylabel(unit)
     ax.tick_params(labelsize=PROJECTOR_STYLE["xtick.labelsize"])
     ax.set_ylim(0, 110 if is_rate else max([*heights, budget or 0], default=1) * 1.2 or 1)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.1f}" if ratio else f"{value:,.0f}"))
     ax.grid(axis="x", visible=False)
     ax.tick_params(axis="x", labelrotation=20 if len(names) > 3 else 0)
 

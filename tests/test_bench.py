@@ -175,7 +175,12 @@ def test_tiny_run_writes_runs_summary_and_table(tmp_path: Path) -> None:
     assert summary["agents"]["v1"]["goal_retention"] == 1.0
     assert summary["agents"]["v1"]["per_task"] == {"sofr_average": 1.0, "goal_probe": 1.0}
     assert (out / "results.md").read_text() == table
-    assert "| v1 | 100% | - | - |" in table  # goal in context; no fact probes in these tasks
+    assert "| v1 | 1.00 | 1.00 |" in table  # v1 divided by itself, raw and with caching
+    assert "| 100% | - | - |" in table.split("| v1 |")[1].splitlines()[0]  # goal in context; no fact probes
+    v1 = summary["agents"]["v1"]
+    assert v1["cache_weighted_input_tokens"] < v1["total_input_tokens"] and 0 < v1["cacheable_share"] < 1
+    assert v1["total_input_tokens"] / v1["oracle_input_tokens"] == pytest.approx(v1["input_vs_limit"], abs=1e-3)
+    assert set(summary["tasks"]["goal_probe"]["oracle_input_tokens"]) == {"v0", "v1"}
     assert "Counted 4 runs from runs.jsonl (v0 2, v1 2)." in table
 
 
@@ -240,7 +245,7 @@ def test_score_from_handmade_runs(tmp_path: Path) -> None:
     v1 = summary["agents"]["v1"]
     assert v1["success_rate"] == 0.0 and v1["tokens_per_success"] is None
     table = (tmp_path / "results.md").read_text()
-    assert "| v1 | 0% | 0% | 0% | 9,000 | 0 | 5,000 |" in table
+    assert "| v1 | 1.00 | - | - | - | 0% | 0% | 0% | 9,000 | 0 | 5,000 |" in table  # no cache figures recorded: "-"
     assert "Counted 4 runs from runs.jsonl (v2 3, v1 1)." in table
 
 
@@ -275,5 +280,7 @@ def test_readme_table_is_regenerated_between_its_markers(tmp_path: Path) -> None
     assert main([str(out), str(readme)]) == 0
     text = readme.read_text()
     assert "old table" not in text and text.endswith(f"{TABLE_END}\n\nafter\n")
-    assert "| v1 | 100% | - | - |" in text and "Columns marked * depend on the model" in text
+    v1_row = next(line for line in text.splitlines() if line.startswith("| v1 |"))
+    assert v1_row.startswith("| v1 | 1.00 | 1.00 |") and "| 100% |" in v1_row  # ratios first, then goal in context
+    assert "÷ v1 with caching" in text and "÷ limit" in text and "Columns marked * depend on the model" in text
     assert main([str(out), str(write(tmp_path, "no markers\n", "OTHER.md"))]) == 2

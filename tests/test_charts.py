@@ -220,10 +220,11 @@ SUMMARY = {"agents": {
 }}
 
 
-def test_comparison_has_four_panels_with_the_summary_values():
+def test_comparison_has_six_panels_with_the_summary_values():
     figure = plot_comparison(SUMMARY, budget_tokens=BUDGET)
     panels = {ax.get_title(): ax for ax in figure.axes}
-    assert set(panels) == {"Peak context", "Tokens per success", "Success rate", "Goal retention"}
+    assert set(panels) == {"Peak context", "Tokens per success", "Success rate", "Goal retention",
+                           "Input ÷ v1: raw, and with caching (hatched)", "Input ÷ the physical limit"}
     (budget,) = [line for line in panels["Peak context"].get_lines() if line.get_gid() == "budget"]
     assert set(budget.get_ydata()) == {BUDGET} and budget.get_linestyle() == "--"
     assert panels["Peak context"].get_ylim()[1] > BUDGET, "the budget line is inside the panel"
@@ -240,6 +241,18 @@ def test_comparison_has_four_panels_with_the_summary_values():
         assert [label.get_text() for label in ax.get_xticklabels()] == ["v0", "v1", "v2"]
         assert ax.get_ylabel()
     assert "100%" in {text.get_text() for text in panels["Success rate"].texts}
+
+
+def test_comparison_shows_the_ratio_to_v1_raw_and_with_caching_and_to_the_limit():
+    ratios = {"v1": (1.0, 1.0, 17.9), "v2": (0.098, 0.243, 2.0)}
+    summary = {"agents": {name: {"input_vs_v1": raw, "cached_vs_v1_cached": cached, "input_vs_limit": limit}
+                          for name, (raw, cached, limit) in ratios.items()}}
+    panels = {ax.get_title(): ax for ax in plot_comparison(summary).axes}
+    paired = panels["Input ÷ v1: raw, and with caching (hatched)"]
+    assert [round(bar.get_height(), 6) for bar in paired.patches] == [1.0, 0.098, 1.0, 0.243]
+    assert [bool(bar.get_hatch()) for bar in paired.patches] == [False, False, True, True]
+    assert {"0.10", "0.24", "1.00"} <= {text.get_text() for text in paired.texts}
+    assert [round(bar.get_height(), 6) for bar in panels["Input ÷ the physical limit"].patches] == [17.9, 2.0]
 
 
 def test_comparison_png_is_saved(tmp_path):

@@ -300,6 +300,8 @@ def test_reading_an_offloaded_result_back_fits_under_the_trigger_and_pages_throu
 def test_paging_reads_every_line_of_the_file_in_order(tmp_path):
     from langgraph.prebuilt.tool_node import ToolCallRequest
 
+    from flawedcode.config import ContextSize, SummarizationConfig
+    from flawedcode.context.budget import ContextBudget
     from flawedcode.context.readback import ReadBackPagingMiddleware
     from flawedcode.telemetry import SessionLog
     from flawedcode.tokens import TokenCounter
@@ -308,8 +310,9 @@ def test_paging_reads_every_line_of_the_file_in_order(tmp_path):
     ws = workspace(tmp_path)
     (ws.scratch_dir / "big.txt").write_text("".join(f"line {n}: {'x' * 40}\n" for n in range(300)), encoding="utf-8")
     read_file = next(tool for tool in make_tools(ws) if tool.name == "read_file")
-    log = SessionLog(budget_tokens=2_000, trigger_tokens=1_500)
-    middleware = ReadBackPagingMiddleware(log, TokenCounter(), fixed_tokens=1_000)
+    log = SessionLog()
+    budget = ContextBudget(2_000, 1_000, SummarizationConfig(trigger=[ContextSize(type="tokens", value=1_500)]), log)
+    middleware = ReadBackPagingMiddleware(log, TokenCounter(), budget)
 
     def handler(request):
         return ToolMessage(read_file.invoke(request.tool_call["args"]), tool_call_id="c", name="read_file")

@@ -187,7 +187,7 @@ def test_recordings_that_cannot_be_replayed_say_why_in_one_line(tmp_path):
 
 def test_readme_says_what_the_code_does_for_real_models():
     """The numbers docs/real-models.md (README's page on real models) quotes come from the constants that set them."""
-    from flawedcode.context.summarize import SummaryBackoff
+    from flawedcode.context.resilience import SummaryBackoff
     from flawedcode.models import DEFAULT_TIMEOUT_SECONDS, input_window
     from flawedcode.models.openai_model import DEFAULT_MAX_RETRIES
     from flawedcode.models.profiles import OLLAMA_DEFAULT_CONTEXT_TOKENS, PRICES_CHECKED

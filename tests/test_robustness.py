@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -22,12 +21,11 @@ from flawedcode.agents import make_agent
 from flawedcode.bench import checks
 from flawedcode.bench.tasks import TaskFileError, load_task_file, parse_tasks
 from flawedcode.config import MAX_ALIAS_NODES, QUOTE_CHARS, ConfigError, SummarizationConfig, V2Config, load_config
-from flawedcode.context import ConversationArchive, OffloadMiddleware, make_search_archive_tool, offload
+from flawedcode.context import ConversationArchive, make_search_archive_tool, maybe_offload, offload
 from flawedcode.context.offload import HASH_DIGITS, scratch_file_name
 from flawedcode.context.summarize import build_summary_message, maybe_summarize
 from flawedcode.demo import DemoOutputError, run_demo
 from flawedcode.models import OfflineModel
-from flawedcode.telemetry import SessionLog
 
 KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"  # the shape of an OpenAI key; not a real one
 ALIAS_BOMB = "".join(f"{name}: &{name} [{', '.join([f'*{previous}'] * 9)}]\n"
@@ -78,11 +76,10 @@ def test_an_offloaded_result_with_nul_and_a_lone_surrogate_is_saved_whole(tmp_pa
 
 
 def test_a_small_tool_result_with_a_lone_surrogate_enters_the_context_escaped(tmp_path: Path) -> None:
-    middleware = OffloadMiddleware(V2Config().offload, tmp_path, SessionLog())
-    request = SimpleNamespace(tool_call={"name": "list_files", "args": {"path": "."}, "id": "c1"})
-    result = middleware.wrap_tool_call(request, lambda _: ToolMessage("caf\udce9.txt", tool_call_id="c1"))
-    assert result.content == "caf\\xe9.txt"
-    result.content.encode("utf-8")  # can be sent, saved and archived
+    result = maybe_offload("caf\udce9.txt", "list_files", {"path": "."}, scratch_dir=tmp_path, config=V2Config().offload)
+    assert result == "caf\\xe9.txt"
+    result.encode("utf-8")  # can be sent, saved and archived
+    assert not list(tmp_path.iterdir()), "a small result is not offloaded"
 
 
 def test_a_request_with_a_lone_surrogate_does_not_fail_every_later_turn(tmp_path: Path) -> None:

@@ -6,9 +6,11 @@ context wrappers they add; that difference lives in ``v0.py``, ``v1.py`` and
 
 - ``BaseAgent.__init__`` picks the model, the workspace, the token counter and
   the session log, attaches a ``ModelCallRecorder`` to the model (every call
-  any part of the agent makes is recorded as the model receives it), then calls
-  ``create_agent`` with the version's tools and middleware (telemetry always
-  innermost, so the agent's own calls are told apart from summaries).
+  any part of the agent makes is recorded as the model receives it), then
+  builds the version in an order a reader can follow: ``prepare()`` (the
+  version's own state), ``build_tools()``, ``build_middleware()`` (builders
+  return what they build and set nothing), and calls ``create_agent`` with them
+  (telemetry always innermost, so the agent's own calls are told apart from summaries).
 - ``run_turn(history, text)`` sends ``history + [text]`` through the agent and
   keeps the resulting messages. It streams the graph (with ``graph_config()``,
   which carries the recorder to any model built during the run) so that if the
@@ -72,13 +74,17 @@ class BaseAgent:
                               price_cache_write_per_million=profile.cache_write_per_million)
         self.recorder = ModelCallRecorder(self.log, self.counter)
         self.recorder.attach(self.model)
+        self.prepare()
         self.tools = self.build_tools()
         self.fixed_tokens = self.counter.count_system(self.config.system_prompt) + self.counter.count_tools(self.tools)
         self.graph = self.build_graph([*self.build_middleware(), CutOffToolCallsMiddleware(self.log),
                                        TelemetryMiddleware(self.log, self.counter)])
         self.messages: list[AnyMessage] = []
 
-    # --- what a version may change --------------------------------------------------
+    # --- what a version may change (called in this order) ------------------------------
+    def prepare(self) -> None:
+        """Make the version's own state before its tools and middleware are built (v2: its archive)."""
+
     def build_tools(self) -> list[BaseTool]:
         return make_tools(self.workspace)
 

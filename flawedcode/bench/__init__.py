@@ -5,6 +5,9 @@
 - ``agent_specs.py``: which agents run: built-in names, peers, or your own ``file.py:Class``;
 - ``peers.py``: LangChain's SummarizationMiddleware and ContextEditingMiddleware (at their defaults
   and tuned to v2's budget and counter), and Deep Agents, on the same model, tools and telemetry;
+- ``field_peers.py``: the field's strategies as their authors document them (SWE-agent's
+  LastNObservations, Anthropic's clear_tool_uses, OpenHands' condenser, Codex's compaction,
+  JetBrains' mask-then-summarize hybrid);
 - ``runner.py``: fresh agent per run, N runs per task, progress bar, threads, resumption, cost limit;
 - ``probes.py``: was the goal (a planted fact) in what the model received at a probe, or recoverable;
 - ``records.py``: the typed run record, and reading / appending runs.jsonl safely;

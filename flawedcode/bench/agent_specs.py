@@ -2,9 +2,12 @@
 
 An entry of ``--agents`` (or of ``run_benchmark(agents=...)``) is one of:
 
-- a built-in name: ``v0``, ``v1``, ``v2`` (``flawedcode.agents``) or a peer
+- a built-in name: ``v0``, ``v1``, ``v2`` (``flawedcode.agents``), a peer
   (``lc-summarization``, ``lc-summarization-tuned``, ``lc-context-editing``,
-  ``lc-context-editing-tuned``, ``deepagents``; see ``peers.py``);
+  ``lc-context-editing-tuned``, ``deepagents``; see ``peers.py``) or one of the
+  field's strategies (``swe-agent-last-5``, ``swe-agent-last-5-polling-5``,
+  ``anthropic-clear-tool-uses``, ``openhands-condenser``, ``codex-compaction``,
+  ``jetbrains-hybrid``; see ``field_peers.py``);
 - ``path/to/my_agent.py:MyAgent``: the class ``MyAgent`` defined in that file;
 - ``package.module:MyAgent``: the class from an importable module.
 
@@ -34,11 +37,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from flawedcode.agents import AGENTS, BaseAgent
+from flawedcode.bench.field_peers import FIELD_PEERS
 from flawedcode.bench.peers import PEERS, PeerAgent, deepagents_missing
 from flawedcode.config import AgentConfig, ConfigError, V2Config, parse_config
 from flawedcode.tools import Workspace
 
-BUILTIN_AGENTS: dict[str, type[BaseAgent]] = {**AGENTS, **PEERS}
+BUILTIN_AGENTS: dict[str, type[BaseAgent]] = {**AGENTS, **PEERS, **FIELD_PEERS}
 KNOWN_AGENTS = tuple(BUILTIN_AGENTS)
 
 

@@ -1,6 +1,6 @@
-"""Put a benchmark's headline table into a Markdown file (the project's README) between two markers.
+"""Put a benchmark's headline table into a Markdown file (docs/benchmark.md) between two markers.
 
-    python -m flawedcode.bench.readme OUT_DIR README.md
+    python -m flawedcode.bench.readme OUT_DIR docs/benchmark.md
 
 reads ``OUT_DIR/summary.json`` and replaces everything between ``TABLE_START``
 and ``TABLE_END`` with the table of ``headline_table``: the strategy columns
@@ -15,12 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flawedcode.bench.scoring import MAIN_COLUMNS, format_cell, header_line, markdown_row
+from flawedcode.bench.scoring import MAIN_COLUMNS, RATIO_NOTE, format_cell, header_line, markdown_row
 from flawedcode.paths import write_atomically
 
 TABLE_START = "<!-- benchmark-table:start -->"
 TABLE_END = "<!-- benchmark-table:end -->"
-README_COLUMNS = [column for column in MAIN_COLUMNS if column[1] not in ("estimated_cost_usd",)]
+README_KEYS = ("input_vs_v1", "cached_vs_v1_cached", "input_vs_limit", "cacheable_share", "goal_in_context",
+               "fact_recoverable", "peak_context_tokens", "calls_over_budget", "total_input_tokens", "summary_calls",
+               "model_calls", "success_rate", "goal_retention", "failures")
+"""The headline's columns (results.md has them all): the ratios first, then the strategy, then the model (*)."""
+README_COLUMNS = [column for key in README_KEYS for column in MAIN_COLUMNS if column[1] == key]
 
 
 def headline_table(summary: dict[str, Any]) -> str:
@@ -33,7 +37,12 @@ def headline_table(summary: dict[str, Any]) -> str:
               for agent, reason in summary.get("skipped", {}).items()]
     failed = [f"{agent} ({metrics['failed_runs']} of {metrics['runs']} runs)"
               for agent, metrics in summary["agents"].items() if metrics.get("failed_runs")]
-    lines += ["", "Columns marked * depend on the model; the others measure the context strategy."]
+    lines += ["", "Columns marked * depend on the model; the others measure the context strategy. " + RATIO_NOTE]
+    leads = [f"{task} {format_cell('input_vs_v1', info['lead']['raw'])} (÷ {info['lead']['peer']})"
+             for task, info in summary.get("tasks", {}).items() if (info.get("lead") or {}).get("peer")]
+    if leads:
+        lines.append("v2 ÷ the cheapest peer that keeps the goal, per task (raw input; < 1: v2 is cheaper): "
+                     + ", ".join(leads) + ".")
     if failed:
         lines.append("Runs that failed (their unreached probes count as misses, their tokens stop early): "
                      + ", ".join(failed) + ".")
@@ -51,7 +60,7 @@ def replace_table(text: str, table: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if len(arguments) != 2:
-        print("usage: python -m flawedcode.bench.readme OUT_DIR README.md", file=sys.stderr)
+        print("usage: python -m flawedcode.bench.readme OUT_DIR FILE.md (e.g. docs/benchmark.md)", file=sys.stderr)
         return 2
     out_dir, readme = Path(arguments[0]), Path(arguments[1])
     try:

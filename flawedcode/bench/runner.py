@@ -80,7 +80,7 @@ from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.infra.redact import redact_data
-from flawedcode.models import ModelConfigError, ModelOptions
+from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel
 from flawedcode.paths import write_atomically
 from flawedcode.tools import Workspace
 
@@ -93,9 +93,7 @@ SUITE_FILE = "suite.json"
 def bench_model(spec: str | ModelOptions | None) -> BaseChatModel:
     """The model for one run: whatever ``spec`` (else FLAWEDCODE_MODEL) names, else the 8K truncating offline model.
     A ModelOptions (the CLI's) brings --timeout, --record and --window too."""
-    from flawedcode.lessons import lesson_model  # the lessons' rule: an offline window equal to the budget
-
-    return ModelOptions.of(spec).build(default=lambda: lesson_model("offline", BENCH_WINDOW_TOKENS))
+    return ModelOptions.of(spec).build(default=lambda: OfflineModel(max_input_tokens=BENCH_WINDOW_TOKENS, overflow="truncate"))
 
 
 def is_offline(spec: str | ModelOptions | None) -> bool:
@@ -138,7 +136,7 @@ class Suite:
 def suite_identity(suite: Suite) -> dict[str, Any]:
     """What decides a run's numbers besides its (agent, task, run): the model, the settings, the code, each task."""
     package = Path(__file__).resolve().parents[1]
-    sources = sorted(package.rglob("*.py")) + sorted((package / "prompts").glob("*"))
+    sources = sorted(package.rglob("*.py")) + sorted(path for path in (package / "prompts").rglob("*") if path.is_file())
     sources += [Path(inspect.getfile(entry.agent_class)).resolve() for entry in suite.entries]
     code = hashlib.sha256()
     for path in dict.fromkeys(sources):

@@ -14,7 +14,31 @@ Per agent, over all its runs. First, what measures the context strategy (not the
 - ``calls_over_budget``: calls whose request exceeded the budget, any call;
 - ``total_input_tokens`` / ``total_output_tokens``: all calls (agent, summary, internal);
 - ``summary_input_tokens``, ``summary_calls``, ``summary_token_share`` (summary-call tokens / all tokens);
-- ``model_calls`` (all), ``agent_calls``, ``internal_calls``, ``failed_calls``, ``estimated_cost_usd``.
+- ``model_calls`` (all), ``agent_calls``, ``internal_calls``, ``failed_calls``, ``estimated_cost_usd``
+  (cached input at the model's cached price).
+
+Prompt caching and the physical limit (``flawedcode.prompt_cache``; every call, as captured at the model boundary):
+
+- ``cached_input_tokens``: input a provider's prompt cache would serve: per call, the longest prefix
+  (whole messages, the fixed system+tools block first) that an earlier request of the same run began
+  with, when at least 1,024 tokens, rounded down to 128 (the provider's own ``cached_tokens`` when it
+  reported them); ``cache_write_tokens``: what each call wrote to the cache;
+- ``cache_weighted_input_tokens``: all input priced under the default scheme (``anthropic``: reads
+  0.1x, writes 1.25x, the rest 1x), in input-token equivalents; ``cache_weighted_by_scheme``: the
+  same under ``openai``, ``openai-2026``, ``anthropic`` and ``gemini``;
+- ``cacheable_share``: cached input / all input;
+- ``oracle_input_tokens``, **the physical limit**: per agent call, only what that call cannot do
+  without: the system prompt and tool schemas it was sent, the user's goal (the run's first user
+  message) and the current turn (its user message and what followed it in that request), plus the 3
+  tokens that prime the reply; summary and internal calls add nothing (a strategy at the limit needs
+  no summarizer);
+- ratios to the reference agent ``v1`` (append-only) when it ran: ``input_vs_v1`` (raw input / v1's),
+  ``cached_vs_v1_cached`` (cache-weighted input / v1's cache-weighted input), and ``input_vs_limit``
+  (raw input / the agent's own limit).
+
+The same figures per task (``summary["tasks"][task]``), and ``lead``: per task, v2 divided by the
+cheapest peer that keeps the goal there (every run finished; the goal in context at every goal
+probe, when the task has any), raw and cache-weighted, so a lead that holds on one workload only shows.
 
 Then what depends on the model (labelled so in the table):
 
@@ -96,8 +120,10 @@ def summarize_runs(records: list[RunRecord | dict[str, Any]], agents: list[str])
             "tasks": [task for task in task_order if category_of[task] == category],
             "success_rate": {agent: summary["agents"][agent]["success_by_category"].get(category) for agent in agents},
         }
+    add_ratios(summary["agents"])
     for task in task_order:
         runs_of = {agent: [record for record in by_agent.get(agent, []) if record.task == task] for agent in agents}
+        cache = {agent: cache_figures(runs_of[agent]) for agent in agents}
         summary["tasks"][task] = {
             "category": category_of[task],
             "success_rate": {agent: summary["agents"][agent]["per_task"].get(task) for agent in agents},
@@ -106,7 +132,9 @@ def summarize_runs(records: list[RunRecord | dict[str, Any]], agents: list[str])
             "total_input_tokens": {agent: sum(record.totals.get("input_tokens", 0) for record in runs_of[agent])
                                    for agent in agents},
             "failed_runs": {agent: sum(1 for record in runs_of[agent] if record.error) for agent in agents},
+            **{key: {agent: cache[agent][key] for agent in agents} for key in PER_TASK_CACHE_KEYS},
         }
+        summary["tasks"][task]["lead"] = task_lead(summary["tasks"][task], agents)
     summary["models"] = sorted({record.model or "?" for record in records})
     return summary
 
@@ -115,6 +143,65 @@ def category_order(categories: Iterable[str]) -> list[str]:
     """The built-in categories in the course's order, then any others in the order they appear."""
     seen = list(dict.fromkeys(categories))
     return [category for category in CATEGORIES if category in seen] + [category for category in seen if category not in CATEGORIES]
+
+
+REFERENCE_AGENT = "v1"
+"""The append-only agent every ratio is taken to (when it ran)."""
+LEAD_AGENT = "v2"
+"""The agent whose per-task lead over the cheapest goal-keeping peer is reported."""
+PER_TASK_CACHE_KEYS = ("cache_weighted_input_tokens", "cacheable_share", "oracle_input_tokens")
+
+
+def cache_figures(records: list[RunRecord]) -> dict[str, Any]:
+    """Prompt-cache figures summed over runs (see the module docstring); None where runs recorded none."""
+    def total(key: str) -> int:
+        return sum(record.totals.get(key) or 0 for record in records)
+
+    known = bool(records) and all("cache_weighted_input_tokens" in record.totals for record in records)
+    input_tokens = total("input_tokens")
+    by_scheme: dict[str, int] = defaultdict(int)
+    for record in records:
+        for scheme, tokens in (record.totals.get("cache_weighted_by_scheme") or {}).items():
+            by_scheme[scheme] += tokens
+    return {
+        "cached_input_tokens": total("cached_input_tokens") if known else None,
+        "cache_write_tokens": total("cache_write_tokens") if known else None,
+        "cache_weighted_input_tokens": total("cache_weighted_input_tokens") if known else None,
+        "cache_weighted_by_scheme": dict(by_scheme) if known else None,
+        "cacheable_share": _ratio(total("cached_input_tokens"), input_tokens) if known else None,
+        "oracle_input_tokens": total("oracle_input_tokens") if known else None,
+    }
+
+
+def add_ratios(agents: dict[str, dict[str, Any]]) -> None:
+    """Each agent's input ÷ v1's (raw, and cache-weighted ÷ v1's cache-weighted) and ÷ its own limit."""
+    reference = agents.get(REFERENCE_AGENT) or {}
+    for metrics in agents.values():
+        metrics["input_vs_v1"] = _ratio(metrics["total_input_tokens"], reference.get("total_input_tokens") or 0)
+        metrics["cached_vs_v1_cached"] = _ratio(metrics.get("cache_weighted_input_tokens") or 0,
+                                                reference.get("cache_weighted_input_tokens") or 0) \
+            if metrics.get("cache_weighted_input_tokens") is not None else None
+        metrics["input_vs_limit"] = _ratio(metrics["total_input_tokens"], metrics.get("oracle_input_tokens") or 0)
+
+
+def task_lead(task: dict[str, Any], agents: list[str]) -> dict[str, Any] | None:
+    """v2 ÷ the cheapest peer that keeps the goal on this task (raw and cache-weighted); None without both."""
+    if LEAD_AGENT not in agents:
+        return None
+    def keeps_goal(agent: str) -> bool:
+        goal = task["goal_in_context"].get(agent)
+        return not task["failed_runs"].get(agent) and (goal is None or goal == 1.0) and task["total_input_tokens"].get(agent, 0) > 0
+    peers = [agent for agent in agents if agent not in (LEAD_AGENT, "v0", REFERENCE_AGENT) and keeps_goal(agent)]
+    if not peers:
+        return {"peer": None, "raw": None, "cached": None, "v2_keeps_goal": keeps_goal(LEAD_AGENT)}
+    cheapest = min(peers, key=lambda agent: task["total_input_tokens"][agent])
+    weighted = task["cache_weighted_input_tokens"]
+    cheapest_cached = min(peers, key=lambda agent: weighted.get(agent) or float("inf"))
+    return {"peer": cheapest, "raw": _ratio(task["total_input_tokens"][LEAD_AGENT], task["total_input_tokens"][cheapest]),
+            "cached_peer": cheapest_cached,
+            "cached": _ratio(weighted.get(LEAD_AGENT) or 0, weighted.get(cheapest_cached) or 0)
+            if weighted.get(LEAD_AGENT) is not None else None,
+            "v2_keeps_goal": keeps_goal(LEAD_AGENT)}
 
 
 def agent_metrics(records: list[RunRecord], task_order: list[str], categories: list[str] | None = None) -> dict[str, Any]:
@@ -148,6 +235,7 @@ def agent_metrics(records: list[RunRecord], task_order: list[str], categories: l
         "internal_calls": total("internal_calls"),
         "failed_calls": total("failed_calls"),
         "estimated_cost_usd": _total_cost(records),
+        **cache_figures(records),
         # what depends on the model
         "successes": successes,
         "success_rate": _ratio(successes, len(records)),
@@ -166,7 +254,19 @@ def agent_metrics(records: list[RunRecord], task_order: list[str], categories: l
         "masks": sum(record.masks for record in records),
         "failed_runs": sum(1 for record in records if record.error),
         "errors": [f"{record.task} #{record.run}: {record.error}" for record in records if record.error],
+        "failures": failure_note(records),
     }
+
+
+def failure_note(records: list[RunRecord]) -> str | None:
+    """'3/33 runs failed, first: long_session #1 at step 13 (ContextOverflowError: ...)'; None when none failed."""
+    failed = [record for record in records if record.error]
+    if not failed:
+        return None
+    first = failed[0]
+    reason = (first.error or "").split(": ", 1)[-1][:90]
+    return (f"{len(failed)}/{len(records)} runs failed, first: {first.task} #{first.run} at step "
+            f"{first.failed_step} ({reason})")
 
 
 def agent_timings(records: list[RunRecord]) -> dict[str, float | None]:
@@ -195,16 +295,22 @@ def _ratio(part: float, whole: float) -> float | None:
 # --- the Markdown table ---------------------------------------------------------------
 
 MAIN_COLUMNS: list[tuple[str, str]] = [
-    ("goal in context", "goal_in_context"), ("fact in context", "fact_in_context"),
+    ("÷ v1", "input_vs_v1"), ("÷ v1 with caching", "cached_vs_v1_cached"), ("÷ limit", "input_vs_limit"),
+    ("cacheable", "cacheable_share"), ("goal in context", "goal_in_context"), ("fact in context", "fact_in_context"),
     ("fact recoverable", "fact_recoverable"), ("peak context", "peak_context_tokens"),
     ("calls over budget", "calls_over_budget"), ("total input tokens", "total_input_tokens"),
     ("summary input tokens", "summary_input_tokens"), ("summary calls", "summary_calls"), ("all calls", "model_calls"),
     ("success*", "success_rate"), ("goal answered*", "goal_retention"), ("tokens per success*", "tokens_per_success"),
-    ("est. cost (USD)", "estimated_cost_usd"),
+    ("est. cost (USD)", "estimated_cost_usd"), ("failed runs", "failures"),
 ]
 TIMING_COLUMNS: list[tuple[str, str]] = [("wrapper ms per turn", "wrapper_ms_per_turn")]
 PERCENT_KEYS = {"success_rate", "goal_retention", "goal_in_context", "fact_in_context", "fact_recoverable",
-                "fact_retention", "fact_retention_with_archive", "summary_token_share"}
+                "fact_retention", "fact_retention_with_archive", "summary_token_share", "cacheable_share"}
+RATIO_KEYS = {"input_vs_v1", "cached_vs_v1_cached", "input_vs_limit"}
+RATIO_NOTE = ("÷ v1: all input tokens / v1's (append-only). ÷ v1 with caching: the same with every input priced as a "
+              "provider's prompt cache bills it (reads 0.1x, writes 1.25x: the `anthropic` scheme), / v1's priced the "
+              "same way. ÷ limit: all input / the physical limit (per agent call: system prompt and tools, the goal, "
+              "the current turn). cacheable: the share of input a prompt cache would serve.")
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
@@ -220,7 +326,14 @@ def render_markdown(summary: dict[str, Any]) -> str:
         lines.append(markdown_row([agent, *cells]))
     for agent, reason in summary.get("skipped", {}).items():
         lines.append(markdown_row([agent, f"skipped: {reason}", *([""] * (len(titles) - 1))]))
-    lines += ["", MODEL_DEPENDENT_NOTE]
+    lines += ["", MODEL_DEPENDENT_NOTE, "", RATIO_NOTE]
+    leads = [(task, info["lead"]) for task, info in summary.get("tasks", {}).items() if info.get("lead")]
+    if leads:
+        lines += ["", "### v2's lead per task (v2 ÷ the cheapest peer that keeps the goal there; < 1: v2 is cheaper)", "",
+                  markdown_row(["task", "cheapest goal-keeping peer", "v2 ÷ it", "cheapest with caching", "v2 ÷ it, with caching",
+                                "v2 keeps the goal"]),
+                  markdown_row(["---"] * 6)]
+        lines += [markdown_row(lead_cells(task, lead)) for task, lead in leads]
     if summary.get("categories"):
         lines += ["", "### Success by category (depends on the model)", "",
                   markdown_row(["category", "tasks", *agents]), markdown_row(["---"] * (len(agents) + 2))]
@@ -238,6 +351,11 @@ def render_markdown(summary: dict[str, Any]) -> str:
                   markdown_row(["task", *agents]), markdown_row(["---"] * (len(agents) + 1))]
         for task, info in summary["tasks"].items():
             lines.append(markdown_row([task, *(_tokens_cell(info, agent) for agent in agents)]))
+    if summary.get("tasks"):
+        lines += ["", "### Per task with prompt caching: cache-weighted input tokens (cacheable share; ÷ limit)", "",
+                  markdown_row(["task", *agents]), markdown_row(["---"] * (len(agents) + 1))]
+        for task, info in summary["tasks"].items():
+            lines.append(markdown_row([task, *(_cached_cell(info, agent) for agent in agents)]))
     notes = [f"- {agent}: {len(metrics['errors'])} run(s) failed with an error, e.g. {metrics['errors'][0]}"
              for agent, metrics in agents.items() if metrics.get("errors")]
     notes += [f"- {agent} skipped: {reason}" for agent, reason in summary.get("skipped", {}).items()]
@@ -245,6 +363,22 @@ def render_markdown(summary: dict[str, Any]) -> str:
     if notes:
         lines += ["", "### Notes", "", *notes]
     return "\n".join(lines) + "\n"
+
+
+def lead_cells(task: str, lead: dict[str, Any]) -> list[str]:
+    """One row of the per-task lead table."""
+    return [task, lead.get("peer") or "none keeps the goal", format_cell("input_vs_v1", lead.get("raw")),
+            lead.get("cached_peer") or "-", format_cell("input_vs_v1", lead.get("cached")),
+            "yes" if lead.get("v2_keeps_goal") else "no"]
+
+
+def _cached_cell(info: dict[str, Any], agent: str) -> str:
+    weighted = (info.get("cache_weighted_input_tokens") or {}).get(agent)
+    if weighted is None:
+        return "-"
+    share = format_cell("cacheable_share", (info.get("cacheable_share") or {}).get(agent))
+    limit = _ratio(info.get("total_input_tokens", {}).get(agent) or 0, (info.get("oracle_input_tokens") or {}).get(agent) or 0)
+    return f"{weighted:,} ({share}; {format_cell('input_vs_limit', limit)})"
 
 
 def _tokens_cell(info: dict[str, Any], agent: str) -> str:
@@ -290,6 +424,8 @@ def format_cell(key: str, value: Any) -> str:
         return "-"
     if key in PERCENT_KEYS:
         return f"{100 * value:.0f}%"
+    if key in RATIO_KEYS:
+        return f"{value:.3f}" if value < 1 else f"{value:.2f}"
     if key == "estimated_cost_usd":
         return f"{value:.4f}"
     if isinstance(value, float):

@@ -1,20 +1,28 @@
 """Context wrappers: what v2 adds to an agent, as plain functions plus thin LangChain middleware.
 
+The lesson (called by ``agents/v2.py``'s two hooks):
+
 - ``offload``: a large tool result goes to scratch/, a typed preview stays (``maybe_offload``).
 - ``summarize``: near the budget, older messages become a summary that names its
   archive file, with the user's original goal copied verbatim (``maybe_summarize``).
 - ``archive``: every message that leaves the context is kept unchanged, append-only,
   written atomically, searchable (``ConversationArchive``, the ``search_archive`` tool).
+- ``budget``: the budget the wrappers manage to, passed to each of them (``ContextBudget``).
+
+What can go wrong, in one place (``resilience.py``, which v2 adds in one line: ``with_guards``):
+back-off, compaction with no model, overflow retry, window learning, calibration, and
+
+- ``readback``: reading scratch/ or archives/ back returns a page that fits under the trigger;
 - ``repair``: a tool call without a result gets a stand-in result (``repair_tool_calls``);
   a tool call cut off mid-arguments is answered, never run (``cut_off_tool_calls``).
-- ``readback``: reading scratch/ or archives/ back returns a page that fits under the trigger.
 
 Each module's docstring states its rules, thresholds and exact texts. The
 wrappers know nothing of agent versions; an agent picks which ones it uses.
 """
 
 from flawedcode.context.archive import ArchiveError, ConversationArchive, make_search_archive_tool
-from flawedcode.context.offload import OffloadMiddleware, maybe_offload, offload, should_offload
+from flawedcode.context.budget import ContextBudget
+from flawedcode.context.offload import exempt_tools, maybe_offload, offload, should_offload
 from flawedcode.context.readback import ReadBackPagingMiddleware
 from flawedcode.context.repair import (
     CutOffToolCallsMiddleware,
@@ -22,11 +30,10 @@ from flawedcode.context.repair import (
     cut_off_tool_calls,
     repair_tool_calls,
 )
+from flawedcode.context.resilience import ContextGuards, SummaryBackoff, compact, with_guards
 from flawedcode.context.summarize import (
-    SummarizeWithArchiveMiddleware,
-    SummaryBackoff,
+    SummaryOutcome,
     choose_cutoff,
-    compact,
     maybe_summarize,
     original_goal,
     should_summarize,
@@ -35,9 +42,10 @@ from flawedcode.context.summarize import (
 
 __all__ = [
     "ArchiveError", "ConversationArchive", "make_search_archive_tool",
-    "OffloadMiddleware", "maybe_offload", "offload", "should_offload",
+    "ContextBudget",
+    "exempt_tools", "maybe_offload", "offload", "should_offload",
     "ReadBackPagingMiddleware",
     "CutOffToolCallsMiddleware", "RepairToolCallsMiddleware", "cut_off_tool_calls", "repair_tool_calls",
-    "SummarizeWithArchiveMiddleware", "SummaryBackoff", "choose_cutoff", "compact", "maybe_summarize", "original_goal",
-    "should_summarize", "summarize",
+    "ContextGuards", "SummaryBackoff", "compact", "with_guards",
+    "SummaryOutcome", "choose_cutoff", "maybe_summarize", "original_goal", "should_summarize", "summarize",
 ]

@@ -18,7 +18,7 @@ smaller ``limit``: as many lines as fit, at least one. The page keeps
 Paging through everything still works: each page fits the room there is at
 the time, and the summarizer makes room between pages. A ``readback_paged``
 event is recorded. ``ReadBackPagingMiddleware`` is the thin adapter; put it
-after ``OffloadMiddleware`` (inside it), so a recovery read is noted once.
+inside the offload step (``resilience.with_guards`` does), so a recovery read is noted once.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AnyMessage, ToolMessage
 
 from flawedcode.constants import ENCODING_NAME
+from flawedcode.context.budget import ContextBudget
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -68,11 +69,11 @@ def page_body(page: str) -> list[str]:
 class ReadBackPagingMiddleware(AgentMiddleware):
     """Thin adapter: a read of scratch/ or archives/ that would not fit under the trigger is re-read in a smaller page."""
 
-    def __init__(self, log: SessionLog, counter: TokenCounter, fixed_tokens: int) -> None:
+    def __init__(self, log: SessionLog, counter: TokenCounter, budget: ContextBudget) -> None:
         super().__init__()
         self.log = log
         self.counter = counter
-        self.fixed_tokens = fixed_tokens
+        self.budget = budget
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         call = request.tool_call
@@ -99,9 +100,9 @@ class ReadBackPagingMiddleware(AgentMiddleware):
         return paged
 
     def trigger_tokens(self) -> int:
-        return self.log.trigger_tokens or self.log.budget_tokens or 0
+        return self.budget.room_tokens
 
     def context_tokens(self, request: Any) -> int:
         state = request.state
         messages: Sequence[AnyMessage] = state.get("messages", []) if isinstance(state, dict) else getattr(state, "messages", [])
-        return self.fixed_tokens + self.counter.count_messages(messages)
+        return self.budget.fixed_tokens + self.counter.count_messages(messages)

@@ -93,11 +93,12 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
+from flawedcode.constants import ENCODING_NAME
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import help_text, plan
 from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
-from flawedcode.models.offline_plan import Context, Task, fill_arguments, tool_name_for
-from flawedcode.models.offline_results import ToolResult, answer_task, next_step
+from flawedcode.models.offline_plan import Context, Task, ToolResult, fill_arguments, tool_name_for
+from flawedcode.models.offline_results import answer_task, next_step
 from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
@@ -132,7 +133,7 @@ class OfflineModel(BaseChatModel):
     """The window: how many input tokens it can see."""
     overflow: Literal["truncate", "error"] = "truncate"
     """'truncate': forget the oldest messages; 'error': raise ContextOverflowError."""
-    encoding: str = "o200k_base"
+    encoding: str = ENCODING_NAME
     """The tiktoken encoding used to count what it sees and writes."""
     catalog_root: Path | None = None
     """The ChartBook catalog whose names it recognises (default: flawedcode.paths.data_dir())."""

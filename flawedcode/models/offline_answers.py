@@ -23,23 +23,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flawedcode.formats import STUB_PREFIX
 from flawedcode.models.offline_data import DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
-from flawedcode.models.offline_plan import Context, Step, Task
+from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
     LOAD_HEADER,
     LoadedTable,
     aligned,
     assemble_pages,
     figures,
+    offload_path,
     parse_loaded_table,
     read_stat_output,
     stat_script,
 )
 
 DECIMALS = 4
-STUB_PATH = re.compile(rf"^{re.escape(STUB_PREFIX)}(?P<path>[^\s|\]]+)")
 STAT_NAMES = {"mean": "mean", "median": "median", "min": "min", "max": "max", "std": "standard deviation",
               "count": "count", "latest": "latest", "first": "first", "change": "change", "corr": "correlation"}
 UNIT_SHOWN = {"percent": "%", "bp": " bp", "$bn": " $bn", "index": "", "count": "", "years": " years"}
@@ -47,11 +46,6 @@ UNIT_SHOWN = {"percent": "%", "bp": " bp", "$bn": " $bn", "index": "", "count": 
 
 def number(value: float) -> str:
     return f"{value:.{DECIMALS}f}"
-
-
-def offload_path(text: str) -> str | None:
-    match = STUB_PATH.match(text.lstrip())
-    return match["path"] if match else None
 
 
 # ----------------------------------------------------------------------------- steps
@@ -127,8 +121,6 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
     if errors:
         return relay_error(errors[0])
     if task.detail.get("rows"):
-        from flawedcode.models.offline_results import ToolResult
-
         results = [ToolResult("chartbook_load_data", {}, task.detail["rows"]), *results]
     tables = tables_in(results)
     if ask.wants_rows:

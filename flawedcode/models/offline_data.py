@@ -63,17 +63,17 @@ DIFFERENCE = (
     r"\b(?:spread|difference|gap|diff)\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|over|vs|versus|minus|to)\s+(?P<b>.+)",
     r"\bhow far apart (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
     r"\bby how much did\s+(?P<a>.+?)\s+(?:exceed|beat|top)\s+(?P<b>.+)",
-    r"\bcompare\s+(?P<a>.+?)\s+(?:with|to|and|against)\s+(?P<b>.+?)(?::|$|\bwhat\b)(?=.*\b(?:difference|spread|gap)\b)",
-    r"(?P<a>[\w .'-]+?)\s+(?:minus|less)\s+(?P<b>[\w .'-]+)",
+    r"^(?=.*\b(?:difference|spread|gap)\b).*?\bcompare\s+(?P<a>.+?)\s+(?:with|to|and|against)\s+(?P<b>.+?)(?::|$|\bwhat\b)",
+    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:minus|less)\s+(?P<b>[\w .'-]+)",
     r"(?P<a>\b[\w.']+)\s*(?:-|vs\.?|versus|/)\s*(?P<b>[\w.']+)\s+(?:spread|difference|gap)\b",
-    r"(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
+    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
 )
 CORRELATION = (
     r"\bcorrelation\w*\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|with|vs|versus|to)\s+(?P<b>.+)",
     r"\bhow correlated (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
     r"\brelationship between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
-    r"(?P<a>.+?)\s+correlated with\s+(?P<b>.+)",
-    r"(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
+    r"(?<!.)(?P<a>.+?)\s+correlated with\s+(?P<b>.+)",
+    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
 )
 THRESHOLD = re.compile(r"\b(above|over|greater than|more than|higher than|exceed\w*|below|under|less than|lower than)\s+"
                        r"(-?\d+(?:\.\d+)?)\s*(%|percent|bp)?")

@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flawedcode.catalog import Catalog
 from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
@@ -122,8 +123,6 @@ class Vocabulary:
         infos: dict[tuple[str, str], ColumnInfo] = {}
         doc_words: set[str] = set()
         try:
-            from flawedcode.catalog import Catalog
-
             catalog = Catalog(catalog_root) if catalog_root is not None else Catalog()
             for info in catalog.dataframes():
                 ref = DataframeRef(info.pipeline, info.dataframe, info.title, tuple(info.columns), info.description,

@@ -59,7 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from flawedcode.models import offline_memory as memory
-from flawedcode.models.offline_data import DataAsk, context_unit, plan_data, read_data_ask, stats_in
+from flawedcode.models.offline_data import DataAsk, Series, context_unit, plan_data, read_data_ask, stats_in
 from flawedcode.models.offline_file_rules import (  # the rules for files and code
     RUN_TESTS_CODE,
     RUN_TIMEOUT_SECONDS,
@@ -86,7 +86,17 @@ from flawedcode.models.offline_file_rules import (  # the rules for files and co
     run_script_code,
 )
 from flawedcode.models.offline_periods import first_rows_range
-from flawedcode.models.offline_plan import Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
+from flawedcode.models.offline_plan import (
+    CODE_BLOCK,
+    Clause,
+    Context,
+    Step,
+    Task,
+    has_any,
+    read_clause,
+    reply,
+    split_clauses,
+)
 from flawedcode.models.offline_words import unit_asked
 
 GOAL_WORDS = ("goal", "objective", "aim", "purpose", "set out", "first ask", "first asked", "asked first", "first request",
@@ -357,8 +367,6 @@ def _frames_only(context: Context, clause: Clause) -> DataAsk | None:
     """'then load the last 10 rows': the dataframe an earlier clause named."""
     if clause.mentions.dataframes or not context.previous_frames:
         return None
-    from flawedcode.models.offline_data import Series
-
     return DataAsk([Series(ref, "") for ref in context.previous_frames], wants_rows=True)
 
 
@@ -408,11 +416,47 @@ INTENT_RULES: tuple[IntentRule, ...] = (
 # ----------------------------------------------------------------------------- the plan
 
 
+MAX_REQUEST_CHARS = 4000
+"""A message longer than this (code blocks aside) is material, not a request: it is declined, never parsed."""
+MAX_WORD_CHARS = 200
+"""A word longer than this (a paste, a hash, a path of many folders) is not in any vocabulary: the request is declined."""
+MAX_CLAUSES = 12
+"""At most this many requests of one message are planned (one tool call each, at least); the rest are reported."""
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def bounded(text: str) -> tuple[str, str | None]:
+    """The request with control characters made spaces, and a reason to decline it if it is too long to read.
+
+    This keeps the work per request bounded: nothing after this sees more than ``MAX_REQUEST_CHARS``
+    characters of prose or a word longer than ``MAX_WORD_CHARS``.
+    """
+    text = CONTROL_CHARACTERS.sub(" ", text)
+    prose = CODE_BLOCK.sub(" ", text)
+    if len(prose) > MAX_REQUEST_CHARS:
+        return text, (f"I can't read that message as a request: it is {len(prose):,} characters long (outside code "
+                      f"blocks) and I read requests of at most {MAX_REQUEST_CHARS:,}. Put long material in a file or a "
+                      "code block, then ask me about it.")
+    long_word = next((word for word in prose.split() if len(word) > MAX_WORD_CHARS), None)
+    if long_word is not None:
+        return text, (f"I can't use the {len(long_word):,}-character word '{long_word[:24]}...' in your message: "
+                      f"no name, date or path I know is longer than {MAX_WORD_CHARS} characters. Nothing was run. "
+                      "Put long material in a file or a code block, then ask me about it.")
+    return text, None
+
+
 def plan(text: str, context: Context) -> list[Task]:
     """The tasks for one message, clause by clause, in order."""
+    text, too_long = bounded(text)
+    if too_long:
+        return [reply(too_long)]
     tasks: list[Task] = []
     parts = split_clauses(text)
     context.clause_count = len(parts)
+    if len(parts) > MAX_CLAUSES:
+        tasks.append(reply(f"Your message holds {len(parts)} requests; I do the first {MAX_CLAUSES} (ask again for "
+                           f"the rest, from '{parts[MAX_CLAUSES][:60]}')."))
+        parts = parts[:MAX_CLAUSES]
     for part in parts:
         previous = context.previous_ask
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)

@@ -32,7 +32,7 @@ from flawedcode.formats import ARCHIVE_LINE as ARCHIVE_LINE_TEXT
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
 from flawedcode.formats import SUMMARY_PREFIX
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
-from flawedcode.models.offline_stats import READ_HEADER, figures, parse_loaded_table
+from flawedcode.models.offline_stats import READ_HEADER, figures, offload_path, parse_loaded_table
 from flawedcode.models.offline_words import content_words, normalize, tags_in
 
 OUR_SUMMARY_PREFIX = SUMMARY_PREFIX
@@ -356,8 +356,6 @@ def _of(line: str) -> str:
 
 def visible_rows(earlier: list[BaseMessage], key: str) -> tuple[str, str] | None:
     """The newest visible load of a dataframe: ('table', content) or ('stub', scratch path); None if none is visible."""
-    from flawedcode.models.offline_answers import offload_path
-
     calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
     pipeline, _, dataframe = key.partition("/")
     for message in reversed(earlier):
@@ -381,8 +379,6 @@ def _mentions_any(line: str, clause: Clause) -> bool:
 
 def scratch_path_about(earlier: list[BaseMessage], names: list[str]) -> str | None:
     """The newest scratch/ file that a visible stub (by its path and call) or summary line names, about ``names``."""
-    from flawedcode.models.offline_answers import offload_path
-
     calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
     for message in reversed(earlier):
         text = text_of(message)
@@ -400,8 +396,6 @@ def scratch_path_about(earlier: list[BaseMessage], names: list[str]) -> str | No
 
 def docs_stub_path(earlier: list[BaseMessage], key: str) -> str | None:
     """The scratch/ file holding a dataframe's docs, if a visible offload stub of chartbook_get_docs names it."""
-    from flawedcode.models.offline_answers import offload_path
-
     calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
     pipeline, _, dataframe = key.partition("/")
     for message in reversed(earlier):

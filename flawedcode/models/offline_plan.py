@@ -21,6 +21,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
+from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.models.offline_entities import Mentions, Vocabulary
 from flawedcode.models.offline_periods import Period, read_periods
 from flawedcode.models.offline_words import COMMON_WORDS, normalize
@@ -91,6 +92,15 @@ class Step:
 
 
 @dataclass
+class ToolResult:
+    """One tool call after the latest request and what came back."""
+
+    name: str
+    args: dict[str, Any]
+    content: str
+
+
+@dataclass
 class Task:
     """What one clause asks for (see the module docstring for the kinds)."""
 
@@ -117,7 +127,7 @@ class Context:
 
     vocabulary: Vocabulary
     tool_names: set[str] = field(default_factory=set)
-    window_tokens: int = 8192
+    window_tokens: int = DEFAULT_BUDGET_TOKENS
     earlier: list[BaseMessage] = field(default_factory=list)
     truncated: bool = False
     previous_ask: Any = None
@@ -160,6 +170,9 @@ GOAL_START = re.compile(
     r"goal\b|(?:today\s+)?i'?m trying to|i am trying to|overall,? i want|i want to|i'd like to)", re.IGNORECASE)
 
 
+HELD = re.compile(r"\x00(\d+)\x00")
+
+
 def split_clauses(text: str) -> list[str]:
     """The requests in one message, in order (code blocks are never split, nor is a sentence stating a goal)."""
     blocks: list[str] = []
@@ -168,7 +181,7 @@ def split_clauses(text: str) -> list[str]:
         blocks.append(match.group(0))
         return f"\x00{len(blocks) - 1}\x00"
 
-    held = QUOTED.sub(hold, CODE_BLOCK.sub(hold, text))
+    held = QUOTED.sub(hold, CODE_BLOCK.sub(hold, text.replace("\x00", " ")))  # NUL marks the held parts
     verbs = "|".join(ACTION_VERBS)
     sentences = re.split(r"(?<=[.!?;])\s+(?=[A-Za-z0-9(])|;|\n+(?!\s*\x00)", held)
     within = re.compile(
@@ -182,8 +195,8 @@ def split_clauses(text: str) -> list[str]:
     clauses = []
     for part in parts:
         part = LEADING_CONNECTORS.sub("", part.strip(" ,")).strip()
-        while "\x00" in part:
-            part = re.sub(r"\x00(\d+)\x00", lambda match: blocks[int(match.group(1))], part)
+        for _ in range(2):  # a quote inside a code block was held twice; a placeholder never holds another
+            part = HELD.sub(lambda match: blocks[int(match.group(1))], part)
         if part.strip(" .?!,:"):
             clauses.append(part)
     return clauses or [text]

@@ -22,27 +22,18 @@ that it cannot edit code itself.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
 
 from flawedcode.models import offline_memory as memory
-from flawedcode.models.offline_answers import answer_data, data_next_step, describe_stub, offload_path, relay_error
-from flawedcode.models.offline_plan import Context, Step, Task
+from flawedcode.models.offline_answers import answer_data, data_next_step, describe_stub, relay_error
+from flawedcode.models.offline_file_rules import RUN_TIMEOUT_SECONDS, run_script_code
+from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
+from flawedcode.models.offline_stats import offload_path
 
 QUOTE_LINES = 80
 LIST_LINE = re.compile(r"^(?P<key>[\w.-]+/[\w.-]+): (?P<title>.*?) \((?P<detail>\d[\d,]* rows.*)\)\s*$", re.MULTILINE)
 CODE_NOT_EDITED = ("I can't edit code myself: I'm the offline teaching model, a rule-based simulator, so I can show you "
                    "the failing test and the code but not write the fix. A real model can (switch the lesson's MODEL to "
                    "a real one, e.g. 'openai:gpt-4o-mini'), or you can edit the file and ask me to run the tests again.")
-
-
-@dataclass
-class ToolResult:
-    """One tool call after the latest request and what came back."""
-
-    name: str
-    args: dict[str, Any]
-    content: str
 
 
 def paths_named(text: str) -> list[str]:
@@ -82,8 +73,6 @@ def _found_file_step(task: Task, listing: ToolResult) -> Step | None:
     if chosen is None:
         return None
     if task.detail.get("then") == "run":
-        from flawedcode.models.offline_file_rules import RUN_TIMEOUT_SECONDS, run_script_code
-
         return Step("run_python", {"code": run_script_code(chosen), "command": f"python {chosen}", "timeout": RUN_TIMEOUT_SECONDS})
     return Step("read_file", {"path": chosen})
 

@@ -43,7 +43,14 @@ LOAD_HEADER = re.compile(
 READ_HEADER = re.compile(r"^# (?P<path>\S+) \(lines (?P<a>\d+)-(?P<b>\d+) of (?P<n>\d+)\)")
 CONTINUATION = re.compile(r"^# \.\.\. (?P<more>\d+) more lines: read_file\(path='(?P<path>[^']+)', offset=(?P<offset>\d+)\)\s*$",
                           re.MULTILINE)
+STUB_PATH = re.compile(rf"^{re.escape(STUB_PREFIX)}(?P<path>[^\s|\]]+)")
 STATS_LINE = re.compile(r"^STATS (?P<json>\{.*\})\s*$", re.MULTILINE)
+
+
+def offload_path(text: str) -> str | None:
+    """The scratch/ path an offload stub names, or None if the text is not a stub."""
+    match = STUB_PATH.match(text.lstrip())
+    return match["path"] if match else None
 
 
 @dataclass

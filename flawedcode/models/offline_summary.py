@@ -19,7 +19,8 @@ from xml.sax.saxutils import unescape
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
 from flawedcode.formats import STUB_PREFIX
 from flawedcode.models.offline_memory import format_call, goal_in_summary, is_note, is_summary_text
-from flawedcode.models.offline_results import offload_path, paths_named
+from flawedcode.models.offline_results import paths_named
+from flawedcode.models.offline_stats import offload_path
 
 
 @dataclass

@@ -1,0 +1,60 @@
+"""The context budget a v2 agent manages to: one object, passed to every wrapper that needs it.
+
+- ``tokens``: the budget (what the model may receive: system prompt, tool schemas and messages).
+  It starts as the agent's ``budget_tokens`` and only ever goes down, when the model's window turns
+  out smaller (a server's overflow error names it, or a server truncates; see ``resilience.py``).
+- ``trigger_tokens``: the summary trigger in tokens (the lowest token trigger of the summarization
+  config); None when summaries are off or only a message count triggers them.
+- ``fixed_tokens``: what every call sends besides the messages (system prompt and tool schemas).
+
+The wrappers read the budget from here. The ``SessionLog`` only records it (``budget_tokens`` and
+``trigger_tokens`` for the charts, a ``budget_lowered`` event when it goes down); nothing reads it back
+from the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flawedcode.config import SummarizationConfig
+from flawedcode.telemetry import SessionLog
+
+
+@dataclass
+class ContextBudget:
+    """How many tokens the context may hold, and where summaries start."""
+
+    tokens: int
+    fixed_tokens: int
+    summarization: SummarizationConfig
+    log: SessionLog | None = None  # where a change is recorded (never read back)
+
+    def __post_init__(self) -> None:
+        self.record()
+
+    @property
+    def trigger_tokens(self) -> int | None:
+        """The summary trigger in tokens (None when summaries are off or only a message count triggers them)."""
+        return self.summarization.trigger_tokens(self.tokens) if self.summarization.enabled else None
+
+    @property
+    def room_tokens(self) -> int:
+        """What a read-back page must fit under: the trigger, else the budget."""
+        return self.trigger_tokens or self.tokens
+
+    def lower(self, tokens: int, source: str) -> bool:
+        """Manage to ``tokens`` from now on if that is lower; True when the budget changed."""
+        if tokens >= self.tokens:
+            return False
+        if self.log is not None:
+            self.log.record_event("budget_lowered", self.tokens, tokens, source=source)
+        self.tokens = tokens
+        self.record()
+        return True
+
+    def record(self) -> None:
+        """Write the budget and the trigger into the log, for the charts and the benchmark."""
+        if self.log is not None:
+            self.log.budget_tokens = self.tokens
+            if self.summarization.enabled:
+                self.log.trigger_tokens = self.trigger_tokens
