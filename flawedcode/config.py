@@ -106,8 +106,8 @@ class OffloadConfig(_Strict):
     per_tool_chars: dict[Annotated[str, Field(min_length=1)], Annotated[int, Field(gt=0)]] = Field(
         default_factory=dict, description="Per-tool character thresholds that replace threshold_chars.")
     exempt_tools: list[str] = Field(
-        default_factory=lambda: ["read_file", "list_files", "search_files", "search_archive"],
-        description="Tools never offloaded (reading back an offloaded file must not offload it again).",
+        default_factory=list,
+        description="More tools never offloaded, besides the read-only ones of tools.TOOL_SPECS (always exempt).",
     )
     preview_fraction: float = Field(0.12, gt=0, le=0.5, description="Stub size as a fraction of the original's tokens.")
 

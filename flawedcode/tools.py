@@ -25,8 +25,12 @@ Safety rules (the whole point of a workspace):
   at exit; a folder the user gave (``--workspace``) is kept.
 - ``scratch/...`` and ``archives/...`` name the offload and archive folders.
   Tools may **read** them (that is how an agent recovers an offloaded result)
-  but never write them. With ``archive_scope`` set (agents set it to their
-  conversation id), only ``archives/<that id>/`` can be read.
+  but never write them. Both are scoped to one conversation (``archive_scope``:
+  agents set it to their conversation id; a workspace made without one gets a
+  fresh session id of its own): only ``archives/<that id>/`` can be read, and
+  ``scratch/`` means ``<scratch folder>/<that id>/``, where that conversation's
+  offloads are saved. Another conversation's offloads and archive cannot be
+  listed, searched or read.
 - Paths never leave their folder, even while the code run_python started swaps
   folders and symlinks: files are opened relative to an open folder, in one step
   the kernel checks (``flawedcode.infra.safefs``: ``openat2`` with ``RESOLVE_BENEATH``,
@@ -55,8 +59,11 @@ Safety rules (the whole point of a workspace):
 - A tool never raises: every bad input comes back as a message starting with
   ``Error: `` that says what went wrong and what to do instead.
 
-``READ_TOOLS`` names the tools whose results the offload wrapper leaves alone
-(offloading a read would make the agent read the offloaded copy, forever).
+``TOOL_SPECS`` is the registry of every tool an agent may be given (``ToolSpec``):
+a tool made here, by ``context/`` (``search_archive``) or by a later version
+registers there. ``read_only=True`` marks a tool that reads back the agent's own
+files (the workspace, scratch/, archives/): the offload step leaves its results
+alone (offloading a read would make the agent read the offloaded copy, forever).
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ import re
 import shutil
 import tempfile
 import time
+import uuid
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -82,10 +90,46 @@ from pydantic import ValidationError
 from flawedcode import paths
 from flawedcode.catalog import Catalog, CatalogError
 from flawedcode.infra import safefs
-from flawedcode.infra.safefs import NotAllowedError, Opened, OutsideError, WalkReport, open_beneath, open_folder, walk
+from flawedcode.infra.safefs import (
+    NotAllowedError,
+    Opened,
+    OutsideError,
+    WalkReport,
+    check_folder_name,
+    open_beneath,
+    open_folder,
+    walk,
+)
 from flawedcode.infra.sandbox import Sandbox
 
-READ_TOOLS = frozenset({"read_file", "list_files", "search_files", "search_archive"})
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the context wrappers need to know about one tool."""
+
+    name: str
+    read_only: bool
+    """True when the tool only reads back the agent's own files: its results are never offloaded."""
+
+
+TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
+    ToolSpec("chartbook_list", read_only=False),
+    ToolSpec("chartbook_get_docs", read_only=False),
+    ToolSpec("chartbook_load_data", read_only=False),
+    ToolSpec("read_file", read_only=True),
+    ToolSpec("write_file", read_only=False),
+    ToolSpec("list_files", read_only=True),
+    ToolSpec("search_files", read_only=True),
+    ToolSpec("run_python", read_only=False),
+    ToolSpec("search_archive", read_only=True),  # made by context/archive.py (v2's recovery tool)
+)}
+"""Every tool an agent may be given, by name (a test checks each tool has its entry)."""
+
+
+def read_only_tools() -> list[str]:
+    """The tools whose results are never offloaded, in registry order."""
+    return [spec.name for spec in TOOL_SPECS.values() if spec.read_only]
+
 
 SCRATCH_PREFIX = "scratch"
 ARCHIVES_PREFIX = "archives"
@@ -150,8 +194,10 @@ class Location:
 class Workspace:
     """A folder the agent may read and write, plus the read-only scratch/ and archives/ folders.
 
-    ``archive_scope``, when set (agents set it to their conversation id), limits reading under
-    archives/ to that conversation's folder. A workspace made by ``create()`` without a root
+    ``archive_scope`` is the conversation the tools serve (agents set it to their conversation id;
+    without one, a fresh ``session-<hex>`` id): archives/ reads only that conversation's folder, and
+    scratch/ is ``scratch_dir / archive_scope`` (``conversation_scratch_dir``), where that conversation's
+    offloads are saved. A workspace made by ``create()`` without a root
     is temporary: ``cleanup()``, leaving a ``with`` block, garbage collection or the end of the
     program removes it.
     """
@@ -161,7 +207,7 @@ class Workspace:
     archive_dir: Path
     archive_scope: str | None = None
     temporary: bool = False
-    _identities: dict[Area, tuple[int, int]] = field(default_factory=dict, init=False, repr=False)
+    _identities: dict[Path, tuple[int, int]] = field(default_factory=dict, init=False, repr=False)
     _sandbox: Sandbox | None = field(default=None, init=False, repr=False)
     _finalizer: Any = field(default=None, init=False, repr=False)
 
@@ -169,6 +215,8 @@ class Workspace:
         self.root = Path(self.root).resolve()
         self.scratch_dir = Path(self.scratch_dir).resolve()
         self.archive_dir = Path(self.archive_dir).resolve()
+        if not self.archive_scope:
+            self.archive_scope = f"session-{uuid.uuid4().hex[:10]}"  # tools without an agent see no one else's files
         if self.temporary:
             self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.root), True)
 
@@ -258,7 +306,7 @@ class Workspace:
                 f"{AREA_PREFIXES[area]}/ is read-only for tools (scratch/ holds offloaded results, archives/ "
                 "holds conversation archives); write inside the workspace instead, e.g. 'notes/result.txt'"
             )
-        if area == "archives" and self.archive_scope and location.parts[:1] not in ((), (self.archive_scope,)):
+        if area == "archives" and location.parts[:1] not in ((), (self.archive_scope,)):
             raise ToolInputError(f"'{location.shown}' belongs to another conversation; this conversation's "
                                  f"archive is archives/{self.archive_scope}/")
         return location
@@ -279,7 +327,8 @@ class Workspace:
 
     def scrub(self, text: str) -> str:
         """``text`` with the host's absolute folder names replaced by the names tools use."""
-        for base, name in ((self.scratch_dir, "scratch"), (self.archive_dir, "archives"), (self.root, ".")):
+        for base, name in ((self.conversation_scratch_dir, "scratch"), (self.scratch_dir, "scratch"),
+                           (self.archive_dir, "archives"), (self.root, ".")):
             text = text.replace(str(base), name)
         return text
 
@@ -311,21 +360,28 @@ class Workspace:
     def _base_fd(self, area: Area) -> Iterator[int]:
         base = self._base(area)
         try:
-            fd = open_folder(base, self._identities.get(area))
+            fd = open_folder(base, self._identities.get(base))
         except FileNotFoundError:
+            if area == "scratch":
+                raise ToolInputError("scratch/ is empty: nothing has been offloaded in this conversation yet") from None
             raise ToolInputError(f"{AREA_PREFIXES.get(area, 'the workspace')}/ does not exist yet") from None
         except OutsideError:
             raise ToolInputError(f"the {self._area_words(area)} folder was moved or replaced; tools stop here") from None
-        if area not in self._identities:
+        if base not in self._identities:
             info = os.fstat(fd)
-            self._identities[area] = (info.st_dev, info.st_ino)
+            self._identities[base] = (info.st_dev, info.st_ino)
         try:
             yield fd
         finally:
             os.close(fd)
 
+    @property
+    def conversation_scratch_dir(self) -> Path:
+        """Where this conversation's offloads are saved, and what ``scratch/`` means to its tools."""
+        return self.scratch_dir / check_folder_name(str(self.archive_scope), "conversation id")
+
     def _base(self, area: Area) -> Path:
-        return {"workspace": self.root, "scratch": self.scratch_dir, "archives": self.archive_dir}[area]
+        return {"workspace": self.root, "scratch": self.conversation_scratch_dir, "archives": self.archive_dir}[area]
 
     @staticmethod
     def _area_words(area: Area) -> str:
@@ -650,7 +706,7 @@ def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") 
 
 def _scoped(workspace: Workspace, location: Location) -> Location:
     """archives/ itself, for a workspace limited to one conversation, means that conversation's folder."""
-    if location.area == "archives" and workspace.archive_scope and not location.parts:
+    if location.area == "archives" and not location.parts:
         return location.child((workspace.archive_scope,))
     return location
 
