@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from flawedcode.agents import make_agent
-from flawedcode.bench.tasks import load_tasks
+from flawedcode.bench.tasks import builtin_tasks_dir, load_task_file, load_tasks
 from flawedcode.context.archive import ConversationArchive
 from flawedcode.context.memory import Fact, MemoryStore, parse_memory, select_facts
 from flawedcode.context.stable import (
@@ -28,6 +28,7 @@ from flawedcode.tokens import TokenCounter
 from flawedcode.tools import Workspace
 
 COUNTER = TokenCounter()
+V3_TASKS = {task.name: task for task in load_task_file(builtin_tasks_dir() / "v3" / "plan_isolate_remember.yaml")}
 
 
 def workspace(tmp_path: Path) -> Workspace:
@@ -67,7 +68,7 @@ def test_the_reminder_matches_the_plan_and_a_stale_one_does_not_count() -> None:
 
 def test_a_twelve_step_plan_survives_at_least_three_compactions_in_view_and_never_redone(tmp_path: Path) -> None:
     agent = v3(tmp_path)
-    task = load_tasks(["plan_12_steps"])[0]
+    task = V3_TASKS["plan_12_steps"]
     requests: list[list] = []
     agent.recorder.observers.append(lambda purpose, messages, tools: requests.append(messages) if purpose == "agent" else None)
     replies = [agent.send(step.say) for step in task.all_steps()]
@@ -150,7 +151,7 @@ def test_old_turns_become_digests_but_the_latest_requests_stay_verbatim(tmp_path
 # --- sub-agents ---------------------------------------------------------------------------------
 
 def test_delegated_work_keeps_the_parent_small_and_every_transcript_is_searchable(tmp_path: Path) -> None:
-    task = load_tasks(["delegate_datasets"])[0]
+    task = V3_TASKS["delegate_datasets"]
     peaks = {}
     for version in ("v2", "v3"):
         agent = make_agent(version, model=lesson_model("offline", 8192), workspace=workspace(tmp_path / version),
@@ -195,7 +196,7 @@ def test_a_long_child_answer_is_cut_to_the_result_budget(tmp_path: Path) -> None
 # --- memory -------------------------------------------------------------------------------------
 
 def test_ten_preferences_are_recalled_in_a_new_conversation_and_the_correction_wins(tmp_path: Path) -> None:
-    task = load_tasks(["memory_new_conversation"])[0]
+    task = V3_TASKS["memory_new_conversation"]
     agent = v3(tmp_path, name="m")
     recalled = 0
     for step in task.all_steps():
