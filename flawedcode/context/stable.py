@@ -35,7 +35,7 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
    under ``User notes (verbatim):``.) The latest ``keep_requests`` (2) requests also stay
    verbatim, so a follow-up ("and for EFFR?") still reads.
 3. **Consolidate rarely, from cache**: at the start of a turn, when the blocks pass
-   ``summaries_max`` of the budget, one summary replaces them (a ``consolidate`` event).
+   ``summaries_max`` tokens, one summary replaces them (a ``consolidate`` event).
    The summary call **reuses the live prefix**: exactly what the previous agent call sent
    (same system text, tools and messages) plus the instruction last
    (``prompts/summary_v3.md``), so a provider serves almost all of it from cache::
@@ -45,7 +45,7 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
 
        <the model's summary, under ``summary_chars`` characters>
 
-4. **When one turn alone grows too large** (the context reaches ``summary_trigger``), the
+4. **When one turn alone grows too large** (the context reaches ``summary_trigger``, 80%), the
    messages after the blocks and before the kept tail (``keep``; never cutting an AI message
    from its tool results, never past the latest request) get one summary block the same way.
 5. After any of these the caller's ``on_boundary`` runs (the loadout and the memory block may
@@ -356,12 +356,12 @@ class StableCompactor:
         return step
 
     def consolidation_due(self, messages: Sequence[AnyMessage]) -> bool:
-        """At the start of a turn, the blocks take more than ``summaries_max`` of the budget."""
+        """At the start of a turn, the blocks take more than ``summaries_max`` tokens."""
         if not messages or latest_request(messages) != len(messages) - 1:
             return False
         start, anchor = prefix_end(messages), goal_end(messages)
         return (start - anchor >= 2
-                and self.counter.count_messages(messages[anchor:start]) > self.config.summaries_max * self.budget_tokens)
+                and self.counter.count_messages(messages[anchor:start]) > self.config.summaries_max)
 
     def _consolidate(self, live: list[AnyMessage], messages: list[AnyMessage], step: CompactionStep) -> list[AnyMessage]:
         """Replace the blocks by one summary, written by a call on the previous request's prefix."""
