@@ -103,6 +103,8 @@ benchmarks: install-test
 	$(BIN)/python tests/benchmarks/bench_tokens.py
 	$(BIN)/python tests/benchmarks/bench_context.py
 	$(BIN)/python tests/benchmarks/bench_workload_b.py
+	$(BIN)/python tests/benchmarks/bench_caching.py --budgets 8192 --workloads workload_b
+	$(BIN)/python tests/benchmarks/bench_charts.py
 	$(BIN)/python tests/benchmarks/bench_real_models.py
 	$(BIN)/python tests/benchmarks/bench_scale.py
 
