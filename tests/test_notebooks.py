@@ -131,3 +131,12 @@ def test_the_readme_lists_every_lesson_and_the_solutions():
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     for path in [*LESSONS, SOLUTIONS]:
         assert str(path.relative_to(PROJECT_ROOT)) in readme
+
+
+def test_the_lessons_name_the_context_bars_colours_as_it_draws_them():
+    from flawedcode.lab.bar import colour_key
+
+    pages = {path.name: "\n".join(cell.source for cell in read(path).cells if cell.cell_type == "markdown") for path in LESSONS}
+    assert colour_key().rstrip(".") in pages["01_memory_and_context_rot_v1.ipynb"]
+    for name, text in pages.items():
+        assert not re.search(r"\b(?:red|blue) for (?:tool|the model)", text), f"{name} names a colour the bar does not draw"
