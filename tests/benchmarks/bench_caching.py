@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_workload_b import CYCLE, FIRST_REQUEST  # the workload's requests, defined once (this folder)
+
 from flawedcode.bench.agent_specs import KNOWN_AGENTS
 from flawedcode.bench.runner import Suite, run_suite
 from flawedcode.bench.scoring import summarize_runs
@@ -37,19 +39,6 @@ from flawedcode.bench.tasks import Cycle, Step, Task, load_tasks
 
 BUDGETS = (4_096, 8_192, 16_384, 32_768)
 WORKLOADS = ("workload_b", "long_session")
-FIRST_REQUEST = "List ChartBook dataframes"
-CYCLE = [
-    "Get docs for yield_curve/repo_public",
-    "Load 30 rows of repo_public with columns sofr, bgcr, tgcr, effr, iorb, on_rrp_rate and sofr_volume_bn",
-    "Get docs for treasury_yields",
-    "Load 50 rows of treasury_yields with columns yield_1m, yield_3m, yield_6m, yield_1y, yield_2y, yield_5y, yield_10y and yield_30y",
-    "Get docs for fed_yield_curve",
-    "Load 30 rows of fed_yield_curve with columns SVENY01, SVENY02, SVENY05, SVENY10, SVENY20, SVENY30 and BETA0",
-    "Get docs for money_markets/sofr",
-    "Load 50 rows of SOFR data",
-    "Get docs for money_markets/effr",
-    "Load 50 rows of EFFR data",
-]
 
 
 def workload(name: str) -> Task:
