@@ -362,7 +362,7 @@ class ImitationServer:
                 extra = server.headers.get(number, {})
                 if status == 200 and body.get("stream") and isinstance(payload, dict) and payload.get("choices"):
                     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._send_events(server.stream_events(payload, include_usage))
+                    self._send_events(server.stream_events(payload, include_usage), trickle=number in server.trickle)
                 else:
                     self._send(status, payload, extra, trickle=number in server.trickle)
 
@@ -385,11 +385,17 @@ class ImitationServer:
                     self.wfile.flush()
                     time.sleep(server.trickle_interval)
 
-            def _send_events(self, events: Iterator[dict]) -> None:
+            def _send_events(self, events: Iterator[dict], trickle: bool = False) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 for event in events:
+                    for _ in range(10 if trickle else 0):  # keep-alive comments, slowly: every read is quick
+                        if server._release.is_set():
+                            return
+                        self.wfile.write(b": keep-alive\n\n")
+                        self.wfile.flush()
+                        time.sleep(server.trickle_interval)
                     self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()

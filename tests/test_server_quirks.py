@@ -218,6 +218,28 @@ def test_a_trickling_server_fails_within_the_deadline_with_one_line(monkeypatch,
                       "overloaded. Try again, or raise the timeout (--timeout, or timeout_seconds in the config)."]
 
 
+def test_a_trickling_stream_fails_within_the_deadline_too(tmp_path):
+    with ImitationServer(trickle=(1,), trickle_interval=0.3) as server:
+        agent = agent_on(server, tmp_path, streaming=True, timeout_seconds=2)
+        started = time.monotonic()
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+        elapsed = time.monotonic() - started
+    assert elapsed < 6, elapsed
+    assert "The model server did not answer within 2 s" in str(failed.value)
+
+
+@pytest.mark.parametrize(("status", "advice"), [(404, "check the base URL"), (200, "check the base URL"),
+                                                (502, "try again later")])
+def test_a_web_page_instead_of_the_api_is_said_in_one_sentence(status, advice, tmp_path):
+    with ImitationServer(errors={n: (status, HTML_PAGE) for n in (1, 2, 3)}) as server:
+        agent = agent_on(server, tmp_path, max_retries=0)
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+    line = str(failed.value)
+    assert "web page (HTML)" in line and advice in line and "<" not in line
+
+
 def test_a_long_wait_is_said_before_it_starts(tmp_path, capsys):
     limited = (429, {"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}})
     with ImitationServer(errors={1: limited}, headers={1: {"Retry-After": "3"}}) as server:
