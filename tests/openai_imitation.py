@@ -430,6 +430,49 @@ GEMINI_OVERFLOW = [{"error": {"code": 400, "message": "The input token count (12
 """Gemini's OpenAI-compatible layer answers an overflow with a JSON *list* holding the error."""
 
 
+# --- the client side, as the tests drive it ----------------------------------------------------------
+
+def agent_on(server: ImitationServer, tmp_path: Any, version: str = "v2", model_name: str | None = None,
+             **model_options: Any) -> Any:
+    """An agent of ``version`` on ``server``'s model (no retries, a 10 s timeout, unless given), in a fresh workspace."""
+    from flawedcode.agents import make_agent
+    from flawedcode.models import get_model
+    from flawedcode.tools import Workspace
+
+    model = get_model(f"openai:{model_name or server.model}", base_url=server.base_url,
+                      max_retries=model_options.pop("max_retries", 0),
+                      timeout_seconds=model_options.pop("timeout_seconds", 10), **model_options)
+    ws = Workspace.create(tmp_path / f"ws-{version}", tmp_path / "scratch", tmp_path / "archives")
+    return make_agent(version, model=model, workspace=ws)
+
+
+def send_all(agent: Any, steps: Any) -> tuple[list[str], list[str]]:
+    """Each step's reply (``""`` for a failed turn), and the failed turns' one-line errors."""
+    from flawedcode.agents import AgentError
+
+    replies, failures = [], []
+    for step in steps:
+        try:
+            replies.append(agent.send(step))
+        except AgentError as error:
+            failures.append(str(error))
+            replies.append("")
+    return replies, failures
+
+
+def run_chat(monkeypatch: Any, capsys: Any, stdin: str, *args: str) -> tuple[int, str, str]:
+    """``flawedcode chat ARGS`` reading ``stdin``: its exit code, stdout and stderr."""
+    import io
+    import sys
+
+    from flawedcode import cli
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = cli.main(["chat", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
 @contextmanager
 def imitation(**settings: Any) -> Iterator[ImitationServer]:
     """``with imitation(style="vllm", window=4096, publish_window=True) as server: ...``"""
