@@ -98,3 +98,38 @@ def test_tools_made_without_an_agent_cannot_read_another_sessions_archive_or_off
     assert "plan" not in tools["search_files"].invoke({"pattern": "plan", "path": "archives"})
     assert "result" not in tools["search_files"].invoke({"pattern": "result", "path": "scratch"})
     assert tools["read_file"].invoke({"path": "scratch/v2-0123456789/run_python_0123456789abcdef.txt"}).startswith("Error: ")
+
+
+# --- hostile input files: bounded reads, one short line ------------------------------------------------
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    from flawedcode import cli
+
+    code = cli.main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_one_short_line(code: int, err: str, *fragments: str, limit: int = 400) -> None:
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err[:2000]
+    assert len(lines[0]) <= limit, len(lines[0])
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("command", [["chat", "--config"], ["demo", "--config"], ["bench", "--config"], ["bench", "--tasks-file"]])
+def test_dev_zero_as_an_input_file_is_refused_unread_in_one_line(capsys, command) -> None:
+    code, _, err = run_cli(capsys, *command, "/dev/zero")
+    assert_one_short_line(code, err, "/dev/zero", "not a regular file")
+
+
+@pytest.mark.parametrize("option", ["--config", "--tasks-file"])
+def test_a_64_mb_input_file_is_refused_with_a_short_line(tmp_path: Path, capsys, option) -> None:
+    huge = tmp_path / "huge.yaml"
+    with huge.open("w") as stream:
+        stream.write("budget_tokens: 8192\nsystem_prompt: '")
+        stream.write("x" * (64 * 1024**2))
+        stream.write("'\n")
+    code, _, err = run_cli(capsys, "bench", option, str(huge))
+    assert_one_short_line(code, err, "huge.yaml", "larger than")
