@@ -7,6 +7,7 @@ Secret-shaped values are built from parts here, so no string in this file is a k
 
 from __future__ import annotations
 
+import json
 import random
 import string
 from pathlib import Path
@@ -133,3 +134,87 @@ def test_a_64_mb_input_file_is_refused_with_a_short_line(tmp_path: Path, capsys,
         stream.write("'\n")
     code, _, err = run_cli(capsys, "bench", option, str(huge))
     assert_one_short_line(code, err, "huge.yaml", "larger than")
+
+
+# --- bench --out: never someone else's folder, never two runs at once, a full disk in one line ------------
+
+ONE_TASK = "tasks:\n  - name: tiny\n    category: file_ops\n    steps: ['List the files in the workspace']\n"
+
+
+@pytest.fixture
+def tiny_tasks(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(ONE_TASK)
+    return path
+
+
+def test_bench_out_never_replaces_or_deletes_what_it_did_not_write(tmp_path: Path, tiny_tasks: Path, capsys) -> None:
+    out = tmp_path / "mine"
+    (out / "workspaces" / "v0").mkdir(parents=True)
+    (out / "workspaces" / "v0" / "thesis.tex").write_text("my thesis")
+    (out / "summary.json").write_text('{"mine": true}')
+    (out / "results.md").write_text("# my results")
+    code, _, err = run_cli(capsys, "bench", "--agents", "v0", "--runs", "1", "--tasks-file", str(tiny_tasks), "--out", str(out))
+    assert_one_short_line(code, err, "did not write")
+    assert (out / "workspaces" / "v0" / "thesis.tex").read_text() == "my thesis"
+    assert (out / "summary.json").read_text() == '{"mine": true}' and (out / "results.md").read_text() == "# my results"
+
+
+def test_bench_reruns_into_its_own_folder_and_leaves_other_files(tmp_path: Path, tiny_tasks: Path, capsys) -> None:
+    out = tmp_path / "bench"
+    args = ("bench", "--agents", "v0", "--runs", "1", "--tasks-file", str(tiny_tasks), "--out", str(out))
+    assert run_cli(capsys, *args)[0] == 0
+    (out / "notes.txt").write_text("kept")
+    assert run_cli(capsys, *args)[0] == 0
+    assert (out / "notes.txt").read_text() == "kept" and (out / ".flawedcode-bench").is_file()
+
+
+def test_a_second_bench_on_the_same_out_stops_at_once(tmp_path: Path, tiny_tasks: Path, capsys) -> None:
+    from flawedcode.bench.outdir import claim
+
+    out = tmp_path / "busy"
+    script = ("import sys, time\nfrom flawedcode.bench.outdir import claim\n"
+              "with claim(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(60)\n")
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", script, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code, _, err = run_cli(capsys, "bench", "--agents", "v0", "--runs", "1", "--tasks-file", str(tiny_tasks), "--out", str(out))
+        assert_one_short_line(code, err, "another flawedcode bench", str(holder.pid))
+        assert not (out / "runs.jsonl").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    with claim(out):  # the lock went with the process that held it
+        pass
+
+
+def test_a_full_disk_during_bench_is_one_line_and_the_same_command_resumes(tmp_path: Path, tiny_tasks: Path, capsys,
+                                                                        monkeypatch) -> None:
+    import errno
+
+    from flawedcode.bench import records, runner
+
+    out = tmp_path / "full"
+    tasks = tmp_path / "two.yaml"
+    tasks.write_text(ONE_TASK + "  - name: tiny2\n    category: file_ops\n    steps: ['List the files in the workspace']\n")
+    args = ("bench", "--agents", "v0", "--runs", "1", "--tasks-file", str(tasks), "--out", str(out), "--no-resume")
+    real_append, calls = records.append_run, []
+
+    def append_then_fill(out_dir, record):
+        calls.append(record.task)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(Path(out_dir) / "runs.jsonl"))
+        real_append(out_dir, record)
+
+    monkeypatch.setattr(runner, "append_run", append_then_fill)
+    code, _, err = run_cli(capsys, *args)
+    err = "\n".join(line for line in err.splitlines() if not line.startswith("benchmark:"))  # the progress bar
+    assert_one_short_line(code, err, "disk is full", "run the same command again")
+    assert [json.loads(line)["task"] for line in (out / "runs.jsonl").read_text().splitlines()] == ["tiny"]
+    monkeypatch.setattr(runner, "append_run", real_append)
+    code, table, _ = run_cli(capsys, *args[:-1])  # resume
+    assert code == 0 and "tiny" in table
+    assert sorted(json.loads(line)["task"] for line in (out / "runs.jsonl").read_text().splitlines()) == ["tiny", "tiny2"]
