@@ -218,3 +218,67 @@ def test_a_full_disk_during_bench_is_one_line_and_the_same_command_resumes(tmp_p
     code, table, _ = run_cli(capsys, *args[:-1])  # resume
     assert code == 0 and "tiny" in table
     assert sorted(json.loads(line)["task"] for line in (out / "runs.jsonl").read_text().splitlines()) == ["tiny", "tiny2"]
+
+
+# --- hostile recordings: one line each, never a folder outside archives/, written 0600 -----------------------
+
+HEADER = {"type": "header", "format": "flawedcode-recording/1", "model": "offline", "provider": "flawedcode",
+          "window_tokens": 8192, "conversations": []}
+GOOD_CALL = {"type": "call", "n": 1, "model": "offline", "request": {"messages": [{"role": "human", "content": "hi"}],
+                                                                    "tools": []},
+             "response": {"type": "ai", "data": {"content": "hello", "type": "ai"}}}
+MALFORMED_RECORDINGS = {
+    "a list header": [[1, 2, 3], GOOD_CALL],
+    "a header without a format": [{"type": "header"}, GOOD_CALL],
+    "a call without a request": [HEADER, {k: v for k, v in GOOD_CALL.items() if k != "request"}],
+    "messages that are not a list": [HEADER, {**GOOD_CALL, "request": {"messages": "hi"}}],
+    "a message that is a string": [HEADER, {**GOOD_CALL, "request": {"messages": ["hi"]}}],
+    "a response that is a string": [HEADER, {**GOOD_CALL, "response": "hello"}],
+    "a call that is a list": [HEADER, [GOOD_CALL]],
+    "n that is text": [HEADER, {**GOOD_CALL, "n": "one"}],
+    "tools that are numbers": [HEADER, {**GOOD_CALL, "request": {"messages": [], "tools": [1, 2]}}],
+    "conversations that are a string": [{**HEADER, "conversations": "v1-abc"}, GOOD_CALL],
+    "a conversation id climbing out": [{**HEADER, "conversations": ["v1-../../../escaped"]}, GOOD_CALL],
+    "a conversation record with ..": [HEADER, {"type": "conversation", "id": ".."}, GOOD_CALL],
+    "a tool call without a name": [HEADER, {**GOOD_CALL, "request": {"messages": [
+        {"role": "ai", "content": "", "tool_calls": [{"args": {}}]}]}}],
+}
+
+
+@pytest.mark.parametrize("label", list(MALFORMED_RECORDINGS))
+def test_a_malformed_recording_is_one_line_and_makes_no_folder_outside_archives(tmp_path: Path, capsys, monkeypatch,
+                                                                            label: str) -> None:
+    recording = tmp_path / "bad.jsonl"
+    recording.write_text("".join(json.dumps(line) + "\n" for line in MALFORMED_RECORDINGS[label]))
+    monkeypatch.setenv("FLAWEDCODE_ARCHIVE_DIR", str(tmp_path / "deep" / "er" / "archives"))
+    monkeypatch.setenv("FLAWEDCODE_SCRATCH_DIR", str(tmp_path / "deep" / "er" / "scratch"))
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("hello\n"))
+    before = set(tmp_path.rglob("*"))
+    code, _, err = run_cli(capsys, "chat", "--model", f"replay:{recording}", "--workspace", str(tmp_path / "ws"))
+    assert_one_short_line(code, err, "bad.jsonl")
+    assert not [path for path in set(tmp_path.rglob("*")) - before if "escaped" in path.name]
+
+
+@pytest.mark.parametrize("content", [b"", b"\xff\xfe\x00binary", b"[]\n"])
+def test_an_empty_or_binary_recording_is_one_line(tmp_path: Path, capsys, content: bytes) -> None:
+    recording = tmp_path / "odd.jsonl"
+    recording.write_bytes(content)
+    code, _, err = run_cli(capsys, "demo", "--out", str(tmp_path / "out"), "--model", f"replay:{recording}")
+    assert_one_short_line(code, err, "odd.jsonl")
+
+
+def test_dev_zero_as_a_recording_is_refused_unread(tmp_path: Path, capsys) -> None:
+    code, _, err = run_cli(capsys, "demo", "--out", str(tmp_path / "out"), "--model", "replay:/dev/zero")
+    assert_one_short_line(code, err, "/dev/zero", "not a regular file")
+
+
+def test_a_recording_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    from flawedcode.models import get_model
+
+    recording = tmp_path / "session.jsonl"
+    recording.write_text("old\n")
+    recording.chmod(0o644)
+    model = get_model("offline", record=recording)
+    model.invoke("hello")
+    assert recording.stat().st_mode & 0o777 == 0o600
+    assert json.loads(recording.read_text().splitlines()[0])["type"] == "header"
