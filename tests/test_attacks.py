@@ -282,3 +282,11 @@ def test_a_recording_is_readable_by_its_owner_only(tmp_path: Path) -> None:
     model.invoke("hello")
     assert recording.stat().st_mode & 0o777 == 0o600
     assert json.loads(recording.read_text().splitlines()[0])["type"] == "header"
+
+
+def test_a_folder_an_earlier_bench_wrote_without_the_marker_is_still_resumed(tmp_path: Path, tiny_tasks: Path, capsys) -> None:
+    out = tmp_path / "older"
+    args = ("bench", "--agents", "v0", "--runs", "1", "--tasks-file", str(tiny_tasks), "--out", str(out))
+    assert run_cli(capsys, *args)[0] == 0
+    (out / ".flawedcode-bench").unlink()  # as an older flawedcode left it
+    assert run_cli(capsys, *args)[0] == 0

@@ -5,8 +5,8 @@
 - **The marker rule** (the demo's): ``out_dir`` gets a ``.flawedcode-bench`` marker. A folder
   holding any of the names the benchmark writes (``runs.jsonl``, ``summary.json``,
   ``results.md``, ``comparison.png``, ``suite.json``, ``transcripts/``, ``workspaces/``,
-  ``cost-preview/``) without that marker, and without a ``suite.json`` of an earlier
-  benchmark, was not written by the benchmark: it is refused (``BenchOutputError``, one line)
+  ``cost-preview/``) without that marker, and without the ``suite.json`` or ``runs.jsonl`` of an
+  earlier benchmark, was not written by the benchmark: it is refused (``BenchOutputError``, one line)
   and nothing in it is replaced or deleted. Other files in the folder are never touched.
 - **One run per folder**: an exclusive lock on ``out_dir/.flawedcode-bench.lock`` (``flock``;
   the kernel drops it when the process ends, even on a crash). A second ``flawedcode bench``
@@ -49,11 +49,18 @@ def written_by_bench(out_dir: Path) -> bool:
     """True when ``out_dir`` holds the marker, or the ``suite.json`` of a benchmark run before the marker existed."""
     if (out_dir / MARKER_NAME).is_file():
         return True
+    return _json_with(out_dir / "suite.json", {"model", "settings", "code", "tasks"}, whole=True) or _json_with(
+        out_dir / "runs.jsonl", {"agent", "task", "run"}, whole=False)
+
+
+def _json_with(path: Path, keys: set[str], whole: bool) -> bool:
+    """True when ``path`` (or its first line) is a JSON object holding ``keys``: a file an earlier benchmark wrote."""
     try:
-        suite = json.loads((out_dir / "suite.json").read_text(encoding="utf-8"))
+        with path.open(encoding="utf-8") as stream:
+            found = json.loads((stream.read(1024**2) if whole else stream.readline(1024**2)) or "null")
     except (OSError, ValueError):
         return False
-    return isinstance(suite, dict) and {"model", "settings", "code", "tasks"} <= suite.keys()
+    return isinstance(found, dict) and keys <= found.keys()
 
 
 @contextlib.contextmanager
