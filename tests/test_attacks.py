@@ -290,3 +290,26 @@ def test_a_folder_an_earlier_bench_wrote_without_the_marker_is_still_resumed(tmp
     assert run_cli(capsys, *args)[0] == 0
     (out / ".flawedcode-bench").unlink()  # as an older flawedcode left it
     assert run_cli(capsys, *args)[0] == 0
+
+
+# --- the lab: a lone surrogate, a huge model name -------------------------------------------------------------
+
+def test_a_lone_surrogate_never_breaks_the_labs_snapshot(tmp_path: Path) -> None:
+    from flawedcode.lab import ContextLab
+
+    lab = ContextLab(workspace_root=tmp_path / "ws") if "workspace_root" in ContextLab.__init__.__code__.co_varnames else ContextLab()
+    lab.send("notes for caf\udce9.txt please")
+    for attempt in range(2):  # and again: one bad character must not break every later save
+        written = lab.snapshot().save(tmp_path / f"snap{attempt}")
+        assert "caf\\xe9" in (tmp_path / f"snap{attempt}" / "state.txt").read_text(encoding="utf-8")
+        assert all(path.stat().st_size > 0 for path in written)
+    lab.send("and the next turn works")
+
+
+def test_a_100000_character_model_name_gives_a_short_error() -> None:
+    from flawedcode.lab import ContextLab
+    from flawedcode.models import ModelConfigError
+
+    with pytest.raises(ModelConfigError) as raised:
+        ContextLab(model="x" * 100_000)
+    assert len(str(raised.value)) < 500 and "(100,0" in str(raised.value) and "characters)" in str(raised.value)
