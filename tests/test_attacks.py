@@ -313,3 +313,44 @@ def test_a_100000_character_model_name_gives_a_short_error() -> None:
     with pytest.raises(ModelConfigError) as raised:
         ContextLab(model="x" * 100_000)
     assert len(str(raised.value)) < 500 and "(100,0" in str(raised.value) and "characters)" in str(raised.value)
+
+
+# --- smaller: a NUL in code, timeout True, a search over 30,000 files ------------------------------------------
+
+@pytest.fixture
+def tools(tmp_path: Path):
+    from flawedcode.tools import Workspace, make_tools
+
+    workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    return workspace, {each.name: each for each in make_tools(workspace)}
+
+
+def test_code_with_a_nul_byte_says_why_it_cannot_run(tools) -> None:
+    _, by_name = tools
+    result = by_name["run_python"].invoke({"code": "print(1)\x00"})
+    assert result.startswith("Error: ") and "NUL" in result and "127" not in result
+
+
+@pytest.mark.parametrize("timeout", [True, False, "10", 2.5])
+def test_a_timeout_that_is_not_a_whole_number_of_seconds_is_refused(tools, timeout) -> None:
+    _, by_name = tools
+    result = by_name["run_python"].invoke({"code": "print('ran')", "timeout": timeout})
+    assert result.startswith("Error: ") and "ran" not in result, result
+
+
+def test_search_files_over_many_files_keeps_its_time_limit_for_the_whole_walk(tools, monkeypatch) -> None:
+    import time
+
+    from flawedcode import tools as tools_module
+
+    workspace, by_name = tools
+    for folder in range(8):
+        (workspace.root / "many" / f"f{folder}").mkdir(parents=True)
+        for number in range(1000):
+            (workspace.root / "many" / f"f{folder}" / f"{number}.txt").write_text("nothing here\n" * 5)
+    monkeypatch.setattr(tools_module, "MAX_SEARCH_SECONDS", 0.1)  # the walk and the reads count, not only matching
+    started = time.monotonic()
+    result = by_name["search_files"].invoke({"pattern": "needle", "path": "many"})
+    elapsed = time.monotonic() - started
+    assert elapsed < 0.1 + 1.5, elapsed
+    assert "stopped after 0.1 s" in result.splitlines()[-1], result[-300:]
