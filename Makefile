@@ -96,6 +96,7 @@ notebooks: install-test
 
 # Performance figures (printed, not asserted: machines here are shared and noisy).
 benchmarks: install-test
+	$(BIN)/python tests/benchmarks/bench_import.py
 	$(BIN)/python tests/benchmarks/bench_tokens.py
 	$(BIN)/python tests/benchmarks/bench_context.py
 	$(BIN)/python tests/benchmarks/bench_workload_b.py

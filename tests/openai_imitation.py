@@ -48,7 +48,10 @@ Behaviours of real servers and their users' issue threads (round 2), each a swit
 - ``reasoning``: ``"think"`` (a ``<think>...</think>`` block before the answer),
   ``"field"`` (``reasoning_content`` beside the answer), ``"only"`` (the answer in
   ``reasoning_content``, the content empty); ``reasoning_words`` sets its length;
-- ``usage``: ``"zeros"`` (every count 0), ``"none"`` (no usage block);
+- ``usage``: ``"zeros"`` (every count 0), ``"no_prompt"`` (``prompt_tokens: 0``, the reply
+  counted), ``"none"`` (no usage block), ``"uncached"``
+  (``prompt_tokens`` counts only the messages after the prefix the previous request
+  shared: Ollama's and llama.cpp's counts skip a reused KV cache);
   ``cached_tokens``: that many prompt tokens reported as cached;
 - ``finish``: request number -> ``"content_filter"`` (empty content, Azure/OpenAI style)
   or ``"length"`` (a text answer cut in the middle);
@@ -148,6 +151,7 @@ class ImitationServer:
         self.trickle, self.trickle_interval, self.headers = set(trickle), trickle_interval, dict(headers or {})
         self.served, self.strict_model = list(served or [model]), strict_model
         self.counter = TokenCounter()
+        self._previous_keys: list[tuple[str, str]] = []
         self.requests: list[dict] = []
         self.responses: list[tuple[int, Any]] = []
         self.summary_requests = 0
@@ -230,6 +234,12 @@ class ImitationServer:
 
     def reported_prompt_tokens(self, seen: int, messages: list, tools: list) -> int:
         """The prompt tokens this server's tokenizer reports: ``token_scale`` overall, then ``role_scales`` per role."""
+        if self.usage == "uncached":
+            keys = [(message.type, str(message.content)) for message in messages]
+            shared = next((i for i, (a, b) in enumerate(zip(keys, self._previous_keys)) if a != b),
+                          min(len(keys), len(self._previous_keys)))
+            self._previous_keys = keys
+            return max(1, sum(self.counter.count_message(message) for message in messages[shared:])) if shared else seen
         reported = seen * self.token_scale
         if self.role_scales and not self.truncate:
             reported += sum((self.role_scales.get(message.type, 1.0) - 1) * self.counter.count_message(message)
@@ -281,6 +291,8 @@ class ImitationServer:
                                   "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}]}
         if self.usage == "zeros":
             answer["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        elif self.usage == "no_prompt":
+            answer["usage"] = {**usage, "prompt_tokens": 0, "total_tokens": usage["completion_tokens"]}
         elif self.usage != "none":
             answer["usage"] = usage
         return answer

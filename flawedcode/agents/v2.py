@@ -32,6 +32,7 @@ from flawedcode.config import V2Config
 from flawedcode.context import (  # NEW in v2
     ContextBudget,
     ConversationArchive,
+    budget_guards,
     SummaryOutcome,
     make_search_archive_tool,
     maybe_offload,
@@ -60,7 +61,9 @@ class AgentV2(BaseAgent):
         budget = ContextBudget(self.budget_tokens, self.fixed_tokens, self.config.summarization, self.log)
         lesson = ManageContext(self, budget)
         # NEW in v2: the guards (back-off, compaction, overflow retry, read-back paging, repair) in one line
-        return with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model)
+        return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model),
+                *budget_guards(budget, counter=self.counter, log=self.log, scratch_dir=self.workspace.scratch_dir,
+                               config=self.config.offload)]  # NEW in v2: never over the budget (context/budget_guard.py)
 
     def reset(self, conversation_id: str | None = None) -> None:
         super().reset(conversation_id)
