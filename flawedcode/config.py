@@ -190,6 +190,58 @@ class V2Config(AgentConfig):
         return self
 
 
+
+# --- v3 (agents/v3.py): one block per mechanism --------------------------------------------------
+
+class StableCompactionConfig(_Strict):
+    """When v3 clears tool results and appends summaries (fractions of the budget)."""
+
+    enabled: bool = Field(True, description="Turn compaction on or off.")
+    clear_trigger: float = Field(0.25, gt=0, le=1, description="Clear answered tool results once the context reaches this share of the budget.")
+    clear_at_least: int = Field(600, ge=0, description="Clear only when it frees at least this many tokens (one cache break must pay).")
+    summary_trigger: float = Field(0.5, gt=0, le=1, description="Append a summary block once the context (after clearing) reaches this share.")
+    keep_turns: int = Field(0, ge=0, description="Earlier turns kept whole (results cleared); older ones become digests.")
+    keep_requests: int = Field(2, ge=0, description="The latest digested requests also stay verbatim "
+                                                     "(follow-ups such as 'and for EFFR?' lean on them).")
+    keep: float = Field(0.05, gt=0, lt=1, description="Share of the budget kept verbatim after the summary blocks.")
+    summaries_max: float = Field(0.1, gt=0, lt=1, description="Consolidate the summary blocks and digests (one summary call) "
+                                                              "once they pass this share.")
+    summary_chars: int = Field(600, gt=100, description="The length the summary instruction asks for (characters).")
+
+
+class SubagentConfig(_Strict):
+    """A child agent's own limits (none of them is the parent's)."""
+
+    budget_tokens: int = Field(4096, gt=0, description="The child's context budget (its own, whatever the parent's).")
+    recursion_limit: int = Field(60, gt=0, description="Most graph steps of the child's one turn (a few per tool call).")
+    summary_trigger: float = Field(0.6, gt=0, le=1, description="The child's own summary trigger, a share of its budget.")
+    result_tokens: int = Field(120, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
+
+
+class MemoryConfig(_Strict):
+    """memory.md: facts the user asked to keep, injected within a token budget."""
+
+    enabled: bool = Field(True, description="Keep and inject memory.md.")
+    path: str | None = Field(None, description="The memory file; None = memory.md in the workspace's parent of archives/.")
+    budget_tokens: int = Field(500, ge=0, description="Most tokens the memory block takes in every request.")
+
+
+class LoadoutConfig(_Strict):
+    """Which tools are sent, and how compactly."""
+
+    compact_schemas: bool = Field(True, description="Send one-line tool descriptions (prompts/tools_compact.yaml).")
+    defer_file_tools: bool = Field(True, description="The file tools join when load_tools('files') is called.")
+    archive_tools_when_archived: bool = Field(True, description="search_archive joins once the archive holds a part.")
+
+
+class V3Config(V2Config):
+    """v3 = v2's config plus cache-stable compaction, sub-agents, memory and the tool loadout."""
+
+    compaction: StableCompactionConfig = Field(default_factory=lambda: StableCompactionConfig(), description="Cache-stable compaction.")
+    subagents: SubagentConfig = Field(default_factory=lambda: SubagentConfig(), description="The task tool's child agents.")
+    memory: MemoryConfig = Field(default_factory=lambda: MemoryConfig(), description="Budgeted memory across conversations.")
+    loadout: LoadoutConfig = Field(default_factory=lambda: LoadoutConfig(), description="The tool loadout.")
+
 def _size(size: ContextSize) -> str:
     return f"{size.type} {size.value:g}"
 

@@ -122,6 +122,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec("search_files", read_only=True),
     ToolSpec("run_python", read_only=False),
     ToolSpec("search_archive", read_only=True),  # made by context/archive.py (v2's recovery tool)
+    ToolSpec("write_todos", read_only=False),  # v3's tools (agents/v3.py and its context/ modules)
+    ToolSpec("task", read_only=False),
+    ToolSpec("save_memory", read_only=False),
+    ToolSpec("load_tools", read_only=False),
 )}
 """Every tool an agent may be given, by name (a test checks each tool has its entry)."""
 

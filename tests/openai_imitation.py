@@ -59,6 +59,7 @@ Behaviours of real servers and their users' issue threads (round 2), each a swit
   ``trickle_interval`` seconds (each read is quick; the whole takes long);
 - ``headers``: request number -> extra response headers (``Retry-After``);
   ``errors`` bodies that are strings are sent as ``text/html`` (a web page);
+- ``inject``: text added to every text answer (escape sequences, say: a model can write them);
 - ``served``: the model ids ``/v1/models`` lists (e.g. ``["qwen2.5-coder:7b"]``);
   with ``strict_model`` a chat request for another name gets Ollama's 404.
 """
@@ -136,7 +137,7 @@ class ImitationServer:
                  text_tool_calls: bool = False, reasoning: str | None = None, reasoning_words: int = 40,
                  usage: str = "normal", cached_tokens: int = 0, finish: dict[int, str] | None = None,
                  trickle: tuple[int, ...] = (), trickle_interval: float = 0.2, headers: dict[int, dict] | None = None,
-                 served: list[str] | None = None, strict_model: bool = False) -> None:
+                 served: list[str] | None = None, strict_model: bool = False, inject: str = "") -> None:
         assert style in STYLES, style
         self.style, self.model, self.window = style, model, window
         self.publish_window, self.truncate = publish_window, truncate
@@ -149,7 +150,7 @@ class ImitationServer:
         self.text_tool_calls, self.reasoning, self.reasoning_words = text_tool_calls, reasoning, reasoning_words
         self.usage, self.cached_tokens, self.finish = usage, cached_tokens, dict(finish or {})
         self.trickle, self.trickle_interval, self.headers = set(trickle), trickle_interval, dict(headers or {})
-        self.served, self.strict_model = list(served or [model]), strict_model
+        self.served, self.strict_model, self.inject = list(served or [model]), strict_model, inject
         self.counter = TokenCounter()
         self._previous_keys: list[tuple[str, str]] = []
         self.requests: list[dict] = []
@@ -250,7 +251,7 @@ class ImitationServer:
         calls = [{"id": self._call_id(call["id"]), "type": "function",
                   "function": {"name": call["name"], "arguments": self._arguments(call["args"])}}
                  for call in reply.tool_calls]
-        content = reply.text or None
+        content = (reply.text + self.inject if reply.text else None)
         if self.text_tool_calls and calls:
             content = "\n".join("<tool_call>\n" + json.dumps({"name": call["name"], "arguments": call["args"]}) +
                                 "\n</tool_call>" for call in reply.tool_calls)

@@ -365,3 +365,39 @@ def test_bench_max_cost_trips_on_a_server_that_reports_zero_prompt_tokens(usage,
     # one run is 9 calls, ~25,500 input and ~740 output tokens: ~$0.0043 at $0.15 / $0.60 per million
     assert code == 0 and "reached --max-cost $0.0020" in err
     assert sent <= 9, "it stopped within the first run, as the real spend passed the cap"
+
+
+# --- 8. the terminal ----------------------------------------------------------------------------------------
+
+TERMINAL_ATTACKS = ("\x1b[2J\x1b[H", "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b]0;pwned\x07", "\x00", "\x9b31m",
+                    "\u202egnp.exe", "\u2066hidden\u2069", "\u200b", "line\roverwritten", "\x08\x08\x08")
+
+
+def unsafe_characters(text: str) -> set[str]:
+    import unicodedata
+
+    return {character for character in text if character not in "\n\t"
+            and unicodedata.category(character) in ("Cc", "Cf", "Cs", "Zl", "Zp")}
+
+
+def test_nothing_a_model_or_a_server_writes_reaches_the_terminal_as_a_control(monkeypatch, capsys):
+    attack = "".join(TERMINAL_ATTACKS)
+    bad = (500, {"error": {"message": f"backend down {attack}", "type": "server_error"}})
+    with ImitationServer(inject=attack, errors={3: bad, 4: bad, 5: bad}) as server:  # failed, retried twice
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, out, err = run_chat(monkeypatch, capsys, f"List ChartBook dataframes\nRead notes{attack}.txt\n"
+                                  "What was my original goal?\n", "--model", "openai:gpt-4o-mini")
+    assert code == 0
+    assert unsafe_characters(out) == set() and unsafe_characters(err) == set()
+    assert "\\x1b[2J" in out and "\\u202egnp.exe" in out, "shown, escaped, not dropped"
+    assert "backend down \\x1b[2J" in err
+    assert "5 dataframes" in out and "\n" in out and "\t" not in attack
+
+
+def test_printable_keeps_text_newlines_and_tabs():
+    from flawedcode.infra.safe_text import printable
+
+    text = "Résumé: 中文, emoji 🙂, math ∑, a\ttab\nand a new line"
+    assert printable(text) == text
+    assert printable("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m"
+    assert printable("\u202e\U000e0041") == "\\u202e\\U000e0041"

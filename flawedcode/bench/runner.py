@@ -205,6 +205,8 @@ def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_
             guard.check(agent.log.totals()["estimated_cost_usd"] or 0.0)
         before = wrapper_overhead_seconds(agent)
         watcher.arm(step.probe is not None)
+        if step.new_conversation:
+            agent.reset()  # a new conversation in the same workspace (memory across conversations)
         try:
             reply = agent.send(step.say)
         except Exception as failure:  # one failed turn ends the run; the record says where and why

@@ -218,7 +218,7 @@ def read_clause(text: str, vocabulary: Vocabulary, default_year: int | None = No
 
 def tool_name_for(intent: str, tool_schemas: dict[str, dict[str, Any]] | set[str]) -> str | None:
     """The bound tool that carries out an intent, or None if none was given to the model."""
-    return next((name for name in TOOL_NAMES_BY_INTENT.get(intent, ()) if name in tool_schemas), None)
+    return next((name for name in TOOL_NAMES_BY_INTENT.get(intent, (intent,)) if name in tool_schemas), None)  # else the tool of that name
 
 
 def fill_arguments(schema: dict[str, Any], roles: dict[str, Any]) -> dict[str, Any] | None:
