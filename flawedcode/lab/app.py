@@ -65,10 +65,12 @@ from matplotlib.figure import Figure
 
 from flawedcode.agents import BaseAgent
 from flawedcode.charts import PROJECTOR_STYLE, chart_data, plot_context
+from flawedcode.infra.safe_text import escape_surrogates
 from flawedcode.lab.bar import plot_context_bar
 from flawedcode.lab.session import VERSIONS, AgentMaker, Exchange, LabSession, LabSettings, exchange_label
 from flawedcode.lab.window import ContextView
 from flawedcode.lessons import LESSON_BUDGET
+from flawedcode.paths import write_atomically
 
 WIDGET_DPI = 144  # twice the screen's 72: crisp on a high-density display and a projector
 TRANSCRIPT_FONT = {False: "13px", True: "17px"}  # instructor mode: larger
@@ -391,8 +393,9 @@ class LabSnapshot:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, content in (("chart.png", self.chart_png), ("bar.png", self.bar_png), ("state.txt", self.text.encode())):
-            (folder / name).write_bytes(content)
+        state = escape_surrogates(self.text).encode("utf-8")  # a lone surrogate (a bad byte in a name) is shown, never fatal
+        for name, content in (("chart.png", self.chart_png), ("bar.png", self.bar_png), ("state.txt", state)):
+            write_atomically(folder / name, content)
             written.append(folder / name)
         return written
 
