@@ -482,7 +482,7 @@ def command_bench(args: argparse.Namespace) -> int:
     try:
         table = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None},
                                     before_spending=lambda preview: show_cost_and_confirm(preview, args.yes))
-    except (bench.TaskFileError, bench.AgentSpecError) as error:  # the user's to fix: one line, exit 2
+    except (bench.TaskFileError, bench.AgentSpecError, bench.BenchOutputError) as error:  # the user's to fix: one line, exit 2
         raise UsageError(str(error)) from None
     except bench.SpendingDeclined:
         say("Cancelled: nothing was sent to the model.")

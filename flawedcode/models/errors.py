@@ -75,7 +75,17 @@ EXCESS_WORDING = re.compile(rf"exceeded (?:max )?context length by {_NUMBER} tok
 
 
 class ModelConfigError(ValueError):
-    """A model spec or its settings cannot work; the message says how to fix it."""
+    """A model spec or its settings cannot work; the message says how to fix it.
+
+    A huge value quoted in the message (a 100,000-character model name) is cut to its start and its length.
+    """
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(re.sub(r"\S{200,}", _cut_word, str(message)), *args)
+
+
+def _cut_word(match: re.Match[str]) -> str:
+    return f"{match.group()[:60]}... ({len(match.group()):,} characters)"
 
 
 class ModelReplyError(RuntimeError):
