@@ -34,6 +34,14 @@ v1's line climbs until it crosses the budget (and the offline model forgets
 the start of the conversation: the diamond); v2's line drops at the star and
 stays under the trigger.
 
+**The cache chart** (``plot_cache``, ``cache_data``): one panel per agent, one
+bar per model call (every call, summaries included), split into the part a
+provider's prompt cache would serve (light, hatched: ``CallRecord.cached_tokens``)
+and the part billed in full (solid). A star marks the first call after each
+summary: the rewritten history breaks the cache there, so that bar is solid
+again (all but the system prompt and tools); summary calls have a black outline.
+An append-only agent's bars are nearly all hatched.
+
 **The comparison chart** (``plot_comparison``, ``save_comparison_chart``): six
 bar panels from a benchmark's ``summary.json``, one bar per agent: peak
 context (tokens, with the budget as a dashed line), tokens per success (all
@@ -501,6 +509,60 @@ class LiveChart:
         self.show()
 
 
+# --- the cache chart ----------------------------------------------------------------------
+CACHE_FIGSIZE = (15, 4.2)  # per agent
+
+
+def cache_data(log: SessionLog) -> dict[str, Any]:
+    """Per call (every purpose): ``calls`` [(number, purpose, cached tokens, uncached tokens)] and ``breaks``:
+    the numbers of the first calls after each summary (where the cache is broken)."""
+    calls, breaks, summarized = [], [], False
+    for number, call in enumerate(log.calls, start=1):
+        calls.append((number, call.purpose, call.cached_tokens, call.input_tokens - call.cached_tokens))
+        if call.purpose == "summary":
+            summarized = True
+        elif call.purpose == "agent" and (summarized or "summarize" in call.events):
+            breaks.append(number)
+            summarized = False
+    return {"calls": calls, "breaks": breaks}
+
+
+def plot_cache(logs: LogsArgument, title: str | None = None) -> Figure:
+    """Cached and uncached input per call, one panel per agent (see the module docstring)."""
+    found = _as_logs(logs)
+    with matplotlib.rc_context(PROJECTOR_STYLE):
+        figure = Figure(figsize=(CACHE_FIGSIZE[0], CACHE_FIGSIZE[1] * len(found)), layout="constrained")
+        axes = figure.subplots(len(found), 1, squeeze=False)[:, 0]
+        for position, (ax, log) in enumerate(zip(axes, found)):
+            data, colour = cache_data(log), colour_for(log.agent_name, position)
+            numbers = [number for number, *_ in data["calls"]]
+            cached = [tokens for *_, tokens, _ in data["calls"]]
+            uncached = [tokens for *_, tokens in data["calls"]]
+            ax.bar(numbers, uncached, color=colour, label="billed in full", gid=f"uncached:{log.agent_name}")
+            ax.bar(numbers, cached, bottom=uncached, color=colour, alpha=0.35, hatch="//", edgecolor=colour,
+                   label="served from the prompt cache (0.1x)", gid=f"cached:{log.agent_name}")
+            summaries = [(number, low) for number, purpose, _, low in data["calls"] if purpose == "summary"]
+            if summaries:
+                ax.bar([number for number, _ in summaries], [low for _, low in summaries], color=colour,
+                       edgecolor=OKABE_ITO["black"], linewidth=2.5, label="a summary call (nothing in it was sent before)",
+                       gid=f"summaries:{log.agent_name}")
+            tops = {number: high + low for number, _, high, low in data["calls"]}
+            if data["breaks"]:
+                ax.plot(data["breaks"], [tops[number] for number in data["breaks"]], linestyle="none", marker="*",
+                        markersize=16, color=OKABE_ITO["black"], label="first call after a summary: the cache breaks",
+                        gid=f"breaks:{log.agent_name}")
+            share = sum(cached) / max(1, sum(cached) + sum(uncached))
+            ax.set_title(f"{log.agent_name}: {share:.0%} of its input cacheable")
+            ax.set_xlabel("model call (every call, summaries included)")
+            ax.set_ylabel("input tokens")
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+            ax.tick_params(labelsize=PROJECTOR_STYLE["xtick.labelsize"])
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), framealpha=0.9, fontsize=12)  # beside: it hides no bar
+        if title:
+            figure.suptitle(title, fontsize=20)
+    return figure
+
+
 # --- the comparison chart ---------------------------------------------------------------
 COMPARISON_PANELS = (
     ("peak_context_tokens", "Peak context", "tokens sent to the model", False),
@@ -602,7 +664,7 @@ def save_comparison_chart(summary: Mapping[str, Any], path: str | Path, title: s
 
 
 __all__ = [
-    "LiveChart", "chart_data", "colour_for", "context_figure", "comparison_data", "draw_context", "plot_comparison",
+    "LiveChart", "cache_data", "chart_data", "colour_for", "plot_cache", "context_figure", "comparison_data", "draw_context", "plot_comparison",
     "plot_context", "save_comparison_chart", "save_context_chart", "separate_labels", "step_positions",
     "summary_budget", "OKABE_ITO", "EVENT_MARKERS",
 ]

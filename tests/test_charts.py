@@ -351,3 +351,19 @@ def test_the_live_chart_redraws_only_when_what_it_shows_changed(tmp_path):
     agent.send(LESSON_STEPS[0])
     assert chart.redraws == drawn + 1
     assert not chart.redraw() and chart.redraw(force=True)
+
+
+def test_the_cache_chart_splits_each_call_into_cached_and_billed_in_full(tmp_path):
+    from flawedcode.charts import cache_data, plot_cache
+
+    agent = lesson_agent("v2", tmp_path)
+    run_session(agent, [*LESSON_STEPS[:-1], *LONG_SESSION])
+    data = cache_data(agent.log)
+    assert [(cached, uncached) for _, _, cached, uncached in data["calls"]] == [
+        (call.cached_tokens, call.input_tokens - call.cached_tokens) for call in agent.log.calls]
+    summary_calls = [number for number, purpose, *_ in data["calls"] if purpose == "summary"]
+    assert summary_calls and data["breaks"] and all(any(b > s for s in summary_calls) for b in data["breaks"])
+    (ax,) = plot_cache(agent.log).axes
+    cached_bars = [patch for patch in ax.patches if patch.get_gid() == "cached:v2"]
+    assert [round(patch.get_height()) for patch in cached_bars] == [cached for _, _, cached, _ in data["calls"]]
+    assert "cacheable" in ax.get_title()

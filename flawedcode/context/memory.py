@@ -47,8 +47,8 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from flawedcode.paths import write_atomically
 from flawedcode.infra.redact import redact_text
+from flawedcode.paths import write_atomically
 from flawedcode.tokens import TokenCounter, count_text
 
 DEFAULT_MEMORY_TOKENS = 500
