@@ -44,7 +44,8 @@ other call. What each does:
   Trap" (Lindenbauer et al., JetBrains Research, 2025): observation masking with
   a window of the last ``mask_window`` agent steps (10: older tool results
   become the SWE-agent placeholder), and an LLM summary of all but the last
-  ``mask_window`` steps every ``summarize_every`` steps (43).
+  ``mask_window`` steps every ``summarize_every`` steps (43); the summary reads
+  those steps as masked (mask, then summarize).
 
 What the offline teaching model needs changes two things, and only those: a
 summary request carries the conversation rendered as message blocks (the form
@@ -410,7 +411,8 @@ class JetBrainsSummaryMiddleware(AgentMiddleware):
             return None
         cut = steps[-self.window]
         first = next((message for message in messages if isinstance(message, HumanMessage) and not is_summary(message)), None)
-        text = summarize(self.agent.model, prompt_text("jetbrains_summary.md"), messages[:cut])
+        masked = mask_old_steps(messages, self.window)  # mask, then summarize: the summary reads the masked steps
+        text = summarize(self.agent.model, prompt_text("jetbrains_summary.md"), masked[:cut])
         kept = [*([first] if first is not None and first not in messages[cut:] else []), summary_message(text), *messages[cut:]]
         self.steps_since_summary = len(steps_of(kept))
         self.agent.log.record_event("summarize", self.agent.counter.count_messages(messages),
