@@ -37,6 +37,12 @@ arrives whole. Where Python has no readline, a line that reaches the terminal's
 temporary workspace is removed when the session changed nothing in it, and kept
 (its path and the changed files printed) when it did; ``--workspace DIR`` is
 always kept.
+Everything printed goes through ``infra.safe_text.printable``: an escape
+sequence, NUL or bidi override from a model, a tool or a server is shown
+escaped, never acted on. Under the reply, a turn's reasoning shows folded
+(``[reasoning: 2,213 tokens, hidden]``) and ``  * `` lines say what to know
+about a reply (no answer text, a content filter, an answer cut short, a tool
+call written as text). A replay that misses stops the REPL with one line.
 Warnings (a lowered budget, a server that truncated the prompt) print once,
 as one ``warning:`` line.
 
@@ -75,6 +81,7 @@ from typing import Any, NoReturn
 from flawedcode import paths
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.formats import STUB_PREFIX
+from flawedcode.infra.safe_text import printable
 
 CUT_OFF_START = "Error: your call to "  # the start of context.repair.CUT_OFF_RESULT (imported lazily there)
 
@@ -101,18 +108,26 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def say(text: str = "") -> None:
-    print(text, flush=True)
+    """Print a line of the REPL (or any command): escape sequences, NUL and bidi overrides in it are made visible."""
+    print(printable(text), flush=True)
 
 
 def warn(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(printable(text), file=sys.stderr, flush=True)
 
 
 # --- chat: the FlawedCode REPL -------------------------------------------------------
 def command_chat(args: argparse.Namespace) -> int:
     if hasattr(sys.stdin, "reconfigure"):  # an invalid byte in the input becomes U+FFFD, not a poisoned turn
         sys.stdin.reconfigure(errors="replace")
-    agent = build_chat_agent(args)
+    from flawedcode import notices
+
+    with notices.capture() as warnings_seen:  # a name a server sent may hold escape sequences: print them escaped
+        try:
+            agent = build_chat_agent(args)
+        finally:
+            for notice in warnings_seen:
+                warn(notices.PREFIX + notice)
     interactive = sys.stdin.isatty()
     before = workspace_files(agent.workspace.root)
     try:
@@ -283,6 +298,8 @@ def run_chat_turn(agent: Any, text: str) -> None:
         try:
             reply = agent.send(text)
         except AgentError as error:
+            if (missed := replay_miss(error)) is not None:  # a replay that misses stops, in one line (not every turn)
+                raise missed from None
             warn(f"error: {error}")
             reply = None
         except KeyboardInterrupt:
@@ -304,6 +321,18 @@ def run_chat_turn(agent: Any, text: str) -> None:
         say(reply)
     say(token_meter(agent, agent.log.calls[first_call:]))
     say()
+
+
+def replay_miss(error: BaseException) -> BaseException | None:
+    """The ``ReplayMismatchError`` a failed turn was raised from, if it was: the replay cannot go on."""
+    from flawedcode.models import ReplayMismatchError
+
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, ReplayMismatchError):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def reply_lines(messages: Sequence[Any]) -> list[str]:
@@ -453,7 +482,7 @@ def command_bench(args: argparse.Namespace) -> int:
     try:
         table = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None},
                                     before_spending=lambda preview: show_cost_and_confirm(preview, args.yes))
-    except (bench.TaskFileError, bench.AgentSpecError) as error:  # the user's to fix: one line, exit 2
+    except (bench.TaskFileError, bench.AgentSpecError, bench.BenchOutputError) as error:  # the user's to fix: one line, exit 2
         raise UsageError(str(error)) from None
     except bench.SpendingDeclined:
         say("Cancelled: nothing was sent to the model.")

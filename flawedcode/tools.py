@@ -53,8 +53,8 @@ Safety rules (the whole point of a workspace):
   a read-only view of the system with only the workspace writable, and every
   process it started killed when it ends.
 - Outputs are bounded: read_file pages (lines over 2,000 characters are cut),
-  search_files stops after 100 matches or 2 seconds of matching (a pattern
-  that backtracks without end is stopped, with a note), list_files after 500
+  search_files stops after 100 matches or 2 seconds in all, listing and
+  reading included (a pattern that backtracks without end is stopped, with a note), list_files after 500
   entries, run_python keeps the head and tail of about 10,000 bytes.
 - A tool never raises: every bad input comes back as a message starting with
   ``Error: `` that says what went wrong and what to do instead.
@@ -85,7 +85,7 @@ from typing import Any, Literal
 
 import regex
 from langchain_core.tools import BaseTool, tool
-from pydantic import ValidationError
+from pydantic import StrictInt, ValidationError
 
 from flawedcode import paths
 from flawedcode.catalog import Catalog, CatalogError
@@ -122,6 +122,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec("search_files", read_only=True),
     ToolSpec("run_python", read_only=False),
     ToolSpec("search_archive", read_only=True),  # made by context/archive.py (v2's recovery tool)
+    ToolSpec("write_todos", read_only=False),  # v3's tools (agents/v3.py and its context/ modules)
+    ToolSpec("task", read_only=False),
+    ToolSpec("save_memory", read_only=False),
+    ToolSpec("load_tools", read_only=False),
 )}
 """Every tool an agent may be given, by name (a test checks each tool has its entry)."""
 
@@ -153,7 +157,7 @@ MAX_READ_FILE_BYTES = 512 * 1024**2
 MAX_SEARCH_FILE_BYTES = 20 * 1024**2
 """search_files skips files bigger than this (with a note)."""
 MAX_SEARCH_SECONDS = 2.0
-"""search_files' time for matching, all files together (a catastrophic regex stops here, with a note)."""
+"""search_files' time in all: listing, reading and matching (a catastrophic regex stops here, with a note)."""
 READ_CHUNK_BYTES = 1024**2
 MAX_LINE_BYTES_KEPT = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
 
@@ -658,7 +662,7 @@ def list_workspace_files(workspace: Workspace, path: str = ".") -> str:
 
 
 def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") -> str:
-    """``path:lineno: text`` for each line that matches ``pattern`` (at most 100 lines, at most 2 s of matching)."""
+    """``path:lineno: text`` for each line that matches ``pattern`` (at most 100 lines, at most 2 s in all)."""
     if not pattern:
         raise ToolInputError("the pattern is empty; give a word or a regular expression")
     location = _scoped(workspace, workspace.locate(path, for_write=False))
@@ -673,21 +677,25 @@ def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") 
     matches: list[str] = []
     report = WalkReport()
     skipped_large = 0
+    deadline = time.monotonic() + MAX_SEARCH_SECONDS  # the whole search: listing, reading and matching
     with workspace.open_location(location) as opened:
-        if opened.kind == "file":
-            files = [(location, opened.stat.st_size)]
-        else:
-            files = [(location.child(entry.parts), entry.size)
-                     for entry in walk(opened.fd, SKIPPED_FOLDERS, report) if entry.kind == "file"]
-    deadline = time.monotonic() + MAX_SEARCH_SECONDS
-    for file, size in files:
+        files = [(location, opened.stat.st_size)] if opened.kind == "file" else _files_until(
+            walk(opened.fd, SKIPPED_FOLDERS, report), location, report, deadline)
+    for searched, (file, size) in enumerate(files):
         if size > MAX_SEARCH_FILE_BYTES:
             skipped_large += 1
             continue
         for number, line in _search_lines(workspace, file):
             try:
+                if time.monotonic() > deadline:
+                    raise TimeoutError
                 found = compiled.search(line, timeout=max(deadline - time.monotonic(), 0.001))
             except TimeoutError:
+                stopped = (f"# stopped after {MAX_SEARCH_SECONDS:g} s, at {file.shown}:{number} ({searched:,} of "
+                           f"{len(files):,} files searched"
+                           + (", the listing cut short" if report.timed_out else "")
+                           + "): use a narrower path, a simpler pattern or a plain word")
+                return "\n".join(notes + matches + [stopped])
                 stopped = (f"# stopped after {MAX_SEARCH_SECONDS:g} s of matching, at {file.shown}:{number}: "
                            "the pattern backtracks too much; use a simpler pattern or a plain word")
                 return "\n".join(notes + matches + [stopped])
@@ -698,10 +706,29 @@ def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") 
                     return "\n".join(notes + matches + [stopped])
     if skipped_large:
         notes.append(f"# skipped {skipped_large} file(s) over {MAX_SEARCH_FILE_BYTES:,} bytes")
+    if report.timed_out:
+        notes.append(f"# stopped after {MAX_SEARCH_SECONDS:g} s while listing the files ({len(files):,} searched): "
+                     "use a narrower path")
     notes += report.lines()
     if not matches:
         return "\n".join([f"No matches for '{display_text(pattern)}' in {location.shown}", *notes])
     return "\n".join(matches + notes)
+
+
+def _files_until(entries: Iterator[Any], location: Location, report: WalkReport,
+                 deadline: float) -> list[tuple[Location, int]]:
+    """The files of a walk, listed until ``deadline`` (then ``report.timed_out`` is set)."""
+    files = []
+    try:
+        for entry in entries:
+            if entry.kind == "file":
+                files.append((location.child(entry.parts), entry.size))
+            if time.monotonic() > deadline:
+                report.timed_out = True
+                break
+    finally:
+        entries.close()  # closes the folders the walk still holds open
+    return files
 
 
 def _scoped(workspace: Workspace, location: Location) -> Location:
@@ -739,12 +766,17 @@ def run_python_code(workspace: Workspace, code: str, timeout: int = DEFAULT_RUN_
         raise ToolInputError("the code is empty")
     if len(code) > MAX_CODE_CHARS:
         raise ToolInputError(f"the code is {len(code):,} characters; write it to a file and run that file instead")
+    if isinstance(timeout, bool) or not isinstance(timeout, int):
+        raise ToolInputError(f"timeout must be a whole number of seconds, got {timeout!r}")
     if not 1 <= timeout <= MAX_RUN_TIMEOUT_SECONDS:
         raise ToolInputError(f"timeout must be between 1 and {MAX_RUN_TIMEOUT_SECONDS} seconds, got {timeout}")
     try:
         code.encode("utf-8")
     except UnicodeEncodeError:
         raise ToolInputError("the code contains characters that are not valid Unicode (lone surrogates)") from None
+    if "\x00" in code:
+        raise ToolInputError(f"the code contains a NUL character (at position {code.index(chr(0)):,}), which Python source "
+                             "cannot hold; write it as '\\x00' inside a string instead")
     result = workspace.sandbox.run(code, timeout, MAX_RUN_OUTPUT_CHARS)
     if result.sandbox_error:
         raise ToolInputError(f"run_python's sandbox could not start, so the code did not run ({result.sandbox_error})")
@@ -901,7 +933,7 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
 
     @tool(parse_docstring=True)
     @errors_as_text(scrub=workspace.scrub)
-    def run_python(code: str, timeout: int = DEFAULT_RUN_TIMEOUT_SECONDS) -> str:
+    def run_python(code: str, timeout: StrictInt = DEFAULT_RUN_TIMEOUT_SECONDS) -> str:  # strict: `true` is not 1 s
         """Run Python code in a fresh process whose current folder is the workspace, e.g. to run analyze.py or tests.
 
         Returns a first line '# exit code N' then everything the code printed (stdout and stderr).

@@ -1,8 +1,10 @@
 """The ``flawedcode`` command as a user runs it: the REPL on piped input, Ctrl-C, the demo, catalog, archive, errors.
 
-The REPL and the demo run in a subprocess (``python -m flawedcode``), with
-scratch/, archives/ and results/ in temporary folders; quicker commands run
-in-process through ``main(argv)``. Everything uses the offline model.
+One smoke test per command runs the real thing in a subprocess (``python -m flawedcode``:
+the REPL on piped input, Ctrl-C at its prompt, ``--help``, and the demo, run once and shared by
+the tests that read its output), with scratch/, archives/ and results/ in temporary folders;
+everything else runs in-process through ``main(argv)``, which skips the interpreter's start and
+the imports. Everything uses the offline model.
 """
 
 from __future__ import annotations
@@ -70,15 +72,15 @@ def test_chat_with_piped_input_shows_tool_calls_and_the_meter_and_exits_0(tmp_pa
     assert "you> you>" not in out
 
 
-def test_chat_shows_an_offload_and_exits_0_at_end_of_input(tmp_path):
-    result = run_cli(tmp_path, "chat", "--agent", "v2", stdin="Get docs for yield_curve/repo_public\n")
-    assert result.returncode == 0, result.stderr
-    call = re.search(r"-> chartbook_get_docs\(pipeline='yield_curve', dataframe='repo_public'\)  \[([\d,]+) chars, offloaded\]",
-                     result.stdout)
-    assert call, result.stdout
-    assert re.search(rf"\* offload: chartbook_get_docs result, {call.group(1)} chars .* -> scratch/\S+\.txt", result.stdout)
-    assert re.search(r"offloads 1, summaries 0$", result.stdout, re.MULTILINE)
-    assert "Traceback" not in result.stderr
+def test_chat_shows_an_offload_and_exits_0_at_end_of_input(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Get docs for yield_curve/repo_public\n"))  # in-process: the smoke test above runs the real command
+    code, out, err = run_main(capsys, "chat", "--agent", "v2")
+    assert code == 0, err
+    call = re.search(r"-> chartbook_get_docs\(pipeline='yield_curve', dataframe='repo_public'\)  \[([\d,]+) chars, offloaded\]", out)
+    assert call, out
+    assert re.search(rf"\* offload: chartbook_get_docs result, {call.group(1)} chars .* -> scratch/\S+\.txt", out)
+    assert re.search(r"offloads 1, summaries 0$", out, re.MULTILINE)
+    assert "Traceback" not in err
 
 
 def test_chat_ctrl_c_at_the_prompt_leaves_without_a_traceback(tmp_path):
@@ -124,9 +126,15 @@ def test_python_dash_m_flawedcode_shows_help(tmp_path):
 
 
 # --- the demo -------------------------------------------------------------------------------------
-def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(tmp_path):
-    out_dir = tmp_path / "demo"
-    result = run_cli(tmp_path, "demo", "--out", str(out_dir))
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    """`python -m flawedcode demo`, run once for the tests below (the lesson's whole session, v1 and v2)."""
+    folder = tmp_path_factory.mktemp("demo")
+    return run_cli(folder, "demo", "--out", str(folder / "demo")), folder / "demo"
+
+
+def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(demo):
+    result, out_dir = demo
     assert result.returncode == 0, result.stderr
     answers = dict(re.findall(r"^  (v[12]): (.*)$", result.stdout, re.MULTILINE))
     assert LESSON_STEPS[0] in answers["v2"]
@@ -142,11 +150,11 @@ def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(tmp_path):
     assert logs["agents"]["v2"]["replies"][-1] == answers["v2"]
 
 
-def test_demo_numbers_the_requests_says_where_v1_lost_the_goal_and_what_to_do_next(tmp_path):
-    result = run_cli(tmp_path, "demo", "--out", str(tmp_path / "demo"))
+def test_demo_numbers_the_requests_says_where_v1_lost_the_goal_and_what_to_do_next(demo):
+    result, out_dir = demo
     numbered = re.findall(r"^  (\d+)\. (.*)$", result.stdout, re.MULTILINE)
     assert numbered == [(str(number), step) for number, step in enumerate(LESSON_STEPS, start=1)]
-    logs = json.loads((tmp_path / "demo" / "demo_logs.json").read_text())
+    logs = json.loads((out_dir / "demo_logs.json").read_text())
     lost_at = min(event["turn"] for event in logs["agents"]["v1"]["events"] if event["kind"] == "goal_lost")
     assert f"v1 lost the goal at step {lost_at}:" in result.stdout
     assert "v2 kept the goal in its context" in result.stdout and f"gave the goal back at step {len(LESSON_STEPS)}" in result.stdout

@@ -8,56 +8,24 @@ cannot work, nothing printed that the user did not need.
 
 from __future__ import annotations
 
-import io
-import sys
 import time
-from pathlib import Path
 
 import openai
 import pytest
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from openai_imitation import GEMINI_OVERFLOW, HTML_PAGE, ImitationServer
+from openai_imitation import GEMINI_OVERFLOW, HTML_PAGE, ImitationServer, agent_on, run_chat, send_all
 
 from flawedcode import cli, notices
-from flawedcode.agents import AgentError, make_agent
+from flawedcode.agents import AgentError
 from flawedcode.demo import LESSON_STEPS
 from flawedcode.models import context_overflow_from, explain_model_error, get_model
 from flawedcode.models.replies import REASONING_KEY
-from flawedcode.tools import Workspace
 
 
 @pytest.fixture(autouse=True)
 def _fresh_notices():
     notices.forget()
-
-
-def workspace(tmp_path: Path, name: str = "ws") -> Workspace:
-    return Workspace.create(tmp_path / name, tmp_path / "scratch", tmp_path / "archives")
-
-
-def agent_on(server: ImitationServer, tmp_path: Path, version: str = "v2", **model_options):
-    model = get_model(f"openai:{server.model}", base_url=server.base_url, max_retries=model_options.pop("max_retries", 0),
-                      timeout_seconds=model_options.pop("timeout_seconds", 10), **model_options)
-    return make_agent(version, model=model, workspace=workspace(tmp_path, f"ws-{version}"))
-
-
-def send_all(agent, steps) -> tuple[list[str], list[str]]:
-    replies, failures = [], []
-    for step in steps:
-        try:
-            replies.append(agent.send(step))
-        except AgentError as error:
-            failures.append(str(error))
-            replies.append("")
-    return replies, failures
-
-
-def run_chat(monkeypatch, capsys, stdin: str, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    code = cli.main(["chat", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # --- 2. tool calls without an id ---------------------------------------------------------------------
@@ -218,6 +186,28 @@ def test_a_trickling_server_fails_within_the_deadline_with_one_line(monkeypatch,
                       "overloaded. Try again, or raise the timeout (--timeout, or timeout_seconds in the config)."]
 
 
+def test_a_trickling_stream_fails_within_the_deadline_too(tmp_path):
+    with ImitationServer(trickle=(1,), trickle_interval=0.3) as server:
+        agent = agent_on(server, tmp_path, streaming=True, timeout_seconds=2)
+        started = time.monotonic()
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+        elapsed = time.monotonic() - started
+    assert elapsed < 6, elapsed
+    assert "The model server did not answer within 2 s" in str(failed.value)
+
+
+@pytest.mark.parametrize(("status", "advice"), [(404, "check the base URL"), (200, "check the base URL"),
+                                                (502, "try again later")])
+def test_a_web_page_instead_of_the_api_is_said_in_one_sentence(status, advice, tmp_path):
+    with ImitationServer(errors={n: (status, HTML_PAGE) for n in (1, 2, 3)}) as server:
+        agent = agent_on(server, tmp_path, max_retries=0)
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+    line = str(failed.value)
+    assert "web page (HTML)" in line and advice in line and "<" not in line
+
+
 def test_a_long_wait_is_said_before_it_starts(tmp_path, capsys):
     limited = (429, {"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}})
     with ImitationServer(errors={1: limited}, headers={1: {"Retry-After": "3"}}) as server:
@@ -365,3 +355,39 @@ def test_bench_max_cost_trips_on_a_server_that_reports_zero_prompt_tokens(usage,
     # one run is 9 calls, ~25,500 input and ~740 output tokens: ~$0.0043 at $0.15 / $0.60 per million
     assert code == 0 and "reached --max-cost $0.0020" in err
     assert sent <= 9, "it stopped within the first run, as the real spend passed the cap"
+
+
+# --- 8. the terminal ----------------------------------------------------------------------------------------
+
+TERMINAL_ATTACKS = ("\x1b[2J\x1b[H", "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b]0;pwned\x07", "\x00", "\x9b31m",
+                    "\u202egnp.exe", "\u2066hidden\u2069", "\u200b", "line\roverwritten", "\x08\x08\x08")
+
+
+def unsafe_characters(text: str) -> set[str]:
+    import unicodedata
+
+    return {character for character in text if character not in "\n\t"
+            and unicodedata.category(character) in ("Cc", "Cf", "Cs", "Zl", "Zp")}
+
+
+def test_nothing_a_model_or_a_server_writes_reaches_the_terminal_as_a_control(monkeypatch, capsys):
+    attack = "".join(TERMINAL_ATTACKS)
+    bad = (500, {"error": {"message": f"backend down {attack}", "type": "server_error"}})
+    with ImitationServer(inject=attack, errors={3: bad, 4: bad, 5: bad}) as server:  # failed, retried twice
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, out, err = run_chat(monkeypatch, capsys, f"List ChartBook dataframes\nRead notes{attack}.txt\n"
+                                  "What was my original goal?\n", "--model", "openai:gpt-4o-mini")
+    assert code == 0
+    assert unsafe_characters(out) == set() and unsafe_characters(err) == set()
+    assert "\\x1b[2J" in out and "\\u202egnp.exe" in out, "shown, escaped, not dropped"
+    assert "backend down \\x1b[2J" in err
+    assert "5 dataframes" in out and "\n" in out and "\t" not in attack
+
+
+def test_printable_keeps_text_newlines_and_tabs():
+    from flawedcode.infra.safe_text import printable
+
+    text = "Résumé: 中文, emoji 🙂, math ∑, a\ttab\nand a new line"
+    assert printable(text) == text
+    assert printable("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m"
+    assert printable("\u202e\U000e0041") == "\\u202e\\U000e0041"

@@ -32,8 +32,8 @@ from flawedcode.config import V2Config
 from flawedcode.context import (  # NEW in v2
     ContextBudget,
     ConversationArchive,
-    budget_guards,
     SummaryOutcome,
+    budget_guards,
     make_search_archive_tool,
     maybe_offload,
     maybe_summarize,

@@ -46,8 +46,8 @@ from pathlib import Path
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from flawedcode.paths import write_atomically
 from flawedcode.infra.redact import redact_text
+from flawedcode.paths import write_atomically
 from flawedcode.tokens import TokenCounter, count_text
 
 DEFAULT_MEMORY_TOKENS = 500

@@ -312,6 +312,7 @@ class WalkReport:
     too_deep: int = 0
     unreadable: int = 0
     stopped_early: bool = False
+    timed_out: bool = False  # the caller stopped reading the walk at its deadline (it says so itself)
     notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
