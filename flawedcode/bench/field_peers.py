@@ -69,7 +69,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from flawedcode.bench.peers import PeerAgent, v2_trigger_tokens
 from flawedcode.config import PROMPTS_DIR
-from flawedcode.telemetry import SUMMARY_TAG, SessionLog
+from flawedcode.telemetry import SUMMARY_TAG, EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
 PEER_PROMPTS = PROMPTS_DIR / "peers"
@@ -151,7 +151,7 @@ class ViewEditMiddleware(AgentMiddleware):
             edited = self.edit(list(request.messages), fixed)
             count = sum(1 for message in edited if isinstance(message, ToolMessage) and self.marker in message.text)
             if count > self.edited_before:
-                self.log.record_event("mask", self.counter.count_messages(request.messages),
+                self.log.record_event(EventKind.MASK, self.counter.count_messages(request.messages),
                                       self.counter.count_messages(edited), tool_results_cleared=count - self.edited_before)
             self.edited_before = count
         return handler(request.override(messages=edited))
@@ -268,7 +268,7 @@ class OpenHandsCondenserMiddleware(AgentMiddleware):
                     break
                 messages = shorter
             if len(messages) < len(original):
-                agent.log.record_event("summarize", agent.counter.count_messages(original),
+                agent.log.record_event(EventKind.SUMMARIZE, agent.counter.count_messages(original),
                                        agent.counter.count_messages(messages), strategy="openhands-window")
         events = len(messages) + 1  # the system prompt is OpenHands' first event
         if events > self.max_size:
@@ -286,7 +286,7 @@ class OpenHandsCondenserMiddleware(AgentMiddleware):
         text = summarize(self.agent.model, prompt_text("openhands_condenser.md"), forgotten,
                          previous_summary=previous.text if previous is not None else "No events summarized")
         condensed = [*head, summary_message(text), *tail]
-        self.agent.log.record_event("summarize", self.agent.counter.count_messages(messages),
+        self.agent.log.record_event(EventKind.SUMMARIZE, self.agent.counter.count_messages(messages),
                                     self.agent.counter.count_messages(condensed), strategy="openhands-llm")
         return condensed
 
@@ -356,7 +356,7 @@ class CodexCompactionMiddleware(AgentMiddleware):
         text = summarize(agent.model, template, trimmed_to(messages, agent.counter, max(room, 0)))
         compacted = [*user_messages_within(messages, agent.counter),
                      summary_message(text, prompt_text("codex_summary_prefix.md"))]
-        agent.log.record_event("summarize", agent.counter.count_messages(messages),
+        agent.log.record_event(EventKind.SUMMARIZE, agent.counter.count_messages(messages),
                                agent.counter.count_messages(compacted), strategy="codex")
         return replace_history(compacted)
 
@@ -415,7 +415,7 @@ class JetBrainsSummaryMiddleware(AgentMiddleware):
         text = summarize(self.agent.model, prompt_text("jetbrains_summary.md"), masked[:cut])
         kept = [*([first] if first is not None and first not in messages[cut:] else []), summary_message(text), *messages[cut:]]
         self.steps_since_summary = len(steps_of(kept))
-        self.agent.log.record_event("summarize", self.agent.counter.count_messages(messages),
+        self.agent.log.record_event(EventKind.SUMMARIZE, self.agent.counter.count_messages(messages),
                                     self.agent.counter.count_messages(kept), strategy="jetbrains-hybrid")
         return replace_history(kept)
 
