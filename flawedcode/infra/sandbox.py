@@ -142,6 +142,9 @@ DESCRIPTIONS: dict[IsolationLevel, str] = {
     "basic": "It gets no API keys in its environment; network access and files outside the workspace are not blocked.",
 }
 """What the run_python tool tells the model, per level: only what the level enforces."""
+LANDLOCK_DESCRIPTION = ("It gets no API keys in its environment, no TCP connections and no access to other processes; "
+                        "it can write only in the workspace and a private temporary folder (other files are readable).")
+"""The process level's description on a Linux kernel with Landlock ABI 6 or later."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,9 @@ class Sandbox:
         return not result.sandbox_error and result.exit_code == 0
 
     def description(self) -> str:
+        """What the tool tells the model: only what this level enforces on this machine."""
+        if self.level == "process" and landlock_abi() >= 6:
+            return LANDLOCK_DESCRIPTION
         return DESCRIPTIONS[self.level]
 
     def run(self, code: str, timeout: float, max_output_bytes: int) -> RunResult:
