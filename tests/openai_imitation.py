@@ -362,7 +362,7 @@ class ImitationServer:
                 extra = server.headers.get(number, {})
                 if status == 200 and body.get("stream") and isinstance(payload, dict) and payload.get("choices"):
                     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._send_events(server.stream_events(payload, include_usage))
+                    self._send_events(server.stream_events(payload, include_usage), trickle=number in server.trickle)
                 else:
                     self._send(status, payload, extra, trickle=number in server.trickle)
 
@@ -385,11 +385,17 @@ class ImitationServer:
                     self.wfile.flush()
                     time.sleep(server.trickle_interval)
 
-            def _send_events(self, events: Iterator[dict]) -> None:
+            def _send_events(self, events: Iterator[dict], trickle: bool = False) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 for event in events:
+                    for _ in range(10 if trickle else 0):  # keep-alive comments, slowly: every read is quick
+                        if server._release.is_set():
+                            return
+                        self.wfile.write(b": keep-alive\n\n")
+                        self.wfile.flush()
+                        time.sleep(server.trickle_interval)
                     self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
@@ -422,6 +428,49 @@ HTML_PAGE = ("<!DOCTYPE html>\n<html><head><title>Open WebUI</title></head><body
 GEMINI_OVERFLOW = [{"error": {"code": 400, "message": "The input token count (1250231) exceeds the maximum number of "
                                                       "tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}]
 """Gemini's OpenAI-compatible layer answers an overflow with a JSON *list* holding the error."""
+
+
+# --- the client side, as the tests drive it ----------------------------------------------------------
+
+def agent_on(server: ImitationServer, tmp_path: Any, version: str = "v2", model_name: str | None = None,
+             **model_options: Any) -> Any:
+    """An agent of ``version`` on ``server``'s model (no retries, a 10 s timeout, unless given), in a fresh workspace."""
+    from flawedcode.agents import make_agent
+    from flawedcode.models import get_model
+    from flawedcode.tools import Workspace
+
+    model = get_model(f"openai:{model_name or server.model}", base_url=server.base_url,
+                      max_retries=model_options.pop("max_retries", 0),
+                      timeout_seconds=model_options.pop("timeout_seconds", 10), **model_options)
+    ws = Workspace.create(tmp_path / f"ws-{version}", tmp_path / "scratch", tmp_path / "archives")
+    return make_agent(version, model=model, workspace=ws)
+
+
+def send_all(agent: Any, steps: Any) -> tuple[list[str], list[str]]:
+    """Each step's reply (``""`` for a failed turn), and the failed turns' one-line errors."""
+    from flawedcode.agents import AgentError
+
+    replies, failures = [], []
+    for step in steps:
+        try:
+            replies.append(agent.send(step))
+        except AgentError as error:
+            failures.append(str(error))
+            replies.append("")
+    return replies, failures
+
+
+def run_chat(monkeypatch: Any, capsys: Any, stdin: str, *args: str) -> tuple[int, str, str]:
+    """``flawedcode chat ARGS`` reading ``stdin``: its exit code, stdout and stderr."""
+    import io
+    import sys
+
+    from flawedcode import cli
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = cli.main(["chat", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
 
 
 @contextmanager

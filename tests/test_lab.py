@@ -387,7 +387,7 @@ def test_the_transcript_shows_the_newest_exchange_first_with_each_tool_call_on_o
     page = lab._transcript.value
     newest, oldest = page.index(html.escape(LESSON_STEPS[2])), page.index(html.escape(LESSON_STEPS[0]))
     assert newest < oldest, "the newest exchange is at the top, in view"
-    assert page.count("<details><summary>") == sum(len(exchange.tool_calls) for exchange in lab.transcript)
+    assert page.count("<details><summary>&#8627; ") == sum(len(exchange.tool_calls) for exchange in lab.transcript)
     assert "chartbook_get_docs(…) 1,5" in page
 
 

@@ -8,8 +8,6 @@ written. No test leaves the machine (pytest-socket allows loopback only).
 
 from __future__ import annotations
 
-import io
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,10 +16,10 @@ import openai
 import pytest
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import HumanMessage, ToolMessage
-from openai_imitation import STYLES, ImitationServer, overflow_error
+from openai_imitation import STYLES, ImitationServer, agent_on, overflow_error, run_chat, send_all
 
 from flawedcode import cli, notices
-from flawedcode.agents import AgentError, make_agent
+from flawedcode.agents import make_agent
 from flawedcode.bench.tasks import load_tasks
 from flawedcode.charts import chart_data
 from flawedcode.config import AgentConfig
@@ -47,23 +45,6 @@ def _fresh_notices():
 
 def workspace(tmp_path: Path, name: str = "ws") -> Workspace:
     return Workspace.create(tmp_path / name, tmp_path / "scratch", tmp_path / "archives")
-
-
-def agent_on(server: ImitationServer, tmp_path: Path, version: str = "v2", model_name: str | None = None, **model_options):
-    model = get_model(f"openai:{model_name or server.model}", base_url=server.base_url, max_retries=0,
-                      timeout_seconds=model_options.pop("timeout_seconds", 10), **model_options)
-    return make_agent(version, model=model, workspace=workspace(tmp_path, f"ws-{version}"))
-
-
-def send_all(agent, steps) -> tuple[list[str], list[str]]:
-    replies, failures = [], []
-    for step in steps:
-        try:
-            replies.append(agent.send(step))
-        except AgentError as error:
-            failures.append(str(error))
-            replies.append("")
-    return replies, failures
 
 
 # --- 1. overflow from every provider --------------------------------------------------------
@@ -220,13 +201,6 @@ def test_prices_a_server_publishes_are_used_and_unknown_prices_are_not_guessed(t
 
 
 # --- 4. timeouts and bounded retries ----------------------------------------------------------------
-
-def run_chat(monkeypatch, capsys, stdin: str, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    code = cli.main(["chat", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
 
 def test_a_stalled_server_gives_one_clear_line_within_the_timeout_and_the_repl_goes_on(monkeypatch, capsys):
     with ImitationServer(stall=(1,), stall_seconds=5) as server:

@@ -8,56 +8,24 @@ cannot work, nothing printed that the user did not need.
 
 from __future__ import annotations
 
-import io
-import sys
 import time
-from pathlib import Path
 
 import openai
 import pytest
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from openai_imitation import GEMINI_OVERFLOW, HTML_PAGE, ImitationServer
+from openai_imitation import GEMINI_OVERFLOW, HTML_PAGE, ImitationServer, agent_on, run_chat, send_all
 
 from flawedcode import cli, notices
-from flawedcode.agents import AgentError, make_agent
+from flawedcode.agents import AgentError
 from flawedcode.demo import LESSON_STEPS
 from flawedcode.models import context_overflow_from, explain_model_error, get_model
 from flawedcode.models.replies import REASONING_KEY
-from flawedcode.tools import Workspace
 
 
 @pytest.fixture(autouse=True)
 def _fresh_notices():
     notices.forget()
-
-
-def workspace(tmp_path: Path, name: str = "ws") -> Workspace:
-    return Workspace.create(tmp_path / name, tmp_path / "scratch", tmp_path / "archives")
-
-
-def agent_on(server: ImitationServer, tmp_path: Path, version: str = "v2", **model_options):
-    model = get_model(f"openai:{server.model}", base_url=server.base_url, max_retries=model_options.pop("max_retries", 0),
-                      timeout_seconds=model_options.pop("timeout_seconds", 10), **model_options)
-    return make_agent(version, model=model, workspace=workspace(tmp_path, f"ws-{version}"))
-
-
-def send_all(agent, steps) -> tuple[list[str], list[str]]:
-    replies, failures = [], []
-    for step in steps:
-        try:
-            replies.append(agent.send(step))
-        except AgentError as error:
-            failures.append(str(error))
-            replies.append("")
-    return replies, failures
-
-
-def run_chat(monkeypatch, capsys, stdin: str, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    code = cli.main(["chat", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # --- 2. tool calls without an id ---------------------------------------------------------------------
@@ -216,6 +184,28 @@ def test_a_trickling_server_fails_within_the_deadline_with_one_line(monkeypatch,
     assert code == 0 and elapsed < 6, elapsed
     assert errors == ["error: v2: the turn failed: The model server did not answer within 2 s: it may be stalled or "
                       "overloaded. Try again, or raise the timeout (--timeout, or timeout_seconds in the config)."]
+
+
+def test_a_trickling_stream_fails_within_the_deadline_too(tmp_path):
+    with ImitationServer(trickle=(1,), trickle_interval=0.3) as server:
+        agent = agent_on(server, tmp_path, streaming=True, timeout_seconds=2)
+        started = time.monotonic()
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+        elapsed = time.monotonic() - started
+    assert elapsed < 6, elapsed
+    assert "The model server did not answer within 2 s" in str(failed.value)
+
+
+@pytest.mark.parametrize(("status", "advice"), [(404, "check the base URL"), (200, "check the base URL"),
+                                                (502, "try again later")])
+def test_a_web_page_instead_of_the_api_is_said_in_one_sentence(status, advice, tmp_path):
+    with ImitationServer(errors={n: (status, HTML_PAGE) for n in (1, 2, 3)}) as server:
+        agent = agent_on(server, tmp_path, max_retries=0)
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+    line = str(failed.value)
+    assert "web page (HTML)" in line and advice in line and "<" not in line
 
 
 def test_a_long_wait_is_said_before_it_starts(tmp_path, capsys):

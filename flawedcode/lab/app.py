@@ -77,6 +77,7 @@ TRANSCRIPT_FONT = {False: "13px", True: "17px"}  # instructor mode: larger
 BUSY_TEXT = "working… "
 CLICK_GRACE_SECONDS = 0.35  # a click that reaches the kernel this soon after a turn ended was made during it: dropped
 V2_ONLY = ("trigger_fraction", "offload_tokens", "summarize")
+REPLY_PREVIEW_CHARS = 240
 
 
 class ContextLab:
@@ -188,12 +189,12 @@ class ContextLab:
     def refresh(self, draw: bool | None = None) -> None:
         """Update the widgets; redraw the pictures if ``draw`` (default: when someone is watching)."""
         self._sync_controls()
-        self._status.value = f"<b>{html.escape(self.session.status())}</b>"
         self._transcript.value = self._transcript_html()
         self._stale = True
         if draw if draw is not None else self._watched():
             self._chart.value, self._bar.value = self.chart_png(), self.bar_png()
             self._stale = False
+        self._status.value = f"<b>{html.escape(self.session.status())}</b>"  # last: "working…" lasts until all is drawn
 
     def _watched(self) -> bool:
         return self.live if self.live is not None else bool(self.widget._view_count)
@@ -214,8 +215,8 @@ class ContextLab:
             for control, disabled in before.items():
                 control.disabled = disabled
             self.busy = False
+            self.refresh()  # drawing takes a moment: the grace period for queued clicks starts after it
             self._idle_since = time.monotonic()
-            self.refresh()
 
     def _interactive(self) -> list[Any]:
         return [*self._controls.values(), self._instructor, self._request, self._send, self._step, self._summarize, self._reset]
@@ -266,7 +267,7 @@ class ContextLab:
         self._status = widgets.HTML()
         self._chart = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
         self._bar = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
-        self._transcript = widgets.HTML(layout=widgets.Layout(width="38%", max_height="620px", overflow="auto"))
+        self._transcript = widgets.HTML(layout=widgets.Layout(width="38%", max_height="620px", overflow="hidden auto"))
         self.widget = widgets.VBox([
             widgets.HTML(f"<h3 style='margin:4px 0'>{html.escape(self.title or 'Context lab')}</h3>"),
             widgets.HBox([*self._controls.values(), self._instructor], layout=widgets.Layout(flex_flow="row wrap")),
@@ -340,7 +341,7 @@ class ContextLab:
         if not self.transcript:
             return f"<div style='font-size:{font}'>(nothing sent yet)</div>"
         blocks = [exchange_html(exchange, newest=number == 0) for number, exchange in enumerate(reversed(self.transcript))]
-        return (f"<div style='font-size:{font};font-family:monospace;line-height:1.35'>"
+        return (f"<div style='font-size:{font};font-family:monospace;line-height:1.35;overflow-wrap:anywhere'>"
                 f"<div style='color:#666'>newest first</div>{''.join(blocks)}</div>")
 
     # --- display --------------------------------------------------------------------------------
@@ -363,8 +364,13 @@ def exchange_html(exchange: Exchange, newest: bool = False) -> str:
         size = f"{call.tokens:,} tokens" + (", offloaded" if call.offloaded_to else "")
         calls.append(f"<details><summary>&#8627; {escape(call.name)}(…) {size}</summary>"
                      f"<div style='white-space:pre-wrap;padding-left:1.5em'>{escape(call.describe())}</div></details>")
-    reply = (f"<div style='color:#D55E00'>error: {escape(exchange.error)}</div>" if exchange.error else
-             f"<div style='white-space:pre-wrap'><b>agent:</b> {escape(exchange.reply)}</div>")
+    if exchange.error:
+        reply = f"<div style='color:#D55E00'>error: {escape(exchange.error)}</div>"
+    elif len(exchange.reply) <= REPLY_PREVIEW_CHARS:
+        reply = f"<div style='white-space:pre-wrap'><b>agent:</b> {escape(exchange.reply)}</div>"
+    else:  # a long reply: its start, the rest on click
+        reply = (f"<details><summary><b>agent:</b> {escape(' '.join(exchange.reply[:REPLY_PREVIEW_CHARS].split()))}…</summary>"
+                 f"<div style='white-space:pre-wrap'>{escape(exchange.reply)}</div></details>")
     return (f"<div style='border-left:4px solid {border};padding:2px 6px;margin:4px 0'>"
             f"<div><b>{escape(exchange_label(exchange))}:</b> {escape(exchange.request)}</div>{''.join(calls)}{reply}</div>")
 
