@@ -15,41 +15,60 @@ Levels, strongest first:
                        AppArmor userns restriction), and macOS.
 ``basic``              Windows (not tested here: no Windows machine).
 
-What each level enforces:
+What each level enforces ("Landlock" = Linux 5.13+ with Landlock on; its ABI version in brackets):
 
-====================================  =========  =========  =======  =====
-guarantee                             ns-nobody  ns-user    process  basic
-====================================  =========  =========  =======  =====
-environment built from an allow-list  yes        yes        yes      yes
-parent's environ/mem unreadable       yes (1)    yes (1)    Linux(2) no
-no network, loopback included         yes (3)    yes (3)    no       no
-only the workspace is writable        yes (4)    yes (4)    no       no
-scratch/ and archives/ hidden         yes        yes        no       no
-other processes invisible             yes        yes        no       no
-whole process tree killed             yes (5)    yes (5)    Linux(6) no (7)
-rlimits (processes, memory, files)    yes        yes (8)    yes (8)  no
-runs as another user                  nobody     no         no       no
-====================================  =========  =========  =======  =====
+=========================================  =========  =========  ==============  =======  =====
+guarantee                                  ns-nobody  ns-user    process, Linux  macOS    basic
+=========================================  =========  =========  ==============  =======  =====
+environment built from an allow-list       yes        yes        yes             yes      yes
+parent's environ/mem unreadable            yes (1)    yes (1)    yes (2)         no       no
+other processes' environ/mem unreadable    yes (1)    yes (1)    Landlock [1]    no       no
+cannot signal or kill other processes      yes (1)    yes (1)    Landlock [6]    no       no
+no network                                 yes (3)    yes (3)    TCP only [4]    no       no
+only the workspace and HOME writable       yes (4)    yes (4)    Landlock [1]    no       no
+scratch/ and archives/ hidden              yes        yes        no (readable)   no       no
+other processes invisible                  yes        yes        no              no       no
+whole process tree killed                  yes (5)    yes (5)    yes (6)         no (6)   no (7)
+no set-uid / set-gid file left (8)         yes        yes        yes             sweep    no
+process count bounded (9)                  yes        yes        cgroup / user   user     no
+memory bounded for the whole call (10)     cgroup     no         cgroup          no       no
+memory bounded per process (RLIMIT_AS)     yes        yes        yes             yes      no
+HOME bounded (a 256 MB tmpfs)              yes        yes        no              no       no
+runs as another user                       nobody     no         no              no       no
+=========================================  =========  =========  ==============  =======  =====
 
-1. A new PID namespace with its own ``/proc``: the parent has no pid there, and
+1. A new PID namespace with its own ``/proc``: no other process has a pid there, and
    the code has no capability left to unmount that ``/proc``. Under
    ``namespaces-nobody`` the code is also another user (uid 65534), which the
    kernel refuses anyway.
 2. The parent makes itself non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``, the first
    time it runs code at this level) and the code runs with every capability
    dropped (bounding set cleared, ``no_new_privs``), so even as uid 0 it lacks the
-   ``CAP_SYS_PTRACE`` that reading a non-dumpable process needs. On macOS a
-   process can read a same-user process's environment (``sysctl KERN_PROCARGS2``).
+   ``CAP_SYS_PTRACE`` that reading a non-dumpable process needs. With Landlock the
+   code is also in a Landlock domain, which may ptrace (and so read the ``environ`` or
+   ``mem`` of) no process outside it: the user's shell or Jupyter holding
+   ``OPENAI_API_KEY`` included. Landlock ABI 6 (Linux 6.12) adds: no signal to a
+   process outside the domain, no abstract unix socket outside it; ABI 4 (Linux 6.7):
+   no TCP connect or bind (UDP and unix sockets are not blocked). The domain allows
+   reading and running anything, and writing only in the workspace, HOME, ``/dev/shm``
+   and ``/dev/null``-like devices. Without Landlock (an older kernel, or it is off),
+   the process level on Linux protects only the parent: the code can read the
+   environment of the user's other dumpable processes and signal any of them. On macOS
+   a process can read a same-user process's environment (``sysctl KERN_PROCARGS2``).
 3. A new network namespace whose only interface, ``lo``, is down: connecting to
    127.0.0.1 fails with "Network is unreachable".
 4. The code sees a new root filesystem: a read-only skeleton with read-only
    binds of ``/usr``, ``/etc``, the Python installation and its site-packages,
    the flawedcode package and the ChartBook catalog (``FLAWEDCODE_DATA_DIR`` is set to it),
-   the workspace read-write, a private temporary folder (``HOME`` and ``TMPDIR``)
-   read-write, a private ``/proc``, a minimal ``/dev`` and ``/dev/shm``. Nothing
-   else of the host is visible; scratch/ and archives/ are covered by empty
-   read-only folders. As root the code runs as ``nobody`` and the workspace is
-   bound through an idmapped mount, so its files look like nobody's. Under
+   the workspace read-write, a private temporary folder (``HOME`` and ``TMPDIR``, a
+   ``HOME_BYTES`` tmpfs) read-write, a private ``/proc``, a minimal ``/dev`` and ``/dev/shm``.
+   Nothing else of the host is visible; scratch/ and archives/ are covered by empty
+   read-only folders. The bound folders keep their host paths, so ``/proc/self/mountinfo``
+   (and ``os.getcwd()``) show where the workspace, the Python installation and the package
+   are on the host: those names are visible, nothing under them beyond what is listed.
+   As root the code runs as ``nobody`` and the workspace is
+   bound through an idmapped mount, so its files look like nobody's (and what nobody writes
+   is root's on the host: see note 8). Under
    ``namespaces-user`` as root (no idmapped mounts) the code is uid 0 with no
    capability: it can read root-only files among the folders it sees (``/etc``).
 5. The supervisor is the PID namespace's init: when the script exits (or times
@@ -60,9 +79,26 @@ runs as another user                  nobody     no         no       no
    re-parent to it, and it kills them until none is left. On macOS only the
    script's process group is killed, so a ``setsid`` child can outlive the call.
 7. The process is killed; its children are not.
-8. ``RLIMIT_NPROC`` counts processes per user: under ``namespaces-user`` it counts
-   only the namespace's own processes, but a root user (uid 0) is exempt from it,
-   so as root the fork bound holds only under ``namespaces-nobody``.
+8. A file the code makes set-uid as root would be a root shell for any local user who
+   can reach it. On Linux (x86_64, aarch64) a seccomp filter refuses every mode with the
+   set-uid or set-gid bit (``chmod``, ``fchmod(at)``, ``open``/``creat``/``mkdir``/``mknod``
+   with such a mode; ``openat2`` and ``io_uring``, which a filter cannot inspect, are
+   refused with ENOSYS), and after every call, at every level but ``basic``, the
+   workspace is swept and any such bit that is there anyway is cleared ("sweep": all that
+   macOS gets). Workspaces are made 0700, so no other user can reach a file in one.
+9. ``RLIMIT_NPROC`` counts processes per user: under ``namespaces-user`` it counts
+   only the namespace's own processes; under ``namespaces-nobody`` nobody's. uid 0 is
+   exempt from it, so as root the bound is the call's cgroup (note 10) when one can be
+   made, and none otherwise; an ordinary user at the process level has the limit
+   counted over all of their processes ("user").
+10. As root, each call runs in a cgroup of its own (cgroup v2 where the root cgroup
+   delegates ``pids`` and ``memory``, else cgroup v1's ``pids`` and ``memory``
+   hierarchies): ``pids.max`` and one memory limit (``MAX_MEMORY_BYTES``) for every
+   process the call starts together, tmpfs pages included; what is left is killed and the
+   cgroup removed after the call. An ordinary user (and a container that delegates no
+   controller) gets no cgroup: memory is then bounded per process only, so N processes
+   can hold N times ``MAX_MEMORY_BYTES``. Disk is bounded per file (``RLIMIT_FSIZE``), not
+   in total: a call can fill the workspace's disk.
 
 The limits are the constants below (``MAX_PROCESSES``, ``MAX_MEMORY_BYTES``,
 ``MAX_FILE_BYTES``, ``MAX_OPEN_FILES``). The environment is the variables named
