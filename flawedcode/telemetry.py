@@ -97,6 +97,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
 from typing import Any, Literal
 from uuid import UUID
 
@@ -148,11 +149,50 @@ SELF_DECLARED_TRUNCATION = "flawedcode"
 """The offline teaching model's provider: it forgets by design (lesson 1) and says so itself, so it is not checked."""
 
 
+class EventKind(StrEnum):
+    """Every kind of context event, in one place (a member equals its text: ``EventKind.OFFLOAD == "offload"``).
+
+    ``SessionLog.record_event`` refuses any other kind, so a misspelt kind fails where it is written.
+    """
+
+    # v2's lesson (context/offload.py, context/summarize.py, context/archive.py)
+    OFFLOAD = "offload"
+    OFFLOAD_FAILED = "offload_failed"
+    SUMMARIZE = "summarize"
+    SUMMARY_FAILED = "summary_failed"
+    ARCHIVE = "archive"
+    ARCHIVE_FAILED = "archive_failed"
+    RECOVERY = "recovery"
+    # the guards (context/resilience.py, readback.py, repair.py, budget.py, budget_guard.py)
+    COMPACT = "compact"
+    COMPACT_FAILED = "compact_failed"
+    OVERFLOW_RETRY = "overflow_retry"
+    BUDGET_LOWERED = "budget_lowered"
+    READBACK_PAGED = "readback_paged"
+    REPAIR = "repair"
+    TOOL_CALL_CUT_OFF = "tool_call_cut_off"
+    BUDGET_GUARD = "budget_guard"
+    BUDGET_GUARD_FAILED = "budget_guard_failed"
+    # what the log itself observes (a server's counts) and the lessons' watcher
+    CALIBRATE = "calibrate"
+    TRUNCATED = "truncated"
+    GOAL_LOST = "goal_lost"
+    # the benchmark's peers (bench/peers.py, bench/field_peers.py)
+    MASK = "mask"
+    # v3 (context/stable.py)
+    CLEAR = "clear"
+    CLEAR_FAILED = "clear_failed"
+    DIGEST = "digest"
+    DIGEST_FAILED = "digest_failed"
+    CONSOLIDATE = "consolidate"
+    PLAN_REMINDER = "plan_reminder"
+
+
 @dataclass
 class ContextEvent:
     """One thing a context wrapper did (or failed to do)."""
 
-    kind: str
+    kind: EventKind
     turn: int
     call_index: int
     tokens_before: int
@@ -253,7 +293,12 @@ class SessionLog:
         """The agent's own calls that the model answered (a refused request is in ``calls``, with its error)."""
         return [call for call in self.calls if call.purpose == "agent" and call.error is None]
 
-    def record_event(self, kind: str, tokens_before: int, tokens_after: int, **detail: Any) -> ContextEvent:
+    def record_event(self, kind: EventKind | str, tokens_before: int, tokens_after: int, **detail: Any) -> ContextEvent:
+        """Record what a wrapper did; ``kind`` is an ``EventKind`` (its text is accepted; anything else is refused)."""
+        try:
+            kind = EventKind(kind)
+        except ValueError:
+            raise ValueError(f"unknown context event kind {kind!r}: add it to flawedcode.telemetry.EventKind") from None
         event = ContextEvent(kind, self.turn, self.agent_call_count, tokens_before, tokens_after, detail)
         self.events.append(event)
         self._pending_events.append(kind)
@@ -382,7 +427,7 @@ class SessionLog:
         (first, first_evidence), (last, evidence) = self._readings[0], self._readings[-1]
         self._truncating = True
         steady = self.steady_ratio() or 1.0
-        event = ContextEvent("truncated", first.turn, max(first.index, 0), first.input_tokens,
+        event = ContextEvent(EventKind.TRUNCATED, first.turn, max(first.index, 0), first.input_tokens,
                              int((first.reported_input_tokens or 0) / steady),
                              {"reported": first.reported_input_tokens, "sent": first.input_tokens, "model": model_name,
                               "evidence": [reading for _, reading in self._readings]})
@@ -411,7 +456,7 @@ class SessionLog:
         calibration = round(max(1.0, steady), 3)
         if abs(calibration - self.token_calibration) > 0.01:
             self.token_calibration = calibration
-            self.record_event("calibrate", 0, 0, ratio=round(steady, 3), model=model_name)
+            self.record_event(EventKind.CALIBRATE, 0, 0, ratio=round(steady, 3), model=model_name)
         if abs(steady - 1.0) > NOTICEABLE_CALIBRATION:
             trigger = "the summary trigger now uses the server's count" if steady > 1 else "the budget stays in flawedcode's count"
             warn_once(f"calibrated:{model_name}",

@@ -44,6 +44,7 @@ from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
+from flawedcode.telemetry import EventKind
 from flawedcode.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 
 SegmentKind = Literal["system", "user", "assistant", "tool", "stub", "summary"]
@@ -52,7 +53,7 @@ KIND_NAMES: dict[SegmentKind, str] = {
     "system": "system prompt + tools", "user": "user", "assistant": "assistant",
     "tool": "tool result", "stub": "offload stub", "summary": "summary",
 }
-GOAL_LOST_EVENT = "goal_lost"
+GOAL_LOST_EVENT = EventKind.GOAL_LOST
 LANGCHAIN_SUMMARY_SOURCE = "summarization"  # SummarizationMiddleware's additional_kwargs["lc_source"] on its summary
 LABEL_CHARS = 60
 
