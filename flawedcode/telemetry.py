@@ -182,6 +182,7 @@ class EventKind(StrEnum):
     CALIBRATE = "calibrate"
     TRUNCATED = "truncated"
     GOAL_LOST = "goal_lost"
+    GOAL_RECALLED = "goal_recalled"  # a later reply gave the goal back (lab/window.py's ContextWatcher)
     # the benchmark's peers (bench/peers.py, bench/field_peers.py)
     MASK = "mask"
     # v3 (context/stable.py)
