@@ -142,8 +142,6 @@ READINGS_WINDOW = 10
 never on the first."""
 FIRST_CALL_TRUNCATION_RATIO = 0.5
 """With no steady ratio yet, only a report below half the count reads as truncation."""
-REWRITES_HISTORY = frozenset({"summarize", "compact", "overflow_retry", "budget_lowered"})
-"""Events after which a call is not the previous prompt grown: it is compared with the steady ratio only."""
 CALIBRATION_CALLS = 3
 """How many recent untruncated calls must agree before their ratio calibrates the trigger."""
 STEADY_SPREAD = 0.10
@@ -192,6 +190,11 @@ class EventKind(StrEnum):
     DIGEST_FAILED = "digest_failed"
     CONSOLIDATE = "consolidate"
     PLAN_REMINDER = "plan_reminder"
+
+
+REWRITES_HISTORY = frozenset({EventKind.SUMMARIZE, EventKind.COMPACT, EventKind.OVERFLOW_RETRY, EventKind.BUDGET_LOWERED,
+                              EventKind.MASK, EventKind.CLEAR, EventKind.DIGEST, EventKind.CONSOLIDATE, EventKind.REPAIR})
+"""Events after which a call is not the previous prompt grown: it is compared with the steady ratio only."""
 
 
 @dataclass
