@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from flawedcode.models.offline_entities import DataframeRef
-from flawedcode.models.offline_periods import Period
+from flawedcode.models.offline_periods import NO_PERIOD, Period
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
 from flawedcode.models.offline_words import COMMON_WORDS, NUMBER_WORDS, content_words, tags_in, unit_asked
@@ -495,7 +495,8 @@ def _outside_coverage(ask: DataAsk) -> Task | None:
 def plan_data(ask: DataAsk, context: Context) -> Task:
     """Loads (or one stat script) that get the figures the ask needs."""
     too_big = estimated_tokens(ask) > ROWS_IN_CONTEXT_SHARE * context.window_tokens
-    if not ask.wants_rows and not ask.load_asked and "run_python" in context.tool_names and too_big:
+    all_data = ask.period.label == NO_PERIOD  # no period given: every row, which a script reads, not the context
+    if not ask.wants_rows and (not ask.load_asked or all_data) and "run_python" in context.tool_names and too_big:
         return Task("data", steps=[Step("script")], ask=ask)
     return Task("data", steps=load_steps(ask), ask=ask)
 
