@@ -55,10 +55,13 @@ install-test: $(VENV)/.installed-test
 demo: install
 	$(BIN)/flawedcode demo --out results/demo
 
-# 2. Every test: unit, behaviour, end-to-end, and the notebooks under nbval (after the linter).
+# 2. Every test: unit, behaviour, end-to-end (the `slow` ones too), and the notebooks under nbval (after the linter).
+# pytest-xdist runs them on every core; --dist loadfile keeps each file in one worker, so a notebook's cells run
+# in order in one kernel (pytest 9 ignores xdist_group marks, so loadgroup cannot do it). TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= auto
 test: install-test
 	$(BIN)/ruff check flawedcode tests data
-	$(BIN)/python -m pytest $(PYTEST_ARGS) tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS) tests notebooks --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # The quick tests, while you change code (a minute or two): unit tests only, no notebooks, no end-to-end runs.
 CHECK_SKIP = --ignore=tests/test_notebooks.py --ignore=tests/test_readme.py --ignore=tests/test_install.py \
@@ -96,9 +99,12 @@ notebooks: install-test
 
 # Performance figures (printed, not asserted: machines here are shared and noisy).
 benchmarks: install-test
+	$(BIN)/python tests/benchmarks/bench_import.py
 	$(BIN)/python tests/benchmarks/bench_tokens.py
 	$(BIN)/python tests/benchmarks/bench_context.py
 	$(BIN)/python tests/benchmarks/bench_workload_b.py
+	$(BIN)/python tests/benchmarks/bench_caching.py --budgets 8192 --workloads workload_b
+	$(BIN)/python tests/benchmarks/bench_charts.py
 	$(BIN)/python tests/benchmarks/bench_real_models.py
 	$(BIN)/python tests/benchmarks/bench_scale.py
 

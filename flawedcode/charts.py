@@ -11,8 +11,11 @@ that call (system prompt + tool schemas + messages, counted exactly). One line
 per agent. Dashed black line: the budget. Dotted line in the agent's colour:
 the token count at which its summarizer fires. The legend sits under the axes,
 where it hides no line. Markers sit on the agent's line at the call that first
-saw a context event, labelled with the event and its step; labels that would
-overlap are moved apart:
+saw a context event. The first event of each kind and the last
+``LAST_LABELS_PER_KIND`` (2) of each kind are labelled with the event and its
+step (at most ``MAX_LABELS`` per agent, the most important kinds first): the others
+keep their marker without a label, so that placing labels costs the same at
+step 200 as at step 20. Labels that would overlap are moved apart:
 
 - down-pointing triangle: **offload** (a large tool result went to scratch/);
 - star: **summary** (older messages were archived and summarized);
@@ -30,6 +33,14 @@ sent, just before the agent call it preceded: the chart shows all calls.
 v1's line climbs until it crosses the budget (and the offline model forgets
 the start of the conversation: the diamond); v2's line drops at the star and
 stays under the trigger.
+
+**The cache chart** (``plot_cache``, ``cache_data``): one panel per agent, one
+bar per model call (every call, summaries included), split into the part a
+provider's prompt cache would serve (light, hatched: ``CallRecord.cached_tokens``)
+and the part billed in full (solid). A star marks the first call after each
+summary: the rewritten history breaks the cache there, so that bar is solid
+again (all but the system prompt and tools); summary calls have a black outline.
+An append-only agent's bars are nearly all hatched.
 
 **The comparison chart** (``plot_comparison``, ``save_comparison_chart``): six
 bar panels from a benchmark's ``summary.json``, one bar per agent: peak
@@ -49,7 +60,11 @@ Rules:
   here picks a backend and a returned figure is shown once in a notebook.
 - ``LiveChart`` registers on each ``SessionLog.listeners`` and redraws after
   every turn, updating one IPython display handle in place; given the session's
-  length (``steps=``) its axes stay put while it fills.
+  length (``steps=``) its axes stay put while it fills. It redraws (and renders
+  its PNG) only when something it shows changed since the last frame: a turn
+  that added no call or event costs nothing. Redrawing is linear in the
+  session's calls (``tests/benchmarks/bench_charts.py`` prints the 200-turn /
+  20-turn ratio).
 """
 
 from __future__ import annotations
@@ -95,6 +110,8 @@ LABEL_BELOW = {"offload"}  # these labels go under their marker, the others abov
 LABEL_PRIORITY = {"goal_lost": 0, "summarize": 1, "summary_failed": 2, "overflow_retry": 2, "compact": 2, "truncated": 2,
                   "recovery": 3, "offload": 4}
 LABEL_FONT_SIZES = {"offload": 12}  # the many offload labels are a little smaller than the rest (13)
+LAST_LABELS_PER_KIND = 2  # besides the first of each kind, the last two of each kind are labelled
+MAX_LABELS = 12  # labels per agent, at most (the most important kinds first)
 EVERY_STEP_TICKS = 24  # up to this many steps, every step gets a tick
 STEP_SPREAD = 0.7  # the calls of one step are spread over this much of the x axis
 SIDE_CALL_OFFSET = 0.12  # a summary or internal call sits this far left of the agent call it preceded
@@ -126,13 +143,15 @@ def chart_data(logs: LogsArgument) -> dict[str, Any]:
     preceded; ``budget`` and ``trigger`` (tokens or None); ``events`` [(kind,
     call_index, tokens_before, tokens_after, label)] for the marked kinds, labelled
     with their step; and ``markers`` [(kind, x, y, label)]: where each event is
-    drawn, on the agent's line at the first call that saw it.
+    drawn, on the agent's line at the first call that saw it (``label`` is "" for an
+    event that is not labelled: ``labelled_events``).
     """
     data: dict[str, Any] = {}
     for log in _as_logs(logs):
         calls = [(call.index, call.turn, call.input_tokens) for call in log.agent_calls()]
-        positions = step_positions([step for _, step, _ in calls])
-        points = [(x, tokens) for x, (_, _, tokens) in zip(positions, calls)]
+        xs = step_positions([step for _, step, _ in calls])
+        points = [(x, tokens) for x, (_, _, tokens) in zip(xs, calls)]
+        drawn_at = {index: point for (index, _, _), point in zip(calls, points)}  # call index -> its point
         events = [
             (event.kind, event.call_index, event.tokens_before, event.tokens_after,
              _event_label(event.kind, event.turn, position))
@@ -145,9 +164,22 @@ def chart_data(logs: LogsArgument) -> dict[str, Any]:
             "budget": log.budget_tokens,
             "trigger": log.trigger_tokens,
             "events": events,
-            "markers": [_marker_for(event, calls, points) for event in events],
+            "markers": [_marker_for(event if keep else (*event[:4], ""), drawn_at, points)
+                        for event, keep in zip(events, labelled_events([event[0] for event in events]))],
         }
     return data
+
+
+def labelled_events(kinds: Sequence[str]) -> list[bool]:
+    """Which events get a label: the first and the last ``LAST_LABELS_PER_KIND`` of each kind, at most
+    ``MAX_LABELS`` (by ``LABEL_PRIORITY``, then in order). Constant work per label, whatever the session's length."""
+    positions: dict[str, list[int]] = {}
+    for index, kind in enumerate(kinds):
+        positions.setdefault(kind, []).append(index)
+    chosen = {index for found in positions.values() for index in (found[:1] + found[-LAST_LABELS_PER_KIND:])}
+    ranked = sorted(chosen, key=lambda index: (LABEL_PRIORITY.get(kinds[index], 9), index))[:MAX_LABELS]
+    keep = set(ranked)
+    return [index in keep for index in range(len(kinds))]
 
 
 def _side_calls(log: SessionLog, points: Sequence[tuple[float, int]]) -> list[tuple[float, int, str]]:
@@ -211,11 +243,12 @@ def _event_label(kind: str, step: int, number: int) -> str:
     return f"{name} {number}\nstep {step}" if kind == "summarize" else f"{name}\nstep {step}"
 
 
-def _marker_for(event: tuple, calls: Sequence[tuple[int, int, int]], points: Sequence[tuple[float, int]]) -> tuple[str, float, int, str]:
+def _marker_for(event: tuple, drawn_at: Mapping[int, tuple[float, int]],
+                points: Sequence[tuple[float, int]]) -> tuple[str, float, int, str]:
     kind, call_index, _before, after, label = event
-    for (index, _step, _tokens), (x, y) in zip(calls, points):
-        if index == call_index:
-            return kind, x, y, label
+    if call_index in drawn_at:
+        x, y = drawn_at[call_index]
+        return kind, x, y, label
     # The event happened after the agent's last call (e.g. the turn then failed): draw it past the end.
     last_x, last_y = points[-1] if points else (0.5, 0)
     return kind, last_x + 0.5, after or last_y, label
@@ -279,6 +312,8 @@ def _draw_markers(ax: Axes, name: str, colour: str, markers: Sequence[tuple[str,
         shape = EVENT_MARKERS[kind][0]
         ax.plot([x], [y], linestyle="none", marker=shape, markersize=MARKER_SIZES[shape], color=colour,
                 markeredgecolor=OKABE_ITO["black"], markeredgewidth=1.5, zorder=5, gid=f"event:{name}:{kind}")
+        if not label:
+            continue
         below = kind in LABEL_BELOW
         labels.append(ax.annotate(
             label, (x, y), xytext=(0, -16 if below else 16), textcoords="offset points", ha="center",
@@ -407,6 +442,7 @@ class LiveChart:
             self.ax = self.figure.add_subplot()
         self.handle: Any = None
         self.redraws = 0
+        self._drawn: tuple[Any, ...] | None = None
         for agent in agents if isinstance(agents, Sequence) else [agents]:
             self.attach(agent)
         self.redraw()
@@ -429,10 +465,21 @@ class LiveChart:
     def data(self) -> dict[str, Any]:
         return chart_data(self.logs)
 
-    def redraw(self) -> None:
+    def state(self) -> tuple[Any, ...]:
+        """What the chart shows, in brief: it is redrawn only when this changed."""
+        return tuple((id(log), len(log.calls), len(log.events), log.budget_tokens, log.trigger_tokens,
+                      log.calls[-1].input_tokens if log.calls else None) for log in self.logs)
+
+    def redraw(self, force: bool = False) -> bool:
+        """Draw the chart again if what it shows changed (or ``force``); True when it was redrawn."""
+        state = self.state()
+        if state == self._drawn and not force:
+            return False
         with matplotlib.rc_context(PROJECTOR_STYLE):
             draw_context(self.ax, self.data(), title=self.title, steps=self.steps)
+        self._drawn = state
         self.redraws += 1
+        return True
 
     def show(self) -> None:
         """Display the chart here as a PNG; later turns update this same output (a display handle)."""
@@ -450,9 +497,8 @@ class LiveChart:
         return Image(data=buffer.getvalue(), format="png")
 
     def update(self) -> None:
-        """Redraw now, and update the displayed picture."""
-        self.redraw()
-        if self.handle is not None:
+        """Redraw now and update the displayed picture, when anything it shows changed."""
+        if self.redraw() and self.handle is not None:
             self.handle.update(self.png())
 
     def _on_turn(self, _log: SessionLog) -> None:
@@ -461,6 +507,60 @@ class LiveChart:
 
     def _ipython_display_(self) -> None:
         self.show()
+
+
+# --- the cache chart ----------------------------------------------------------------------
+CACHE_FIGSIZE = (15, 4.2)  # per agent
+
+
+def cache_data(log: SessionLog) -> dict[str, Any]:
+    """Per call (every purpose): ``calls`` [(number, purpose, cached tokens, uncached tokens)] and ``breaks``:
+    the numbers of the first calls after each summary (where the cache is broken)."""
+    calls, breaks, summarized = [], [], False
+    for number, call in enumerate(log.calls, start=1):
+        calls.append((number, call.purpose, call.cached_tokens, call.input_tokens - call.cached_tokens))
+        if call.purpose == "summary":
+            summarized = True
+        elif call.purpose == "agent" and (summarized or "summarize" in call.events):
+            breaks.append(number)
+            summarized = False
+    return {"calls": calls, "breaks": breaks}
+
+
+def plot_cache(logs: LogsArgument, title: str | None = None) -> Figure:
+    """Cached and uncached input per call, one panel per agent (see the module docstring)."""
+    found = _as_logs(logs)
+    with matplotlib.rc_context(PROJECTOR_STYLE):
+        figure = Figure(figsize=(CACHE_FIGSIZE[0], CACHE_FIGSIZE[1] * len(found)), layout="constrained")
+        axes = figure.subplots(len(found), 1, squeeze=False)[:, 0]
+        for position, (ax, log) in enumerate(zip(axes, found)):
+            data, colour = cache_data(log), colour_for(log.agent_name, position)
+            numbers = [number for number, *_ in data["calls"]]
+            cached = [tokens for *_, tokens, _ in data["calls"]]
+            uncached = [tokens for *_, tokens in data["calls"]]
+            ax.bar(numbers, uncached, color=colour, label="billed in full", gid=f"uncached:{log.agent_name}")
+            ax.bar(numbers, cached, bottom=uncached, color=colour, alpha=0.35, hatch="//", edgecolor=colour,
+                   label="served from the prompt cache (0.1x)", gid=f"cached:{log.agent_name}")
+            summaries = [(number, low) for number, purpose, _, low in data["calls"] if purpose == "summary"]
+            if summaries:
+                ax.bar([number for number, _ in summaries], [low for _, low in summaries], color=colour,
+                       edgecolor=OKABE_ITO["black"], linewidth=2.5, label="a summary call (nothing in it was sent before)",
+                       gid=f"summaries:{log.agent_name}")
+            tops = {number: high + low for number, _, high, low in data["calls"]}
+            if data["breaks"]:
+                ax.plot(data["breaks"], [tops[number] for number in data["breaks"]], linestyle="none", marker="*",
+                        markersize=16, color=OKABE_ITO["black"], label="first call after a summary: the cache breaks",
+                        gid=f"breaks:{log.agent_name}")
+            share = sum(cached) / max(1, sum(cached) + sum(uncached))
+            ax.set_title(f"{log.agent_name}: {share:.0%} of its input cacheable")
+            ax.set_xlabel("model call (every call, summaries included)")
+            ax.set_ylabel("input tokens")
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+            ax.tick_params(labelsize=PROJECTOR_STYLE["xtick.labelsize"])
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), framealpha=0.9, fontsize=12)  # beside: it hides no bar
+        if title:
+            figure.suptitle(title, fontsize=20)
+    return figure
 
 
 # --- the comparison chart ---------------------------------------------------------------
@@ -564,7 +664,7 @@ def save_comparison_chart(summary: Mapping[str, Any], path: str | Path, title: s
 
 
 __all__ = [
-    "LiveChart", "chart_data", "colour_for", "context_figure", "comparison_data", "draw_context", "plot_comparison",
+    "LiveChart", "cache_data", "chart_data", "colour_for", "plot_cache", "context_figure", "comparison_data", "draw_context", "plot_comparison",
     "plot_context", "save_comparison_chart", "save_context_chart", "separate_labels", "step_positions",
     "summary_budget", "OKABE_ITO", "EVENT_MARKERS",
 ]

@@ -1,12 +1,14 @@
 """The ``flawedcode`` command: the FlawedCode REPL, the lesson's demo, the benchmark, the catalog, the archive.
 
-    flawedcode chat [--agent v0|v1|v2] [--workspace DIR] [--config YAML] [MODEL OPTIONS]
+    flawedcode --version
+    flawedcode chat [--agent v0|v1|v2] [--budget TOKENS] [--workspace DIR] [--config YAML] [MODEL OPTIONS]
     flawedcode demo [--out DIR] [--budget TOKENS] [--config YAML] [MODEL OPTIONS]
     flawedcode bench [--agents v0,v1,v2,path/to/my_agent.py:MyAgent] [--tasks a,b | --tasks-file PATH] [--runs N]
                      [--config YAML] [--out DIR] [--concurrency N] [--resume | --no-resume]
                      [--yes] [--max-cost USD] [MODEL OPTIONS]
     flawedcode catalog list | docs PIPELINE DATAFRAME | load PIPELINE DATAFRAME [--columns a,b] [--limit N] [--start] [--end]
     flawedcode archive list [--dir DIR] | search QUERY [--conversation ID] | show CONVERSATION [--part N]
+                       (paths printed are usable from here; a --dir that does not exist is an error)
 
 MODEL OPTIONS, the same on chat, demo and bench: ``--model SPEC`` (default
 ``FLAWEDCODE_MODEL``, else the command's offline model), ``--timeout SECONDS``
@@ -22,10 +24,25 @@ one-line token meter::
       -> chartbook_get_docs(pipeline='yield_curve', dataframe='repo_public')  [5,465 chars, offloaded]
       * offload: chartbook_get_docs result, 5,465 chars (1,571 tokens) -> scratch/chartbook_get_docs_....txt
     The full result of chartbook_get_docs ...
-    [v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | offloads 1, summaries 0
+    [v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | this conversation: offloads 1, summaries 0
 
 On a priced model the meter ends with the session's cost so far
 (``| cost $0.0042``), or ``| cost unknown`` when the model's prices are not known.
+The context and the offload and summary counts are this conversation's (``clear`` starts them again).
+
+On a terminal, the prompt has line editing and history (readline: arrow keys
+recall earlier requests, kept in ``~/.flawedcode_history``), and a long paste
+arrives whole. Where Python has no readline, a line that reaches the terminal's
+4,095-character limit gets one warning line (the terminal cut it). On exit a
+temporary workspace is removed when the session changed nothing in it, and kept
+(its path and the changed files printed) when it did; ``--workspace DIR`` is
+always kept.
+Everything printed goes through ``infra.safe_text.printable``: an escape
+sequence, NUL or bidi override from a model, a tool or a server is shown
+escaped, never acted on. Under the reply, a turn's reasoning shows folded
+(``[reasoning: 2,213 tokens, hidden]``) and ``  * `` lines say what to know
+about a reply (no answer text, a content filter, an answer cut short, a tool
+call written as text). A replay that misses stops the REPL with one line.
 Warnings (a lowered budget, a server that truncated the prompt) print once,
 as one ``warning:`` line.
 
@@ -64,6 +81,7 @@ from typing import Any, NoReturn
 from flawedcode import paths
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.formats import STUB_PREFIX
+from flawedcode.infra.safe_text import printable
 
 CUT_OFF_START = "Error: your call to "  # the start of context.repair.CUT_OFF_RESULT (imported lazily there)
 
@@ -75,6 +93,7 @@ DEFAULT_BENCH_RUNS = 3
 QUIT_WORDS = frozenset({"quit", "exit"})
 CLEAR_WORDS = frozenset({"clear"})
 ARGUMENT_PREVIEW_CHARS = 60
+MIN_BUDGET_TOKENS = 1024  # below this not even the system prompt and the tool schemas fit
 
 
 class UsageError(Exception):
@@ -89,30 +108,109 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def say(text: str = "") -> None:
-    print(text, flush=True)
+    """Print a line of the REPL (or any command): escape sequences, NUL and bidi overrides in it are made visible."""
+    print(printable(text), flush=True)
 
 
 def warn(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(printable(text), file=sys.stderr, flush=True)
 
 
 # --- chat: the FlawedCode REPL -------------------------------------------------------
 def command_chat(args: argparse.Namespace) -> int:
     if hasattr(sys.stdin, "reconfigure"):  # an invalid byte in the input becomes U+FFFD, not a poisoned turn
         sys.stdin.reconfigure(errors="replace")
-    agent = build_chat_agent(args)
+    from flawedcode import notices
+
+    with notices.capture() as warnings_seen:  # a name a server sent may hold escape sequences: print them escaped
+        try:
+            agent = build_chat_agent(args)
+        finally:
+            for notice in warnings_seen:
+                warn(notices.PREFIX + notice)
+    interactive = sys.stdin.isatty()
+    before = workspace_files(agent.workspace.root)
     try:
         say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
             f"workspace {agent.workspace.root}")
-        say("Type a request; 'clear' starts a new conversation, 'quit' leaves.")
+        say("Type a request; 'clear' starts a new conversation, 'quit' leaves."
+            + (" Arrow keys edit the line and recall earlier requests." if interactive and line_editing() else ""))
         options = getattr(agent, "model_options", None)
         next_id = (lambda: options.conversation_id(agent.version, agent.workspace.archive_dir)) if options else None
-        repl(agent, interactive=sys.stdin.isatty(), next_conversation_id=next_id)
+        repl(agent, interactive=interactive, next_conversation_id=next_id)
     except KeyboardInterrupt:  # Ctrl-C outside a turn: leave quietly
         say()
     finally:
-        agent.workspace.cleanup()  # a temporary workspace is removed; one given with --workspace is kept
+        say(close_workspace(agent.workspace, before))
     return EXIT_OK
+
+
+def workspace_files(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root`` with its size and modification time: what the session may change."""
+    found = {}
+    for path in root.rglob("*"):
+        try:
+            if path.is_file():
+                status = path.stat()
+                found[path.relative_to(root).as_posix()] = (status.st_size, status.st_mtime_ns)
+        except OSError:
+            continue
+    return found
+
+
+def close_workspace(workspace: Any, before: dict[str, tuple[int, int]]) -> str:
+    """Remove a temporary workspace the session left as it was; keep one it changed, and say which."""
+    if not getattr(workspace, "temporary", False):
+        return f"(workspace kept: {workspace.root})"
+    after = workspace_files(workspace.root)
+    changed = sorted(name for name, stamp in after.items() if before.get(name) != stamp)
+    removed = sorted(set(before) - set(after))
+    if not changed and not removed:
+        workspace.cleanup()
+        return "(the workspace was a temporary copy and nothing in it changed: removed; --workspace DIR keeps one)"
+    if workspace._finalizer is not None:
+        workspace._finalizer.detach()  # keep it: the agent wrote something the user may want
+    names = [*changed, *(f"{name} (deleted)" for name in removed)]
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"(workspace kept, because this session changed {shown}: {workspace.root})"
+
+
+HISTORY_FILE = Path("~/.flawedcode_history")
+HISTORY_LENGTH = 1000
+TERMINAL_LINE_LIMIT = 4095  # a terminal's canonical-mode line buffer (Linux N_TTY) without readline
+
+
+def line_editing() -> bool:
+    """Turn on readline (line editing, arrow-key history, saved in ~/.flawedcode_history) where Python has it."""
+    global _readline
+    if _readline is not None:
+        return bool(_readline)
+    try:
+        import readline  # the standard library's line editor; absent on some platforms (plain Windows)
+    except ImportError:
+        _readline = False
+        return False
+    history = HISTORY_FILE.expanduser()
+    try:
+        readline.read_history_file(history)
+    except OSError:  # no history yet, or not readable: start empty
+        pass
+    readline.set_history_length(HISTORY_LENGTH)
+
+    def save() -> None:
+        try:
+            readline.write_history_file(history)
+        except OSError:
+            pass
+
+    import atexit
+
+    atexit.register(save)
+    _readline = readline
+    return True
+
+
+_readline: Any = None
 
 
 def repl(agent: Any, interactive: bool, next_conversation_id: Callable[[], str | None] | None = None) -> None:
@@ -129,6 +227,7 @@ def repl(agent: Any, interactive: bool, next_conversation_id: Callable[[], str |
             return
         if text.lower() in CLEAR_WORDS:
             agent.reset(next_conversation_id() if next_conversation_id else None)
+            agent.conversation_first_event = len(agent.log.events)  # the meter counts this conversation's events
             say(f"(new conversation; context {agent.context_tokens():,} tokens)")
             continue
         run_chat_turn(agent, text)
@@ -141,6 +240,8 @@ def build_chat_agent(args: argparse.Namespace) -> Any:
     from flawedcode.config import load_config
 
     config = load_config(args.config, AGENTS[args.agent].config_class) if args.config else None
+    if args.budget is not None:  # --budget wins over the config file's budget_tokens
+        config = (config or AGENTS[args.agent].config_class()).model_copy(update={"budget_tokens": args.budget})
     options = model_options(args, config_model=config.model if config else None,
                             config_timeout=config.timeout_seconds if config else None)
     workspace = chat_workspace(args.workspace)
@@ -171,9 +272,13 @@ def read_request(interactive: bool) -> str | None:
     """One line from the user; None at the end of the input."""
     if interactive:
         try:
-            return input("you> ")
+            line = input("you> ")
         except EOFError:
             return None
+        if not line_editing() and len(line) >= TERMINAL_LINE_LIMIT - 1:
+            warn(f"warning: this line is {len(line):,} characters, the terminal's limit without line editing: the end of a "
+                 "longer paste was cut by the terminal. Pipe long text instead: flawedcode chat < request.txt")
+        return line
     line = sys.stdin.readline()
     return line if line else None
 
@@ -193,6 +298,8 @@ def run_chat_turn(agent: Any, text: str) -> None:
         try:
             reply = agent.send(text)
         except AgentError as error:
+            if (missed := replay_miss(error)) is not None:  # a replay that misses stops, in one line (not every turn)
+                raise missed from None
             warn(f"error: {error}")
             reply = None
         except KeyboardInterrupt:
@@ -214,6 +321,18 @@ def run_chat_turn(agent: Any, text: str) -> None:
         say(reply)
     say(token_meter(agent, agent.log.calls[first_call:]))
     say()
+
+
+def replay_miss(error: BaseException) -> BaseException | None:
+    """The ``ReplayMismatchError`` a failed turn was raised from, if it was: the replay cannot go on."""
+    from flawedcode.models import ReplayMismatchError
+
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, ReplayMismatchError):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def reply_lines(messages: Sequence[Any]) -> list[str]:
@@ -295,8 +414,10 @@ def event_line(event: Any) -> str | None:
 
 
 def token_meter(agent: Any, turn_calls: Sequence[Any]) -> str:
-    """``[v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | offloads 1, summaries 0``,
-    then ``| cost $0.0042`` on a priced model (``| cost unknown`` when its prices are not known)."""
+    """``[v2] context 2,345/8,192 tokens (29%) | turn: 2 calls, 4,120 in, 96 out | this conversation: offloads 1,
+    summaries 0``, then ``| cost $0.0042`` (the session's) on a priced model (``| cost unknown`` when its prices are not
+    known). Each figure says its scope: the context and the offload and summary counts start again at ``clear``; the
+    cost covers the whole session."""
     context, budget = agent.context_tokens(), agent.log.budget_tokens or agent.budget_tokens
     share = f" ({100 * context / budget:.0f}%)" if budget else ""
     agent_calls = sum(1 for call in turn_calls if call.purpose == "agent")
@@ -306,7 +427,13 @@ def token_meter(agent: Any, turn_calls: Sequence[Any]) -> str:
     tokens_out = sum(call.output_tokens for call in turn_calls)
     return (f"[{agent.log.agent_name}] context {context:,}/{budget:,} tokens{share} | "
             f"turn: {calls}, {tokens_in:,} in, {tokens_out:,} out | "
-            f"offloads {agent.log.count('offload')}, summaries {agent.log.count('summarize')}{cost_text(agent.log)}")
+            f"this conversation: offloads {_count_since(agent, 'offload')}, summaries {_count_since(agent, 'summarize')}"
+            f"{cost_text(agent.log)}")
+
+
+def _count_since(agent: Any, kind: str) -> int:
+    first = getattr(agent, "conversation_first_event", 0)
+    return sum(1 for event in agent.log.events[first:] if event.kind == kind)
 
 
 def cost_text(log: Any) -> str:
@@ -355,7 +482,7 @@ def command_bench(args: argparse.Namespace) -> int:
     try:
         table = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None},
                                     before_spending=lambda preview: show_cost_and_confirm(preview, args.yes))
-    except (bench.TaskFileError, bench.AgentSpecError) as error:  # the user's to fix: one line, exit 2
+    except (bench.TaskFileError, bench.AgentSpecError, bench.BenchOutputError) as error:  # the user's to fix: one line, exit 2
         raise UsageError(str(error)) from None
     except bench.SpendingDeclined:
         say("Cancelled: nothing was sent to the model.")
@@ -433,6 +560,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _budget_tokens(text: str) -> int:
+    value = _positive_int(text.replace(",", "").replace("_", ""))
+    if value < MIN_BUDGET_TOKENS:
+        raise argparse.ArgumentTypeError(f"expected a budget of at least {MIN_BUDGET_TOKENS:,} tokens; got {value:,}")
+    return value
+
+
 def _window_tokens(text: str) -> int:
     value = _positive_int(text.replace(",", "").replace("_", ""))
     if value < 512:
@@ -499,6 +633,8 @@ def _dataframe_name(catalog: Any, pipeline: str, dataframe: str | None) -> tuple
 # --- archive ------------------------------------------------------------------------------------
 def command_archive(args: argparse.Namespace) -> int:
     root = Path(args.dir).expanduser() if args.dir else paths.archive_dir()
+    if args.dir and not root.is_dir():
+        raise UsageError(f"--dir {args.dir}: {'is a file, not a folder' if root.exists() else 'no such folder'}")
     return {"list": archive_list, "search": archive_search, "show": archive_show}[args.archive_command](root, args)
 
 
@@ -535,7 +671,7 @@ def archive_list(root: Path, args: argparse.Namespace) -> int:
         for note in dict.fromkeys(archive.notes):  # e.g. an index.json rebuilt from the parts
             say(f"  note: {note}")
         for part in parts:
-            say(f"  part {part.number}: {part.display_path} (messages {part.first_seq}-{part.last_seq})")
+            say(f"  part {part.number}: {usable_path(part.markdown_path)} (messages {part.first_seq}-{part.last_seq})")
     return EXIT_OK
 
 
@@ -547,7 +683,7 @@ def archive_search(root: Path, args: argparse.Namespace) -> int:
         return EXIT_OK
     say(f"{len(hits)} archived message(s) match {args.query!r}:")
     for hit in hits:
-        say(f"- {hit.display_path} [message {hit.seq}, {hit.message_type}]: {hit.snippet}")
+        say(f"- {usable_path(archive_file(root, hit.display_path))} [message {hit.seq}, {hit.message_type}]: {hit.snippet}")
     return EXIT_OK
 
 
@@ -560,22 +696,43 @@ def archive_show(root: Path, args: argparse.Namespace) -> int:
         parts = chosen
     for part in parts:
         try:
-            say(part.markdown_path.read_text(encoding="utf-8", errors="replace").rstrip("\n"))
-        except OSError as error:
-            raise UsageError(f"cannot read {part.markdown_path}: {error.strerror or error}") from None
+            text = part.markdown_path.read_text(encoding="utf-8", errors="replace").rstrip("\n")
+        except OSError as error:  # reading only: a closed pipe while printing is not a read error
+            raise UsageError(f"cannot read {usable_path(part.markdown_path)}: {error.strerror or error}") from None
+        say(text)
         say()
     return EXIT_OK
 
 
+def archive_file(root: Path, display_path: str) -> Path:
+    """The file an archive's ``archives/<conversation>/NNNN.md`` names, under the folder being read."""
+    parts = Path(display_path).parts
+    return root.joinpath(*parts[1:]) if parts and parts[0] == "archives" else root / display_path
+
+
+def usable_path(path: Path) -> str:
+    """A path the user can paste in this shell: relative to the current folder when under it, else absolute."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
 # --- the parser -----------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
+    from flawedcode import __version__
+
     parser = OneLineParser(prog="flawedcode", description="Agent context management, taught with v0/v1/v2 agents.")
+    parser.add_argument("--version", action="version", version=f"flawedcode {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     chat = commands.add_parser("chat", help="the FlawedCode REPL: talk to an agent, see its tool calls and tokens")
     chat.add_argument("--agent", choices=["v0", "v1", "v2"], default="v2", help="agent version (default v2)")
     add_model_options(chat, "model spec: offline, offline:<window>, openai:<name> (default FLAWEDCODE_MODEL or offline)")
     chat.add_argument("--workspace", help="work in this folder (an empty or new one gets a copy of the demo project)")
+    chat.add_argument("--budget", type=_budget_tokens, metavar="TOKENS",
+                      help="context budget in tokens (default: the config's, else 8192)")
     chat.add_argument("--config", help="YAML config file (see flawedcode/flawedcode.yaml)")
     chat.set_defaults(handler=command_chat)
 
@@ -586,7 +743,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--config", help="YAML config file, read as chat reads it (see flawedcode/flawedcode.yaml)")
     demo.set_defaults(handler=command_demo)
 
-    bench = commands.add_parser("bench", help="run the benchmark and print its table")
+    bench = commands.add_parser("bench", help="run the benchmark and print its table", epilog=bench_task_list(),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     bench.add_argument("--agents", help="comma-separated agents, e.g. v0,v1,v2,lc-summarization or path/to/my_agent.py:MyAgent")
     tasks = bench.add_mutually_exclusive_group()
     tasks.add_argument("--tasks", help="comma-separated task names from the built-in suite")
@@ -629,6 +787,22 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--dir", help="archive folder (default archives/ or FLAWEDCODE_ARCHIVE_DIR)")
     archive.set_defaults(handler=command_archive)
     return parser
+
+
+def bench_task_list() -> str:
+    """``bench --help``'s epilog: the built-in tasks by category, for --tasks."""
+    try:
+        from flawedcode.bench.tasks import load_tasks
+
+        tasks = load_tasks()
+    except Exception as error:  # a broken task file must not break --help: say so instead
+        return f"built-in tasks: could not be read ({_one_line(error)})"
+    by_category: dict[str, list[str]] = {}
+    for task in tasks:
+        by_category.setdefault(task.category, []).append(task.name)
+    lines = [f"built-in tasks for --tasks ({len(tasks)}, in flawedcode/bench/tasks/*.yaml):"]
+    lines += [f"  {category}: {', '.join(names)}" for category, names in by_category.items()]
+    return "\n".join(lines)
 
 
 def user_errors() -> tuple[type[BaseException], ...]:

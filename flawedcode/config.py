@@ -31,15 +31,19 @@ Values are checked for meaning, not only for type:
 - a key written twice in one mapping is refused (YAML would silently keep the last);
 - anchors and aliases may not expand a file by more than ``MAX_ALIAS_NODES`` nodes (a few hundred
   bytes of aliases can expand to billions), and a file must be UTF-8 text;
-- an error quotes at most ``QUOTE_CHARS`` characters of a bad value.
+- an error quotes at most ``QUOTE_CHARS`` characters of a bad value;
+- a file is read only if it is a regular file of at most ``MAX_INPUT_FILE_BYTES`` (4 MB):
+  ``/dev/zero`` or a FIFO as ``--config`` is refused in one line, never read without end.
 
 ``read_yaml_file`` applies the YAML rules to task files too.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import reprlib
+import stat
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -53,6 +57,8 @@ MAX_ALIAS_NODES = 10_000
 """Most YAML nodes that anchors and aliases may add to a file when expanded."""
 QUOTE_CHARS = 60
 """Most characters of a bad value quoted in an error message."""
+MAX_INPUT_FILE_BYTES = 4 * 1024**2
+"""Largest config or task file read (a bigger one, or a device such as ``/dev/zero``, is refused unread)."""
 
 
 class ConfigError(ValueError):
@@ -106,8 +112,8 @@ class OffloadConfig(_Strict):
     per_tool_chars: dict[Annotated[str, Field(min_length=1)], Annotated[int, Field(gt=0)]] = Field(
         default_factory=dict, description="Per-tool character thresholds that replace threshold_chars.")
     exempt_tools: list[str] = Field(
-        default_factory=lambda: ["read_file", "list_files", "search_files", "search_archive"],
-        description="Tools never offloaded (reading back an offloaded file must not offload it again).",
+        default_factory=list,
+        description="More tools never offloaded, besides the read-only ones of tools.TOOL_SPECS (always exempt).",
     )
     preview_fraction: float = Field(0.12, gt=0, le=0.5, description="Stub size as a fraction of the original's tokens.")
 
@@ -184,6 +190,58 @@ class V2Config(AgentConfig):
         return self
 
 
+
+# --- v3 (agents/v3.py): one block per mechanism --------------------------------------------------
+
+class StableCompactionConfig(_Strict):
+    """When v3 clears tool results and appends summaries (fractions of the budget)."""
+
+    enabled: bool = Field(True, description="Turn compaction on or off.")
+    clear_trigger: float = Field(0.25, gt=0, le=1, description="Clear answered tool results once the context reaches this share of the budget.")
+    clear_at_least: int = Field(600, ge=0, description="Clear only when it frees at least this many tokens (one cache break must pay).")
+    summary_trigger: float = Field(0.5, gt=0, le=1, description="Append a summary block once the context (after clearing) reaches this share.")
+    keep_turns: int = Field(0, ge=0, description="Earlier turns kept whole (results cleared); older ones become digests.")
+    keep_requests: int = Field(2, ge=0, description="The latest digested requests also stay verbatim "
+                                                     "(follow-ups such as 'and for EFFR?' lean on them).")
+    keep: float = Field(0.05, gt=0, lt=1, description="Share of the budget kept verbatim after the summary blocks.")
+    summaries_max: float = Field(0.1, gt=0, lt=1, description="Consolidate the summary blocks and digests (one summary call) "
+                                                              "once they pass this share.")
+    summary_chars: int = Field(600, gt=100, description="The length the summary instruction asks for (characters).")
+
+
+class SubagentConfig(_Strict):
+    """A child agent's own limits (none of them is the parent's)."""
+
+    budget_tokens: int = Field(4096, gt=0, description="The child's context budget (its own, whatever the parent's).")
+    recursion_limit: int = Field(60, gt=0, description="Most graph steps of the child's one turn (a few per tool call).")
+    summary_trigger: float = Field(0.6, gt=0, le=1, description="The child's own summary trigger, a share of its budget.")
+    result_tokens: int = Field(120, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
+
+
+class MemoryConfig(_Strict):
+    """memory.md: facts the user asked to keep, injected within a token budget."""
+
+    enabled: bool = Field(True, description="Keep and inject memory.md.")
+    path: str | None = Field(None, description="The memory file; None = memory.md in the workspace's parent of archives/.")
+    budget_tokens: int = Field(500, ge=0, description="Most tokens the memory block takes in every request.")
+
+
+class LoadoutConfig(_Strict):
+    """Which tools are sent, and how compactly."""
+
+    compact_schemas: bool = Field(True, description="Send one-line tool descriptions (prompts/tools_compact.yaml).")
+    defer_file_tools: bool = Field(True, description="The file tools join when load_tools('files') is called.")
+    archive_tools_when_archived: bool = Field(True, description="search_archive joins once the archive holds a part.")
+
+
+class V3Config(V2Config):
+    """v3 = v2's config plus cache-stable compaction, sub-agents, memory and the tool loadout."""
+
+    compaction: StableCompactionConfig = Field(default_factory=lambda: StableCompactionConfig(), description="Cache-stable compaction.")
+    subagents: SubagentConfig = Field(default_factory=lambda: SubagentConfig(), description="The task tool's child agents.")
+    memory: MemoryConfig = Field(default_factory=lambda: MemoryConfig(), description="Budgeted memory across conversations.")
+    loadout: LoadoutConfig = Field(default_factory=lambda: LoadoutConfig(), description="The tool loadout.")
+
 def _size(size: ContextSize) -> str:
     return f"{size.type} {size.value:g}"
 
@@ -194,6 +252,12 @@ def brief_repr(value: Any, limit: int = QUOTE_CHARS) -> str:
     shortener.maxlevel, shortener.maxstring, shortener.maxother = 2, limit, limit
     shortener.maxdict = shortener.maxlist = shortener.maxtuple = shortener.maxset = 4
     return shorten(shortener.repr(value), limit)
+
+
+def shown_path(path: Path) -> str:
+    """A path as an error shows it: whole when short, else ``.../<name>`` (the name itself cut if huge)."""
+    text = str(path)
+    return text if len(text) <= QUOTE_CHARS else ".../" + shorten(path.name)
 
 
 def shorten(text: str, limit: int = QUOTE_CHARS) -> str:
@@ -234,22 +298,47 @@ def read_yaml_file(path: str | Path, error_type: type[ValueError], what: str) ->
     """Parse a YAML file, or raise ``error_type`` saying which file, and where the YAML breaks."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, what).decode("utf-8")
+    except FileTooLargeError as error:
+        raise error_type(str(error)) from None
     except OSError as error:
-        raise error_type(f"{path}: cannot read the {what} ({error.strerror})") from None
+        raise error_type(f"{shown_path(path)}: cannot read the {what} ({error.strerror or error})") from None
     except UnicodeDecodeError as error:
-        raise error_type(f"{path.name}: the {what} is not UTF-8 text (byte 0x{error.object[error.start]:02x} "
+        raise error_type(f"{shorten(path.name)}: the {what} is not UTF-8 text (byte 0x{error.object[error.start]:02x} "
                          f"at position {error.start:,}); save it as UTF-8") from None
     try:
         return load_yaml(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise error_type(f"{path.name}: not valid YAML{where}: {getattr(error, 'problem', error)}") from None
+        raise error_type(f"{shorten(path.name)}: not valid YAML{where}: {getattr(error, 'problem', error)}") from None
     except YamlLimitError as error:
-        raise error_type(f"{path.name}: {error}") from None
+        raise error_type(f"{shorten(path.name)}: {error}") from None
     except RecursionError:
-        raise error_type(f"{path.name}: the YAML is nested too deeply to read") from None
+        raise error_type(f"{shorten(path.name)}: the YAML is nested too deeply to read") from None
+
+
+class FileTooLargeError(ValueError):
+    """A file given as input is not a regular file, or is larger than ``MAX_INPUT_FILE_BYTES``."""
+
+
+def read_bounded(path: Path, what: str, limit: int = 0) -> bytes:
+    """A regular file's bytes, reading at most ``limit`` (default ``MAX_INPUT_FILE_BYTES``) + 1 bytes of it.
+
+    ``/dev/zero``, a FIFO or a 64 MB file is refused in one line (``FileTooLargeError``), never read whole.
+    """
+    limit = limit or MAX_INPUT_FILE_BYTES
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(descriptor, "rb") as stream:
+        kind = os.fstat(stream.fileno()).st_mode
+        if not stat.S_ISREG(kind):
+            raise FileTooLargeError(f"{shown_path(path)}: the {what} is not a regular file (a device, a FIFO or a "
+                                    "folder); give a YAML file")
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLargeError(f"{shown_path(path)}: the {what} is larger than {limit:,} bytes; "
+                                "a settings or task file is a few kilobytes")
+    return data
 
 
 class YamlLimitError(ValueError):

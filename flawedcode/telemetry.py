@@ -35,15 +35,29 @@ Reported versus counted (``record_call``). When the provider reports usage,
 each call keeps its reported input tokens beside the exact count, and the
 ratio of the two (``CallRecord.reported_ratio``):
 
-- **Truncation.** A server that reports far fewer input tokens than were sent
-  (below ``TRUNCATION_RATIO`` of the steady ratio), or whose count grew by less
-  than half of what was added (``GROWTH_SHARE``), dropped part of the prompt
-  without saying so (Ollama does, at its ``num_ctx``). The call is marked
-  ``truncated``, a ``truncated`` event is recorded where it starts (the chart
-  marks it), ``truncated_window_tokens`` keeps the most the server took, and
-  one warning line says so (``notices.warn_once``)::
+- **Truncation.** A server counts with its own tokenizer (0.8-1.2x flawedcode's,
+  higher or lower, and the ratio moves as the mix of prose, JSON and code
+  changes), so a lower report alone is not truncation. Only the agent's own
+  calls are compared, each with the one before it (no summary or compaction
+  between, ``REWRITES_HISTORY``), after the server's ratio has been learned.
+  A call reads as truncation (``truncation_evidence``) when the prompt grew by
+  ``MIN_GROWTH_TOKENS`` or more and the server's count by less than
+  ``GROWTH_SHARE`` of that, or the count fell by ``FALL_SHARE`` while the prompt
+  did not shrink, unless the count is about what was added (a server that counts only
+  what it had not cached, ``UNCACHED_SHARE``); with no comparable call, when the ratio is below
+  ``TRUNCATION_RATIO`` of the steady one. A count at or above what was sent
+  never reads as truncation. **A second reading** within ``READINGS_WINDOW`` agent calls confirms it
+  (``CONFIRMING_READINGS``;
+  right after a reading, a ratio still ``FALL_SHARE`` below the steady one is one):
+  Ollama, at its ``num_ctx``, keeps the count flat while the prompt grows. The calls are
+  marked ``truncated``, a ``truncated`` event is recorded where it started (the
+  chart marks it), ``truncated_window_tokens`` keeps the most the server took
+  (v2 then lowers its budget to fit), and one warning line says how the
+  evidence was read (``notices.warn_once``)::
 
-      warning: the model (llama3.1) truncated the prompt: it reported 3,895 input tokens for the 5,754 flawedcode sent ...
+      warning: the model (llama3.1) truncated the prompt: it reported 3,895 input tokens for the 5,754 flawedcode
+      sent (v2, call 6) and 3,901 for 6,210 (call 7). Read as truncation on two calls in a row (call 6: the prompt
+      grew by 1,571 tokens and the server's count grew by 12; ...; its other calls counted 1.02x flawedcode's tokens) ...
 
 - **Calibration.** When the last ``CALIBRATION_CALLS`` ratios agree within
   ``STEADY_SPREAD`` (a different tokenizer, not truncation), their median
@@ -64,7 +78,8 @@ model's cached price (``flawedcode.prompt_cache``): the provider's
 ``cached_tokens`` when it reported them; none when it reported usage without
 them (it billed what it reported); the cache model's when it reported no usage
 (the offline model, a cost preview). A usage whose
-every figure is 0 is taken as no report (unknown), never as a free call.
+every figure is 0 is taken as no report (unknown), never as a free call, and so
+is a 0 for a prompt (or a reply) that was not empty: the exact count is priced.
 
 Prompt caching (``flawedcode.prompt_cache``): the recorder captures each
 request as blocks (the fixed system+tools block, then one digest and exact
@@ -103,13 +118,26 @@ LANGCHAIN_SUMMARY_SOURCE = ("lc_source", "summarization")
 """The metadata LangChain's (and Deep Agents') summarization puts on its summary calls."""
 MAX_UNCLAIMED = 256
 """How many boundary records stay claimable by a later ``record_call`` of the same reply."""
-TRUNCATION_RATIO = 0.9
-"""A call whose reported input is below this share of the steady reported/counted ratio was truncated."""
+TRUNCATION_RATIO = 0.6
+"""With no comparable previous call: a report below this share of the server's steady ratio reads as truncation
+(tokenizers differ by 0.8-1.2x, so a change of mix moves the ratio by at most about 1.5x)."""
 MIN_GROWTH_TOKENS = 256
-GROWTH_SHARE = 0.5
-"""Or: the prompt grew by at least 256 tokens and the reported count by less than half as much."""
+GROWTH_SHARE = 0.4
+"""Or: the prompt grew by at least 256 tokens and the server's count by less than 0.4 of that (any tokenizer counts
+added text at 0.8x or more)."""
+FALL_SHARE = 0.10
+"""Or: the prompt did not shrink and the server's count fell by more than 10%."""
+UNCACHED_SHARE = 1.5
+"""A report no bigger than 1.5x what was added since the previous call counts only the part the server had not
+cached (Ollama's and llama.cpp's prompt counts skip a reused prefix): not truncation."""
+CONFIRMING_READINGS = 2
+READINGS_WINDOW = 10
+"""Truncation is confirmed (budget lowered, one warning) on the second call that reads as it within 10 agent calls,
+never on the first."""
 FIRST_CALL_TRUNCATION_RATIO = 0.5
-"""With no steady ratio yet, only a report below half the count is taken as truncation."""
+"""With no steady ratio yet, only a report below half the count reads as truncation."""
+REWRITES_HISTORY = frozenset({"summarize", "compact", "overflow_retry", "budget_lowered"})
+"""Events after which a call is not the previous prompt grown: it is compared with the steady ratio only."""
 CALIBRATION_CALLS = 3
 """How many recent untruncated calls must agree before their ratio calibrates the trigger."""
 STEADY_SPREAD = 0.10
@@ -204,7 +232,10 @@ class SessionLog:
     _pending_events: list[str] = field(default_factory=list, repr=False)
     _ratios: list[float] = field(default_factory=list, repr=False)
     _truncating: bool = field(default=False, repr=False)
-    _last_usage: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _previous_agent_usage: tuple[int, int, int] | None = field(default=None, repr=False)
+    """The last agent call's (counted, reported, index): what the next one is compared with."""
+    _readings: list[tuple[CallRecord, str]] = field(default_factory=list, repr=False)
+    """Calls that read as truncation before it was confirmed, each with how it was read."""
     _unclaimed: OrderedDict[int, tuple[Any, CallRecord]] = field(default_factory=OrderedDict, repr=False)
     listeners: list[Callable[[SessionLog], None]] = field(default_factory=list, repr=False)
     prompt_cache: SessionCache = field(default_factory=SessionCache, repr=False)
@@ -245,7 +276,8 @@ class SessionLog:
         record = CallRecord(
             index=index, turn=self.turn, time=time.time(), seconds=seconds,
             input_tokens=input_tokens, output_tokens=output_tokens,
-            reported_input_tokens=usage.get("input_tokens"), reported_output_tokens=usage.get("output_tokens"),
+            reported_input_tokens=_reported_count(usage, "input_tokens", input_tokens),
+            reported_output_tokens=_reported_count(usage, "output_tokens", output_tokens),
             budget_tokens=self.budget_tokens, trigger_tokens=self.trigger_tokens,
             purpose=purpose, events=pending, fixed_tokens=fixed_tokens,
             over_budget=bool(self.budget_tokens and input_tokens > self.budget_tokens), error=error,
@@ -271,46 +303,106 @@ class SessionLog:
 
     # --- reported versus counted ------------------------------------------------
     def compare_reported_usage(self, record: CallRecord, model_name: str = "the model") -> None:
-        """Set ``record``'s ratio and truncation; record a ``truncated`` event and calibrate (see the module docstring)."""
+        """Set ``record``'s ratio; weigh it as truncation evidence; calibrate (see the module docstring)."""
         reported, counted = record.reported_input_tokens, record.input_tokens
         if not reported or counted <= 0:
             return
         ratio = reported / counted
         record.reported_ratio = round(ratio, 4)
-        steady = self.steady_ratio()
-        previous = self._last_usage.get(record.purpose)  # compare like with like: agent with agent calls
-        self._last_usage[record.purpose] = (counted, reported)
-        truncated = ratio < TRUNCATION_RATIO * steady if steady else ratio < FIRST_CALL_TRUNCATION_RATIO
-        if steady and previous and counted - previous[0] >= MIN_GROWTH_TOKENS:  # it stopped growing with the prompt
-            truncated = truncated or reported - previous[1] < GROWTH_SHARE * steady * (counted - previous[0])
-        if truncated:
-            self._note_truncation(record, reported, counted, steady or 1.0, model_name)
+        if record.purpose != "agent":  # like with like: only the agent's own calls are compared, with each other
             return
-        self._truncating = False
-        self._ratios = [*self._ratios, ratio][-CALIBRATION_CALLS:]
-        self._calibrate(model_name)
+        previous = self._previous_agent_usage
+        if set(record.events) & REWRITES_HISTORY:  # a summary or compaction between: not the same prompt grown
+            previous = None
+        self._previous_agent_usage = (counted, reported, record.index)
+        just_read = bool(self._readings) and previous is not None and self._readings[-1][0].index == previous[2]
+        evidence = self.truncation_evidence(reported, counted, previous, persisting=self._truncating or just_read)
+        if evidence is None:
+            self._truncating = False
+            self._ratios = [*self._ratios, ratio][-CALIBRATION_CALLS:]
+            self._calibrate(model_name)
+            return
+        if self._truncating:  # confirmed before and still going on
+            self._mark_truncated(record, reported)
+            return
+        self._readings = [(call, how) for call, how in self._readings if record.index - call.index <= READINGS_WINDOW]
+        self._readings.append((record, evidence))
+        if len(self._readings) >= CONFIRMING_READINGS:  # one reading is not enough: a tokenizer can surprise once
+            self._confirm_truncation(model_name)
+
+    def truncation_evidence(self, reported: int, counted: int, previous: tuple[int, int, int] | None,
+                            persisting: bool = False) -> str | None:
+        """How this call reads as truncation (a phrase for the warning), or None when it does not.
+
+        Never when the server reported at least what was sent. Against the previous
+        agent call (no summary or compaction between): the prompt grew by
+        ``MIN_GROWTH_TOKENS`` or more and the server's count by less than
+        ``GROWTH_SHARE`` of that, or the prompt did not shrink and the count fell by
+        more than ``FALL_SHARE``. Right after such a reading (``persisting``): the
+        ratio is still more than ``FALL_SHARE`` below the steady one (what was
+        dropped is still missing). With no comparable call, against the server's own
+        steady ratio (learned first): below ``TRUNCATION_RATIO`` of it; on the very
+        first call, below ``FIRST_CALL_TRUNCATION_RATIO``.
+        """
+        if reported >= counted:
+            return None
+        steady = self.steady_ratio()
+        number = previous[2] + 1 if previous is not None else None
+        if previous is not None and steady is not None:
+            grown, counted_growth = counted - previous[0], reported - previous[1]
+            if 0 < grown and reported <= UNCACHED_SHARE * max(steady, 1.0) * grown:
+                return None  # it counted only what it had not cached (Ollama, llama.cpp do): nothing was dropped
+            if grown >= MIN_GROWTH_TOKENS and counted_growth < GROWTH_SHARE * grown:
+                moved = f"fell by {-counted_growth:,}" if counted_growth < 0 else f"grew by {counted_growth:,}"
+                return f"call {number}: the prompt grew by {grown:,} tokens and the server's count {moved}"
+            if grown >= 0 and reported < previous[1] * (1 - FALL_SHARE):
+                return f"call {number}: the server's count fell from {previous[1]:,} to {reported:,} tokens"
+        if persisting and steady is not None and reported < (1 - FALL_SHARE) * steady * counted:
+            return (f"{f'call {number}: ' if number is not None else ''}it still reported {reported / counted:.2f}x "
+                    f"the tokens sent")
+        if previous is not None:
+            return None
+        if steady is None:
+            if reported < FIRST_CALL_TRUNCATION_RATIO * counted:
+                return f"it reported {reported:,} input tokens for the {counted:,} sent"
+            return None
+        if reported < TRUNCATION_RATIO * steady * counted:
+            return f"it reported {reported / counted:.2f}x the tokens sent, where it counts {steady:.2f}x"
+        return None
 
     def steady_ratio(self) -> float | None:
-        """The median reported/counted ratio of recent untruncated calls (None before the first)."""
+        """The median reported/counted ratio of recent agent calls that read as no truncation (None before the first)."""
         if not self._ratios:
             return None
         ordered = sorted(self._ratios)
         return ordered[len(ordered) // 2]
 
-    def _note_truncation(self, record: CallRecord, reported: int, counted: int, steady: float, model_name: str) -> None:
-        record.truncated = True
-        taken = int(reported / steady)
-        self.truncated_window_tokens = max(self.truncated_window_tokens or 0, taken)
-        if not self._truncating:  # the chart marks where truncation starts
-            event = ContextEvent("truncated", self.turn, max(record.index, 0), counted, taken,
-                                 {"reported": reported, "sent": counted, "model": model_name})
-            self.events.append(event)
-            record.events.append(event.kind)
+    def _confirm_truncation(self, model_name: str) -> None:
+        """Repeated evidence: mark the calls, the chart's marker, ``truncated_window_tokens``, one warning line."""
+        (first, first_evidence), (last, evidence) = self._readings[0], self._readings[-1]
         self._truncating = True
+        steady = self.steady_ratio() or 1.0
+        event = ContextEvent("truncated", first.turn, max(first.index, 0), first.input_tokens,
+                             int((first.reported_input_tokens or 0) / steady),
+                             {"reported": first.reported_input_tokens, "sent": first.input_tokens, "model": model_name,
+                              "evidence": [reading for _, reading in self._readings]})
+        self.events.append(event)
+        first.events.append(event.kind)
+        for call, _ in self._readings:
+            self._mark_truncated(call, call.reported_input_tokens or 0)
+        in_a_row = "in a row" if last.index == first.index + 1 else "of this conversation"
         warn_once(f"truncated:{model_name}",
-                  f"the model ({model_name}) truncated the prompt: it reported {reported:,} input tokens for the "
-                  f"{counted:,} flawedcode sent ({self.agent_name}, call {record.index}), so it silently dropped part "
-                  "of the conversation; give its real window with --window (Ollama: its num_ctx), or lower the budget.")
+                  f"the model ({model_name}) truncated the prompt: it reported {first.reported_input_tokens:,} input "
+                  f"tokens for the {first.input_tokens:,} flawedcode sent ({self.agent_name}, call {first.index}) "
+                  f"and {last.reported_input_tokens:,} for {last.input_tokens:,} (call {last.index}). Read as "
+                  f"truncation on two calls {in_a_row} ({first_evidence}; {evidence}; its other calls counted "
+                  f"{steady:.2f}x flawedcode's tokens), so it silently dropped part of the conversation; give its real "
+                  "window with --window (Ollama: its num_ctx), or lower the budget.")
+
+    def _mark_truncated(self, record: CallRecord, reported: int) -> None:
+        record.truncated = True
+        taken = int(reported / (self.steady_ratio() or 1.0))
+        self.truncated_window_tokens = max(self.truncated_window_tokens or 0, taken)
 
     def _calibrate(self, model_name: str) -> None:
         if len(self._ratios) < CALIBRATION_CALLS or max(self._ratios) > min(self._ratios) * (1 + STEADY_SPREAD):
@@ -506,6 +598,14 @@ def reported_usage(message: AIMessage | None) -> dict[str, Any]:
     if not any(usage.get(key) for key in ("input_tokens", "output_tokens", "total_tokens")):
         return {}
     return dict(usage)
+
+
+def _reported_count(usage: dict[str, Any], key: str, counted: int) -> int | None:
+    """The provider's count, or None when it gave none, or 0 for what was not empty (a proxy that fills in zeros)."""
+    value = usage.get(key)
+    if value is None or (value == 0 and counted > 0):
+        return None
+    return int(value)
 
 
 def _reported_cache_read(usage: dict[str, Any]) -> int | None:

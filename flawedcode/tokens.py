@@ -17,12 +17,14 @@ no network. The package ships byte-identical copies of `cl100k_base.tiktoken`
 and `o200k_base.tiktoken` in `flawedcode/encodings/`. tiktoken looks in the
 directory named by `TIKTOKEN_CACHE_DIR` for a file named by the sha1 of the
 download URL and checks the file's sha256 itself. `ensure_tiktoken_cache()`
-(run when this module is imported) puts the bundled files there under those
-names, after checking their sha256. If `TIKTOKEN_CACHE_DIR` is unset (or
-empty, which would disable tiktoken's cache), it is set to
-`~/.cache/flawedcode/tiktoken`, or to a temporary folder when that is not
-writable. After `import flawedcode.tokens`, plain `tiktoken.get_encoding(...)`
-and langchain-openai's `get_num_tokens_from_messages` work offline too.
+puts the bundled files there under those names, after checking their sha256.
+It runs on first use (the first count, or when a real model is built), never
+on import: importing flawedcode changes no environment variable and writes no
+file. If `TIKTOKEN_CACHE_DIR` is unset (or empty, which would disable
+tiktoken's cache), it is then set to `~/.cache/flawedcode/tiktoken`, or to a
+temporary folder when that is not writable. After `ensure_tiktoken_cache()`,
+plain `tiktoken.get_encoding(...)` and langchain-openai's
+`get_num_tokens_from_messages` work offline too.
 
 What is counted
 ---------------
@@ -445,6 +447,3 @@ class TokenCounter:
         self._tools_by_object.clear()
         self._system_counts.clear()
         self._hits = self._misses = 0
-
-
-ensure_tiktoken_cache()

@@ -25,8 +25,12 @@ Safety rules (the whole point of a workspace):
   at exit; a folder the user gave (``--workspace``) is kept.
 - ``scratch/...`` and ``archives/...`` name the offload and archive folders.
   Tools may **read** them (that is how an agent recovers an offloaded result)
-  but never write them. With ``archive_scope`` set (agents set it to their
-  conversation id), only ``archives/<that id>/`` can be read.
+  but never write them. Both are scoped to one conversation (``archive_scope``:
+  agents set it to their conversation id; a workspace made without one gets a
+  fresh session id of its own): only ``archives/<that id>/`` can be read, and
+  ``scratch/`` means ``<scratch folder>/<that id>/``, where that conversation's
+  offloads are saved. Another conversation's offloads and archive cannot be
+  listed, searched or read.
 - Paths never leave their folder, even while the code run_python started swaps
   folders and symlinks: files are opened relative to an open folder, in one step
   the kernel checks (``flawedcode.infra.safefs``: ``openat2`` with ``RESOLVE_BENEATH``,
@@ -49,14 +53,17 @@ Safety rules (the whole point of a workspace):
   a read-only view of the system with only the workspace writable, and every
   process it started killed when it ends.
 - Outputs are bounded: read_file pages (lines over 2,000 characters are cut),
-  search_files stops after 100 matches or 2 seconds of matching (a pattern
-  that backtracks without end is stopped, with a note), list_files after 500
+  search_files stops after 100 matches or 2 seconds in all, listing and
+  reading included (a pattern that backtracks without end is stopped, with a note), list_files after 500
   entries, run_python keeps the head and tail of about 10,000 bytes.
 - A tool never raises: every bad input comes back as a message starting with
   ``Error: `` that says what went wrong and what to do instead.
 
-``READ_TOOLS`` names the tools whose results the offload wrapper leaves alone
-(offloading a read would make the agent read the offloaded copy, forever).
+``TOOL_SPECS`` is the registry of every tool an agent may be given (``ToolSpec``):
+a tool made here, by ``context/`` (``search_archive``) or by a later version
+registers there. ``read_only=True`` marks a tool that reads back the agent's own
+files (the workspace, scratch/, archives/): the offload step leaves its results
+alone (offloading a read would make the agent read the offloaded copy, forever).
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ import re
 import shutil
 import tempfile
 import time
+import uuid
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -77,15 +85,55 @@ from typing import Any, Literal
 
 import regex
 from langchain_core.tools import BaseTool, tool
-from pydantic import ValidationError
+from pydantic import StrictInt, ValidationError
 
 from flawedcode import paths
 from flawedcode.catalog import Catalog, CatalogError
 from flawedcode.infra import safefs
-from flawedcode.infra.safefs import NotAllowedError, Opened, OutsideError, WalkReport, open_beneath, open_folder, walk
+from flawedcode.infra.safefs import (
+    NotAllowedError,
+    Opened,
+    OutsideError,
+    WalkReport,
+    check_folder_name,
+    open_beneath,
+    open_folder,
+    walk,
+)
 from flawedcode.infra.sandbox import Sandbox
 
-READ_TOOLS = frozenset({"read_file", "list_files", "search_files", "search_archive"})
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the context wrappers need to know about one tool."""
+
+    name: str
+    read_only: bool
+    """True when the tool only reads back the agent's own files: its results are never offloaded."""
+
+
+TOOL_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
+    ToolSpec("chartbook_list", read_only=False),
+    ToolSpec("chartbook_get_docs", read_only=False),
+    ToolSpec("chartbook_load_data", read_only=False),
+    ToolSpec("read_file", read_only=True),
+    ToolSpec("write_file", read_only=False),
+    ToolSpec("list_files", read_only=True),
+    ToolSpec("search_files", read_only=True),
+    ToolSpec("run_python", read_only=False),
+    ToolSpec("search_archive", read_only=True),  # made by context/archive.py (v2's recovery tool)
+    ToolSpec("write_todos", read_only=False),  # v3's tools (agents/v3.py and its context/ modules)
+    ToolSpec("task", read_only=False),
+    ToolSpec("save_memory", read_only=False),
+    ToolSpec("load_tools", read_only=False),
+)}
+"""Every tool an agent may be given, by name (a test checks each tool has its entry)."""
+
+
+def read_only_tools() -> list[str]:
+    """The tools whose results are never offloaded, in registry order."""
+    return [spec.name for spec in TOOL_SPECS.values() if spec.read_only]
+
 
 SCRATCH_PREFIX = "scratch"
 ARCHIVES_PREFIX = "archives"
@@ -109,7 +157,7 @@ MAX_READ_FILE_BYTES = 512 * 1024**2
 MAX_SEARCH_FILE_BYTES = 20 * 1024**2
 """search_files skips files bigger than this (with a note)."""
 MAX_SEARCH_SECONDS = 2.0
-"""search_files' time for matching, all files together (a catastrophic regex stops here, with a note)."""
+"""search_files' time in all: listing, reading and matching (a catastrophic regex stops here, with a note)."""
 READ_CHUNK_BYTES = 1024**2
 MAX_LINE_BYTES_KEPT = MAX_LINE_CHARS * 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
 
@@ -150,8 +198,10 @@ class Location:
 class Workspace:
     """A folder the agent may read and write, plus the read-only scratch/ and archives/ folders.
 
-    ``archive_scope``, when set (agents set it to their conversation id), limits reading under
-    archives/ to that conversation's folder. A workspace made by ``create()`` without a root
+    ``archive_scope`` is the conversation the tools serve (agents set it to their conversation id;
+    without one, a fresh ``session-<hex>`` id): archives/ reads only that conversation's folder, and
+    scratch/ is ``scratch_dir / archive_scope`` (``conversation_scratch_dir``), where that conversation's
+    offloads are saved. A workspace made by ``create()`` without a root
     is temporary: ``cleanup()``, leaving a ``with`` block, garbage collection or the end of the
     program removes it.
     """
@@ -161,7 +211,7 @@ class Workspace:
     archive_dir: Path
     archive_scope: str | None = None
     temporary: bool = False
-    _identities: dict[Area, tuple[int, int]] = field(default_factory=dict, init=False, repr=False)
+    _identities: dict[Path, tuple[int, int]] = field(default_factory=dict, init=False, repr=False)
     _sandbox: Sandbox | None = field(default=None, init=False, repr=False)
     _finalizer: Any = field(default=None, init=False, repr=False)
 
@@ -169,6 +219,8 @@ class Workspace:
         self.root = Path(self.root).resolve()
         self.scratch_dir = Path(self.scratch_dir).resolve()
         self.archive_dir = Path(self.archive_dir).resolve()
+        if not self.archive_scope:
+            self.archive_scope = f"session-{uuid.uuid4().hex[:10]}"  # tools without an agent see no one else's files
         if self.temporary:
             self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.root), True)
 
@@ -258,7 +310,7 @@ class Workspace:
                 f"{AREA_PREFIXES[area]}/ is read-only for tools (scratch/ holds offloaded results, archives/ "
                 "holds conversation archives); write inside the workspace instead, e.g. 'notes/result.txt'"
             )
-        if area == "archives" and self.archive_scope and location.parts[:1] not in ((), (self.archive_scope,)):
+        if area == "archives" and location.parts[:1] not in ((), (self.archive_scope,)):
             raise ToolInputError(f"'{location.shown}' belongs to another conversation; this conversation's "
                                  f"archive is archives/{self.archive_scope}/")
         return location
@@ -279,7 +331,8 @@ class Workspace:
 
     def scrub(self, text: str) -> str:
         """``text`` with the host's absolute folder names replaced by the names tools use."""
-        for base, name in ((self.scratch_dir, "scratch"), (self.archive_dir, "archives"), (self.root, ".")):
+        for base, name in ((self.conversation_scratch_dir, "scratch"), (self.scratch_dir, "scratch"),
+                           (self.archive_dir, "archives"), (self.root, ".")):
             text = text.replace(str(base), name)
         return text
 
@@ -311,21 +364,28 @@ class Workspace:
     def _base_fd(self, area: Area) -> Iterator[int]:
         base = self._base(area)
         try:
-            fd = open_folder(base, self._identities.get(area))
+            fd = open_folder(base, self._identities.get(base))
         except FileNotFoundError:
+            if area == "scratch":
+                raise ToolInputError("scratch/ is empty: nothing has been offloaded in this conversation yet") from None
             raise ToolInputError(f"{AREA_PREFIXES.get(area, 'the workspace')}/ does not exist yet") from None
         except OutsideError:
             raise ToolInputError(f"the {self._area_words(area)} folder was moved or replaced; tools stop here") from None
-        if area not in self._identities:
+        if base not in self._identities:
             info = os.fstat(fd)
-            self._identities[area] = (info.st_dev, info.st_ino)
+            self._identities[base] = (info.st_dev, info.st_ino)
         try:
             yield fd
         finally:
             os.close(fd)
 
+    @property
+    def conversation_scratch_dir(self) -> Path:
+        """Where this conversation's offloads are saved, and what ``scratch/`` means to its tools."""
+        return self.scratch_dir / check_folder_name(str(self.archive_scope), "conversation id")
+
     def _base(self, area: Area) -> Path:
-        return {"workspace": self.root, "scratch": self.scratch_dir, "archives": self.archive_dir}[area]
+        return {"workspace": self.root, "scratch": self.conversation_scratch_dir, "archives": self.archive_dir}[area]
 
     @staticmethod
     def _area_words(area: Area) -> str:
@@ -602,7 +662,7 @@ def list_workspace_files(workspace: Workspace, path: str = ".") -> str:
 
 
 def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") -> str:
-    """``path:lineno: text`` for each line that matches ``pattern`` (at most 100 lines, at most 2 s of matching)."""
+    """``path:lineno: text`` for each line that matches ``pattern`` (at most 100 lines, at most 2 s in all)."""
     if not pattern:
         raise ToolInputError("the pattern is empty; give a word or a regular expression")
     location = _scoped(workspace, workspace.locate(path, for_write=False))
@@ -617,21 +677,25 @@ def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") 
     matches: list[str] = []
     report = WalkReport()
     skipped_large = 0
+    deadline = time.monotonic() + MAX_SEARCH_SECONDS  # the whole search: listing, reading and matching
     with workspace.open_location(location) as opened:
-        if opened.kind == "file":
-            files = [(location, opened.stat.st_size)]
-        else:
-            files = [(location.child(entry.parts), entry.size)
-                     for entry in walk(opened.fd, SKIPPED_FOLDERS, report) if entry.kind == "file"]
-    deadline = time.monotonic() + MAX_SEARCH_SECONDS
-    for file, size in files:
+        files = [(location, opened.stat.st_size)] if opened.kind == "file" else _files_until(
+            walk(opened.fd, SKIPPED_FOLDERS, report), location, report, deadline)
+    for searched, (file, size) in enumerate(files):
         if size > MAX_SEARCH_FILE_BYTES:
             skipped_large += 1
             continue
         for number, line in _search_lines(workspace, file):
             try:
+                if time.monotonic() > deadline:
+                    raise TimeoutError
                 found = compiled.search(line, timeout=max(deadline - time.monotonic(), 0.001))
             except TimeoutError:
+                stopped = (f"# stopped after {MAX_SEARCH_SECONDS:g} s, at {file.shown}:{number} ({searched:,} of "
+                           f"{len(files):,} files searched"
+                           + (", the listing cut short" if report.timed_out else "")
+                           + "): use a narrower path, a simpler pattern or a plain word")
+                return "\n".join(notes + matches + [stopped])
                 stopped = (f"# stopped after {MAX_SEARCH_SECONDS:g} s of matching, at {file.shown}:{number}: "
                            "the pattern backtracks too much; use a simpler pattern or a plain word")
                 return "\n".join(notes + matches + [stopped])
@@ -642,15 +706,34 @@ def search_workspace_files(workspace: Workspace, pattern: str, path: str = ".") 
                     return "\n".join(notes + matches + [stopped])
     if skipped_large:
         notes.append(f"# skipped {skipped_large} file(s) over {MAX_SEARCH_FILE_BYTES:,} bytes")
+    if report.timed_out:
+        notes.append(f"# stopped after {MAX_SEARCH_SECONDS:g} s while listing the files ({len(files):,} searched): "
+                     "use a narrower path")
     notes += report.lines()
     if not matches:
         return "\n".join([f"No matches for '{display_text(pattern)}' in {location.shown}", *notes])
     return "\n".join(matches + notes)
 
 
+def _files_until(entries: Iterator[Any], location: Location, report: WalkReport,
+                 deadline: float) -> list[tuple[Location, int]]:
+    """The files of a walk, listed until ``deadline`` (then ``report.timed_out`` is set)."""
+    files = []
+    try:
+        for entry in entries:
+            if entry.kind == "file":
+                files.append((location.child(entry.parts), entry.size))
+            if time.monotonic() > deadline:
+                report.timed_out = True
+                break
+    finally:
+        entries.close()  # closes the folders the walk still holds open
+    return files
+
+
 def _scoped(workspace: Workspace, location: Location) -> Location:
     """archives/ itself, for a workspace limited to one conversation, means that conversation's folder."""
-    if location.area == "archives" and workspace.archive_scope and not location.parts:
+    if location.area == "archives" and not location.parts:
         return location.child((workspace.archive_scope,))
     return location
 
@@ -683,12 +766,17 @@ def run_python_code(workspace: Workspace, code: str, timeout: int = DEFAULT_RUN_
         raise ToolInputError("the code is empty")
     if len(code) > MAX_CODE_CHARS:
         raise ToolInputError(f"the code is {len(code):,} characters; write it to a file and run that file instead")
+    if isinstance(timeout, bool) or not isinstance(timeout, int):
+        raise ToolInputError(f"timeout must be a whole number of seconds, got {timeout!r}")
     if not 1 <= timeout <= MAX_RUN_TIMEOUT_SECONDS:
         raise ToolInputError(f"timeout must be between 1 and {MAX_RUN_TIMEOUT_SECONDS} seconds, got {timeout}")
     try:
         code.encode("utf-8")
     except UnicodeEncodeError:
         raise ToolInputError("the code contains characters that are not valid Unicode (lone surrogates)") from None
+    if "\x00" in code:
+        raise ToolInputError(f"the code contains a NUL character (at position {code.index(chr(0)):,}), which Python source "
+                             "cannot hold; write it as '\\x00' inside a string instead")
     result = workspace.sandbox.run(code, timeout, MAX_RUN_OUTPUT_CHARS)
     if result.sandbox_error:
         raise ToolInputError(f"run_python's sandbox could not start, so the code did not run ({result.sandbox_error})")
@@ -845,7 +933,7 @@ def make_tools(workspace: Workspace, catalog: Catalog | None = None) -> list[Bas
 
     @tool(parse_docstring=True)
     @errors_as_text(scrub=workspace.scrub)
-    def run_python(code: str, timeout: int = DEFAULT_RUN_TIMEOUT_SECONDS) -> str:
+    def run_python(code: str, timeout: StrictInt = DEFAULT_RUN_TIMEOUT_SECONDS) -> str:  # strict: `true` is not 1 s
         """Run Python code in a fresh process whose current folder is the workspace, e.g. to run analyze.py or tests.
 
         Returns a first line '# exit code N' then everything the code printed (stdout and stderr).

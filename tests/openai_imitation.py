@@ -48,7 +48,10 @@ Behaviours of real servers and their users' issue threads (round 2), each a swit
 - ``reasoning``: ``"think"`` (a ``<think>...</think>`` block before the answer),
   ``"field"`` (``reasoning_content`` beside the answer), ``"only"`` (the answer in
   ``reasoning_content``, the content empty); ``reasoning_words`` sets its length;
-- ``usage``: ``"zeros"`` (every count 0), ``"none"`` (no usage block);
+- ``usage``: ``"zeros"`` (every count 0), ``"no_prompt"`` (``prompt_tokens: 0``, the reply
+  counted), ``"none"`` (no usage block), ``"uncached"``
+  (``prompt_tokens`` counts only the messages after the prefix the previous request
+  shared: Ollama's and llama.cpp's counts skip a reused KV cache);
   ``cached_tokens``: that many prompt tokens reported as cached;
 - ``finish``: request number -> ``"content_filter"`` (empty content, Azure/OpenAI style)
   or ``"length"`` (a text answer cut in the middle);
@@ -56,6 +59,7 @@ Behaviours of real servers and their users' issue threads (round 2), each a swit
   ``trickle_interval`` seconds (each read is quick; the whole takes long);
 - ``headers``: request number -> extra response headers (``Retry-After``);
   ``errors`` bodies that are strings are sent as ``text/html`` (a web page);
+- ``inject``: text added to every text answer (escape sequences, say: a model can write them);
 - ``served``: the model ids ``/v1/models`` lists (e.g. ``["qwen2.5-coder:7b"]``);
   with ``strict_model`` a chat request for another name gets Ollama's 404.
 """
@@ -133,7 +137,7 @@ class ImitationServer:
                  text_tool_calls: bool = False, reasoning: str | None = None, reasoning_words: int = 40,
                  usage: str = "normal", cached_tokens: int = 0, finish: dict[int, str] | None = None,
                  trickle: tuple[int, ...] = (), trickle_interval: float = 0.2, headers: dict[int, dict] | None = None,
-                 served: list[str] | None = None, strict_model: bool = False) -> None:
+                 served: list[str] | None = None, strict_model: bool = False, inject: str = "") -> None:
         assert style in STYLES, style
         self.style, self.model, self.window = style, model, window
         self.publish_window, self.truncate = publish_window, truncate
@@ -146,8 +150,9 @@ class ImitationServer:
         self.text_tool_calls, self.reasoning, self.reasoning_words = text_tool_calls, reasoning, reasoning_words
         self.usage, self.cached_tokens, self.finish = usage, cached_tokens, dict(finish or {})
         self.trickle, self.trickle_interval, self.headers = set(trickle), trickle_interval, dict(headers or {})
-        self.served, self.strict_model = list(served or [model]), strict_model
+        self.served, self.strict_model, self.inject = list(served or [model]), strict_model, inject
         self.counter = TokenCounter()
+        self._previous_keys: list[tuple[str, str]] = []
         self.requests: list[dict] = []
         self.responses: list[tuple[int, Any]] = []
         self.summary_requests = 0
@@ -230,6 +235,12 @@ class ImitationServer:
 
     def reported_prompt_tokens(self, seen: int, messages: list, tools: list) -> int:
         """The prompt tokens this server's tokenizer reports: ``token_scale`` overall, then ``role_scales`` per role."""
+        if self.usage == "uncached":
+            keys = [(message.type, str(message.content)) for message in messages]
+            shared = next((i for i, (a, b) in enumerate(zip(keys, self._previous_keys)) if a != b),
+                          min(len(keys), len(self._previous_keys)))
+            self._previous_keys = keys
+            return max(1, sum(self.counter.count_message(message) for message in messages[shared:])) if shared else seen
         reported = seen * self.token_scale
         if self.role_scales and not self.truncate:
             reported += sum((self.role_scales.get(message.type, 1.0) - 1) * self.counter.count_message(message)
@@ -240,7 +251,7 @@ class ImitationServer:
         calls = [{"id": self._call_id(call["id"]), "type": "function",
                   "function": {"name": call["name"], "arguments": self._arguments(call["args"])}}
                  for call in reply.tool_calls]
-        content = reply.text or None
+        content = (reply.text + self.inject if reply.text else None)
         if self.text_tool_calls and calls:
             content = "\n".join("<tool_call>\n" + json.dumps({"name": call["name"], "arguments": call["args"]}) +
                                 "\n</tool_call>" for call in reply.tool_calls)
@@ -281,6 +292,8 @@ class ImitationServer:
                                   "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}]}
         if self.usage == "zeros":
             answer["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        elif self.usage == "no_prompt":
+            answer["usage"] = {**usage, "prompt_tokens": 0, "total_tokens": usage["completion_tokens"]}
         elif self.usage != "none":
             answer["usage"] = usage
         return answer
@@ -349,7 +362,7 @@ class ImitationServer:
                 extra = server.headers.get(number, {})
                 if status == 200 and body.get("stream") and isinstance(payload, dict) and payload.get("choices"):
                     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._send_events(server.stream_events(payload, include_usage))
+                    self._send_events(server.stream_events(payload, include_usage), trickle=number in server.trickle)
                 else:
                     self._send(status, payload, extra, trickle=number in server.trickle)
 
@@ -372,11 +385,17 @@ class ImitationServer:
                     self.wfile.flush()
                     time.sleep(server.trickle_interval)
 
-            def _send_events(self, events: Iterator[dict]) -> None:
+            def _send_events(self, events: Iterator[dict], trickle: bool = False) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 for event in events:
+                    for _ in range(10 if trickle else 0):  # keep-alive comments, slowly: every read is quick
+                        if server._release.is_set():
+                            return
+                        self.wfile.write(b": keep-alive\n\n")
+                        self.wfile.flush()
+                        time.sleep(server.trickle_interval)
                     self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
@@ -409,6 +428,49 @@ HTML_PAGE = ("<!DOCTYPE html>\n<html><head><title>Open WebUI</title></head><body
 GEMINI_OVERFLOW = [{"error": {"code": 400, "message": "The input token count (1250231) exceeds the maximum number of "
                                                       "tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}]
 """Gemini's OpenAI-compatible layer answers an overflow with a JSON *list* holding the error."""
+
+
+# --- the client side, as the tests drive it ----------------------------------------------------------
+
+def agent_on(server: ImitationServer, tmp_path: Any, version: str = "v2", model_name: str | None = None,
+             **model_options: Any) -> Any:
+    """An agent of ``version`` on ``server``'s model (no retries, a 10 s timeout, unless given), in a fresh workspace."""
+    from flawedcode.agents import make_agent
+    from flawedcode.models import get_model
+    from flawedcode.tools import Workspace
+
+    model = get_model(f"openai:{model_name or server.model}", base_url=server.base_url,
+                      max_retries=model_options.pop("max_retries", 0),
+                      timeout_seconds=model_options.pop("timeout_seconds", 10), **model_options)
+    ws = Workspace.create(tmp_path / f"ws-{version}", tmp_path / "scratch", tmp_path / "archives")
+    return make_agent(version, model=model, workspace=ws)
+
+
+def send_all(agent: Any, steps: Any) -> tuple[list[str], list[str]]:
+    """Each step's reply (``""`` for a failed turn), and the failed turns' one-line errors."""
+    from flawedcode.agents import AgentError
+
+    replies, failures = [], []
+    for step in steps:
+        try:
+            replies.append(agent.send(step))
+        except AgentError as error:
+            failures.append(str(error))
+            replies.append("")
+    return replies, failures
+
+
+def run_chat(monkeypatch: Any, capsys: Any, stdin: str, *args: str) -> tuple[int, str, str]:
+    """``flawedcode chat ARGS`` reading ``stdin``: its exit code, stdout and stderr."""
+    import io
+    import sys
+
+    from flawedcode import cli
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = cli.main(["chat", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
 
 
 @contextmanager

@@ -250,7 +250,7 @@ def test_score_from_handmade_runs(tmp_path: Path) -> None:
 
 
 def test_unknown_agent_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown agent 'v9'; choose from v0, v1, v2, lc-summarization"):
+    with pytest.raises(ValueError, match="unknown agent 'v9'; choose from v0, v1, v2, v3, lc-summarization"):
         run(["v9"], load_task_file(write(tmp_path, TINY_TASKS)), 1, tmp_path / "out", progress=False)
 
 

@@ -105,7 +105,7 @@ def test_event_markers_sit_on_the_line_where_the_call_saw_the_event(lesson_logs)
     line = {index: point for (index, _step, _tokens), point in zip(data["calls"], data["points"])}
     steps = {index: step for index, step, _tokens in data["calls"]}
     for (kind, call_index, _before, _after, label), marker in zip(data["events"], data["markers"], strict=True):
-        assert marker == (kind, *line[call_index], label)
+        assert marker == (kind, *line[call_index], marker[3]) and marker[3] in (label, "")
         assert kind in next(call.events for call in log.agent_calls() if call.index == call_index)
         assert label.endswith(f"\nstep {steps[call_index]}"), "events are labelled with the lesson's step"
     summaries = [event for event in data["events"] if event[0] == "summarize"]
@@ -142,7 +142,7 @@ def test_axes_lines_and_markers_equal_chart_data(lesson_logs):
     shapes = {"offload": "v", "summarize": "*", "recovery": "o"}
     assert drawn == [(kind, shapes[kind], x, y) for kind, x, y, _ in data["v2"]["markers"]]
     labels = {text.get_text() for text in ax.texts}
-    assert {label for *_, label in data["v2"]["markers"]} <= labels
+    assert {label for *_, label in data["v2"]["markers"] if label} <= labels
 
 
 def test_axes_are_labelled_with_units_in_projector_sizes(lesson_logs):
@@ -273,7 +273,7 @@ def test_event_labels_never_overlap_in_a_long_v2_session(tmp_path):
     figure = plot_context(agent.log)
     ax = figure.axes[0]
     labels = [text for text in ax.texts if (text.get_gid() or "").startswith("label:")]
-    assert len(labels) == len(chart_data(agent.log)["v2"]["markers"])
+    assert len(labels) == len([marker for marker in chart_data(agent.log)["v2"]["markers"] if marker[3]])
     renderer = figure.canvas.get_renderer()
     found = [Text.get_window_extent(label, renderer) for label in labels]  # the text, not its connecting line
     markers = boxes(figure, [line for line in ax.get_lines() if line.get_gid().startswith("event:")])
@@ -326,3 +326,44 @@ def test_a_live_chart_without_auto_redraws_only_when_asked(tmp_path):
     chart.update()
     assert chart.handle.updates == 1
     assert [len(line.get_xdata()) for gid, lines in lines_by_gid(chart.ax).items() if gid.startswith("line:") for line in lines] == [2, 2]
+
+
+# --- linear time: labels are bounded, and the live chart redraws only what changed --------------------
+def test_only_the_first_and_the_last_events_of_each_kind_are_labelled():
+    from flawedcode.charts import LAST_LABELS_PER_KIND, MAX_LABELS, labelled_events
+
+    kinds = ["offload"] * 30 + ["summarize"] * 6 + ["offload"] * 30 + ["recovery"]
+    keep = labelled_events(kinds)
+    chosen = [index for index, kept in enumerate(keep) if kept]
+    offloads = [index for index, kind in enumerate(kinds) if kind == "offload"]
+    assert offloads[0] in chosen and set(offloads[-LAST_LABELS_PER_KIND:]) <= set(chosen)
+    assert len([index for index in chosen if kinds[index] == "offload"]) == 1 + LAST_LABELS_PER_KIND
+    assert kinds.index("recovery") in chosen and len(chosen) <= MAX_LABELS
+    assert labelled_events(kinds * 10).count(True) <= MAX_LABELS, "no more labels at 10x the events"
+
+
+def test_the_live_chart_redraws_only_when_what_it_shows_changed(tmp_path):
+    agent = lesson_agent("v2", tmp_path)
+    chart = LiveChart(agent, steps=3)
+    drawn = chart.redraws
+    agent.log.end_turn()  # a turn that added nothing
+    assert chart.redraws == drawn
+    agent.send(LESSON_STEPS[0])
+    assert chart.redraws == drawn + 1
+    assert not chart.redraw() and chart.redraw(force=True)
+
+
+def test_the_cache_chart_splits_each_call_into_cached_and_billed_in_full(tmp_path):
+    from flawedcode.charts import cache_data, plot_cache
+
+    agent = lesson_agent("v2", tmp_path)
+    run_session(agent, [*LESSON_STEPS[:-1], *LONG_SESSION])
+    data = cache_data(agent.log)
+    assert [(cached, uncached) for _, _, cached, uncached in data["calls"]] == [
+        (call.cached_tokens, call.input_tokens - call.cached_tokens) for call in agent.log.calls]
+    summary_calls = [number for number, purpose, *_ in data["calls"] if purpose == "summary"]
+    assert summary_calls and data["breaks"] and all(any(b > s for s in summary_calls) for b in data["breaks"])
+    (ax,) = plot_cache(agent.log).axes
+    cached_bars = [patch for patch in ax.patches if patch.get_gid() == "cached:v2"]
+    assert [round(patch.get_height()) for patch in cached_bars] == [cached for _, _, cached, _ in data["calls"]]
+    assert "cacheable" in ax.get_title()

@@ -1,8 +1,10 @@
 """The ``flawedcode`` command as a user runs it: the REPL on piped input, Ctrl-C, the demo, catalog, archive, errors.
 
-The REPL and the demo run in a subprocess (``python -m flawedcode``), with
-scratch/, archives/ and results/ in temporary folders; quicker commands run
-in-process through ``main(argv)``. Everything uses the offline model.
+One smoke test per command runs the real thing in a subprocess (``python -m flawedcode``:
+the REPL on piped input, Ctrl-C at its prompt, ``--help``, and the demo, run once and shared by
+the tests that read its output), with scratch/, archives/ and results/ in temporary folders;
+everything else runs in-process through ``main(argv)``, which skips the interpreter's start and
+the imports. Everything uses the offline model.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from flawedcode.agents import AgentError, make_agent
 from flawedcode.demo import LESSON_STEPS, run_session
 
 METER = re.compile(r"^\[v2\] context [\d,]+/8,192 tokens \(\d+%\) \| turn: \d+ calls?(?: \+ \d+ summary)?, "
-                   r"[\d,]+ in, [\d,]+ out \| offloads \d+, summaries \d+$", re.MULTILINE)
+                   r"[\d,]+ in, [\d,]+ out \| this conversation: offloads \d+, summaries \d+$", re.MULTILINE)
 TIMEOUT = 180
 
 
@@ -70,15 +72,15 @@ def test_chat_with_piped_input_shows_tool_calls_and_the_meter_and_exits_0(tmp_pa
     assert "you> you>" not in out
 
 
-def test_chat_shows_an_offload_and_exits_0_at_end_of_input(tmp_path):
-    result = run_cli(tmp_path, "chat", "--agent", "v2", stdin="Get docs for yield_curve/repo_public\n")
-    assert result.returncode == 0, result.stderr
-    call = re.search(r"-> chartbook_get_docs\(pipeline='yield_curve', dataframe='repo_public'\)  \[([\d,]+) chars, offloaded\]",
-                     result.stdout)
-    assert call, result.stdout
-    assert re.search(rf"\* offload: chartbook_get_docs result, {call.group(1)} chars .* -> scratch/\S+\.txt", result.stdout)
-    assert re.search(r"offloads 1, summaries 0$", result.stdout, re.MULTILINE)
-    assert "Traceback" not in result.stderr
+def test_chat_shows_an_offload_and_exits_0_at_end_of_input(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Get docs for yield_curve/repo_public\n"))  # in-process: the smoke test above runs the real command
+    code, out, err = run_main(capsys, "chat", "--agent", "v2")
+    assert code == 0, err
+    call = re.search(r"-> chartbook_get_docs\(pipeline='yield_curve', dataframe='repo_public'\)  \[([\d,]+) chars, offloaded\]", out)
+    assert call, out
+    assert re.search(rf"\* offload: chartbook_get_docs result, {call.group(1)} chars .* -> scratch/\S+\.txt", out)
+    assert re.search(r"offloads 1, summaries 0$", out, re.MULTILINE)
+    assert "Traceback" not in err
 
 
 def test_chat_ctrl_c_at_the_prompt_leaves_without_a_traceback(tmp_path):
@@ -124,9 +126,15 @@ def test_python_dash_m_flawedcode_shows_help(tmp_path):
 
 
 # --- the demo -------------------------------------------------------------------------------------
-def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(tmp_path):
-    out_dir = tmp_path / "demo"
-    result = run_cli(tmp_path, "demo", "--out", str(out_dir))
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    """`python -m flawedcode demo`, run once for the tests below (the lesson's whole session, v1 and v2)."""
+    folder = tmp_path_factory.mktemp("demo")
+    return run_cli(folder, "demo", "--out", str(folder / "demo")), folder / "demo"
+
+
+def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(demo):
+    result, out_dir = demo
     assert result.returncode == 0, result.stderr
     answers = dict(re.findall(r"^  (v[12]): (.*)$", result.stdout, re.MULTILINE))
     assert LESSON_STEPS[0] in answers["v2"]
@@ -142,11 +150,11 @@ def test_demo_prints_both_goal_answers_and_writes_the_chart_and_logs(tmp_path):
     assert logs["agents"]["v2"]["replies"][-1] == answers["v2"]
 
 
-def test_demo_numbers_the_requests_says_where_v1_lost_the_goal_and_what_to_do_next(tmp_path):
-    result = run_cli(tmp_path, "demo", "--out", str(tmp_path / "demo"))
+def test_demo_numbers_the_requests_says_where_v1_lost_the_goal_and_what_to_do_next(demo):
+    result, out_dir = demo
     numbered = re.findall(r"^  (\d+)\. (.*)$", result.stdout, re.MULTILINE)
     assert numbered == [(str(number), step) for number, step in enumerate(LESSON_STEPS, start=1)]
-    logs = json.loads((tmp_path / "demo" / "demo_logs.json").read_text())
+    logs = json.loads((out_dir / "demo_logs.json").read_text())
     lost_at = min(event["turn"] for event in logs["agents"]["v1"]["events"] if event["kind"] == "goal_lost")
     assert f"v1 lost the goal at step {lost_at}:" in result.stdout
     assert "v2 kept the goal in its context" in result.stdout and f"gave the goal back at step {len(LESSON_STEPS)}" in result.stdout
@@ -190,7 +198,7 @@ def test_archive_list_search_and_show_after_a_v2_session(summarized_conversation
     code, out, _ = run_main(capsys, "archive", "list")
     assert code == 0
     assert re.search(rf"^{conversation}: \d+ part\(s\), \d+ message\(s\)$", out, re.MULTILINE)
-    assert f"part 1: archives/{conversation}/0001.md" in out
+    assert re.search(rf"part 1: \S*archives/{conversation}/0001.md \(messages", out), out
     code, out, _ = run_main(capsys, "archive", "search", "list the ChartBook dataframes", "--conversation", conversation)
     assert code == 0 and f"archives/{conversation}/0001.md [message 1, human]: " in out and "list the ChartBook dataframes" in out
     code, out, _ = run_main(capsys, "archive", "show", conversation, "--part", "1")
@@ -201,9 +209,85 @@ def test_archive_list_search_and_show_after_a_v2_session(summarized_conversation
     assert_one_line_error(*run_main(capsys, "archive", "show", conversation[:-1] + "x")[::2], conversation)
 
 
-def test_archive_list_when_empty(tmp_path, capsys):
-    code, out, _ = run_main(capsys, "archive", "list", "--dir", str(tmp_path / "nothing"))
+def test_archive_list_when_empty_and_a_missing_dir_is_an_error_not_an_empty_archive(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    code, out, _ = run_main(capsys, "archive", "list", "--dir", str(tmp_path / "empty"))
     assert code == 0 and "No archived conversations" in out
+    for action in (["list"], ["search", "sofr"], ["show", "v2-x"]):
+        assert_one_line_error(*run_main(capsys, "archive", *action, "--dir", str(tmp_path / "nothing"))[::2], "no such folder")
+
+
+def test_archive_paths_printed_under_dir_are_files_you_can_open(summarized_conversation, tmp_path, capsys, monkeypatch):
+    archives = Path(os.environ["FLAWEDCODE_ARCHIVE_DIR"])
+    monkeypatch.chdir(tmp_path)  # elsewhere: a path relative to the archive folder would not resolve from here
+    code, out, _ = run_main(capsys, "archive", "list", "--dir", str(archives))
+    listed = re.findall(r"part \d+: (\S+) \(messages", out)
+    assert code == 0 and listed and all(Path(path).is_file() for path in listed), out
+    code, out, _ = run_main(capsys, "archive", "search", "ChartBook", "--dir", str(archives))
+    found = re.findall(r"^- (\S+) \[message", out, re.MULTILINE)
+    assert code == 0 and found and all(Path(path).is_file() for path in found), out
+
+
+def test_archive_show_into_a_closed_pipe_exits_0_without_an_error(summarized_conversation, tmp_path):
+    env = {**cli_env(tmp_path), "FLAWEDCODE_ARCHIVE_DIR": os.environ["FLAWEDCODE_ARCHIVE_DIR"]}
+    for _ in range(3):  # it used to fail about one time in three
+        shown = subprocess.run(f"{sys.executable} -m flawedcode archive show {summarized_conversation} | head -n 2",
+                               shell=True, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=TIMEOUT,
+                               executable="/bin/bash")
+        assert shown.stdout.startswith("# Archive part 1") and shown.stderr == "", shown.stderr
+        piped = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -m flawedcode archive show "
+                                f"{summarized_conversation} | head -c 10 >/dev/null"], capture_output=True, text=True, env=env,
+                               cwd=tmp_path, timeout=TIMEOUT)
+        assert piped.returncode == 0 and "Broken pipe" not in piped.stderr, piped.stderr
+
+
+# --- the first hour: --version, --budget, bench --help, the workspace on exit ---------------------------
+def test_version_and_bench_help_lists_every_built_in_task(capsys):
+    from flawedcode import __version__
+    from flawedcode.bench.tasks import load_tasks
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--version"])
+    assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"flawedcode {__version__}"
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--help"])
+    out = capsys.readouterr().out
+    assert "built-in tasks for --tasks" in out
+    assert all(task.name in out for task in load_tasks())
+
+
+def test_chat_budget_sets_the_meter_and_refuses_a_budget_below_the_fixed_cost(tmp_path, capsys, monkeypatch):
+    result = run_cli(tmp_path, "chat", "--budget", "4,096", stdin="List ChartBook dataframes\n")
+    assert result.returncode == 0 and "budget 4,096 tokens" in result.stdout and "/4,096 tokens" in result.stdout
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["chat", "--budget", "100"])
+    assert_one_line_error(exited.value.code, capsys.readouterr().err, "at least 1,024 tokens")
+
+
+def test_the_repl_removes_an_unchanged_temporary_workspace_and_keeps_one_the_agent_wrote_to(tmp_path):
+    quiet = run_cli(tmp_path, "chat", stdin="List ChartBook dataframes\n")
+    assert "nothing in it changed: removed" in quiet.stdout
+    wrote = run_cli(tmp_path, "chat", stdin="save a note to notes.txt saying buy bonds\n")
+    kept = re.search(r"\(workspace kept, because this session changed (.+): (\S+)\)$", wrote.stdout, re.MULTILINE)
+    assert kept and "notes.txt" in kept.group(1), wrote.stdout
+    assert (Path(kept.group(2)) / "notes.txt").is_file()
+
+
+def test_clear_starts_the_conversation_counters_again(tmp_path):
+    result = run_cli(tmp_path, "chat", "--agent", "v2", stdin="Get docs for yield_curve/repo_public\nclear\nList ChartBook dataframes\n")
+    meters = METER.findall(result.stdout) or re.findall(r"this conversation: offloads (\d+)", result.stdout)
+    counts = re.findall(r"this conversation: offloads (\d+)", result.stdout)
+    assert counts == ["1", "0"], meters
+
+
+def test_a_line_at_the_terminal_limit_is_announced_when_there_is_no_line_editing(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "line_editing", lambda: False)
+    monkeypatch.setattr("builtins.input", lambda prompt: "x" * (cli.TERMINAL_LINE_LIMIT - 1))
+    assert len(cli.read_request(interactive=True)) == cli.TERMINAL_LINE_LIMIT - 1
+    assert "the end of a longer paste was cut by the terminal" in capsys.readouterr().err
+    monkeypatch.setattr("builtins.input", lambda prompt: "short")
+    cli.read_request(interactive=True)
+    assert capsys.readouterr().err == ""
 
 
 # --- bench (parsing only; the benchmark has its own tests) ----------------------------------------

@@ -98,8 +98,9 @@ def test_offload_thresholds_exemptions_and_overrides(tool_results: dict[str, str
     assert maybe_offload("short", "chartbook_get_docs") == "short"
 
 
-def test_ten_megabyte_result_is_offloaded_with_a_bounded_stub(tmp_path: Path) -> None:
-    big = ("2024-01-02,5.31,5.30,5.33\n" * 420_000)[: 10 * 1024 * 1024]
+def test_a_two_megabyte_result_is_offloaded_with_a_bounded_stub(tmp_path: Path) -> None:
+    # 2 MB proves the bound as well as 10 MB did: the stub's preview is a fixed number of lines, whatever the size
+    big = ("2024-01-02,5.31,5.30,5.33\n" * 84_000)[: 2 * 1024 * 1024]
     done = offload(big, "run_python", scratch_dir=tmp_path)
     assert done.path.stat().st_size == len(big.encode())
     assert done.stub_tokens < 2000
@@ -222,7 +223,8 @@ def test_archive_failure_leaves_history_unchanged(tmp_path: Path) -> None:
     assert log.events[-1].kind == "archive_failed"
 
 
-def test_summarizer_input_is_bounded_for_a_ten_megabyte_result(tmp_path: Path) -> None:
+def test_summarizer_input_is_bounded_for_a_two_megabyte_result(tmp_path: Path) -> None:
+    # 2 MB is 50 times the bound checked below: the message is cut to its head and tail, whatever its size
     seen: list[int] = []
 
     class Recorder(GenericFakeChatModel):
@@ -231,13 +233,13 @@ def test_summarizer_input_is_bounded_for_a_ten_megabyte_result(tmp_path: Path) -
             return super()._generate(messages, *args, **kwargs)
 
     huge = conversation(1)
-    huge[2] = ToolMessage("z" * (10 * 1024 * 1024), tool_call_id="c0", id="t0")
+    huge[2] = ToolMessage("z" * (2 * 1024 * 1024), tool_call_id="c0", id="t0")
     messages = huge + conversation(3)[4:]
     config = SummarizationConfig(trigger=[ContextSize(type="messages", value=3)], keep=ContextSize(type="messages", value=2))
     outcome = maybe_summarize(messages, Recorder(messages=itertools.repeat(AIMessage("ok"))),
                               archive=ConversationArchive(tmp_path, "c"), config=config)
     assert outcome.summarized and seen and seen[0] < 40_000
-    assert ConversationArchive(tmp_path, "c").messages()[2].content == "z" * (10 * 1024 * 1024)
+    assert ConversationArchive(tmp_path, "c").messages()[2].content == "z" * (2 * 1024 * 1024)
 
 
 # --- repair ---------------------------------------------------------------------------------

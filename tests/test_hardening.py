@@ -233,7 +233,8 @@ def test_file_names_that_are_not_utf8_are_shown_escaped_everywhere(call, workspa
 
 def test_an_offloaded_result_with_nul_bytes_reads_back_byte_for_byte(call, workspace):
     content = "header\nvalue\x00with a NUL\nlast line"
-    (workspace.scratch_dir / "run_python_0123456789abcdef.txt").write_bytes(content.encode("utf-8"))
+    workspace.conversation_scratch_dir.mkdir(parents=True)
+    (workspace.conversation_scratch_dir / "run_python_0123456789abcdef.txt").write_bytes(content.encode("utf-8"))
     result = call("read_file", path="scratch/run_python_0123456789abcdef.txt")
     assert result.split("\n", 1)[1] == content
     (workspace.root / "image.bin").write_bytes(b"\x89PNG\x00\x00")

@@ -10,6 +10,9 @@ One end-to-end run, offline:
    (executed in a kernel that runs the new environment's Python);
 4. the catalog and the demo project came from inside the installed package, every
    output landed under that folder, and nothing was written into site-packages.
+
+The wheel and the environment are built once for the module (``installed``); the test is marked
+``slow``: ``make test`` (and CI) run it, ``-m "not slow"`` leaves it out while you work.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from pathlib import Path
 import pytest
 
 from flawedcode.paths import PROJECT_ROOT
+
+pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment (once, for the module): `make test` runs it
 
 NOT_COPIED = (".venv", "venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis",
               ".ipynb_checkpoints", "results", ".tiktoken_cache")

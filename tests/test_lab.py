@@ -25,7 +25,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def new_lab(tmp_path: Path, **options) -> ContextLab:
-    return ContextLab(steps=LESSON_STEPS, folder=tmp_path, live=options.pop("live", False), **options)
+    lab = ContextLab(steps=LESSON_STEPS, folder=tmp_path, live=options.pop("live", False), **options)
+    lab.click_grace = 0  # clicks from code follow each other at once; a front end's queued double-click is tested apart
+    return lab
 
 
 def last_call_tokens(lab: ContextLab) -> int:
@@ -40,7 +42,7 @@ def test_send_updates_the_transcript_the_chart_and_the_context_bar(tmp_path):
     lab._send.click()
 
     (exchange,) = lab.transcript
-    assert exchange.request == "Get docs for yield_curve/repo_public" and exchange.step is None
+    assert exchange.request == "Get docs for yield_curve/repo_public" and exchange.step == 1 and exchange.scripted is None
     (call,) = exchange.tool_calls
     assert call.name == "chartbook_get_docs" and call.arguments == {"pipeline": "yield_curve", "dataframe": "repo_public"}
     assert call.characters == 5465 and call.tokens > 1000 and call.offloaded_to is None
@@ -95,12 +97,12 @@ def test_changing_the_budget_starts_a_fresh_conversation(tmp_path):
     assert lab.transcript == [] and lab.agent.messages == [] and lab.agent.log.calls == []
     assert lab.session.position == 0 and lab.session.next_step == LESSON_STEPS[0]
     assert lab.chart_data()["v1"]["points"] == [] and lab.view() is None
-    assert "budget 12,288 tokens" in lab._status.value and "step 0 of 6 sent" in lab._status.value
+    assert "budget 12,288 tokens" in lab._status.value and "scripted session: 0 of 6 sent" in lab._status.value
 
 
 @pytest.mark.parametrize(("control", "value", "check"), [
     ("version", "v2", lambda agent: agent.version == "v2"),
-    ("trigger_fraction", 0.5, lambda agent: agent.log.trigger_tokens == 4096),
+    ("trigger_fraction", 50, lambda agent: agent.log.trigger_tokens == 4096),
     ("offload_tokens", 500, lambda agent: agent.config.offload.threshold_tokens == 500),
 ])
 def test_every_control_restarts_with_its_setting(tmp_path, control, value, check):
@@ -110,11 +112,12 @@ def test_every_control_restarts_with_its_setting(tmp_path, control, value, check
     assert check(lab.agent) and lab.transcript == [] and lab.session.position == 0
 
 
-def test_v2_controls_are_off_for_v1_and_on_for_v2(tmp_path):
+def test_v2_controls_are_hidden_in_v1s_lab_and_shown_for_v2(tmp_path):
     lab = new_lab(tmp_path, version="v1", live=False)
-    assert lab._controls["trigger_fraction"].disabled and lab._controls["offload_tokens"].disabled and lab._summarize.disabled
+    v2_only = [lab._controls[name] for name in ("trigger_fraction", "offload_tokens", "summarize")] + [lab._summarize]
+    assert all(control.layout.display == "none" for control in v2_only)
     lab._controls["version"].value = "v2"
-    assert not lab._controls["trigger_fraction"].disabled and not lab._summarize.disabled
+    assert all(control.layout.display is None for control in v2_only) and not lab._controls["trigger_fraction"].disabled
 
 
 # --- Step, instructor mode, Reset ----------------------------------------------------------------
@@ -206,7 +209,7 @@ def test_the_static_fallback_is_a_picture_and_the_same_state_as_text(tmp_path):
     text = bundle["text/plain"]
     assert text == lab.text()
     assert text.startswith("ContextLab: agent v2 | model offline | budget 8,192 tokens")
-    assert f"step 1: {LESSON_STEPS[0]}" in text and "step 2: Get docs for yield_curve/repo_public" in text
+    assert f"step 1 (scripted 1): {LESSON_STEPS[0]}" in text and "step 2 (scripted 2): Get docs for yield_curve/repo_public" in text
     assert "offloaded to scratch/" in text and re.search(r"stub +\d+", text)
     assert "Context window at call" in text
 
@@ -334,3 +337,87 @@ def test_the_lab_works_the_same_on_a_real_client(tmp_path):
     assert view.total_tokens == last_call_tokens(lab) and all(segment.visible for segment in view.segments)
     assert [segment.kind for segment in view.segments] == ["system", "user", "assistant", "tool"]
     assert view.goal_in_window and "model gpt-4o-mini" in lab.text()
+
+
+# --- what a student sees while it works, and the controls' edges ------------------------------------
+def test_a_turn_shows_working_disables_every_control_and_a_queued_double_click_sends_once(tmp_path):
+    lab = ContextLab(steps=LESSON_STEPS, folder=tmp_path, version="v1")  # the real grace period for queued clicks
+    seen = []
+    original_send = lab.session.agent.send
+
+    def watching_send(text):
+        seen.append((lab._status.value, [control.disabled for control in lab._interactive()]))
+        return original_send(text)
+
+    lab.session.agent.send = watching_send
+    lab._step.click()
+    lab._step.click()  # queued behind the first: it reaches the kernel as soon as the first turn ends
+    assert len(lab.transcript) == 1, "a double click on Step sends one request"
+    (status, disabled), = seen
+    assert "working…" in status and LESSON_STEPS[0][:20] in html.unescape(status) and all(disabled)
+    assert "working" not in lab._status.value and not lab._step.disabled, "controls come back after the turn"
+
+
+def test_enter_in_the_request_box_sends_it_and_in_instructor_mode_sends_the_next_step(tmp_path):
+    lab = new_lab(tmp_path, version="v1")
+    lab._request.value = "List ChartBook dataframes"
+    lab._request._handle_string_msg(None, {"event": "submit"}, None)  # what the front end sends on Enter
+    assert [exchange.request for exchange in lab.transcript] == ["List ChartBook dataframes"] and lab._request.value == ""
+    lab._instructor.value = True
+    lab._request._handle_string_msg(None, {"event": "submit"}, None)
+    assert lab.transcript[-1].request == LESSON_STEPS[0] and lab.transcript[-1].scripted == 1
+    lab._instructor.value = False
+    assert lab._request.value == "", "leaving instructor mode clears the pre-filled request"
+
+
+def test_one_step_counter_typed_and_scripted_requests_alike(tmp_path):
+    lab = new_lab(tmp_path, version="v1")
+    lab.send("List ChartBook dataframes")
+    lab.step()
+    assert [(exchange.step, exchange.scripted) for exchange in lab.transcript] == [(1, None), (2, 1)]
+    assert lab.agent.log.turn == 2 and "| step 2 |" in lab._status.value and "scripted session: 1 of 6 sent" in lab._status.value
+    assert "step 2 (scripted 1)" in lab._transcript.value and "step 1 (typed)" in lab._transcript.value
+    view = lab.view()
+    assert f"call {view.call_index + 1} (step 2)" in lab.text(), "calls are counted from 1 on screen"
+
+
+def test_the_transcript_shows_the_newest_exchange_first_with_each_tool_call_on_one_expandable_line(tmp_path):
+    lab = new_lab(tmp_path, version="v1")
+    lab.play(3)
+    page = lab._transcript.value
+    newest, oldest = page.index(html.escape(LESSON_STEPS[2])), page.index(html.escape(LESSON_STEPS[0]))
+    assert newest < oldest, "the newest exchange is at the top, in view"
+    assert page.count("<details><summary>&#8627; ") == sum(len(exchange.tool_calls) for exchange in lab.transcript)
+    assert "chartbook_get_docs(…) 1,5" in page
+
+
+def test_the_trigger_readout_takes_a_percentage_and_the_budget_cannot_go_below_the_fixed_cost(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    lab._controls["trigger_fraction"].value = 45  # what typing "45" or "45%" in the readout sets
+    assert lab.session.settings.trigger_fraction == 0.45 and lab.agent.log.trigger_tokens == int(0.45 * 8192)
+    floor = lab.session.budget_floor()
+    assert floor > lab.agent.fixed_tokens
+    lab._controls["budget_tokens"].value = 1024
+    assert lab.agent.budget_tokens == 8192 and lab._controls["budget_tokens"].value == 8192, "refused, and put back"
+    status = html.unescape(lab._status.value)
+    assert "below what every call costs" in status and f"{lab.agent.fixed_tokens:,} tokens" in status and f"{floor:,}" in status
+    with pytest.raises(ValueError, match="system prompt and tool schemas"):
+        lab.change(budget_tokens=1024)
+    lab.change(budget_tokens=floor)
+    assert lab.agent.budget_tokens == floor
+
+
+def test_lessons_name_the_colours_the_bar_draws():
+    from flawedcode.lab.bar import COLOUR_NAMES, colour_key, colour_name
+
+    assert set(KIND_COLOURS.values()) <= set(COLOUR_NAMES)
+    assert colour_name("tool") == "vermillion" and colour_name("user") == "orange" and "sky blue: assistant" in colour_key()
+
+
+def test_the_widget_pictures_are_drawn_at_twice_the_screen_resolution(tmp_path):
+    import struct
+
+    lab = new_lab(tmp_path, version="v1")
+    lab.step()
+    width = struct.unpack(">I", lab.chart_png()[16:20])[0]
+    assert width >= 2 * 12 * 72 * 0.9, "2x: a 12-inch chart is at least ~1,700 pixels wide"

@@ -303,7 +303,7 @@ def _stub_history(scratch_dir: Path) -> tuple[list[BaseMessage], float]:
 
 
 def test_recall_via_a_visible_scratch_path_reads_the_file_and_answers(tools, workspace):
-    history, mean = _stub_history(workspace.scratch_dir)
+    history, mean = _stub_history(workspace.conversation_scratch_dir)
     _, turns = run_turns(OfflineModel(), tools, ["What was the average SOFR rate?"], history=history)
     assert calls_of(turns[0]) == [("read_file", {"path": "scratch/chartbook_load_data_money_markets_sofr_1a2b3c4d.txt",
                                                  "limit": 2000})]
@@ -311,7 +311,7 @@ def test_recall_via_a_visible_scratch_path_reads_the_file_and_answers(tools, wor
 
 
 def test_recall_of_rows_behind_an_offload_stub_reads_the_file_first(tools, workspace):
-    history, mean = _stub_history(workspace.scratch_dir)
+    history, mean = _stub_history(workspace.conversation_scratch_dir)
     _, turns = run_turns(OfflineModel(), tools, ["What is the mean of those SOFR rates you loaded?"], history=history)
     assert f"{mean:.4f}" in answer_of(turns[0])
 
@@ -405,7 +405,7 @@ def test_recall_via_a_visible_archive_uses_search_archive(tools):
 
 
 def test_a_statistic_whose_rows_were_offloaded_is_computed_from_the_file(workspace):
-    history, mean = _stub_history(workspace.scratch_dir)
+    history, mean = _stub_history(workspace.conversation_scratch_dir)
     stub = history[2].content
     read_file = next(t for t in make_tools(workspace) if t.name == "read_file")
 
@@ -494,9 +494,9 @@ def test_a_request_naming_a_file_reads_that_file_only() -> None:
 
 def test_a_statistic_behind_a_stub_follows_read_back_pages_to_the_end(workspace):
     """Contract 3: a read-back may come one page at a time; the model reads every page before computing."""
-    history, _ = _stub_history(workspace.scratch_dir)
+    history, _ = _stub_history(workspace.conversation_scratch_dir)
     path = "scratch/chartbook_load_data_money_markets_sofr_1a2b3c4d.txt"
-    lines = (workspace.scratch_dir / path.split("/", 1)[1]).read_text().splitlines()
+    lines = (workspace.conversation_scratch_dir / path.split("/", 1)[1]).read_text().splitlines()
     frame = Catalog().load("money_markets", "sofr", columns=["rate"], limit=40)
 
     @tool

@@ -80,14 +80,40 @@ def test_lessons_1_to_3_use_the_context_lab(path):
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.name)
-def test_a_lesson_ends_with_2_to_4_exercises_each_followed_by_its_check(path):
+def test_a_lesson_ends_with_3_to_6_exercises_each_followed_by_its_check(path):
     sources = code_cells(read(path))
     checks = [(number, name) for number, source in enumerate(sources) for name in checks_called(source)]
-    assert 2 <= len(checks) <= 4
+    assert 3 <= len(checks) <= 6
     for number, name in checks:
         assert name in exercises.__all__
         assert re.search(r"= \.\.\.", sources[number - 1]), f"{name} follows a cell to fill in"
-    assert checks[-1][0] == len(sources) - 1, "the exercises close the lesson"
+    assert checks[-1][0] == len(sources) - 1, "the exercises close the lesson's code"
+    assert any("check_why_" in name or "check_what_" in name for _, name in checks), "one checked question on why"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.name)
+def test_a_lesson_numbers_its_exercises_points_to_hints_and_shows_no_unformatted_placeholder(path):
+    notebook = read(path)
+    lesson = int(path.name[:2])
+    markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    numbers = re.findall(r"\*\*Exercise (\d+\.\d+):", markdown)
+    assert numbers and all(number.startswith(f"{lesson}.") for number in numbers)
+    assert sorted(numbers) == sorted(number for number in exercises.EXERCISES if number.startswith(f"{lesson}."))
+    assert "hint(" in markdown
+    assert not re.search(r"\{[A-Z_]+\}", markdown), "a placeholder such as {RECALL_GAP} reached the page"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.name)
+def test_a_lesson_ends_with_a_recap_of_3_to_5_questions_with_answers_and_the_research_it_simulates(path):
+    notebook = read(path)
+    markdown = [cell.source for cell in notebook.cells if cell.cell_type == "markdown"]
+    (recap,) = [text for text in markdown if text.startswith("## Recap")]
+    questions = re.findall(r"^\d+\. \*\*(.+?)\*\*$", recap, re.MULTILINE)
+    assert 3 <= len(questions) <= 5 and all(question.endswith("?") for question in questions)
+    assert recap.count("<details><summary>Answer</summary>") == len(questions)
+    (research,) = [text for text in markdown if text.startswith("## The research this lesson simulates")]
+    assert re.search(r"\(\[arXiv:\d{4}\.\d{4,5}\]|\]\(https://", research), "each citation links to its source"
+    assert markdown[-1] == research and markdown[-2] == recap, "the lesson closes with its recap and its research"
 
 
 def test_the_solutions_call_every_check_the_lessons_call_and_pass_them():
@@ -105,3 +131,12 @@ def test_the_readme_lists_every_lesson_and_the_solutions():
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     for path in [*LESSONS, SOLUTIONS]:
         assert str(path.relative_to(PROJECT_ROOT)) in readme
+
+
+def test_the_lessons_name_the_context_bars_colours_as_it_draws_them():
+    from flawedcode.lab.bar import colour_key
+
+    pages = {path.name: "\n".join(cell.source for cell in read(path).cells if cell.cell_type == "markdown") for path in LESSONS}
+    assert colour_key().rstrip(".") in pages["01_memory_and_context_rot_v1.ipynb"]
+    for name, text in pages.items():
+        assert not re.search(r"\b(?:red|blue) for (?:tool|the model)", text), f"{name} names a colour the bar does not draw"

@@ -232,3 +232,14 @@ def test_a_summary_breaks_the_cache_where_it_rewrites_the_history(tmp_path):
 
 def agent_share_of_v1(tmp_path):
     return run_agent(AgentV1, tmp_path / "v1", TURNS * 3).log.totals()["cacheable_share"]
+
+
+def test_the_cost_preview_prices_cacheable_input_at_the_cached_price():
+    from flawedcode.bench.cost import CostPreview, pricing_of
+
+    pricing = pricing_of("openai:gpt-5-mini")
+    plain = CostPreview("openai:gpt-5-mini", 1, 10, 1_000_000, 0, pricing)
+    cached = CostPreview("openai:gpt-5-mini", 1, 10, 1_000_000, 0, pricing, cached_input_tokens=800_000)
+    assert plain.cost_usd == pytest.approx(0.25)
+    assert cached.cost_usd == pytest.approx(0.2 * 0.25 + 0.8 * 0.025)
+    assert "800,000 of them cacheable" in cached.text() and "$0.025 per million cached input tokens" in cached.text()

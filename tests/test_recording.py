@@ -54,6 +54,7 @@ def send_all(agent: BaseAgent, steps: list[str]) -> str | None:
     return None
 
 
+@pytest.mark.slow  # the long session, once per agent
 @pytest.mark.parametrize("name", ["v2", *PEERS])
 def test_every_call_of_the_long_session_is_in_the_totals(name: str, tmp_path: Path) -> None:
     if name == "deepagents":

@@ -130,13 +130,14 @@ def test_a_changed_request_fails_with_one_line_naming_it(monkeypatch, capsys, tm
     run(monkeypatch, capsys, "chat", "--record", str(chat), stdin=LESSON_INPUT)
     changed = LESSON_INPUT.replace("Now get docs for money_markets/sofr", "Now get docs for money_markets/effr")
     code, out, err = run(monkeypatch, capsys, "chat", "--model", f"replay:{chat}", stdin=changed)
-    assert code == 0, "the REPL goes on"
-    first_error = next(line for line in err.splitlines() if line.startswith("error:"))
-    number = re.match(r"error: v2: the turn failed: replay: request (\d+) is not in the recording chat\.jsonl", first_error)
-    assert number, first_error
+    assert code == 2, "the replay stops at the first miss"
+    assert len(err.strip().splitlines()) == 1, err
+    number = re.match(r"flawedcode: error: replay: request (\d+) is not in the recording chat\.jsonl", err.strip())
+    assert number, err
     assert re.search(rf"the closest recorded request \(#{number.group(1)}\) differs at message \d+ \(human\): recorded '",
-                     first_error)
-    assert "sofr" in first_error and "effr" in first_error
+                     err)
+    assert "sofr" in err and "effr" in err
+    assert out.count("you> ") == 3 and "you> What was my original goal?" not in out, "no later turn was tried"
 
 
 def test_a_recorded_overflow_replays_as_an_overflow(tmp_path):

@@ -8,56 +8,24 @@ cannot work, nothing printed that the user did not need.
 
 from __future__ import annotations
 
-import io
-import sys
 import time
-from pathlib import Path
 
 import openai
 import pytest
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from openai_imitation import GEMINI_OVERFLOW, HTML_PAGE, ImitationServer
+from openai_imitation import GEMINI_OVERFLOW, HTML_PAGE, ImitationServer, agent_on, run_chat, send_all
 
 from flawedcode import cli, notices
-from flawedcode.agents import AgentError, make_agent
+from flawedcode.agents import AgentError
 from flawedcode.demo import LESSON_STEPS
 from flawedcode.models import context_overflow_from, explain_model_error, get_model
 from flawedcode.models.replies import REASONING_KEY
-from flawedcode.tools import Workspace
 
 
 @pytest.fixture(autouse=True)
 def _fresh_notices():
     notices.forget()
-
-
-def workspace(tmp_path: Path, name: str = "ws") -> Workspace:
-    return Workspace.create(tmp_path / name, tmp_path / "scratch", tmp_path / "archives")
-
-
-def agent_on(server: ImitationServer, tmp_path: Path, version: str = "v2", **model_options):
-    model = get_model(f"openai:{server.model}", base_url=server.base_url, max_retries=model_options.pop("max_retries", 0),
-                      timeout_seconds=model_options.pop("timeout_seconds", 10), **model_options)
-    return make_agent(version, model=model, workspace=workspace(tmp_path, f"ws-{version}"))
-
-
-def send_all(agent, steps) -> tuple[list[str], list[str]]:
-    replies, failures = [], []
-    for step in steps:
-        try:
-            replies.append(agent.send(step))
-        except AgentError as error:
-            failures.append(str(error))
-            replies.append("")
-    return replies, failures
-
-
-def run_chat(monkeypatch, capsys, stdin: str, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-    code = cli.main(["chat", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # --- 2. tool calls without an id ---------------------------------------------------------------------
@@ -218,6 +186,28 @@ def test_a_trickling_server_fails_within_the_deadline_with_one_line(monkeypatch,
                       "overloaded. Try again, or raise the timeout (--timeout, or timeout_seconds in the config)."]
 
 
+def test_a_trickling_stream_fails_within_the_deadline_too(tmp_path):
+    with ImitationServer(trickle=(1,), trickle_interval=0.3) as server:
+        agent = agent_on(server, tmp_path, streaming=True, timeout_seconds=2)
+        started = time.monotonic()
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+        elapsed = time.monotonic() - started
+    assert elapsed < 6, elapsed
+    assert "The model server did not answer within 2 s" in str(failed.value)
+
+
+@pytest.mark.parametrize(("status", "advice"), [(404, "check the base URL"), (200, "check the base URL"),
+                                                (502, "try again later")])
+def test_a_web_page_instead_of_the_api_is_said_in_one_sentence(status, advice, tmp_path):
+    with ImitationServer(errors={n: (status, HTML_PAGE) for n in (1, 2, 3)}) as server:
+        agent = agent_on(server, tmp_path, max_retries=0)
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+    line = str(failed.value)
+    assert "web page (HTML)" in line and advice in line and "<" not in line
+
+
 def test_a_long_wait_is_said_before_it_starts(tmp_path, capsys):
     limited = (429, {"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}})
     with ImitationServer(errors={1: limited}, headers={1: {"Retry-After": "3"}}) as server:
@@ -260,3 +250,144 @@ def test_a_404_names_the_models_the_server_serves(tmp_path, capsys):
         with pytest.raises(AgentError) as failed:
             agent.send("List ChartBook dataframes")
     assert "has no model 'llama3' (404); it serves: llama3.1:8b, qwen2.5-coder:7b." in str(failed.value)
+
+
+# --- 1. no false truncation alarms; a real truncation still found ---------------------------------------
+
+LONGER_SESSION = [*LESSON_STEPS, "Load 50 rows of EFFR data", "Get docs for fed_yield_curve", "Load 30 rows of SOFR data",
+                  "Get docs for money_markets/effr", "What was my original goal?"]
+
+
+@pytest.mark.parametrize("role_scales", [
+    {"tool": 1.2, "system": 0.8, "human": 0.8, "ai": 0.8},  # counts tool output high, prose low
+    {"tool": 0.8, "system": 1.2, "human": 1.2, "ai": 1.2},  # the other way round
+    {"tool": 1.0, "system": 1.6, "human": 1.6, "ai": 1.6},  # always counts more than was sent, less so as results pile up
+    {"usage": "uncached"},  # counts only what it had not cached (a reused prefix is skipped)
+])
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_a_server_with_its_own_tokenizer_is_never_taken_for_truncating(role_scales, version, tmp_path, capsys):
+    scales = dict(role_scales)
+    usage = scales.pop("usage", "normal")
+    with ImitationServer(role_scales=scales, usage=usage) as server:
+        agent = agent_on(server, tmp_path, version)
+        replies, failures = send_all(agent, LONGER_SESSION)
+    err = capsys.readouterr().err
+    assert failures == [] and "truncated the prompt" not in err
+    assert agent.log.totals()["truncated_calls"] == 0 and agent.log.truncated_window_tokens is None
+    assert agent.log.budget_tokens == 8_192 and "budget_lowered" not in [event.kind for event in agent.events]
+
+
+def usage_reply(reported: int) -> AIMessage:
+    return AIMessage("ok", usage_metadata={"input_tokens": reported, "output_tokens": 5, "total_tokens": reported + 5},
+                     response_metadata={"model_provider": "openai", "model_name": "my-model"})
+
+
+def test_one_surprising_count_is_not_truncation_two_in_a_row_are_and_the_warning_says_how_it_was_read(capsys):
+    from flawedcode.telemetry import SessionLog
+
+    log = SessionLog(agent_name="v2", budget_tokens=8_192)
+    surprise = [(1_000, 1_050), (1_600, 1_690), (2_300, 1_480)]  # one surprising count, then back to normal
+    normal = [(2_500 + 100 * n, int((2_500 + 100 * n) * 1.06)) for n in range(10)]
+    flat = [(4_000, 3_400), (4_900, 3_410)]  # then a flat count while the prompt grows: truncation
+    for sent, reported in [*surprise, *normal]:
+        log.record_call(sent, 5, usage_reply(reported), 0.1)
+    assert not any(call.truncated for call in log.calls) and "truncated" not in capsys.readouterr().err
+    for sent, reported in flat:
+        log.record_call(sent, 5, usage_reply(reported), 0.1)
+    assert [call.index for call in log.calls if call.truncated] == [13, 14]
+    assert log.truncated_window_tokens == int(3_410 / log.steady_ratio())
+    err = capsys.readouterr().err
+    assert err.count("truncated the prompt") == 1
+    assert ("it reported 3,400 input tokens for the 4,000 flawedcode sent (v2, call 13) and 3,410 for 4,900 (call 14). "
+            "Read as truncation on two calls in a row (call 13: the prompt grew by 600 tokens and the server's count "
+            "fell by 204; call 14: the prompt grew by 900 tokens and the server's count grew by 10; its other calls "
+            "counted 1.06x") in err
+    truncated = [event for event in log.events if event.kind == "truncated"]
+    assert len(truncated) == 1 and truncated[0].call_index == 13, "the chart marks where it started"
+
+
+def test_a_count_at_or_above_what_was_sent_is_never_truncation(capsys):
+    from flawedcode.telemetry import SessionLog
+
+    log = SessionLog(agent_name="v1", budget_tokens=8_192)
+    for sent, reported in [(1_000, 1_300), (2_000, 2_600), (2_611, 2_730), (3_500, 3_510), (4_400, 4_420)]:
+        log.record_call(sent, 5, usage_reply(reported), 0.1)
+    assert not any(call.truncated for call in log.calls) and "truncated" not in capsys.readouterr().err
+
+
+# --- 3. the cost guard -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("usage", ["zeros", "no_prompt"])
+def test_a_usage_of_zeros_is_priced_from_the_exact_count(usage, tmp_path):
+    with ImitationServer(usage=usage) as server:
+        agent = agent_on(server, tmp_path, "v1")
+        agent.send("List ChartBook dataframes")
+    calls = agent.log.calls
+    assert all(call.reported_input_tokens is None for call in calls), "zero is 'not reported', never 'free'"
+    counted_in = sum(call.input_tokens for call in calls)
+    assert agent.log.cost_usd() >= counted_in * 0.15 / 1e6 > 0
+
+
+def test_cached_tokens_are_priced_at_the_cached_rate(tmp_path):
+    from flawedcode.models import profile_for
+
+    profile = profile_for("gpt-4o-mini")
+    with ImitationServer(cached_tokens=1_024) as server:
+        agent = agent_on(server, tmp_path, "v1")
+        agent.send("List ChartBook dataframes")
+    usages = [payload["usage"] for _, payload in server.responses]
+    cached = sum(usage["prompt_tokens_details"]["cached_tokens"] for usage in usages)
+    billed = sum((usage["prompt_tokens"] - usage["prompt_tokens_details"]["cached_tokens"]) * profile.input_per_million
+                 + usage["prompt_tokens_details"]["cached_tokens"] * profile.cached_input_per_million
+                 + usage["completion_tokens"] * profile.output_per_million for usage in usages) / 1e6
+    assert cached > 0 and profile.cached_input_per_million < profile.input_per_million
+    assert agent.log.cost_usd() == pytest.approx(billed, abs=1e-6)
+
+
+@pytest.mark.parametrize("usage", ["zeros", "no_prompt"])
+def test_bench_max_cost_trips_on_a_server_that_reports_zero_prompt_tokens(usage, monkeypatch, capsys, tmp_path):
+    with ImitationServer(usage=usage) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code = cli.main(["bench", "--agents", "v2", "--tasks", "goal_short", "--runs", "3", "--yes", "--max-cost", "0.002",
+                         "--model", "openai:gpt-4o-mini", "--out", str(tmp_path / "bench")])
+        sent = len(server.requests)
+    err = capsys.readouterr().err
+    # one run is 9 calls, ~25,500 input and ~740 output tokens: ~$0.0043 at $0.15 / $0.60 per million
+    assert code == 0 and "reached --max-cost $0.0020" in err
+    assert sent <= 9, "it stopped within the first run, as the real spend passed the cap"
+
+
+# --- 8. the terminal ----------------------------------------------------------------------------------------
+
+TERMINAL_ATTACKS = ("\x1b[2J\x1b[H", "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b]0;pwned\x07", "\x00", "\x9b31m",
+                    "\u202egnp.exe", "\u2066hidden\u2069", "\u200b", "line\roverwritten", "\x08\x08\x08")
+
+
+def unsafe_characters(text: str) -> set[str]:
+    import unicodedata
+
+    return {character for character in text if character not in "\n\t"
+            and unicodedata.category(character) in ("Cc", "Cf", "Cs", "Zl", "Zp")}
+
+
+def test_nothing_a_model_or_a_server_writes_reaches_the_terminal_as_a_control(monkeypatch, capsys):
+    attack = "".join(TERMINAL_ATTACKS)
+    bad = (500, {"error": {"message": f"backend down {attack}", "type": "server_error"}})
+    with ImitationServer(inject=attack, errors={3: bad, 4: bad, 5: bad}) as server:  # failed, retried twice
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        code, out, err = run_chat(monkeypatch, capsys, f"List ChartBook dataframes\nRead notes{attack}.txt\n"
+                                  "What was my original goal?\n", "--model", "openai:gpt-4o-mini")
+    assert code == 0
+    assert unsafe_characters(out) == set() and unsafe_characters(err) == set()
+    assert "\\x1b[2J" in out and "\\u202egnp.exe" in out, "shown, escaped, not dropped"
+    assert "backend down \\x1b[2J" in err
+    assert "5 dataframes" in out and "\n" in out and "\t" not in attack
+
+
+def test_printable_keeps_text_newlines_and_tabs():
+    from flawedcode.infra.safe_text import printable
+
+    text = "Résumé: 中文, emoji 🙂, math ∑, a\ttab\nand a new line"
+    assert printable(text) == text
+    assert printable("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m"
+    assert printable("\u202e\U000e0041") == "\\u202e\\U000e0041"

@@ -53,13 +53,20 @@ def sha256_of(path: Path) -> str:
 # ----------------------------------------------------------------- offline encodings
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _seeded_cache() -> None:
+    """Tests here compare with plain tiktoken and langchain-openai, which read the seeded cache: seed it first,
+    as a user who calls them directly does (importing flawedcode no longer does it)."""
+    ensure_tiktoken_cache()
+
+
 @pytest.mark.filterwarnings("ignore:A test tried to use socket")
 def test_sockets_are_blocked_and_cache_holds_the_seeded_files() -> None:
     with pytest.raises(SocketConnectBlockedError):
         socket.create_connection(("93.184.216.34", 443), timeout=1)
 
-    cache_dir = Path(os.environ["TIKTOKEN_CACHE_DIR"])
-    assert cache_dir == ensure_tiktoken_cache()
+    cache_dir = ensure_tiktoken_cache()
+    assert cache_dir == Path(os.environ["TIKTOKEN_CACHE_DIR"])
     for bundled in BUNDLED_ENCODINGS:
         seeded = cache_dir / hashlib.sha1(bundled.url.encode()).hexdigest()
         assert seeded.is_file(), f"{bundled.name} not seeded in {cache_dir}"
@@ -141,11 +148,14 @@ def _run_offline_python(code: str, env_overrides: dict[str, str]) -> subprocess.
     )
 
 
-def test_import_sets_a_default_cache_dir_and_tiktoken_works_offline(tmp_path: Path) -> None:
+def test_import_changes_nothing_and_the_first_count_seeds_the_cache(tmp_path: Path) -> None:
     result = _run_offline_python(
         """
         import os
+        from pathlib import Path
         import flawedcode.tokens
+        print("TIKTOKEN_CACHE_DIR" in os.environ, Path(os.environ["HOME"], ".cache").exists())
+        print(flawedcode.tokens.count_text("hello world"))
         import tiktoken
         from langchain_core.messages import HumanMessage
         from langchain_openai import ChatOpenAI
@@ -156,7 +166,9 @@ def test_import_sets_a_default_cache_dir_and_tiktoken_works_offline(tmp_path: Pa
         {"HOME": str(tmp_path)},
     )
     assert result.returncode == 0, result.stderr
-    cache_dir, ids, langchain_count = result.stdout.splitlines()
+    after_import, count, cache_dir, ids, langchain_count = result.stdout.splitlines()
+    assert after_import == "False False", "importing flawedcode.tokens set no variable and wrote no file"
+    assert count == "2"
     assert Path(cache_dir) == tmp_path / ".cache" / "flawedcode" / "tiktoken"
     assert len(list(Path(cache_dir).iterdir())) == 2
     assert ids == "[24912, 2375]"
@@ -170,8 +182,9 @@ def test_unwritable_home_falls_back_to_a_temporary_cache_dir(tmp_path: Path) -> 
         """
         import os
         import flawedcode.tokens
+        count = flawedcode.tokens.count_text("hello world")
         print(os.environ["TIKTOKEN_CACHE_DIR"])
-        print(flawedcode.tokens.count_text("hello world"))
+        print(count)
         """,
         {"HOME": str(home_that_is_a_file)},
     )

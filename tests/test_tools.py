@@ -18,7 +18,9 @@ import pytest
 
 from flawedcode import paths
 from flawedcode.catalog import Catalog
-from flawedcode.tools import READ_TOOLS, Workspace, make_tools
+from flawedcode.config import OffloadConfig
+from flawedcode.context.offload import exempt_tools, should_offload
+from flawedcode.tools import TOOL_SPECS, Workspace, make_tools, read_only_tools
 
 TOOL_ORDER = [
     "chartbook_list",
@@ -72,8 +74,21 @@ def test_every_tool_and_argument_is_described_for_the_model(workspace, catalog):
             assert schema.get("description"), f"{each.name}.{argument} has no description"
 
 
-def test_read_tools_are_the_ones_the_offload_wrapper_must_leave_alone():
-    assert READ_TOOLS == frozenset({"read_file", "list_files", "search_files", "search_archive"})
+def test_read_tools_are_the_ones_the_offload_wrapper_must_leave_alone(tmp_path):
+    assert read_only_tools() == ["read_file", "list_files", "search_files", "search_archive"]
+    assert exempt_tools(OffloadConfig()) == read_only_tools()
+    assert exempt_tools(OffloadConfig(exempt_tools=["run_python"])) == [*read_only_tools(), "run_python"]
+    big = "x" * 20_000
+    assert not should_offload(big, "search_files", OffloadConfig()) and should_offload(big, "chartbook_get_docs", OffloadConfig())
+
+
+def test_every_tool_an_agent_gets_has_a_registry_entry(tmp_path):
+    from flawedcode.agents import AGENTS
+
+    for version, agent_class in AGENTS.items():
+        agent = agent_class(workspace=Workspace.create(tmp_path / version))
+        unregistered = [tool.name for tool in agent.tools if tool.name not in TOOL_SPECS]
+        assert not unregistered, f"{version}: register these in flawedcode.tools.TOOL_SPECS: {unregistered}"
 
 
 # ----------------------------------------------------------------------------- chartbook tools
@@ -196,7 +211,8 @@ def test_read_file_returns_a_header_and_the_raw_lines(call, workspace):
 
 def test_read_file_pages_through_an_offloaded_scratch_file(call, workspace):
     lines = [f"row {number}, value {number * 1.5}" for number in range(450)]
-    (workspace.scratch_dir / "chartbook_load_data_3f2a9c1d.txt").write_text("\n".join(lines) + "\n")
+    workspace.conversation_scratch_dir.mkdir(parents=True)
+    (workspace.conversation_scratch_dir / "chartbook_load_data_3f2a9c1d.txt").write_text("\n".join(lines) + "\n")
     path = "scratch/chartbook_load_data_3f2a9c1d.txt"
 
     first = call("read_file", path=path).splitlines()
@@ -211,6 +227,7 @@ def test_read_file_pages_through_an_offloaded_scratch_file(call, workspace):
 
 
 def test_read_file_reads_an_archive(call, workspace):
+    workspace.archive_scope = "conv-1"  # the conversation the tools serve (an agent sets it)
     archive = workspace.archive_dir / "conv-1" / "archive.md"
     archive.parent.mkdir(parents=True)
     archive.write_text("# Archive\nOriginal goal: compare SOFR and EFFR\n")
@@ -328,7 +345,8 @@ def test_list_files_lists_the_demo_project(call):
 
 
 def test_list_files_lists_scratch_and_subfolders(call, workspace):
-    (workspace.scratch_dir / "result_1.txt").write_text("hello")
+    workspace.conversation_scratch_dir.mkdir(parents=True)
+    (workspace.conversation_scratch_dir / "result_1.txt").write_text("hello")
     call("write_file", path="notes/a.txt", content="a")
     assert "scratch/result_1.txt (5 bytes)" in call("list_files", path="scratch").splitlines()
     listing = call("list_files").splitlines()
@@ -370,7 +388,7 @@ def test_search_files_stops_a_catastrophic_regex_with_a_note(call, workspace):
     result = call("search_files", pattern=r"(a|aa)+$|ok", path="trap.txt")
     assert time.monotonic() - started < 10  # unbounded, this one pattern backtracks for minutes
     assert result.splitlines()[0] == "trap.txt:1: ok a line"
-    assert "stopped after 2 s of matching, at trap.txt:2" in result and "simpler pattern" in result
+    assert "stopped after 2 s, at trap.txt:2" in result and "simpler pattern" in result
 
 
 def test_search_files_with_no_match_says_so(call):
@@ -379,7 +397,8 @@ def test_search_files_with_no_match_says_so(call):
 
 
 def test_search_files_searches_scratch(call, workspace):
-    (workspace.scratch_dir / "docs_repo.txt").write_text("intro\nhaircut: the collateral discount\n")
+    workspace.conversation_scratch_dir.mkdir(parents=True)
+    (workspace.conversation_scratch_dir / "docs_repo.txt").write_text("intro\nhaircut: the collateral discount\n")
     assert call("search_files", pattern="haircut", path="scratch") == (
         "scratch/docs_repo.txt:2: haircut: the collateral discount"
     )
@@ -445,7 +464,7 @@ def processes_with(marker: str) -> list[int]:
 
 
 def test_run_python_bounds_megabytes_of_output(call):
-    code = "print('START'); print('x' * 5_000_000); print('y' * 3_000_000); print('END')"
+    code = "print('START'); print('x' * 1_500_000); print('y' * 500_000); print('END')"  # 2 MB: 200 times the bound
     result = call("run_python", code=code)
     assert len(result) < 10_500
     assert result.startswith("# exit code 0\nSTART")
@@ -507,9 +526,10 @@ def test_workspace_create_refuses_a_folder_that_is_not_empty(tmp_path):
 
 def test_display_paths(workspace):
     assert workspace.display_path(workspace.root / "analyze.py") == "analyze.py"
-    assert workspace.display_path(workspace.scratch_dir / "x.txt") == "scratch/x.txt"
+    assert workspace.display_path(workspace.conversation_scratch_dir / "x.txt") == "scratch/x.txt"
+    assert workspace.display_path(workspace.scratch_dir / "other-conversation" / "x.txt") == "(outside the workspace)"
     assert workspace.display_path(workspace.archive_dir / "c1" / "archive.md") == "archives/c1/archive.md"
-    assert workspace.resolve("scratch/x.txt", for_write=False) == workspace.scratch_dir / "x.txt"
+    assert workspace.resolve("scratch/x.txt", for_write=False) == workspace.conversation_scratch_dir / "x.txt"
 
 
 def test_the_demo_project_volatility_bug_is_real(call, workspace):

@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -93,6 +92,8 @@ class BaseAgent:
 
     def build_graph(self, middleware: list[AgentMiddleware]) -> Any:
         """The ReAct loop itself: LangChain's ``create_agent`` with this agent's tools and middleware."""
+        from langchain.agents import create_agent  # on first use: importing flawedcode.agents stays light
+
         return create_agent(self.model, tools=self.tools, system_prompt=self.config.system_prompt, middleware=middleware)
 
     def send(self, text: str) -> str:

@@ -33,6 +33,7 @@ from flawedcode.context import (  # NEW in v2
     ContextBudget,
     ConversationArchive,
     SummaryOutcome,
+    budget_guards,
     make_search_archive_tool,
     maybe_offload,
     maybe_summarize,
@@ -60,7 +61,9 @@ class AgentV2(BaseAgent):
         budget = ContextBudget(self.budget_tokens, self.fixed_tokens, self.config.summarization, self.log)
         lesson = ManageContext(self, budget)
         # NEW in v2: the guards (back-off, compaction, overflow retry, read-back paging, repair) in one line
-        return with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model)
+        return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model),
+                *budget_guards(budget, counter=self.counter, log=self.log, scratch_dir=self.workspace.scratch_dir,
+                               config=self.config.offload)]  # NEW in v2: never over the budget (context/budget_guard.py)
 
     def reset(self, conversation_id: str | None = None) -> None:
         super().reset(conversation_id)
@@ -104,6 +107,7 @@ class ManageContext(AgentMiddleware):
         if not isinstance(result, ToolMessage) or not isinstance(result.content, str):
             return result
         call, agent = request.tool_call, self.agent
-        content = maybe_offload(result.content, call["name"], call.get("args"), scratch_dir=agent.workspace.scratch_dir,
-                                config=agent.config.offload, encoding=agent.counter.encoding_name, log=agent.log)
+        content = maybe_offload(result.content, call["name"], call.get("args"),
+                                scratch_dir=agent.workspace.conversation_scratch_dir, config=agent.config.offload,
+                                encoding=agent.counter.encoding_name, log=agent.log)
         return result if content == result.content else result.model_copy(update={"content": content})

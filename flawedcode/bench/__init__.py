@@ -31,6 +31,7 @@ from flawedcode.bench.agent_specs import (
 )
 from flawedcode.bench.checks import CheckResult, evaluate, goal_kept, numbers_in
 from flawedcode.bench.cost import CostGuard, CostLimitReached, CostPreview, pricing_of
+from flawedcode.bench.outdir import BenchOutputError
 from flawedcode.bench.peers import PEERS, deepagents_missing
 from flawedcode.bench.records import ProbeRecord, RunRecord, RunsFile, read_runs
 from flawedcode.bench.runner import (
@@ -60,7 +61,7 @@ from flawedcode.bench.tasks import (
 )
 
 __all__ = [
-    "BENCH_WINDOW_TOKENS", "CHECK_KINDS", "AgentEntry", "AgentSpecError", "Check", "CheckResult", "CostGuard",
+    "BENCH_WINDOW_TOKENS", "CHECK_KINDS", "AgentEntry", "AgentSpecError", "BenchOutputError", "Check", "CheckResult", "CostGuard",
     "CostLimitReached", "CostPreview", "DEFAULT_AGENTS", "KNOWN_AGENTS", "PEERS", "ProbeRecord", "RunRecord", "RunsFile",
     "SpendingDeclined", "Step", "Suite", "Task", "TaskFileError", "bench_model", "build_agent", "builtin_task_files",
     "deepagents_missing", "evaluate", "goal_kept", "is_offline", "load_task_file", "load_tasks", "numbers_in",

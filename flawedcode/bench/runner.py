@@ -30,7 +30,9 @@ Rules:
   again, with one line saying what changed;
 - ``concurrency > 1`` runs in threads (useful for real models, which wait on
   the network); lines are appended under a lock, so the file stays valid;
-- ``max_cost_usd``: see ``cost.py`` (checked before every turn).
+- ``max_cost_usd``: see ``cost.py`` (checked before every turn);
+- ``out_dir`` is used only when the benchmark wrote it (a marker), by one benchmark at a
+  time (a lock), and a full disk ends it in one line, resumable (see ``outdir.py``).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from flawedcode.bench.agent_specs import (
 )
 from flawedcode.bench.checks import evaluate
 from flawedcode.bench.cost import CostGuard, CostLimitReached, CostPreview, pricing_of
+from flawedcode.bench.outdir import DISK_FULL, claim, disk_error
 from flawedcode.bench.probes import ProbeWatcher, end_of_run_facts, probe_items, probe_records
 from flawedcode.bench.records import (
     ProbeKind,
@@ -202,6 +205,8 @@ def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_
             guard.check(agent.log.totals()["estimated_cost_usd"] or 0.0)
         before = wrapper_overhead_seconds(agent)
         watcher.arm(step.probe is not None)
+        if step.new_conversation:
+            agent.reset()  # a new conversation in the same workspace (memory across conversations)
         try:
             reply = agent.send(step.say)
         except Exception as failure:  # one failed turn ends the run; the record says where and why
@@ -251,7 +256,7 @@ def wrapper_overhead_seconds(agent: BaseAgent) -> float:
 
 def _fresh_workspace(run_dir: Path) -> Workspace:
     if run_dir.exists():
-        shutil.rmtree(run_dir)  # a failed run being retried; everything under out_dir is ours
+        shutil.rmtree(run_dir)  # a failed run being retried; workspaces/ is ours (the marker rule, outdir.py)
     return Workspace.create(run_dir / "project", scratch_dir=run_dir / "scratch", archive_dir=run_dir / "archives")
 
 
@@ -282,8 +287,12 @@ def run(agents: Iterable[str | AgentEntry], tasks: list[Task], runs: int, out_di
 def run_suite(suite: Suite, out_dir: str | Path, concurrency: int = 1, resume: bool = True, progress: bool = True,
               on_record: Callable[[RunRecord], None] | None = None, max_cost_usd: float | None = None) -> list[RunRecord]:
     """``run`` for an already-resolved suite; returns the new records."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    with claim(out_dir):  # ours, and no other benchmark writing there (see outdir.py)
+        return _run_suite(suite, Path(out_dir), concurrency, resume, progress, on_record, max_cost_usd)
+
+
+def _run_suite(suite: Suite, out_dir: Path, concurrency: int, resume: bool, progress: bool,
+               on_record: Callable[[RunRecord], None] | None, max_cost_usd: float | None) -> list[RunRecord]:
     if not resume and runs_path(out_dir).exists():
         runs_path(out_dir).unlink()
     if resume:
@@ -377,6 +386,18 @@ def run_benchmark(agents: Iterable[str | AgentEntry] = DEFAULT_AGENTS, task_name
     """
     tasks = load_tasks(task_names, tasks_file)
     suite = Suite(list(agents), tasks, runs, model, settings, settings_source)
+    try:
+        with claim(out_dir):
+            return _run_and_score(suite, tasks, model, out_dir, concurrency, resume, max_cost_usd, before_spending, progress)
+    except OSError as error:
+        if error.errno not in DISK_FULL:
+            raise
+        raise disk_error(Path(out_dir), error) from None
+
+
+def _run_and_score(suite: Suite, tasks: list[Task], model: str | ModelOptions | None, out_dir: str | Path,
+                   concurrency: int, resume: bool, max_cost_usd: float | None,
+                   before_spending: Callable[[CostPreview], bool] | None, progress: bool) -> str:
     if max_cost_usd is not None and not is_offline(model) and not pricing_of(str(model)).profile.priced:
         raise ModelConfigError(f"--max-cost needs the model's prices, and none are known for {model}; "
                                "run without --max-cost, or with a model listed in flawedcode/models/profiles.py")

@@ -147,6 +147,7 @@ class Step(_Strict):
     say: str = Field(min_length=1, description="The user's message for this turn.")
     checks: list[Check] = Field(default_factory=list, description="All must pass for the task to succeed.")
     probe: Literal["goal", "fact"] | None = Field(None, description="goal: reply must contain the task's goal.")
+    new_conversation: bool = Field(False, description="Start a new conversation before this step (the REPL's clear; v3's memory.md stays).")
 
 
 class Cycle(_Strict):

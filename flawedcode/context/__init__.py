@@ -13,6 +13,9 @@ What can go wrong, in one place (``resilience.py``, which v2 adds in one line: `
 back-off, compaction with no model, overflow retry, window learning, calibration, and
 
 - ``readback``: reading scratch/ or archives/ back returns a page that fits under the trigger;
+- ``budget_guard``: no request over the budget, whatever one turn brings in (a turn's results
+  offloaded by their total, workspace reads paged, the largest results stubbed as a last resort:
+  ``budget_guards``, which v2 adds in one line);
 - ``repair``: a tool call without a result gets a stand-in result (``repair_tool_calls``);
   a tool call cut off mid-arguments is answered, never run (``cut_off_tool_calls``).
 
@@ -22,7 +25,8 @@ wrappers know nothing of agent versions; an agent picks which ones it uses.
 
 from flawedcode.context.archive import ArchiveError, ConversationArchive, make_search_archive_tool
 from flawedcode.context.budget import ContextBudget
-from flawedcode.context.offload import maybe_offload, offload, should_offload
+from flawedcode.context.budget_guard import BudgetGuardMiddleware, budget_guards, fit_to_budget
+from flawedcode.context.offload import exempt_tools, maybe_offload, offload, should_offload
 from flawedcode.context.readback import ReadBackPagingMiddleware
 from flawedcode.context.repair import (
     CutOffToolCallsMiddleware,
@@ -42,8 +46,8 @@ from flawedcode.context.summarize import (
 
 __all__ = [
     "ArchiveError", "ConversationArchive", "make_search_archive_tool",
-    "ContextBudget",
-    "maybe_offload", "offload", "should_offload",
+    "ContextBudget", "BudgetGuardMiddleware", "budget_guards", "fit_to_budget",
+    "exempt_tools", "maybe_offload", "offload", "should_offload",
     "ReadBackPagingMiddleware",
     "CutOffToolCallsMiddleware", "RepairToolCallsMiddleware", "cut_off_tool_calls", "repair_tool_calls",
     "ContextGuards", "SummaryBackoff", "compact", "with_guards",

@@ -67,6 +67,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from flawedcode.infra.redact import redact_data
 from flawedcode.infra.safe_text import LONE_SURROGATE, escape_surrogates, has_surrogates
+from flawedcode.infra.safefs import check_folder_name
 from flawedcode.paths import write_atomically
 
 INDEX_NAME = "index.json"
@@ -230,7 +231,7 @@ class ConversationArchive:
     def restart(self, conversation_id: str) -> None:
         """Point at another conversation's folder (a new conversation starts an empty archive)."""
         with self._lock:
-            self.conversation_id = conversation_id
+            self.conversation_id = check_folder_name(conversation_id, "conversation id")  # never a folder elsewhere
             self.folder = self.archive_root / conversation_id
             self._entries: list[dict[str, Any]] = []
             self._entry_lines: list[str] = []  # each entry as written in index.json, so a write re-encodes only the new one

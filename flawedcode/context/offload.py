@@ -5,10 +5,16 @@ Rules (defaults in ``OffloadConfig``):
   or ``threshold_tokens`` (1,250) tokens. The token test matters for numeric tables:
   3,200 characters of CSV are 2,200 tokens, so a character threshold alone lets
   them through (characters / 4 under-counts them 2-3x). ``per_tool_chars`` overrides the character
-  threshold for one tool. Read tools (``read_file``, ``list_files``, ``search_files``,
-  ``search_archive``) are exempt, so reading an offloaded file back never offloads it again.
+  threshold for one tool. Read-only tools (``ToolSpec(read_only=True)`` in ``tools.TOOL_SPECS``:
+  ``read_file``, ``list_files``, ``search_files``, ``search_archive``) are exempt (``exempt_tools``),
+  so reading an offloaded file back never offloads it again.
 - The file is ``scratch/<tool>_<arguments>_<hash>.txt`` (the first ``HASH_DIGITS``, 16,
   hex digits of the content's SHA-256) and holds the result byte-identical (UTF-8). The
+  name's words come from the redacted arguments, leaving out any word that looks random
+  or is longer than ``MAX_NAME_WORD_CHARS`` (24): no secret reaches a name. Under an
+  agent, the file is saved in its conversation's folder, ``<scratch>/<conversation id>/``
+  (``Workspace.conversation_scratch_dir``), which is what ``scratch/`` means to that
+  conversation's tools: another conversation cannot list, search or read it. The
   same result always lands in the same file; a file of that name with other content is
   never overwritten (the name then takes more of the hash).
 - Byte-identical, with two exceptions, both visible: secrets are replaced first
@@ -55,14 +61,17 @@ from flawedcode import paths
 from flawedcode.config import OffloadConfig
 from flawedcode.constants import ENCODING_NAME
 from flawedcode.formats import STUB_PREFIX
-from flawedcode.infra.redact import redact
+from flawedcode.infra.redact import looks_random, redact
 from flawedcode.infra.safe_text import escape_surrogates, has_surrogates
 from flawedcode.paths import write_atomically
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import count_text
+from flawedcode.tools import read_only_tools
 
 HASH_DIGITS = 16
 """Hex digits of the content's SHA-256 in a scratch file's name (64 bits: no accidental collision in practice)."""
+MAX_NAME_WORD_CHARS = 24
+"""Longest word of a tool's arguments that goes into a scratch file's name (longer ones are left out)."""
 
 
 @dataclass(frozen=True)
@@ -77,9 +86,14 @@ class Offloaded:
     redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the saved file, by kind
 
 
+def exempt_tools(config: OffloadConfig) -> list[str]:
+    """The tools never offloaded: the read-only tools of the registry (``tools.TOOL_SPECS``), then the config's own."""
+    return list(dict.fromkeys([*read_only_tools(), *config.exempt_tools]))
+
+
 def should_offload(result: str, tool_name: str, config: OffloadConfig, encoding: str = ENCODING_NAME) -> bool:
     """True when ``result`` from ``tool_name`` is over its threshold and the tool is not exempt."""
-    if not config.enabled or tool_name in config.exempt_tools:
+    if not config.enabled or tool_name in exempt_tools(config):
         return False
     threshold_chars = config.per_tool_chars.get(tool_name, config.threshold_chars)
     if threshold_chars is not None and len(result) > threshold_chars:
@@ -159,9 +173,16 @@ def maybe_offload(result: str, tool_name: str, arguments: dict[str, Any] | None 
 
 
 def scratch_file_name(result: str, tool_name: str, arguments: dict[str, Any], digest: str | None = None) -> str:
-    """``<tool>_<argument values>_<content hash>.txt``: readable, and stable for the same content."""
-    words = [str(value) for value in arguments.values() if isinstance(value, (str, int, float)) and str(value)]
-    slug = re.sub(r"[^A-Za-z0-9]+", "_", "_".join(words)).strip("_")[:60]
+    """``<tool>_<argument words>_<content hash>.txt``: readable, and stable for the same content.
+
+    The words come from the arguments *after* redaction, and a word that looks random (a key of a
+    shape the redactor does not know, a hash) or is over ``MAX_NAME_WORD_CHARS`` is left out: a
+    file name is copied into stubs and archives, so it must never carry a secret.
+    """
+    values = [redact(str(value)).text for value in arguments.values() if isinstance(value, (str, int, float))]
+    words = [word for word in re.split(r"[^A-Za-z0-9]+", " ".join(values))
+             if word and len(word) <= MAX_NAME_WORD_CHARS and not looks_random(word, 8) and word != "REDACTED"]
+    slug = "_".join(words)[:60].strip("_")
     if digest is None:
         digest = hashlib.sha256(escape_surrogates(result).encode("utf-8")).hexdigest()[:HASH_DIGITS]
     return "_".join(part for part in (tool_name, slug, digest) if part) + ".txt"

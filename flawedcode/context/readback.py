@@ -79,7 +79,7 @@ class ReadBackPagingMiddleware(AgentMiddleware):
         call = request.tool_call
         arguments = call.get("args") or {}
         result = handler(request)
-        if call["name"] != "read_file" or not str(arguments.get("path", "")).startswith(PAGED_PREFIXES):
+        if call["name"] != "read_file" or not self.pages(str(arguments.get("path", ""))):
             return result
         if not isinstance(result, ToolMessage) or not isinstance(result.content, str) or result.status == "error":
             return result
@@ -98,6 +98,10 @@ class ReadBackPagingMiddleware(AgentMiddleware):
         self.log.record_event("readback_paged", full_tokens, self.counter.count_message(paged),
                               path=str(arguments.get("path")), lines=limit, room=room)
         return paged
+
+    def pages(self, path: str) -> bool:
+        """Which reads this pages: scratch/ and archives/."""
+        return path.startswith(PAGED_PREFIXES)
 
     def trigger_tokens(self) -> int:
         return self.budget.room_tokens

@@ -15,13 +15,31 @@ The rule, wherever text enters a message, an archive or a scratch file:
   control characters included) is left exactly as it was.
 - ``has_surrogates(text)`` says whether there is anything to escape.
 
+And wherever text reaches a terminal (everything the REPL prints: replies, tool
+calls, results, file names, errors, warnings):
+
+- ``printable(text)`` writes each character a terminal would act on, rather than
+  show, as a visible backslash escape: C0 controls but newline and tab (so ESC,
+  and with it every CSI and OSC sequence: clear screen, cursor moves, colours,
+  OSC 52 clipboard writes, window titles; carriage return and backspace, which
+  overwrite what is shown; BEL; NUL), DEL, the C1 controls (U+0080-U+009F, the
+  one-character CSI U+009B among them), Unicode format characters (category Cf:
+  bidirectional overrides and isolates such as U+202E, which reorder what is
+  shown; zero-width spaces and joiners, which hide text), line and paragraph
+  separators, and lone surrogates. ``\\x1b``, ``\\u202e``; the rest is unchanged.
+  A model or a tool result can then never clear the screen, hide a line or make
+  text read otherwise than it is.
+
 >>> escape_surrogates("caf\\udce9.txt")
 'caf\\\\xe9.txt'
+>>> printable("ok\\x1b[2J\\u202egnp.exe\\n")
+'ok\\\\x1b[2J\\\\u202egnp.exe\\n'
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 ESCAPED_BYTES = range(0xDC80, 0xDD00)  # what surrogateescape makes of the bytes 0x80-0xFF
@@ -42,3 +60,25 @@ def escape_surrogates(text: str) -> str:
 def _escape(match: re.Match[str]) -> str:
     point = ord(match.group())
     return f"\\x{point - 0xDC00:02x}" if point in ESCAPED_BYTES else f"\\u{point:04x}"
+
+
+KEPT_CONTROLS = frozenset("\n\t")
+UNSHOWN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Controls, format characters, surrogates, line and paragraph separators: what a terminal acts on or hides."""
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on (not show) written as a backslash escape, but newline
+    and tab (read the module docstring)."""
+    if text.isprintable():  # the common case: nothing to escape
+        return text
+    return "".join(_visible(character) for character in text)
+
+
+def _visible(character: str) -> str:
+    if character in KEPT_CONTROLS or unicodedata.category(character) not in UNSHOWN_CATEGORIES:
+        return character
+    point = ord(character)
+    if point < 0x100:
+        return f"\\x{point:02x}"
+    return f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"

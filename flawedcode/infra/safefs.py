@@ -78,6 +78,25 @@ class _OpenHow(ctypes.Structure):
 _openat2_state: dict[str, Any] = {}
 
 
+MAX_NAME_CHARS = 128
+"""Longest folder name ``check_folder_name`` accepts (a conversation id, say)."""
+
+
+def check_folder_name(name: str, what: str = "name") -> str:
+    """``name`` if it is one plain folder name (never ``..``, a separator, NUL or a control character); else ValueError.
+
+    Names that come from outside (a conversation id in a recording) become folders under
+    archives/ and scratch/: one of them must never name a folder anywhere else.
+    """
+    text = str(name)
+    if (not text or text in (".", "..") or len(text) > MAX_NAME_CHARS or text != text.strip()
+            or any(character in text for character in "/\\\x00") or not text.isprintable()):
+        shown = repr(text[:40]) + ("..." if len(text) > 40 else "")
+        raise ValueError(f"{what} {shown} cannot be a folder name (it must be one name of 1-{MAX_NAME_CHARS} "
+                         "printable characters, without '/', '\\' or '..')")
+    return text
+
+
 def openat2_available() -> bool:
     """True on Linux kernels with openat2 (5.6+); found once by trying it."""
     if "available" not in _openat2_state:
@@ -293,6 +312,7 @@ class WalkReport:
     too_deep: int = 0
     unreadable: int = 0
     stopped_early: bool = False
+    timed_out: bool = False  # the caller stopped reading the walk at its deadline (it says so itself)
     notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:

@@ -9,23 +9,30 @@
 
 What is on screen, top to bottom:
 
-- **controls**: agent version (v0, v1, v2), budget (tokens), v2's summary trigger
-  (share of the budget), offload threshold (tokens) and summarizer on/off, instructor mode.
-  **Changing any of them starts a fresh conversation.**
-- **request**: a text box and Send; **Step** sends the scripted session's next
-  request; **Summarize now** (v2) archives and summarizes the history at once;
-  **Reset** starts the conversation over.
-- **status**: the agent, model, budget and where the scripted session is.
+- **controls**: agent version (v0, v1, v2), budget (tokens; at least the fixed cost of
+  every call, the system prompt and tool schemas, plus room for a reply: a lower one is
+  refused with a line that says so), and, shown only for v2, its summary trigger (percent
+  of the budget: type 45 or 45%), offload threshold (tokens) and summarizer on/off;
+  instructor mode. **Changing any of them starts a fresh conversation.**
+- **request**: a text box (Enter sends) and Send; **Step** sends the scripted session's
+  next request; **Summarize now** (v2) archives and summarizes the history at once;
+  **Reset** starts the conversation over. While a turn runs the status reads
+  "working… sending ..." and every control is disabled; a click queued during the turn
+  (a double click) is dropped, so one click sends one request.
+- **status**: the agent, model, budget, the step (one counter: every request, typed
+  or scripted, is a step, as on the chart) and where the scripted session is.
 - **the live token chart** (``flawedcode.charts``): tokens sent at each model call,
   budget and trigger lines, offload / summary / goal-lost markers by step;
-- **the transcript**: each request, its tool calls with the size of their results
-  (and the stub that replaced an offloaded one), the reply;
+- **the transcript**, newest first (the latest exchange is always in view): each request
+  labelled with its step, each tool call on one line (click it for its arguments, the size
+  of its result and the stub that replaced an offloaded one), the reply;
 - **the context-window bar** (``flawedcode.lab.bar``): what the model received at
   its latest call, one segment per message, coloured by kind.
 
 **Instructor mode** plays the scripted session one request at a time: the box shows
 the next request before it is sent, **Next** sends exactly that one and the lab
-waits; the transcript is larger, for a projector.
+waits; the transcript is larger, for a projector. Leaving it empties the box.
+Pictures are drawn at 144 dpi (twice a screen's), so they stay sharp when scaled.
 
 **Without a widget front end** (nbval, plain ``nbconvert``, a terminal, a notebook
 viewer) the lab shows the same state as a picture (chart and bar) and text: its
@@ -44,7 +51,10 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Sequence
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -55,13 +65,19 @@ from matplotlib.figure import Figure
 
 from flawedcode.agents import BaseAgent
 from flawedcode.charts import PROJECTOR_STYLE, chart_data, plot_context
+from flawedcode.infra.safe_text import escape_surrogates
 from flawedcode.lab.bar import plot_context_bar
-from flawedcode.lab.session import VERSIONS, AgentMaker, Exchange, LabSession, LabSettings, describe_exchange
+from flawedcode.lab.session import VERSIONS, AgentMaker, Exchange, LabSession, LabSettings, exchange_label
 from flawedcode.lab.window import ContextView
 from flawedcode.lessons import LESSON_BUDGET
+from flawedcode.paths import write_atomically
 
-WIDGET_DPI = 72
+WIDGET_DPI = 144  # twice the screen's 72: crisp on a high-density display and a projector
 TRANSCRIPT_FONT = {False: "13px", True: "17px"}  # instructor mode: larger
+BUSY_TEXT = "working… "
+CLICK_GRACE_SECONDS = 0.35  # a click that reaches the kernel this soon after a turn ended was made during it: dropped
+V2_ONLY = ("trigger_fraction", "offload_tokens", "summarize")
+REPLY_PREVIEW_CHARS = 240
 
 
 class ContextLab:
@@ -81,6 +97,9 @@ class ContextLab:
         self.live = live
         self.instructor = instructor
         self._stale = True
+        self.busy = False
+        self.click_grace = CLICK_GRACE_SECONDS
+        self._idle_since = 0.0
         self._build_widgets()
         self.refresh(draw=False)
 
@@ -130,9 +149,12 @@ class ContextLab:
         self.refresh()
 
     def change(self, **settings: Any) -> None:
-        """Change settings from code, as the controls do (``lab.change(budget_tokens=12000)``)."""
-        for name, value in settings.items():
-            self._controls[name].value = value
+        """Change settings from code, as the controls do (``lab.change(budget_tokens=12000)``); a budget below
+        the fixed cost of a call is a ``ValueError`` that says so."""
+        if "budget_tokens" in settings and settings["budget_tokens"] < self.session.budget_floor():
+            self.session.change(budget_tokens=settings["budget_tokens"])  # raises, with the reason
+        if self.session.change(**settings):
+            self.refresh()
 
     def view(self, upcoming: bool = False) -> ContextView | None:
         """What the context-window bar shows (``upcoming``: what the next call would receive, reply included)."""
@@ -167,15 +189,46 @@ class ContextLab:
     def refresh(self, draw: bool | None = None) -> None:
         """Update the widgets; redraw the pictures if ``draw`` (default: when someone is watching)."""
         self._sync_controls()
-        self._status.value = f"<b>{html.escape(self.session.status())}</b>"
         self._transcript.value = self._transcript_html()
         self._stale = True
         if draw if draw is not None else self._watched():
             self._chart.value, self._bar.value = self.chart_png(), self.bar_png()
             self._stale = False
+        self._status.value = f"<b>{html.escape(self.session.status())}</b>"  # last: "working…" lasts until all is drawn
 
     def _watched(self) -> bool:
         return self.live if self.live is not None else bool(self.widget._view_count)
+
+    # --- a turn in progress ---------------------------------------------------------------------
+    @contextmanager
+    def working(self, what: str) -> Iterator[None]:
+        """While a turn runs: the status says so and every control is disabled (a second click cannot send twice)."""
+        self.busy = True
+        controls = self._interactive()
+        before = {control: control.disabled for control in controls}
+        for control in controls:
+            control.disabled = True
+        self._status.value = f"<b>{html.escape(BUSY_TEXT + what)}</b>"
+        try:
+            yield
+        finally:
+            for control, disabled in before.items():
+                control.disabled = disabled
+            self.busy = False
+            self.refresh()  # drawing takes a moment: the grace period for queued clicks starts after it
+            self._idle_since = time.monotonic()
+
+    def _interactive(self) -> list[Any]:
+        return [*self._controls.values(), self._instructor, self._request, self._send, self._step, self._summarize, self._reset]
+
+    def _on_click(self, action: Callable[[], Any], what: Callable[[], str]) -> Callable[[Any], None]:
+        """A button's handler: ignored while a turn runs (or for a click queued during it), else run as a turn."""
+        def handler(_: Any) -> None:
+            if self.busy or time.monotonic() - self._idle_since < self.click_grace:
+                return
+            with self.working(what()):
+                action()
+        return handler
 
     # --- the widgets ---------------------------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -184,11 +237,11 @@ class ContextLab:
         self._controls: dict[str, widgets.ValueWidget] = {
             "version": widgets.Dropdown(options=VERSIONS, value=settings.version, description="agent", style=style,
                                         layout=widgets.Layout(width="130px")),
-            "budget_tokens": widgets.BoundedIntText(value=settings.budget_tokens, min=1024, max=1_000_000, step=1024,
-                                                    description="budget (tokens)", style=style, layout=widgets.Layout(width="210px")),
-            "trigger_fraction": widgets.FloatSlider(value=settings.trigger_fraction, min=0.3, max=1.0, step=0.05,
-                                                    readout_format=".0%", description="v2 summary trigger", style=style,
-                                                    continuous_update=False),
+            "budget_tokens": widgets.IntText(value=settings.budget_tokens, step=1024, description="budget (tokens)", style=style,
+                                             layout=widgets.Layout(width="210px")),
+            "trigger_fraction": widgets.IntSlider(value=round(100 * settings.trigger_fraction), min=30, max=100, step=5,
+                                                  description="v2 summary trigger (% of budget)", style=style,
+                                                  continuous_update=False),
             "offload_tokens": widgets.BoundedIntText(value=settings.offload_tokens, min=50, max=100_000, step=250,
                                                      description="v2 offload over (tokens)", style=style,
                                                      layout=widgets.Layout(width="250px")),
@@ -199,19 +252,22 @@ class ContextLab:
             control.observe(self._on_setting(name), names="value")
         self._instructor = widgets.ToggleButton(value=self.instructor, description="Instructor mode", icon="graduation-cap")
         self._instructor.observe(self._on_instructor, names="value")
-        self._request = widgets.Text(placeholder="Type a request, then Send", layout=widgets.Layout(flex="1 1 auto"))
+        self._request = widgets.Text(placeholder="Type a request, then Enter or Send", layout=widgets.Layout(flex="1 1 auto"))
+        with warnings.catch_warnings():  # ipywidgets 8 calls on_submit deprecated, but its replacement (observing the
+            warnings.simplefilter("ignore", DeprecationWarning)  # value with continuous_update=False) also fires when the
+            self._request.on_submit(self._on_enter)  # box loses focus, so clicking Step would send what was typed
         self._send = widgets.Button(description="Send", button_style="primary", icon="paper-plane")
         self._step = widgets.Button(description="Step", icon="step-forward", tooltip="Send the scripted session's next request")
         self._summarize = widgets.Button(description="Summarize now", icon="compress", tooltip="v2: archive and summarize the history now")
         self._reset = widgets.Button(description="Reset", icon="refresh", tooltip="Start the conversation over")
-        self._send.on_click(lambda _: self._send_typed())
-        self._step.on_click(lambda _: self.step())
-        self._summarize.on_click(lambda _: self.summarize_now())
-        self._reset.on_click(lambda _: self.reset())
+        self._send.on_click(self._on_click(self._send_typed, lambda: f'sending "{self._request.value.strip()}"'))
+        self._step.on_click(self._on_click(self.step, lambda: f'sending "{self.session.next_step}"'))
+        self._summarize.on_click(self._on_click(self.summarize_now, lambda: "summarizing the history"))
+        self._reset.on_click(self._on_click(self.reset, lambda: "starting over"))
         self._status = widgets.HTML()
         self._chart = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
         self._bar = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
-        self._transcript = widgets.HTML(layout=widgets.Layout(width="38%", max_height="620px", overflow="auto"))
+        self._transcript = widgets.HTML(layout=widgets.Layout(width="38%", max_height="620px", overflow="hidden auto"))
         self.widget = widgets.VBox([
             widgets.HTML(f"<h3 style='margin:4px 0'>{html.escape(self.title or 'Context lab')}</h3>"),
             widgets.HBox([*self._controls.values(), self._instructor], layout=widgets.Layout(flex_flow="row wrap")),
@@ -224,13 +280,26 @@ class ContextLab:
 
     def _on_setting(self, name: str) -> Any:
         def handler(change: dict[str, Any]) -> None:
-            if self.session.change(**{name: change["new"]}):
-                self.refresh()
+            value = change["new"] / 100 if name == "trigger_fraction" else change["new"]
+            if name == "trigger_fraction" and abs(value - self.session.settings.trigger_fraction) < 1e-9:
+                return
+            try:
+                with self.working("starting a fresh conversation with the new setting"):
+                    self.session.change(**{name: value})
+            except ValueError as error:  # a budget below the fixed cost: say why, put the control back
+                self._controls[name].value = getattr(self.session.settings, name)
+                self._status.value = f"<b style='color:#D55E00'>{html.escape(str(error))}</b>"
         return handler
 
     def _on_instructor(self, change: dict[str, Any]) -> None:
         self.instructor = bool(change["new"])
+        if not self.instructor:
+            self._request.value = ""  # the pre-filled scripted request is not the student's to send
         self.refresh(draw=False)
+
+    def _on_enter(self, _: Any) -> None:
+        """Enter in the request box: Send (in instructor mode: Next)."""
+        self._on_click(self._send_typed, lambda: f'sending "{self._request.value.strip() or self.session.next_step}"')(None)
 
     def _on_view(self, change: dict[str, Any]) -> None:
         if change["new"] and self._stale:
@@ -248,15 +317,17 @@ class ContextLab:
         self.send(text)
 
     def _sync_controls(self) -> None:
-        """Controls show the session's settings; v2's own controls only work for v2."""
+        """Controls show the session's settings; v2's own controls show only in v2's lab."""
         settings = self.session.settings
         for name, control in self._controls.items():
-            if control.value != getattr(settings, name):
-                control.value = getattr(settings, name)
-        for name in ("trigger_fraction", "offload_tokens", "summarize"):
-            self._controls[name].disabled = settings.version != "v2"
-        self._controls["trigger_fraction"].disabled |= not settings.summarize
-        self._summarize.disabled = settings.version != "v2"
+            value = getattr(settings, name)
+            value = round(100 * value) if name == "trigger_fraction" else value
+            if control.value != value:
+                control.value = value
+        for name in V2_ONLY:
+            self._controls[name].layout.display = None if settings.version == "v2" else "none"
+        self._controls["trigger_fraction"].disabled = not settings.summarize
+        self._summarize.layout.display = None if settings.version == "v2" else "none"
         self._step.disabled = self.session.next_step is None
         self._step.description = "Next" if self.instructor else "Step"
         self._send.disabled = self.instructor
@@ -265,9 +336,13 @@ class ContextLab:
             self._request.value = self.session.next_step or "(the scripted session is over)"
 
     def _transcript_html(self) -> str:
-        lines = [line for exchange in self.transcript for line in describe_exchange(exchange)] or ["(nothing sent yet)"]
-        return (f"<pre style='white-space:pre-wrap;font-size:{TRANSCRIPT_FONT[self.instructor]};margin:0'>"
-                f"{html.escape(chr(10).join(lines))}</pre>")
+        """Newest exchange first (always in view); each tool call on one line, its arguments and size on click."""
+        font = TRANSCRIPT_FONT[self.instructor]
+        if not self.transcript:
+            return f"<div style='font-size:{font}'>(nothing sent yet)</div>"
+        blocks = [exchange_html(exchange, newest=number == 0) for number, exchange in enumerate(reversed(self.transcript))]
+        return (f"<div style='font-size:{font};font-family:monospace;line-height:1.35;overflow-wrap:anywhere'>"
+                f"<div style='color:#666'>newest first</div>{''.join(blocks)}</div>")
 
     # --- display --------------------------------------------------------------------------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -276,6 +351,28 @@ class ContextLab:
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         snapshot = self.snapshot()
         return {**data, "text/html": snapshot.html(), "text/plain": snapshot.text}
+
+
+def exchange_html(exchange: Exchange, newest: bool = False) -> str:
+    """One exchange of the transcript as HTML: the request, one line per tool call (expand on click), the reply."""
+    escape = html.escape
+    border = "#0072B2" if newest else "#ddd"
+    if exchange.note:
+        return f"<div style='border-left:4px solid {border};padding:2px 6px;margin:4px 0'>{escape(exchange.note)}</div>"
+    calls = []
+    for call in exchange.tool_calls:
+        size = f"{call.tokens:,} tokens" + (", offloaded" if call.offloaded_to else "")
+        calls.append(f"<details><summary>&#8627; {escape(call.name)}(…) {size}</summary>"
+                     f"<div style='white-space:pre-wrap;padding-left:1.5em'>{escape(call.describe())}</div></details>")
+    if exchange.error:
+        reply = f"<div style='color:#D55E00'>error: {escape(exchange.error)}</div>"
+    elif len(exchange.reply) <= REPLY_PREVIEW_CHARS:
+        reply = f"<div style='white-space:pre-wrap'><b>agent:</b> {escape(exchange.reply)}</div>"
+    else:  # a long reply: its start, the rest on click
+        reply = (f"<details><summary><b>agent:</b> {escape(' '.join(exchange.reply[:REPLY_PREVIEW_CHARS].split()))}…</summary>"
+                 f"<div style='white-space:pre-wrap'>{escape(exchange.reply)}</div></details>")
+    return (f"<div style='border-left:4px solid {border};padding:2px 6px;margin:4px 0'>"
+            f"<div><b>{escape(exchange_label(exchange))}:</b> {escape(exchange.request)}</div>{''.join(calls)}{reply}</div>")
 
 
 class LabSnapshot:
@@ -296,8 +393,9 @@ class LabSnapshot:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, content in (("chart.png", self.chart_png), ("bar.png", self.bar_png), ("state.txt", self.text.encode())):
-            (folder / name).write_bytes(content)
+        state = escape_surrogates(self.text).encode("utf-8")  # a lone surrogate (a bad byte in a name) is shown, never fatal
+        for name, content in (("chart.png", self.chart_png), ("bar.png", self.bar_png), ("state.txt", state)):
+            write_atomically(folder / name, content)
             written.append(folder / name)
         return written
 

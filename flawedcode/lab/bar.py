@@ -29,8 +29,20 @@ KIND_COLOURS: dict[SegmentKind, str] = {
     "system": "#999999", "user": OKABE_ITO["orange"], "assistant": OKABE_ITO["sky_blue"],
     "tool": OKABE_ITO["vermillion"], "stub": OKABE_ITO["bluish_green"], "summary": OKABE_ITO["reddish_purple"],
 }
+# What each colour is called, read from the palette itself, so a lesson's text names the colours on screen.
+COLOUR_NAMES = {**{value: name.replace("_", " ") for name, value in OKABE_ITO.items()}, "#999999": "grey"}
 BAR_FIGSIZE = (12, 3.4)
 LABEL_MIN_SHARE = 0.045  # a segment narrower than this share of the axis gets no number inside
+
+
+def colour_name(kind: SegmentKind) -> str:
+    """The colour a kind is drawn in, by name ("vermillion", "bluish green"...)."""
+    return COLOUR_NAMES[KIND_COLOURS[kind]]
+
+
+def colour_key() -> str:
+    """One sentence naming each kind's colour, as drawn: for a lesson's text."""
+    return "; ".join(f"{colour_name(kind)}: {KIND_NAMES[kind]}" for kind in SEGMENT_KINDS) + "."
 
 
 def plot_context_bar(view: ContextView | None, title: str | None = None, trigger_tokens: int | None = None) -> Figure:
@@ -86,11 +98,11 @@ def _style(ax, view: ContextView | None, right: float, title: str | None, trigge
 def _default_title(view: ContextView | None) -> str:
     if view is None or not view.segments:
         return "Context window: nothing sent yet"
-    where = f"call {view.call_index} (step {view.turn})" if view.call_index is not None else "the next call"
+    where = f"call {view.call_index + 1} (step {view.turn})" if view.call_index is not None else "the next call"
     text = f"What the model receives at {where}: {view.total_tokens:,} tokens in {len(view.segments) - 1} messages"
     if view.forgotten:
         text += f"; {sum(segment.tokens for segment in view.forgotten):,} forgotten"
     return text
 
 
-__all__ = ["BAR_FIGSIZE", "KIND_COLOURS", "plot_context_bar"]
+__all__ = ["BAR_FIGSIZE", "COLOUR_NAMES", "KIND_COLOURS", "colour_key", "colour_name", "plot_context_bar"]

@@ -36,6 +36,7 @@ from flawedcode.lessons import LESSON_BUDGET, lesson_agent, lesson_folder
 VERSIONS = ("v0", "v1", "v2")
 DEFAULT_TRIGGER_FRACTION = SummarizationConfig().trigger[0].value  # v2's own defaults, so the lab runs the v2 students read
 DEFAULT_OFFLOAD_TOKENS = OffloadConfig().threshold_tokens
+MIN_ROOM_TOKENS = 512  # a budget must leave at least this much for the conversation beyond the fixed cost
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,8 @@ class Exchange:
 
     request: str
     reply: str = ""
-    step: int | None = None  # the scripted step's number (1-based), None for a typed request
+    step: int | None = None  # the conversation's step (1-based, the chart's x): every request is one, typed or scripted
+    scripted: int | None = None  # its place in the scripted session (1-based), None for a typed request
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     error: str | None = None
     note: str | None = None
@@ -121,17 +123,28 @@ class LabSession:
         self.watcher = getattr(self.agent, "context_watcher", None) or ContextWatcher.attach(self.agent)
         self.transcript, self.position, self.summarized_since_last_call = [], 0, False
 
+    def budget_floor(self) -> int:
+        """The smallest budget worth having: the fixed cost of every call (system prompt + tool schemas) and room for a reply."""
+        return self.agent.fixed_tokens + MIN_ROOM_TOKENS
+
     def change(self, **settings: Any) -> bool:
-        """Change some settings; a real change restarts the conversation. Returns whether it did."""
+        """Change some settings; a real change restarts the conversation. Returns whether it did.
+
+        A budget below ``budget_floor()`` is refused with a ``ValueError`` that says so."""
+        budget = settings.get("budget_tokens")
+        if budget is not None and budget < self.budget_floor():
+            raise ValueError(f"a budget of {budget:,} tokens is below what every call costs before any message: the system "
+                             f"prompt and tool schemas take {self.agent.fixed_tokens:,} tokens; choose at least "
+                             f"{self.budget_floor():,}")
         changed = replace(self.settings, **settings)
         if changed == self.settings:
             return False
         self.restart(changed)
         return True
 
-    def send(self, text: str, step: int | None = None) -> Exchange:
+    def send(self, text: str, scripted: int | None = None) -> Exchange:
         """Send one request; keep it, the reply and its tool calls in the transcript."""
-        exchange = Exchange(request=text, step=step)
+        exchange = Exchange(request=text, step=self.requests_sent + 1, scripted=scripted)
         events_before = len(self.agent.log.events)
         try:
             exchange.reply = self.agent.send(text)
@@ -151,7 +164,12 @@ class LabSession:
         if self.next_step is None:
             return None
         self.position += 1
-        return self.send(self.steps[self.position - 1], step=self.position)
+        return self.send(self.steps[self.position - 1], scripted=self.position)
+
+    @property
+    def requests_sent(self) -> int:
+        """Requests sent in this conversation, typed or scripted: the step counter of the chart and the status."""
+        return sum(1 for exchange in self.transcript if exchange.note is None)
 
     def summarize_now(self) -> Exchange:
         """Archive the history and replace it with a summary now (v2 only; others get a note why not)."""
@@ -190,9 +208,10 @@ class LabSession:
         if self.agent.version == "v2":
             summary = f"summary trigger {settings.trigger_fraction:.0%}" if settings.summarize else "summarizer off"
             parts += [summary, f"offload over {settings.offload_tokens:,} tokens"]
+        parts.append(f"step {self.requests_sent}")
         if self.steps:
-            upcoming = f'next: "{self.next_step}"' if self.next_step else "session over"
-            parts.append(f"step {self.position} of {len(self.steps)} sent, {upcoming}")
+            upcoming = f'next: "{self.next_step}"' if self.next_step else "over"
+            parts.append(f"scripted session: {self.position} of {len(self.steps)} sent, {upcoming}")
         return " | ".join(parts)
 
     def text(self) -> str:
@@ -245,7 +264,7 @@ def tool_calls_of_turn(agent: BaseAgent, request: str, events: Sequence[Any]) ->
 
 
 def describe_view(view: ContextView) -> list[str]:
-    where = f"call {view.call_index} (step {view.turn})" if view.call_index is not None else "the next call"
+    where = f"call {view.call_index + 1} (step {view.turn})" if view.call_index is not None else "the next call"
     budget = f" of a {view.budget_tokens:,}-token budget" if view.budget_tokens else ""
     lines = [f"Context window at {where}: {view.total_tokens:,} tokens{budget}, "
              f"goal {'in' if view.goal_in_window else 'NOT in'} the window"]
@@ -259,11 +278,16 @@ def describe_view(view: ContextView) -> list[str]:
 def describe_exchange(exchange: Exchange) -> list[str]:
     if exchange.note:
         return [f"  {exchange.note}"]
-    who = f"step {exchange.step}" if exchange.step else "you"
-    lines = [f"  {who}: {exchange.request}"]
+    lines = [f"  {exchange_label(exchange)}: {exchange.request}"]
     lines += [f"     tool {call.describe()}" for call in exchange.tool_calls]
     lines.append(f"     error: {exchange.error}" if exchange.error else f"     agent: {_one_line(exchange.reply)}")
     return lines
+
+
+def exchange_label(exchange: Exchange) -> str:
+    """``step 4 (scripted 3)`` or ``step 5 (typed)``: the conversation's step, and where the request came from."""
+    source = f"scripted {exchange.scripted}" if exchange.scripted else "typed"
+    return f"step {exchange.step} ({source})" if exchange.step else source
 
 
 def _one_line(text: str, limit: int = 240) -> str:
@@ -272,4 +296,4 @@ def _one_line(text: str, limit: int = 240) -> str:
 
 
 __all__ = ["DEFAULT_OFFLOAD_TOKENS", "DEFAULT_TRIGGER_FRACTION", "VERSIONS", "Exchange", "LabSession", "LabSettings",
-           "ToolCallRecord", "describe_exchange", "describe_view", "make_lesson_agent", "settings_of", "tool_calls_of_turn"]
+           "ToolCallRecord", "describe_exchange", "exchange_label", "describe_view", "make_lesson_agent", "settings_of", "tool_calls_of_turn"]

@@ -8,6 +8,8 @@
 - ``budget_for(model, budget_tokens=None)``: the managed context budget, never above the window.
 - ``OfflineModel``: the deterministic offline teaching model (read offline.py's docstring).
 - ``ReplayChatModel``, ``Recording``: record a session, replay it offline (read replay.py's docstring).
+- ``replies.py``: real servers' malformed replies made whole (tool-call ids, arguments, ``<tool_call>`` text,
+  reasoning), and ``reply_notes`` / ``folded_reasoning`` for what a user should know about a reply.
 - ``ModelConfigError``, ``explain_model_error(exc)``: one-line errors;
   ``context_overflow_from(exc)``: every provider's "prompt too long", as ``ContextOverflowError``.
 """

@@ -75,7 +75,17 @@ EXCESS_WORDING = re.compile(rf"exceeded (?:max )?context length by {_NUMBER} tok
 
 
 class ModelConfigError(ValueError):
-    """A model spec or its settings cannot work; the message says how to fix it."""
+    """A model spec or its settings cannot work; the message says how to fix it.
+
+    A huge value quoted in the message (a 100,000-character model name) is cut to its start and its length.
+    """
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(re.sub(r"\S{200,}", _cut_word, str(message)), *args)
+
+
+def _cut_word(match: re.Match[str]) -> str:
+    return f"{match.group()[:60]}... ({len(match.group()):,} characters)"
 
 
 class ModelReplyError(RuntimeError):
@@ -188,13 +198,32 @@ def _timeout_seconds(exc: BaseException) -> float | None:
     return float(seconds) if seconds is not None else None
 
 
+def _web_page_status(exc: BaseException, openai: Any) -> int | None:
+    """The HTTP status of an error whose body is a web page (a wrong base URL, a proxy's error page), else None."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    texts = [str(getattr(exc, "body", "") or ""), str(getattr(exc, "message", "") or "")]
+    return exc.status_code if any("<html" in text[:2000].lower() or "<!doctype html" in text[:200].lower()
+                                  for text in texts) else None
+
+
+def _is_httpx_timeout(exc: BaseException) -> bool:
+    """httpx's own timeout (a stream read past the deadline reaches the caller unwrapped)."""
+    return any(cls.__name__ == "TimeoutException" and cls.__module__.startswith("httpx") for cls in type(exc).__mro__)
+
+
 def _explain_openai_error(exc: BaseException) -> str | None:
     try:
         import openai
     except ImportError:  # pragma: no cover - langchain-openai depends on openai
         return None
     detail = one_line(getattr(exc, "message", None) or str(exc), 160)
-    if isinstance(exc, openai.APITimeoutError):
+    page = _web_page_status(exc, openai)
+    if page is not None:
+        advice = ("the server or a proxy in front of it failed: try again later" if page >= 500
+                  else "check the base URL (for most servers it ends in /v1)")
+        return f"The model server answered HTTP {page} with a web page (HTML), not an API reply: {advice}."
+    if isinstance(exc, openai.APITimeoutError) or _is_httpx_timeout(exc):
         seconds = _timeout_seconds(exc)
         within = f"within {seconds:g} s" if seconds is not None else "in time"
         return (f"The model server did not answer {within}: it may be stalled or overloaded. "

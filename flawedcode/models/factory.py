@@ -74,6 +74,7 @@ from flawedcode.models.profiles import (
 )
 from flawedcode.models.replay import REPLAY_PREFIX, Player, Recording, ReplayChatModel, load_recording
 from flawedcode.notices import warn_once
+from flawedcode.tokens import ensure_tiktoken_cache
 
 DEFAULT_SPEC = "offline"
 ACCEPTED_SPECS = ("'offline', 'offline:<window tokens>' (e.g. offline:4096), 'openai:<model>' (e.g. openai:gpt-4o-mini) "
@@ -266,6 +267,7 @@ def _openai_model(name: str, base_url: str | None, timeout_seconds: float | None
         deadline_clients,
     )
 
+    ensure_tiktoken_cache()  # langchain-openai counts tokens with tiktoken: the bundled files, never a download
     retries = kwargs.pop("max_retries", DEFAULT_MAX_RETRIES)
     clients = {} if "http_client" in kwargs else deadline_clients(timeout)
     model = FlawedChatOpenAI(model=name, base_url=base_url, api_key=api_key or PLACEHOLDER_API_KEY, timeout=timeout,

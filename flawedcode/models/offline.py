@@ -108,7 +108,10 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from flawedcode.constants import ENCODING_NAME
-from flawedcode.models import offline_introspect  # noqa: F401 - registers its rows' planners (offline_cues)
+from flawedcode.models import (
+    offline_introspect,  # noqa: F401 - registers its rows' planners (offline_cues)
+    offline_v3,
+)
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import help_text, plan
 from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
@@ -275,8 +278,10 @@ class OfflineModel(BaseChatModel):
         text = text_of(visible[latest])
         if is_summary_request(text):
             return write_summary(parse_rendered_conversation(text)), []
+        if offline_v3.is_live_summary_request(text):  # v3's summary call on the live prefix (offline_v3.py)
+            return offline_v3.write_live_summary(text, visible[:latest]), []
         self._remember_previous_request(context)
-        tasks = plan(text, context)
+        tasks = offline_v3.plan_message(text, context) or plan(text, context)  # v3's tools first (offline_v3.py)
         return self.carry_out(tasks, tool_results_after(visible, latest), tool_schemas, context)
 
     def context(self, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]], truncated: bool) -> Context:

@@ -309,7 +309,7 @@ class FlawedChatOpenAI(ChatOpenAI):
             if overflow is error:
                 raise error
             raise overflow from error
-        if isinstance(error, openai.NotFoundError) and self.served_models:
+        if isinstance(error, openai.NotFoundError) and self.served_models and self.model_name not in self.served_models:
             raise ModelReplyError(
                 f"The model server has no model {self.model_name!r} (404); it serves: "
                 f"{', '.join(self.served_models[:12])}{' and more' if len(self.served_models) > 12 else ''}. "

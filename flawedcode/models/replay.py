@@ -32,6 +32,12 @@ model's doing, so matching ignores them: message and tool-call ids, and the
 conversation id inside ``archives/<conversation>/`` paths (random per
 conversation; a replayed reply's archive paths are renamed to this session's).
 
+The recording is written readable by its owner only (mode 0600: it holds prompts). A
+recording is checked line by line before anything is replayed: a line that is not the
+shape above (a list for a header, a call without a request, wrong types) or a recorded
+conversation id that is not one plain folder name (``..``, ``/``) stops with one line
+naming the line, and a device or FIFO given as the file is refused unread.
+
 A request that is not in the recording stops the replay with one line naming
 it (``ReplayMismatchError``), e.g.::
 
@@ -43,7 +49,9 @@ it (``ReplayMismatchError``), e.g.::
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import threading
 import time
 import uuid
@@ -63,6 +71,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from flawedcode.infra.redact import redact_data
+from flawedcode.infra.safefs import check_folder_name
 from flawedcode.models.errors import (
     ModelConfigError,
     ProviderContextOverflowError,
@@ -197,7 +206,11 @@ class Recording:
 
     def _write_line(self, record: dict[str, Any], mode: str = "a") -> None:
         clean, _ = redact_data(record)
-        with self.path.open(mode, encoding="utf-8") as stream:
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if mode == "w" else os.O_APPEND) | getattr(os, "O_CLOEXEC", 0)
+        descriptor = os.open(self.path, flags, 0o600)  # it holds prompts: readable by its owner only
+        if mode == "w":
+            os.chmod(self.path, 0o600)  # an older file of that name keeps no wider mode
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
             stream.write(json.dumps(clean, ensure_ascii=False, default=str) + "\n")
             stream.flush()
 
@@ -356,35 +369,115 @@ def load_recording(path: str | Path) -> Player:
     """Read a recording for replay: its header and exchanges, none played yet."""
     path = Path(path).expanduser()
     if not path.is_file():
-        reason = "it is a folder" if path.is_dir() else "no such file"
+        reason = ("it is a folder" if path.is_dir() else "not a regular file (a device or a FIFO)" if path.exists()
+                  else "no such file")
         raise ModelConfigError(f"replay:{path}: cannot read the recording ({reason}); record one with --record FILE")
     return _read_player(path)
 
 
 def _read_player(path: Path) -> Player:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ModelConfigError(f"replay:{path}: cannot read the recording ({error})") from None
+    """Parse and check every line; anything malformed is one ``ModelConfigError`` line naming the line and the fault."""
+    lines = _read_recording_text(path).splitlines()
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+            records.append((number, json.loads(line)))
+        except (json.JSONDecodeError, RecursionError):
             if number == len(lines):  # a recording cut off mid-line (the recorder was stopped): drop that line
                 break
             raise ModelConfigError(f"replay:{path}: line {number} is not valid JSON; the recording is damaged") from None
-    if not records or records[0].get("type") != "header" or records[0].get("format") != FORMAT:
+    header = records[0][1] if records else None
+    if not isinstance(header, dict) or header.get("type") != "header" or header.get("format") != FORMAT:
         raise ModelConfigError(f"replay:{path}: not a flawedcode recording (it must start with a {FORMAT} header; "
                                "make one with --record FILE)")
-    exchanges = [Exchange(record.get("n", index), matching_key(record["request"]), record["request"],
-                          record.get("response"), record.get("error"))
-                 for index, record in enumerate(records[1:], start=1) if record.get("type") == "call"]
-    conversations = [*records[0].get("conversations", []),
-                     *(record["id"] for record in records[1:] if record.get("type") == "conversation")]
-    return Player(path, records[0], exchanges, conversations)
+    exchanges, conversations = [], []
+    for number, record in records:
+        problem = _record_problem(record, number == records[0][0])
+        if problem:
+            raise ModelConfigError(f"replay:{path}: line {number}: {problem}; the recording is damaged "
+                                   "(record it again with --record FILE)")
+        if record.get("type") == "call":
+            exchanges.append(Exchange(record.get("n", len(exchanges) + 1), matching_key(record["request"]),
+                                      record["request"], record.get("response"), record.get("error")))
+        conversations += record.get("conversations", []) if record.get("type") == "header" else (
+            [record["id"]] if record.get("type") == "conversation" else [])
+    return Player(path, header, exchanges, conversations)
+
+
+MAX_RECORDING_BYTES = 512 * 1024**2
+"""Largest recording read for replay (a device such as ``/dev/zero`` is refused unread)."""
+
+
+def _read_recording_text(path: Path) -> str:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(descriptor, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                raise ModelConfigError(f"replay:{path}: not a regular file (a device or a FIFO); give a recording "
+                                       "made with --record FILE")
+            data = stream.read(MAX_RECORDING_BYTES + 1)
+        if len(data) > MAX_RECORDING_BYTES:
+            raise ModelConfigError(f"replay:{path}: larger than {MAX_RECORDING_BYTES:,} bytes; not a recording")
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise ModelConfigError(f"replay:{path}: cannot read the recording ({one_line(reason, 120)})") from None
+
+
+def _record_problem(record: Any, first: bool) -> str | None:
+    """What is wrong with one line of a recording, or None (the shapes the module docstring shows)."""
+    if not isinstance(record, dict):
+        return f"expected a JSON object, found {type(record).__name__}"
+    kind = record.get("type")
+    if first or kind == "header":
+        if not first:
+            return "a second header"
+        conversations = record.get("conversations", [])
+        if not isinstance(conversations, list):
+            return "'conversations' is not a list"
+        return next((problem for conversation in conversations if (problem := _conversation_problem(conversation))), None)
+    if kind == "conversation":
+        return _conversation_problem(record.get("id"))
+    if kind != "call":
+        return f"unknown record type {one_line(repr(kind), 40)}"
+    if "n" in record and (type(record["n"]) is not int):
+        return "'n' is not a whole number"
+    request = record.get("request")
+    if not isinstance(request, dict):
+        return "the call has no request" if request is None else "'request' is not an object"
+    messages, tools = request.get("messages"), request.get("tools", [])
+    if not isinstance(messages, list) or not all(isinstance(message, dict) for message in messages):
+        return "'request.messages' is not a list of messages"
+    for message in messages:
+        calls = message.get("tool_calls", [])
+        if not isinstance(message.get("role"), str) or not isinstance(calls, list) or not all(
+                isinstance(call, dict) and isinstance(call.get("name"), str) and isinstance(call.get("args", {}), dict)
+                for call in calls):
+            return "a request message has no role, or malformed tool calls"
+    if not isinstance(tools, list) or not all(isinstance(tool, dict) and isinstance(tool.get("name"), str) for tool in tools):
+        return "'request.tools' is not a list of tools"
+    response, error = record.get("response"), record.get("error")
+    if response is None and error is None:
+        return "the call has neither a response nor an error"
+    if response is not None and not (isinstance(response, dict) and isinstance(response.get("type"), str)
+                                     and isinstance(response.get("data"), dict)):
+        return "'response' is not a recorded message"
+    if error is not None and not (isinstance(error, dict) and isinstance(error.get("message", ""), str)):
+        return "'error' is not a recorded error"
+    return None
+
+
+def _conversation_problem(conversation: Any) -> str | None:
+    """A recorded conversation id becomes a folder under archives/: it must be one plain folder name."""
+    if not isinstance(conversation, str):
+        return "a conversation id is not a string"
+    try:
+        check_folder_name(conversation, "conversation id")
+    except ValueError as error:
+        return one_line(str(error), 200)
+    return None
 
 
 class ReplayChatModel(BaseChatModel):

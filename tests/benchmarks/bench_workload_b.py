@@ -12,8 +12,8 @@ each call sent (system prompt, tool schemas, messages), taken at the model
 boundary by the agent's ``ModelCallRecorder``: the agent's own calls, summary
 calls and anything a library does internally (Deep Agents' included).
 
-Agents: the benchmark's lineup (see flawedcode/bench/peers.py for each peer's
-exact settings), plus two variants from the course's notes (LangChain
+Agents: the benchmark's lineup (see flawedcode/bench/peers.py and field_peers.py for
+each peer's exact settings), plus two variants from the course's notes (LangChain
 summarization keeping 2,000 tokens; context editing at 80% of the window).
 Conversation ids are fixed, so two runs print the same numbers.
 
@@ -37,6 +37,7 @@ from pathlib import Path
 
 from flawedcode.agents import BaseAgent
 from flawedcode.bench.agent_specs import BUILTIN_AGENTS
+from flawedcode.bench.field_peers import FIELD_PEERS
 from flawedcode.bench.peers import LangChainContextEditingPeer, LangChainSummarizationPeer, deepagents_missing
 from flawedcode.bench.probes import ProbeWatcher, probe_records
 from flawedcode.bench.runner import bench_model, measured_fixed_tokens, wrapper_overhead_seconds
@@ -59,7 +60,8 @@ CYCLE = [
     "Get docs for money_markets/effr",
     "Load 50 rows of EFFR data",
 ]
-LINEUP = ["v1", "v2", "lc-summarization", "lc-summarization-tuned", "lc-context-editing", "lc-context-editing-tuned", "deepagents"]
+LINEUP = ["v1", "v2", "lc-summarization", "lc-summarization-tuned", "lc-context-editing", "lc-context-editing-tuned", "deepagents",
+          *FIELD_PEERS]
 
 AgentFactory = Callable[[Workspace, str], BaseAgent]
 

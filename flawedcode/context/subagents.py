@@ -1,0 +1,146 @@
+"""Isolated sub-agents: ``task(description)`` runs a child agent in a context of its own.
+
+The parent hands a self-contained piece of work to a child (DeerFlow's sub-agents,
+Deep Agents' ``task``). Rules:
+
+- **Isolated.** The child starts from an empty history with only ``description``;
+  it has its own conversation id, its own budget, turn limit (graph steps) and
+  summary trigger from ``SubagentConfig`` (never the parent's: a child that inherits
+  its parent's trigger summarizes at the parent's size), and no ``task`` tool (no
+  nesting). It works in the same workspace, so files it writes are there.
+- **A short answer.** The parent receives at most ``result_tokens`` (120; at most ~300) tokens of the
+  child's final message (when longer: its start and its end, where the conclusion is,
+  around "[...]"), then one line naming the transcript::
+
+      [Sub-agent 2 transcript: archives/<conversation>/0003.md; search_archive finds it]
+
+- **Never empty.** When the child's last message is empty (a known failure of
+  sub-agents) or the child failed, the answer says so and quotes the start of its
+  last tool result, so the parent always has something true to work with.
+- **Archived.** The child's whole transcript is appended to the parent's archive as
+  one part before the answer returns, so ``search_archive`` and ``read_file`` find it.
+- **Counted.** Every call the child made is added to the parent's session log as an
+  ``internal`` call (the benchmark counts every call); the parent's own peak is only
+  its own calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+
+from flawedcode.config import SubagentConfig
+from flawedcode.context.archive import ConversationArchive
+from flawedcode.telemetry import SessionLog
+from flawedcode.tokens import TokenCounter
+
+TRANSCRIPT_LINE = "[Sub-agent {number} transcript: {path}; search_archive finds it]"
+
+
+class ChildAgent(Protocol):
+    messages: list[AnyMessage]
+    log: SessionLog
+
+    def send(self, text: str) -> str: ...
+
+
+@dataclass
+class SubagentRun:
+    """One ``task`` call: what the parent received and what the child did."""
+
+    number: int
+    description: str
+    answer: str
+    transcript_path: str | None
+    messages: int
+    peak_tokens: int
+    calls: int
+    error: str | None = None
+
+
+@dataclass
+class SubagentRunner:
+    """Runs children (``make_child(conversation_id)`` builds one) and keeps a record of each run."""
+
+    make_child: Callable[[str], ChildAgent]
+    archive: ConversationArchive
+    log: SessionLog
+    counter: TokenCounter
+    config: SubagentConfig = field(default_factory=SubagentConfig)
+    runs: list[SubagentRun] = field(default_factory=list)
+
+    def run(self, description: str) -> str:
+        """Run one child on ``description``; the parent's answer (at most ``result_tokens`` + the transcript line)."""
+        description = " ".join(description.split())
+        if not description:
+            return "Error: the task needs a description of the work to delegate."
+        number = len(self.runs) + 1
+        child = self.make_child(f"{self.archive.conversation_id}-task{number}")
+        reply, error = "", None
+        try:
+            reply = child.send(description)
+        except Exception as failure:  # noqa: BLE001 - a failed child is reported, never raised into the parent
+            error = f"{type(failure).__name__}: {failure}"
+        transcript = [HumanMessage(f"[Sub-agent {number} task] {description}"), *child.messages]
+        path = None
+        try:
+            path = self.archive.append(self.archive.not_archived(transcript) or transcript).display_path
+        except OSError as failure:  # the answer still returns; it says the transcript could not be kept
+            error = (error + "; " if error else "") + f"its transcript could not be archived ({failure})"
+        peak = max((call.input_tokens for call in child.log.calls), default=0)
+        self._count_calls(child.log)
+        answer = self.clip(reply.strip()) or fallback_answer(child.messages, error)
+        line = TRANSCRIPT_LINE.format(number=number, path=path or "(not archived)")
+        self.runs.append(SubagentRun(number, description, answer, path, len(child.messages), peak,
+                                     len(child.log.calls), error))
+        return f"{answer}\n{line}"
+
+    def clip(self, text: str) -> str:
+        """``text`` within ``result_tokens`` tokens: when longer, its start and its end (where a child's
+        conclusion usually is) around " [...] "."""
+        limit = self.config.result_tokens
+        encoding = self.counter.encoding
+        tokens = encoding.encode_ordinary(text)
+        if len(tokens) <= limit:
+            return text
+        room = limit - len(encoding.encode_ordinary(" [...] ")) - 2  # 2: a token may split differently at the seams
+        head, tail = room * 2 // 5, room - room * 2 // 5
+        return f"{encoding.decode(tokens[:head]).rstrip()} [...] {encoding.decode(tokens[-tail:]).lstrip()}"
+
+    def _count_calls(self, child_log: SessionLog) -> None:
+        for call in child_log.calls:
+            self.log.calls.append(dataclasses.replace(call, purpose="internal", index=-1, turn=self.log.turn))
+            self.log.summary_model_seconds += call.seconds
+
+
+def fallback_answer(messages: list[AnyMessage], error: str | None) -> str:
+    """A true, non-empty answer when the child wrote no final message."""
+    why = f"the sub-agent failed ({error})" if error else "the sub-agent ended without a final message"
+    last_result = next((m for m in reversed(messages) if isinstance(m, ToolMessage)), None)
+    if last_result is not None:
+        text = last_result.content if isinstance(last_result.content, str) else str(last_result.content)
+        head = " ".join(text.split())[:300]
+        return f"No answer: {why}. Its last tool result ({last_result.name or 'tool'}) began: {head}"
+    calls = [call["name"] for m in messages if isinstance(m, AIMessage) for call in m.tool_calls]
+    return f"No answer: {why}" + (f"; it called {', '.join(calls)} with no result." if calls else "; it made no tool call.")
+
+
+def make_task_tool(runner: SubagentRunner) -> BaseTool:
+    """The ``task`` tool over one ``SubagentRunner``."""
+
+    def task(description: str) -> str:
+        return runner.run(description)
+
+    return StructuredTool.from_function(
+        task, name="task",
+        description="Delegate self-contained work to a sub-agent with its own context; returns a short answer.",
+    )
+
+
+def subagent_settings(config: SubagentConfig) -> dict[str, Any]:
+    return config.model_dump()

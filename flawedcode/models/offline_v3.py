@@ -1,0 +1,207 @@
+"""What the offline model does with v3's tools: a plan, sub-agents, memory, and summaries on the live prefix.
+
+Each rule applies only when its tool was bound to the model (v0-v2 never see them):
+
+- **A plan.** "Plan: 1) get docs for sofr 2) load 50 rows of SOFR data ..." (also "here is
+  the plan:", "make a plan:"; items split on numbers, ``;`` or new lines) calls
+  ``write_todos`` with every item pending. "Continue with the plan" / "next step" works
+  on the plan it can *see* before this request (the latest ``write_todos`` call or a
+  ``[Plan reminder: ...]`` message): the item in progress, else the first pending one,
+  is done as if asked directly, then ``write_todos`` marks it done. A finished item is
+  never picked again. No plan in view: it says so (it does not guess a step).
+  "What is the plan?" quotes the visible list.
+- **Sub-agents.** "Delegate to sub-agents: A; B; C" (also "use sub-agents to ...",
+  "hand off: ...") calls ``task(description)`` once per part. Without a ``task`` tool
+  it does the parts itself.
+- **Memory.** A note ("remember that I prefer basis points"; see offline_memory.py)
+  calls ``save_memory(fact)`` with the user's words; "Correction: ..." (or "actually,
+  ...") calls it with ``correction=true``. Recall needs no rule: the memory block's
+  ``User notes (verbatim):`` lines are notes it can see.
+- **Summary on the live prefix.** A last message starting ``[Summary request]`` (v3's
+  summary call, ``prompts/summary_v3.md``) is answered with a structured summary of the
+  messages it names: the N messages after the pinned goal and the summary blocks (and the
+  blocks too when it says "consolidate earlier summaries: yes").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages.utils import get_buffer_string
+
+from flawedcode.models import offline_memory as memory
+from flawedcode.models.offline_intents import plan
+from flawedcode.models.offline_plan import Context, Step, Task, calls, reply
+from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
+from flawedcode.models.offline_words import normalize
+
+PLAN_STATEMENT = re.compile(r"^\s*(?:(?:here(?:'s| is) (?:the|my|our) plan|(?:make|write|save|keep) (?:a|this|the) plan|"
+                            r"(?:my|our|the|a) plan|plan)(?: with| of)?(?: these| the following)?(?: \d+)?(?: steps| items)?"
+                            r"(?: for (?:today|this session))?\s*[:\-]\s*)(?P<items>.+)$", re.IGNORECASE | re.DOTALL)
+PLAN_ITEM_SPLIT = re.compile(r"(?:^|\s|;)\(?\d{1,2}[.)]\s+|\s*;\s*|\n+\s*[-*]?\s*")
+CONTINUE = re.compile(r"^\s*(?:ok(?:ay)?[,.]?\s+|now\s+|please\s+)*(?:continue|carry on|keep going|proceed|go on|do the next "
+                      r"(?:step|item|one)|next (?:step|item)|(?:work on|do) the next (?:step|item) of the plan)"
+                      r"(?:\s+(?:with|on)\s+(?:the|our|my)\s+plan)?\s*[.!]?\s*$", re.IGNORECASE)
+SHOW_PLAN = re.compile(r"^\s*(?:what(?:'s| is) (?:the|our|my) plan|show (?:me )?(?:the|our|my) plan|where are we in the plan)"
+                       r"\s*\??\s*$", re.IGNORECASE)
+DELEGATE = re.compile(r"^\s*(?:please\s+)?(?:delegate(?: (?:this|these|it))?(?: to (?:a |one |separate )?sub-?agents?(?: each)?)?|"
+                      r"hand (?:it |these |this )?off(?: to sub-?agents?)?|use (?:a |one |separate )?sub-?agents?(?: each)?"
+                      r"(?: to| for)?|in (?:a |separate )?sub-?agents?)\s*[:,-]?\s*(?P<work>.+)$", re.IGNORECASE | re.DOTALL)
+CORRECTION = re.compile(r"^\s*(?:correction|actually|update|i was wrong)\s*[:,-]\s*(?P<fact>.+)$", re.IGNORECASE | re.DOTALL)
+REMINDER_LINE = re.compile(r"^- \[(pending|in_progress|done)\] (.+)$", re.MULTILINE)
+LIVE_SUMMARY = "[Summary request]"
+LEAVING = re.compile(r"the (\d+) messages after them")
+MERGE = re.compile(r"the (\d+) summary blocks after the first (\d+) messages")
+LENGTH = re.compile(r"under ([\d,]+) characters")
+
+
+def plan_message(text: str, context: Context) -> list[Task] | None:
+    """v3's message-level rules (module docstring), or None to plan the message as usual."""
+    tools = context.tool_names
+    if recalled := recall_from_memory(text, context):
+        return [recalled]
+    if "write_todos" in tools and (match := PLAN_STATEMENT.match(text)):
+        items = [item.strip(" .") for item in PLAN_ITEM_SPLIT.split(match["items"]) if item and item.strip(" .")]
+        if items:
+            return [calls(Step("write_todos", {"todos": [{"content": item, "status": "pending"} for item in items]}))]
+    if CONTINUE.match(text):
+        return plan_next_item(context)
+    if SHOW_PLAN.match(text):
+        todos = visible_plan(context.earlier)
+        return [reply("The plan I can see:\n" + render(todos) if todos else
+                      "I can't see a plan in my context window. Tell me the steps and I'll keep them with write_todos.")]
+    if match := DELEGATE.match(text):
+        parts = [part.strip(" .") for part in re.split(r"\s*;\s*|\n+", match["work"]) if part.strip(" .")]
+        if "task" in tools and parts:
+            return [calls(*(Step("task", {"description": part}) for part in parts))]
+        return plan(match["work"], context)  # no sub-agents here: it does the parts itself
+    if "save_memory" in tools and (match := CORRECTION.match(text)):
+        return [calls(Step("save_memory", {"fact": match["fact"].strip(), "correction": True}))]
+    if "save_memory" in tools and memory.is_note(text):
+        return [calls(Step("save_memory", {"fact": note_words(text)})), reply(memory.acknowledge_note(text))]
+    return None
+
+
+def memory_notes(system: list[BaseMessage]) -> list[str]:
+    """The facts of a ``<memory>`` block in the system prompt (its ``User notes (verbatim):`` lines)."""
+    notes: list[str] = []
+    for message in system:
+        block = re.search(r"<memory\b[^>]*>\s*User notes \(verbatim\):\n((?:- .*\n?)+)", memory.text_of(message))
+        if block:
+            notes += [line[2:].strip() for line in block.group(1).splitlines() if line.startswith("- ")]
+    return notes
+
+
+def recall_from_memory(text: str, context: Context) -> Task | None:
+    """A question about what the user said, answered from the memory block when no visible note answers it."""
+    notes = memory_notes(getattr(context, "system", []) or [])
+    norm = normalize(text)
+    if not notes or "?" not in text or memory.visible_notes(context.earlier) and memory.is_note_question(norm, context):
+        return None
+    if re.search(r"\b(?:average|mean|median|min|max|rows?|docs|load|spread|20\d\d)\b", norm):
+        return None  # a data question, not a recall
+    matches = memory._matching_notes(norm, notes)
+    if not matches:
+        return None
+    corrections = [note for note in matches if note.lower().startswith("[correction]")]
+    quoted = "; ".join(f'"{note}"' for note in (corrections or matches))
+    return reply(f"From memory (memory.md): {quoted}.")
+
+
+def plan_next_item(context: Context) -> list[Task]:
+    """The next item of the visible plan, then write_todos marking it done."""
+    todos = visible_plan(context.earlier)
+    if not todos:
+        return [reply("I can't see a plan in my context window, so I don't know which step is next. "
+                      "Tell me the step, or the whole plan again.")]
+    current = next((i for i, item in enumerate(todos) if item["status"] == "in_progress"),
+                   next((i for i, item in enumerate(todos) if item["status"] == "pending"), None))
+    if current is None:
+        return [reply(f"Every item of the plan is done ({len(todos)} of {len(todos)}).")]
+    done = [dict(item, status="done") if i == current else dict(item) for i, item in enumerate(todos)]
+    header = reply(f"Step {current + 1} of {len(todos)}: {todos[current]['content']}")
+    marked = calls(Step("write_todos", {"todos": done}))
+    return [header, *plan(todos[current]["content"], context), marked]
+
+
+def visible_plan(earlier: list[BaseMessage]) -> list[dict[str, Any]]:
+    """The latest todo list in view: a write_todos call's list, or a plan reminder's lines."""
+    for message in reversed(earlier):
+        if isinstance(message, HumanMessage) and memory.text_of(message).startswith("[Plan reminder: "):
+            return [{"content": content, "status": status} for status, content in REMINDER_LINE.findall(memory.text_of(message))]
+        if isinstance(message, AIMessage):
+            for call in reversed(message.tool_calls):
+                if call["name"] == "write_todos" and isinstance(call["args"].get("todos"), list):
+                    return [dict(item) for item in call["args"]["todos"] if isinstance(item, dict)]
+    return []
+
+
+def render(todos: list[dict[str, Any]]) -> str:
+    return "\n".join(f"- [{item.get('status', 'pending')}] {item.get('content', '')}" for item in todos)
+
+
+def note_words(text: str) -> str:
+    """The fact a note keeps: the user's words without 'remember that'."""
+    kept = re.sub(rf"^{memory.NOTE_LEAD_IN}(?:{memory.NOTE_VERBS}(?:\s*(?:that|:|,))?)?\s*", "", text.strip(),
+                  flags=re.IGNORECASE)
+    return re.sub(r",?\s*remember (?:that|this)\s*[.!]?$", "", kept, flags=re.IGNORECASE).strip(" .") or text.strip()
+
+
+# --- the summary call on the live prefix ---------------------------------------------------------
+
+def is_live_summary_request(text: str) -> bool:
+    return text.startswith(LIVE_SUMMARY)
+
+
+def write_live_summary(text: str, earlier: list[BaseMessage]) -> str:
+    """A summary of the messages the request names (after the goal and summary blocks), extracted, never invented."""
+    start = 1 if earlier and isinstance(earlier[0], HumanMessage) and not memory.is_summary_message(earlier[0]) else 0
+    goal = earlier[:start]
+    blocks_end = start
+    while blocks_end < len(earlier) and memory.is_summary_message(earlier[blocks_end]):
+        blocks_end += 1
+    if merge := MERGE.search(text):  # consolidation: these blocks only
+        first = int(merge.group(2))
+        blocks, leaving = earlier[first:first + int(merge.group(1))], []
+    else:
+        match = LEAVING.search(text)
+        count = int(match.group(1)) if match else len(earlier) - blocks_end
+        blocks = earlier[start:blocks_end] if "onsolidate earlier summaries: yes" in text else []
+        leaving = [m for m in earlier[blocks_end:blocks_end + count] if not memory.text_of(m).startswith("[Plan reminder: ")]
+    rendered = get_buffer_string([*goal, *blocks, *leaving], format="xml")
+    limit = LENGTH.search(text)
+    return fit_summary(write_summary(parse_rendered_conversation(rendered)),
+                       int(limit.group(1).replace(",", "")) if limit else None)
+
+
+DROP_ORDER = ("action", "request", "artifact", "number", "note")
+"""Which lines go first when a summary must be shorter: old actions, then requests, paths, figures, notes."""
+
+
+def fit_summary(summary: str, max_chars: int | None) -> str:
+    """The summary cut to ``max_chars`` by dropping whole lines, oldest first, least useful kind first."""
+    if max_chars is None or len(summary) <= max_chars:
+        return summary
+    lines = summary.splitlines()
+    kinds, section = [], ""
+    for line in lines:
+        if line.startswith("## ") or line.startswith(("Actions (", "Numbers reported:", "User notes")):
+            section = {"Actions (": "action", "Numbers reported:": "number", "User notes": "note"}.get(
+                next((key for key in ("Actions (", "Numbers reported:", "User notes") if line.startswith(key)), ""),
+                "artifact" if line == "## ARTIFACTS" else "")
+            kinds.append("")
+        elif line.startswith("Requests: "):
+            kinds.append("request")
+        elif line.startswith("- ") and section:
+            kinds.append(section)
+        else:
+            kinds.append("")
+    for kind in DROP_ORDER:
+        for index, line_kind in enumerate(kinds):
+            if len("\n".join(line for line in lines if line is not None)) <= max_chars:
+                break
+            if line_kind == kind:
+                lines[index] = None  # type: ignore[call-overload]
+    return "\n".join(line for line in lines if line is not None)

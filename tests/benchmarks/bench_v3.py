@@ -1,0 +1,121 @@
+"""v3 against v1, v2 and the tuned LangChain summarizer: raw, cache-weighted and the physical limit.
+
+Run:  python tests/benchmarks/bench_v3.py [--budgets 4096,8192,16384,32768] [--agents v1,v2,v3,...]
+
+Two sessions, each at every budget (the offline model's window equals the budget):
+
+- workload B: the lesson's first request, then 50 turns cycling docs and loads over
+  the five dataframes, "What was my original goal?" every 10 turns;
+- the long session: the built-in ``long_session`` task (a planted SOFR average, 50
+  cycling turns, goal probes, the recall of the number).
+
+Every model call is counted at the model boundary (summary and sub-agent calls too).
+Columns: raw input ÷ v1's; cache-weighted input (``prompt_cache``, default scheme
+``anthropic``: reads 0.1x, writes 1.25x) ÷ v1's cache-weighted; ÷ the physical limit
+(``oracle_input_tokens``); calls over budget; peak; goal in context at the probes;
+summary calls and their cacheable share (cached prefix ÷ input of the summary calls).
+Conversation ids are fixed, so two runs print the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from flawedcode.bench.agent_specs import BUILTIN_AGENTS
+from flawedcode.bench.probes import ProbeWatcher, probe_records
+from flawedcode.bench.tasks import GOAL_QUESTION, load_tasks
+from flawedcode.lessons import lesson_model
+from flawedcode.prompt_cache import analyze
+from flawedcode.tools import Workspace
+
+FIRST_REQUEST = "List ChartBook dataframes"
+CYCLE = [
+    "Get docs for yield_curve/repo_public",
+    "Load 30 rows of repo_public with columns sofr, bgcr, tgcr, effr, iorb, on_rrp_rate and sofr_volume_bn",
+    "Get docs for treasury_yields",
+    "Load 50 rows of treasury_yields with columns yield_1m, yield_3m, yield_6m, yield_1y, yield_2y, yield_5y, yield_10y and yield_30y",
+    "Get docs for fed_yield_curve",
+    "Load 30 rows of fed_yield_curve with columns SVENY01, SVENY02, SVENY05, SVENY10, SVENY20, SVENY30 and BETA0",
+    "Get docs for money_markets/sofr",
+    "Load 50 rows of SOFR data",
+    "Get docs for money_markets/effr",
+    "Load 50 rows of EFFR data",
+]
+
+
+def workload_b() -> list[tuple[str, bool]]:
+    turns, phrasings = [(FIRST_REQUEST, False)], iter(CYCLE * 50)
+    for turn in range(1, 51):
+        turns.append((GOAL_QUESTION, True) if turn % 10 == 0 else (next(phrasings), False))
+    return turns
+
+
+def long_session() -> tuple[list[tuple[str, bool]], str]:
+    task = load_tasks(["long_session"])[0]
+    return [(step.say, step.probe == "goal") for step in task.all_steps()], task.goal_text
+
+
+def run(name: str, turns: list[tuple[str, bool]], goal: str, budget: int, folder: Path) -> dict:
+    workspace = Workspace.create(folder / "project", scratch_dir=folder / "scratch", archive_dir=folder / "archives")
+    config = BUILTIN_AGENTS[name].config_class(budget_tokens=budget) if hasattr(BUILTIN_AGENTS[name], "config_class") else None
+    agent = BUILTIN_AGENTS[name](lesson_model("offline", budget), workspace=workspace, config=config,
+                                 conversation_id=f"bench-v3-{name}-{budget}", name=name)
+    watcher, kept, probes, failed = ProbeWatcher(agent), 0, 0, None
+    for number, (text, is_probe) in enumerate(turns, start=1):
+        watcher.arm(is_probe)
+        try:
+            reply = agent.send(text)
+        except Exception as error:  # noqa: BLE001 - a failed run is a row that says so
+            failed = f"turn {number}: {' '.join(str(error).split())[:100]}"
+            break
+        if is_probe:
+            probes += 1
+            kept += all(record.in_context for record in probe_records(agent, watcher, number, "goal", [goal], reply))
+    totals = agent.log.totals()
+    caches = analyze(agent.log.calls)
+    summary = [(call, cache) for call, cache in zip(agent.log.calls, caches) if call.purpose == "summary"]
+    summary_input = sum(call.input_tokens for call, _ in summary)
+    summary_cached = sum(cache.cached_tokens for _, cache in summary)
+    return {"raw": totals["input_tokens"], "cached": totals["cache_weighted_input_tokens"],
+            "limit": totals["oracle_input_tokens"], "over": totals["calls_over_budget"],
+            "peak": totals["peak_context_tokens"], "kept": f"{kept}/{probes}", "summaries": len(summary),
+            "summary_cacheable": summary_cached / summary_input if summary_input else None,
+            "calls": totals["model_calls"], "failed": failed}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budgets", default="4096,8192,16384,32768")
+    parser.add_argument("--agents", default="v1,v2,lc-summarization-tuned,v3")
+    parser.add_argument("--sessions", default="workload_b,long_session")
+    options = parser.parse_args()
+    budgets = [int(value) for value in options.budgets.split(",")]
+    agents = options.agents.split(",")
+    sessions = {"workload_b": (workload_b(), FIRST_REQUEST), "long_session": long_session()}
+    header = ["session", "budget", "agent", "raw ÷ v1", "cached ÷ v1 cached", "÷ limit", "over budget", "peak",
+              "goal kept", "summary calls", "summary cacheable", "calls", "failed"]
+    print("| " + " | ".join(header) + " |")
+    print("| " + " | ".join("---" for _ in header) + " |")
+    with tempfile.TemporaryDirectory(prefix="bench-v3-") as scratch:
+        for session in options.sessions.split(","):
+            turns, goal = sessions[session]
+            for budget in budgets:
+                results = {name: run(name, turns, goal, budget, Path(scratch) / f"{session}-{budget}-{name}")
+                           for name in agents}
+                base = results.get("v1")
+                for name, result in results.items():
+                    raw = f"{result['raw'] / base['raw']:.3f}" if base else "-"
+                    cached = f"{result['cached'] / base['cached']:.3f}" if base else "-"
+                    share = result["summary_cacheable"]
+                    row = [session, f"{budget:,}", name, raw, cached, f"{result['raw'] / max(1, result['limit']):.2f}",
+                           str(result["over"]), f"{result['peak']:,}", result["kept"], str(result["summaries"]),
+                           f"{100 * share:.1f}%" if share is not None else "-", str(result["calls"]), result["failed"] or "-"]
+                    print("| " + " | ".join(row) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
