@@ -25,6 +25,12 @@ step 200 as at step 20. Labels that would overlap are moved apart:
 - X: **overflow** retry, or a summary that failed;
 - filled plus: **compaction** (no summary could be written: old tool results went to the archive);
 - square: the model **truncated the prompt** (it reported far fewer input tokens than were sent).
+- up-pointing triangle: **goal recalled** (a later reply gave the first request back;
+  recorded by ``ContextWatcher`` too).
+
+Each labelled marker carries a number in a circle beside it, and the numbers are
+listed, with the event and its step, in a key beside the axes ("3  summary 1, step 5
+(v2)"): a label never covers a line or another label.
 
 Every other model call of the session (a summarizer's, or one a library made
 internally) is a small hollow square in the agent's colour, at the tokens it
@@ -104,10 +110,11 @@ EVENT_MARKERS: dict[str, tuple[str, str]] = {
     "summary_failed": ("X", "summary failed"),
     "compact": ("P", "compaction"),
     "truncated": ("s", "prompt truncated"),
+    "goal_recalled": ("^", "goal recalled"),
 }
-MARKER_SIZES = {"*": 22, "v": 15, "o": 13, "X": 15, "D": 13, "P": 15, "s": 13}
+MARKER_SIZES = {"*": 22, "v": 15, "o": 13, "X": 15, "D": 13, "P": 15, "s": 13, "^": 15}
 LABEL_BELOW = {"offload"}  # these labels go under their marker, the others above
-LABEL_PRIORITY = {"goal_lost": 0, "summarize": 1, "summary_failed": 2, "overflow_retry": 2, "compact": 2, "truncated": 2,
+LABEL_PRIORITY = {"goal_lost": 0, "goal_recalled": 0, "summarize": 1, "summary_failed": 2, "overflow_retry": 2, "compact": 2, "truncated": 2,
                   "recovery": 3, "offload": 4}
 LABEL_FONT_SIZES = {"offload": 12}  # the many offload labels are a little smaller than the rest (13)
 LAST_LABELS_PER_KIND = 2  # besides the first of each kind, the last two of each kind are labelled
@@ -126,7 +133,9 @@ PROJECTOR_STYLE = {
 CONTEXT_FIGSIZE = (12, 6.5)
 # A fixed layout (margins in figure fractions) rather than matplotlib's constrained layout: a live chart
 # redraws after every request, and the constrained layout solver was most of each redraw's time.
-CONTEXT_MARGINS = {"left": 0.085, "right": 0.985, "top": 0.92, "bottom": 0.25}
+CONTEXT_MARGINS = {"left": 0.085, "right": 0.76, "top": 0.92, "bottom": 0.25}
+KEY_X = 0.775  # the numbered list of marked events sits beside the axes, from here to the figure's right edge
+KEY_LINES = 16  # at most this many events are listed (the key says how many more there were)
 COMPARISON_FIGSIZE = (14, 13)
 
 LogsArgument = SessionLog | Sequence[SessionLog]
@@ -283,7 +292,10 @@ def draw_context(ax: Axes, data: Mapping[str, Any], title: str | None = None, st
     """Draw ``chart_data`` output on ``ax`` (clears it first)."""
     ax.clear()
     budgets_drawn: set[int] = set()
-    labels = []
+    labels: list[Any] = []
+    key: list[tuple[str, str]] = []
+    for text in [text for text in ax.figure.texts if text.get_gid() == "marker-key"]:
+        text.remove()  # a live chart redraws on the same figure
     for position, (name, agent) in enumerate(data.items()):
         colour = colour_for(name, position)
         xs = [x for x, _ in agent["points"]]
@@ -301,12 +313,15 @@ def draw_context(ax: Axes, data: Mapping[str, Any], title: str | None = None, st
         if agent["trigger"]:
             ax.axhline(agent["trigger"], color=colour, linestyle=":", linewidth=2.5,
                        label=f"{name} summary trigger ({agent['trigger']:,})", gid=f"trigger:{name}")
-        labels += _draw_markers(ax, name, colour, agent["markers"])
+        labels += _draw_markers(ax, name, colour, agent["markers"], key)
     _style_context_axes(ax, data, title, steps)
     separate_labels(ax, labels)
+    draw_key(ax, key)
 
 
-def _draw_markers(ax: Axes, name: str, colour: str, markers: Sequence[tuple[str, float, int, str]]) -> list[Any]:
+def _draw_markers(ax: Axes, name: str, colour: str, markers: Sequence[tuple[str, float, int, str]],
+                  key: list[tuple[str, str]]) -> list[Any]:
+    """Each marker, and for a labelled one a number beside it; ``key`` gets (number, what it marks) in order."""
     labels = []
     for kind, x, y, label in markers:
         shape = EVENT_MARKERS[kind][0]
@@ -314,14 +329,26 @@ def _draw_markers(ax: Axes, name: str, colour: str, markers: Sequence[tuple[str,
                 markeredgecolor=OKABE_ITO["black"], markeredgewidth=1.5, zorder=5, gid=f"event:{name}:{kind}")
         if not label:
             continue
+        number = str(len(key) + 1)
+        key.append((number, f"{label.replace(chr(10), ', ')} ({name})"))
         below = kind in LABEL_BELOW
         labels.append(ax.annotate(
-            label, (x, y), xytext=(0, -16 if below else 16), textcoords="offset points", ha="center",
-            va="top" if below else "bottom", linespacing=1.0, fontsize=LABEL_FONT_SIZES.get(kind, 13), fontweight="bold",
-            color=colour, zorder=6, gid=f"label:{name}:{kind}",
-            arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 1.2, "shrinkA": 0, "shrinkB": 9},
-            bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}))
+            number, (x, y), xytext=(0, -15 if below else 15), textcoords="offset points", ha="center",
+            va="top" if below else "bottom", fontsize=12, fontweight="bold", color=colour, zorder=6,
+            gid=f"label:{name}:{kind}",
+            bbox={"boxstyle": "circle,pad=0.2", "facecolor": "white", "edgecolor": colour, "linewidth": 1.2}))
     return labels
+
+
+def draw_key(ax: Axes, key: Sequence[tuple[str, str]]) -> None:
+    """The numbered markers, listed beside the axes (no label ever covers a line)."""
+    if not key:
+        return
+    shown = [f"{number}  {text}" for number, text in key[:KEY_LINES]]
+    if len(key) > KEY_LINES:
+        shown.append(f"... and {len(key) - KEY_LINES} more")
+    ax.figure.text(KEY_X, CONTEXT_MARGINS["top"], "Marked events\n" + "\n".join(shown), ha="left", va="top", fontsize=11,
+                   linespacing=1.45, gid="marker-key", family="DejaVu Sans")
 
 
 def separate_labels(ax: Axes, labels: Sequence[Any], gap_points: float = 3.0, levels: int = 6) -> None:
@@ -400,8 +427,8 @@ def _style_context_axes(ax: Axes, data: Mapping[str, Any], title: str | None, st
     tops += [agent["budget"] or 0 for agent in data.values()]
     ax.set_ylim(0, max(tops, default=1) * 1.2 or 1)
     if data:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=min(4, len(ax.get_legend_handles_labels()[1])),
-                  framealpha=0.9)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=min(3, len(ax.get_legend_handles_labels()[1])),
+                  framealpha=0.9, fontsize=12)
 
 
 def save_context_chart(logs: LogsArgument, path: str | Path, title: str | None = None) -> Path:

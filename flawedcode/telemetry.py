@@ -43,13 +43,15 @@ ratio of the two (``CallRecord.reported_ratio``):
   A call reads as truncation (``truncation_evidence``) when the prompt grew by
   ``MIN_GROWTH_TOKENS`` or more and the server's count by less than
   ``GROWTH_SHARE`` of that, or the count fell by ``FALL_SHARE`` while the prompt
-  did not shrink, unless the count is about what was added (a server that counts only
-  what it had not cached, ``UNCACHED_SHARE``); with no comparable call, when the ratio is below
-  ``TRUNCATION_RATIO`` of the steady one. A count at or above what was sent
-  never reads as truncation. **A second reading** within ``READINGS_WINDOW`` agent calls confirms it
-  (``CONFIRMING_READINGS``;
-  right after a reading, a ratio still ``FALL_SHARE`` below the steady one is one):
-  Ollama, at its ``num_ctx``, keeps the count flat while the prompt grows. The calls are
+  did not shrink; with no comparable call, when the ratio is below
+  ``TRUNCATION_RATIO`` of the steady one. Never when the count is at or above
+  what was sent, when it is about what was added since the last call (a server
+  that counts only what it had not cached, ``UNCACHED_SHARE``), or when it is
+  below ``MIN_TRUNCATED_WINDOW`` (a placeholder, not a window). **A second
+  reading** within ``READINGS_WINDOW`` agent calls confirms it
+  (``CONFIRMING_READINGS``; right after a reading, a ratio still ``FALL_SHARE``
+  below the steady one is one): Ollama, at its ``num_ctx``, keeps the count flat
+  while the prompt grows. The calls are
   marked ``truncated``, a ``truncated`` event is recorded where it started (the
   chart marks it), ``truncated_window_tokens`` keeps the most the server took
   (v2 then lowers its budget to fit), and one warning line says how the
@@ -97,6 +99,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
 from typing import Any, Literal
 from uuid import UUID
 
@@ -130,14 +133,15 @@ FALL_SHARE = 0.10
 UNCACHED_SHARE = 1.5
 """A report no bigger than 1.5x what was added since the previous call counts only the part the server had not
 cached (Ollama's and llama.cpp's prompt counts skip a reused prefix): not truncation."""
+MIN_TRUNCATED_WINDOW = 1_024
+"""A server that truncates keeps its window, and none serves fewer than 1,024 tokens: a smaller report (a proxy's
+placeholder usage) never reads as truncation."""
 CONFIRMING_READINGS = 2
 READINGS_WINDOW = 10
 """Truncation is confirmed (budget lowered, one warning) on the second call that reads as it within 10 agent calls,
 never on the first."""
 FIRST_CALL_TRUNCATION_RATIO = 0.5
 """With no steady ratio yet, only a report below half the count reads as truncation."""
-REWRITES_HISTORY = frozenset({"summarize", "compact", "overflow_retry", "budget_lowered"})
-"""Events after which a call is not the previous prompt grown: it is compared with the steady ratio only."""
 CALIBRATION_CALLS = 3
 """How many recent untruncated calls must agree before their ratio calibrates the trigger."""
 STEADY_SPREAD = 0.10
@@ -148,11 +152,56 @@ SELF_DECLARED_TRUNCATION = "flawedcode"
 """The offline teaching model's provider: it forgets by design (lesson 1) and says so itself, so it is not checked."""
 
 
+class EventKind(StrEnum):
+    """Every kind of context event, in one place (a member equals its text: ``EventKind.OFFLOAD == "offload"``).
+
+    ``SessionLog.record_event`` refuses any other kind, so a misspelt kind fails where it is written.
+    """
+
+    # v2's lesson (context/offload.py, context/summarize.py, context/archive.py)
+    OFFLOAD = "offload"
+    OFFLOAD_FAILED = "offload_failed"
+    SUMMARIZE = "summarize"
+    SUMMARY_FAILED = "summary_failed"
+    ARCHIVE = "archive"
+    ARCHIVE_FAILED = "archive_failed"
+    RECOVERY = "recovery"
+    # the guards (context/resilience.py, readback.py, repair.py, budget.py, budget_guard.py)
+    COMPACT = "compact"
+    COMPACT_FAILED = "compact_failed"
+    OVERFLOW_RETRY = "overflow_retry"
+    BUDGET_LOWERED = "budget_lowered"
+    READBACK_PAGED = "readback_paged"
+    REPAIR = "repair"
+    TOOL_CALL_CUT_OFF = "tool_call_cut_off"
+    BUDGET_GUARD = "budget_guard"
+    BUDGET_GUARD_FAILED = "budget_guard_failed"
+    # what the log itself observes (a server's counts) and the lessons' watcher
+    CALIBRATE = "calibrate"
+    TRUNCATED = "truncated"
+    GOAL_LOST = "goal_lost"
+    GOAL_RECALLED = "goal_recalled"  # a later reply gave the goal back (lab/window.py's ContextWatcher)
+    # the benchmark's peers (bench/peers.py, bench/field_peers.py)
+    MASK = "mask"
+    # v3 (context/stable.py)
+    CLEAR = "clear"
+    CLEAR_FAILED = "clear_failed"
+    DIGEST = "digest"
+    DIGEST_FAILED = "digest_failed"
+    CONSOLIDATE = "consolidate"
+    PLAN_REMINDER = "plan_reminder"
+
+
+REWRITES_HISTORY = frozenset({EventKind.SUMMARIZE, EventKind.COMPACT, EventKind.OVERFLOW_RETRY, EventKind.BUDGET_LOWERED,
+                              EventKind.MASK, EventKind.CLEAR, EventKind.DIGEST, EventKind.CONSOLIDATE, EventKind.REPAIR})
+"""Events after which a call is not the previous prompt grown: it is compared with the steady ratio only."""
+
+
 @dataclass
 class ContextEvent:
     """One thing a context wrapper did (or failed to do)."""
 
-    kind: str
+    kind: EventKind
     turn: int
     call_index: int
     tokens_before: int
@@ -253,7 +302,12 @@ class SessionLog:
         """The agent's own calls that the model answered (a refused request is in ``calls``, with its error)."""
         return [call for call in self.calls if call.purpose == "agent" and call.error is None]
 
-    def record_event(self, kind: str, tokens_before: int, tokens_after: int, **detail: Any) -> ContextEvent:
+    def record_event(self, kind: EventKind | str, tokens_before: int, tokens_after: int, **detail: Any) -> ContextEvent:
+        """Record what a wrapper did; ``kind`` is an ``EventKind`` (its text is accepted; anything else is refused)."""
+        try:
+            kind = EventKind(kind)
+        except ValueError:
+            raise ValueError(f"unknown context event kind {kind!r}: add it to flawedcode.telemetry.EventKind") from None
         event = ContextEvent(kind, self.turn, self.agent_call_count, tokens_before, tokens_after, detail)
         self.events.append(event)
         self._pending_events.append(kind)
@@ -344,8 +398,8 @@ class SessionLog:
         steady ratio (learned first): below ``TRUNCATION_RATIO`` of it; on the very
         first call, below ``FIRST_CALL_TRUNCATION_RATIO``.
         """
-        if reported >= counted:
-            return None
+        if reported >= counted or reported < MIN_TRUNCATED_WINDOW:
+            return None  # at least what was sent; or fewer tokens than any server serves (a report not to be trusted)
         steady = self.steady_ratio()
         number = previous[2] + 1 if previous is not None else None
         if previous is not None and steady is not None:
@@ -382,7 +436,7 @@ class SessionLog:
         (first, first_evidence), (last, evidence) = self._readings[0], self._readings[-1]
         self._truncating = True
         steady = self.steady_ratio() or 1.0
-        event = ContextEvent("truncated", first.turn, max(first.index, 0), first.input_tokens,
+        event = ContextEvent(EventKind.TRUNCATED, first.turn, max(first.index, 0), first.input_tokens,
                              int((first.reported_input_tokens or 0) / steady),
                              {"reported": first.reported_input_tokens, "sent": first.input_tokens, "model": model_name,
                               "evidence": [reading for _, reading in self._readings]})
@@ -411,7 +465,7 @@ class SessionLog:
         calibration = round(max(1.0, steady), 3)
         if abs(calibration - self.token_calibration) > 0.01:
             self.token_calibration = calibration
-            self.record_event("calibrate", 0, 0, ratio=round(steady, 3), model=model_name)
+            self.record_event(EventKind.CALIBRATE, 0, 0, ratio=round(steady, 3), model=model_name)
         if abs(steady - 1.0) > NOTICEABLE_CALIBRATION:
             trigger = "the summary trigger now uses the server's count" if steady > 1 else "the budget stays in flawedcode's count"
             warn_once(f"calibrated:{model_name}",

@@ -250,6 +250,7 @@ class Workspace:
             dirs_exist_ok=True,
             ignore=shutil.ignore_patterns(*SKIPPED_FOLDERS),
         )
+        root.chmod(0o700)  # only its owner can reach it: nothing run_python leaves there is anyone else's to run
         workspace = cls(
             root=root,
             scratch_dir=Path(scratch_dir) if scratch_dir else paths.scratch_dir(),

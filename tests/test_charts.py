@@ -101,7 +101,8 @@ def test_event_markers_sit_on_the_line_where_the_call_saw_the_event(lesson_logs)
     data = chart_data(log)["v2"]
     kinds = [kind for kind, *_ in data["events"]]
     assert kinds[0] == "offload" and "summarize" in kinds
-    assert kinds == [event.kind for event in log.events if event.kind in ("offload", "summarize", "recovery")]
+    assert kinds == [event.kind for event in log.events if event.kind in ("offload", "summarize", "recovery", "goal_recalled")]
+    assert kinds[-1] == "goal_recalled", "the lesson's last reply gives the goal back: the chart marks v2's recovery"
     line = {index: point for (index, _step, _tokens), point in zip(data["calls"], data["points"])}
     steps = {index: step for index, step, _tokens in data["calls"]}
     for (kind, call_index, _before, _after, label), marker in zip(data["events"], data["markers"], strict=True):
@@ -139,10 +140,14 @@ def test_axes_lines_and_markers_equal_chart_data(lesson_logs):
     assert "trigger:v1" not in lines
     drawn = [(line.get_gid().split(":")[2], line.get_marker(), *xy(line)[0])
              for line in ax.get_lines() if line.get_gid().startswith("event:v2:")]
-    shapes = {"offload": "v", "summarize": "*", "recovery": "o"}
+    shapes = {"offload": "v", "summarize": "*", "recovery": "o", "goal_recalled": "^"}
     assert drawn == [(kind, shapes[kind], x, y) for kind, x, y, _ in data["v2"]["markers"]]
-    labels = {text.get_text() for text in ax.texts}
-    assert {label for *_, label in data["v2"]["markers"] if label} <= labels
+    numbers = [text.get_text() for text in ax.texts if (text.get_gid() or "").startswith("label:")]
+    marked = [label for name in ("v1", "v2") for *_, label in data[name]["markers"] if label]
+    assert numbers == [str(number) for number in range(1, len(marked) + 1)], "each labelled marker gets a number"
+    (key,) = [text for text in figure.texts if text.get_gid() == "marker-key"]
+    for number, label in enumerate(marked, start=1):  # listed beside the chart, never over a line
+        assert f"{number}  {label.replace(chr(10), ', ')}" in key.get_text()
 
 
 def test_axes_are_labelled_with_units_in_projector_sizes(lesson_logs):

@@ -54,6 +54,13 @@ def run_at(workspace: Workspace, level: str, code: str, timeout: int = 20) -> sa
     return result
 
 
+def call_cgroups_here() -> list[str]:
+    """The cgroups a call gets on this machine (made and removed again): [] when not root or none is delegated."""
+    made = sandbox.make_call_cgroups(f"flawedcode-test-probe-{os.getpid()}")
+    sandbox.remove_call_cgroups(made)
+    return made
+
+
 def processes_with(marker: str) -> list[int]:
     """Live processes on the host whose command line contains ``marker``."""
     found = []
@@ -154,7 +161,7 @@ def test_namespace_levels_have_no_network_not_even_loopback(workspace, level, lo
             print('refused', error)
     """)
     output = run_at(workspace, level, code).output
-    if level not in NAMESPACE_LEVELS:
+    if level not in NAMESPACE_LEVELS and not (level == "process" and sandbox.landlock_abi() >= 4):
         assert "CONNECTED" in output  # documented: this level does not block the network
         return
     assert "CONNECTED" not in output and not accepted, output
@@ -244,8 +251,8 @@ FORK_BOMB = textwrap.dedent("""
 
 
 def test_a_fork_bomb_is_bounded_by_rlimit_nproc(workspace, level):
-    if level == "basic" or (ROOT and level != "namespaces-nobody"):
-        pytest.skip(f"RLIMIT_NPROC does not bind uid 0 at the {level} level (documented)")
+    if level == "basic" or (ROOT and not call_cgroups_here() and level != "namespaces-nobody"):
+        pytest.skip(f"RLIMIT_NPROC does not bind uid 0 at the {level} level and no cgroup can be made here (documented)")
     output = run_at(workspace, level, FORK_BOMB, timeout=30).output
     forked = int(output.split("forked", 1)[1].split()[0])
     assert forked < MAX_PROCESSES + 5, output  # + 5: processes nobody already had when the limit was set
@@ -261,9 +268,11 @@ def test_the_code_sees_no_other_process_at_namespace_levels(workspace, level):
 def test_the_tool_description_states_only_what_this_platform_enforces(workspace):
     run_python = {each.name: each for each in make_tools(workspace)}["run_python"]
     level = workspace.sandbox.level
-    assert run_python.description.endswith(sandbox.DESCRIPTIONS[level])
+    assert run_python.description.endswith(workspace.sandbox.description())
     if level in NAMESPACE_LEVELS:
         assert "no network" in run_python.description
+    elif level == "process" and sandbox.landlock_abi() >= 6:
+        assert "no TCP connections" in run_python.description and "readable" in run_python.description
     else:
         assert "no network" not in run_python.description and "not blocked" in run_python.description
 
@@ -352,3 +361,142 @@ def reachable_python_as_nobody(argv: list[str]) -> list[str]:
             steps += [f"mkdir -p '{path}'", f"mount --move $stage/{index}_{number} '{path}'"]
     steps.append("exec setpriv --reuid=65534 --regid=65534 --clear-groups " + " ".join(f"'{arg}'" for arg in argv))
     return ["unshare", "-m", "--propagation", "private", "sh", "-c", "\n".join(steps)]
+
+
+# ----------------------------------------------------------------------------- round 3: set-uid files, the process level, whole-call bounds
+
+SETID_ATTEMPTS = textwrap.dedent("""
+    import os, shutil
+    shutil.copy('/bin/true', 'rootshell')
+    for mode in (0o4755, 0o2755, 0o6755):
+        try:
+            os.chmod('rootshell', mode)
+            print('chmod', oct(mode), 'ALLOWED')
+        except OSError as error:
+            print('chmod', oct(mode), 'refused', error.errno)
+    for flags in (os.O_CREAT | os.O_WRONLY,):
+        try:
+            os.close(os.open('created', flags, 0o4755))
+            print('open', oct(os.stat('created').st_mode))
+        except OSError as error:
+            print('open refused', error.errno)
+    os.mkdir('folder')
+    try:
+        os.chmod('folder', 0o2775)
+        print('setgid folder ALLOWED')
+    except OSError as error:
+        print('setgid folder refused', error.errno)
+""")
+
+
+def setid_files(root: Path) -> list[str]:
+    return [str(path) for path in root.rglob("*") if not path.is_symlink() and path.stat().st_mode & 0o6000]
+
+
+@pytest.mark.skipif(not LINUX, reason="set-uid files and seccomp are Linux's here")
+def test_no_set_uid_or_set_gid_file_made_by_the_code_reaches_the_host(workspace, level):
+    if level == "basic":
+        pytest.skip("the basic level has no filter (documented)")
+    output = run_at(workspace, level, SETID_ATTEMPTS).output
+    assert "ALLOWED" not in output, output
+    assert not setid_files(workspace.root), output
+    assert (workspace.root / "rootshell").exists(), "the copy itself is allowed"
+
+
+@pytest.mark.skipif(not LINUX, reason="Linux")
+def test_a_set_uid_file_already_in_the_workspace_is_stripped_by_the_next_call(workspace, level):
+    if level == "basic":
+        pytest.skip("the basic level has no sweep (documented)")
+    planted = workspace.root / "planted"
+    shutil.copy("/bin/true", planted)
+    planted.chmod(0o4755)  # as if it got there some other way
+    run_at(workspace, level, "print('hello')")
+    assert planted.stat().st_mode & 0o7777 == 0o755
+
+
+def test_workspaces_are_reachable_by_their_owner_only(tmp_path):
+    made = Workspace.create(tmp_path / "given", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    assert made.root.stat().st_mode & 0o777 == 0o700
+    with Workspace.create() as temporary:
+        assert temporary.root.stat().st_mode & 0o777 == 0o700
+
+
+OTHER_PROCESS_ATTACK = textwrap.dedent("""
+    import os, signal, socket, sys
+    victim, port, outside = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    try:
+        print('environ', b'victim-marker' in open(f'/proc/{victim}/environ', 'rb').read() and 'LEAKED')
+    except OSError as error:
+        print('environ refused', error.errno)
+    try:
+        os.kill(victim, signal.SIGTERM)
+        print('KILLED')
+    except OSError as error:
+        print('kill refused', error.errno)
+    try:
+        socket.create_connection(('127.0.0.1', port), timeout=2)
+        print('CONNECTED')
+    except OSError as error:
+        print('connect refused', error.errno)
+    try:
+        open(outside, 'w').write('x')
+        print('WROTE-OUTSIDE')
+    except OSError as error:
+        print('write outside refused', error.errno)
+""")
+
+
+@pytest.mark.skipif(not LINUX, reason="Landlock is Linux's")
+def test_at_the_process_level_other_processes_of_the_user_are_private(workspace, tmp_path):
+    if "process" not in levels_to_try() or sandbox.landlock_abi() < 1:
+        pytest.skip("no Landlock on this kernel: the process level cannot protect other processes (documented)")
+    victim = subprocess.Popen(["sleep", "60"], env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": "victim-marker-1"})
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    outside = tmp_path / "outside" / "planted.txt"
+    outside.parent.mkdir()
+    try:
+        script = (f"import sys; sys.argv = ['x', '{victim.pid}', '{server.getsockname()[1]}', '{outside}']\n"
+                  + OTHER_PROCESS_ATTACK)
+        output = run_at(workspace, "process", script).output
+        assert "environ refused" in output and "LEAKED" not in output, output
+        assert "WROTE-OUTSIDE" not in output and not outside.exists(), output
+        if sandbox.landlock_abi() >= 4:
+            assert "CONNECTED" not in output, output
+        if sandbox.landlock_abi() >= 6:
+            assert "KILLED" not in output and victim.poll() is None, output
+    finally:
+        victim.kill()
+        victim.wait()
+        server.close()
+
+
+MEMORY_HOGS = textwrap.dedent("""
+    import multiprocessing, time
+    def hog(_):
+        held = bytearray(1600 * 1024**2)
+        time.sleep(2)
+    workers = [multiprocessing.Process(target=hog, args=(n,)) for n in range(3)]
+    [worker.start() for worker in workers]
+    [worker.join() for worker in workers]
+    print('exit codes', [worker.exitcode for worker in workers])
+""")
+
+
+def test_memory_is_bounded_for_the_whole_call_not_per_process(workspace, level):
+    if level == "basic" or not call_cgroups_here():
+        pytest.skip("no cgroup can be made here (not root, or none delegated): memory is bounded per process (documented)")
+    output = run_at(workspace, level, MEMORY_HOGS, timeout=60).output
+    codes = json.loads(output.split("exit codes", 1)[1].strip()) if "exit codes" in output else None
+    assert codes is None or any(code != 0 for code in codes), output  # 3 x 1.6 GiB never fit the 4 GiB of one call
+
+
+def test_home_is_bounded_at_the_namespace_levels(workspace, level):
+    if level not in NAMESPACE_LEVELS:
+        pytest.skip(f"{level}: HOME is a temporary folder on the host's disk (documented)")
+    code = ("import os\npath = os.path.join(os.environ['HOME'], 'big')\ntry:\n    with open(path, 'wb') as f:\n"
+            "        for _ in range(320): f.write(b'x' * 2**20)\n    print('WROTE-ALL')\n"
+            "except OSError as error:\n    print('full at', os.path.getsize(path) // 2**20, error.errno)\n")
+    output = run_at(workspace, level, code).output
+    assert "WROTE-ALL" not in output and f"full at {sandbox.HOME_BYTES // 2**20}" in output, output

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flawedcode.config import SummarizationConfig
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 
 
 @dataclass
@@ -47,7 +47,7 @@ class ContextBudget:
         if tokens >= self.tokens:
             return False
         if self.log is not None:
-            self.log.record_event("budget_lowered", self.tokens, tokens, source=source)
+            self.log.record_event(EventKind.BUDGET_LOWERED, self.tokens, tokens, source=source)
         self.tokens = tokens
         self.record()
         return True

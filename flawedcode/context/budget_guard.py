@@ -44,7 +44,7 @@ from flawedcode.context.budget import ContextBudget
 from flawedcode.context.offload import exempt_tools, offload, should_offload
 from flawedcode.context.readback import PAGED_PREFIXES, ReadBackPagingMiddleware
 from flawedcode.formats import COMPACTED_PREFIX, STUB_PREFIX
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
 TURN_RESULTS_FACTOR = 2
@@ -116,10 +116,10 @@ class BudgetGuardMiddleware(AgentMiddleware):
                                             self.scratch_dir, self.config)
             after = self.budget.fixed_tokens + self.counter.count_messages(fitted)
             if after > limit:
-                self.log.record_event("budget_guard_failed", before, after, stubbed=stubbed, budget=limit)
+                self.log.record_event(EventKind.BUDGET_GUARD_FAILED, before, after, stubbed=stubbed, budget=limit)
             if not stubbed:
                 return None
-            self.log.record_event("budget_guard", before, after, stubbed=stubbed, budget=limit)
+            self.log.record_event(EventKind.BUDGET_GUARD, before, after, stubbed=stubbed, budget=limit)
             return fitted
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
@@ -161,9 +161,9 @@ class TurnOffloadMiddleware(AgentMiddleware):
                 done = offload(result.content, call["name"], call.get("args"), scratch_dir=self.scratch_dir,
                                config=self.config, encoding=self.counter.encoding_name)
             except OSError as error:
-                self.log.record_event("offload_failed", tokens, tokens, tool=call["name"], error=str(error))
+                self.log.record_event(EventKind.OFFLOAD_FAILED, tokens, tokens, tool=call["name"], error=str(error))
                 return result
-            self.log.record_event("offload", done.original_tokens, done.stub_tokens, tool=call["name"],
+            self.log.record_event(EventKind.OFFLOAD, done.original_tokens, done.stub_tokens, tool=call["name"],
                                   path=done.display_path, characters=len(result.content), reason="turn_total",
                                   turn_results_tokens=kept + tokens)
         return result.model_copy(update={"content": done.stub})

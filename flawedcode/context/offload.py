@@ -64,7 +64,7 @@ from flawedcode.formats import STUB_PREFIX
 from flawedcode.infra.redact import looks_random, redact
 from flawedcode.infra.safe_text import escape_surrogates, has_surrogates
 from flawedcode.paths import write_atomically
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 from flawedcode.tokens import count_text
 from flawedcode.tools import read_only_tools
 
@@ -164,10 +164,10 @@ def maybe_offload(result: str, tool_name: str, arguments: dict[str, Any] | None 
         if log is None:
             raise
         tokens = count_text(result, encoding)
-        log.record_event("offload_failed", tokens, tokens, tool=tool_name, error=str(error))
+        log.record_event(EventKind.OFFLOAD_FAILED, tokens, tokens, tool=tool_name, error=str(error))
         return result
     if log is not None:
-        log.record_event("offload", done.original_tokens, done.stub_tokens, tool=tool_name, path=done.display_path,
+        log.record_event(EventKind.OFFLOAD, done.original_tokens, done.stub_tokens, tool=tool_name, path=done.display_path,
                          characters=len(result), **({"redacted": dict(done.redacted)} if done.redacted else {}))
     return done.stub
 

@@ -32,7 +32,7 @@ from langchain_core.messages import AnyMessage, ToolMessage
 
 from flawedcode.constants import ENCODING_NAME
 from flawedcode.context.budget import ContextBudget
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 from flawedcode.tokens import TokenCounter, count_text
 
 PAGED_PREFIXES = ("scratch/", "archives/")
@@ -95,7 +95,7 @@ class ReadBackPagingMiddleware(AgentMiddleware):
             if limit == 1 or not isinstance(paged, ToolMessage) or self.counter.count_message(paged) <= room:
                 break
             limit = max(1, limit // 2)
-        self.log.record_event("readback_paged", full_tokens, self.counter.count_message(paged),
+        self.log.record_event(EventKind.READBACK_PAGED, full_tokens, self.counter.count_message(paged),
                               path=str(arguments.get("path")), lines=limit, room=room)
         return paged
 

@@ -35,7 +35,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 
 INTERRUPTED_RESULT = "Error: this tool call was interrupted and has no result. Call the tool again if you still need it."
 CUT_OFF_RESULT = ("Error: your call to {tool} was cut off before its arguments were complete ({why}), so it was not "
@@ -72,7 +72,7 @@ class RepairToolCallsMiddleware(AgentMiddleware):
             repaired, patched = repair_tool_calls(messages)
         if not patched:
             return None
-        self.log.record_event("repair", 0, 0, tool_call_ids=patched)
+        self.log.record_event(EventKind.REPAIR, 0, 0, tool_call_ids=patched)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]}
 
 
@@ -122,6 +122,6 @@ class CutOffToolCallsMiddleware(AgentMiddleware):
         fixed, results = cut_off_tool_calls(reply)
         if not results:
             return response
-        self.log.record_event("tool_call_cut_off", 0, 0, tools=[result.name for result in results],
+        self.log.record_event(EventKind.TOOL_CALL_CUT_OFF, 0, 0, tools=[result.name for result in results],
                               reason=CUT_AT_LIMIT if was_cut_at_limit(reply) else NOT_JSON)
         return ModelResponse(result=[fixed, *results, *response.result[1:]], structured_response=response.structured_response)

@@ -74,7 +74,7 @@ from flawedcode.context.summarize import (
 from flawedcode.formats import COMPACTED_PREFIX
 from flawedcode.models import context_overflow_from, input_window, learn_window
 from flawedcode.notices import warn_once
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
 COMPACTED_TOOL_RESULT = (
@@ -211,7 +211,7 @@ def compact(messages: Sequence[AnyMessage], *, archive: ConversationArchive, cou
         compacted = [summary, *compacted[cutoff:]]
     tokens_after = fixed_tokens + counter.count_messages(compacted)
     if log is not None:
-        log.record_event("compact", tokens_before, tokens_after, archive=part.display_path,
+        log.record_event(EventKind.COMPACT, tokens_before, tokens_after, archive=part.display_path,
                          stubbed=len([i for i in stubs if i >= cutoff]), removed=cutoff)
     return CompactionOutcome(compacted, True, "compacted", tokens_before, tokens_after, part.display_path,
                              len([i for i in stubs if i >= cutoff]), cutoff)
@@ -220,7 +220,7 @@ def compact(messages: Sequence[AnyMessage], *, archive: ConversationArchive, cou
 def _compaction_failed(outcome: CompactionOutcome, log: SessionLog | None, error: str) -> CompactionOutcome:
     outcome.reason = f"compact_failed: {error}"
     if log is not None:
-        log.record_event("compact_failed", outcome.tokens_before, outcome.tokens_before, error=error)
+        log.record_event(EventKind.COMPACT_FAILED, outcome.tokens_before, outcome.tokens_before, error=error)
     return outcome
 
 
@@ -325,7 +325,7 @@ class ContextGuards(AgentMiddleware):
                 self._learn_window(overflow, tokens_before)
                 managed = self.manage(request.messages, force=True)
             tokens_after = fixed_tokens + self.counter.count_messages(managed) if managed else tokens_before
-            self.log.record_event("overflow_retry", tokens_before, tokens_after, error=str(error),
+            self.log.record_event(EventKind.OVERFLOW_RETRY, tokens_before, tokens_after, error=str(error),
                                   summarized=managed is not None)
             if managed is None:
                 raise
@@ -370,4 +370,4 @@ def note_recovery(call: dict[str, Any], log: SessionLog) -> None:
     arguments = call.get("args") or {}
     path = str(arguments.get("path") or arguments.get("file_path") or "")
     if call["name"] == "search_archive" or path.startswith(RECOVERY_PREFIXES):
-        log.record_event("recovery", 0, 0, tool=call["name"], target=path or arguments.get("query", ""))
+        log.record_event(EventKind.RECOVERY, 0, 0, tool=call["name"], target=path or arguments.get("query", ""))

@@ -56,7 +56,7 @@ from flawedcode.context.archive import ArchiveError, ArchivePart, ConversationAr
 from flawedcode.formats import ARCHIVE_LINE, GOAL_LINE, SUMMARY_PREFIX
 from flawedcode.infra.redact import redact_text
 from flawedcode.models import ModelConfigError
-from flawedcode.telemetry import SUMMARY_TAG, SessionLog
+from flawedcode.telemetry import SUMMARY_TAG, EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
 
@@ -259,17 +259,18 @@ def maybe_summarize(messages: Sequence[AnyMessage], model: BaseChatModel, *, arc
     try:
         text = summarize(leaving, model, config, counter, fallback_model, log)
     except SummaryError as error:
-        return _failed(unchanged, log, "summary_failed", str(error))
+        return _failed(unchanged, log, EventKind.SUMMARY_FAILED, str(error))
     try:
         part = archive_once(archive, leaving)
     except ArchiveError as error:
-        return _failed(unchanged, log, "archive_failed", str(error))
+        return _failed(unchanged, log, EventKind.ARCHIVE_FAILED, str(error))
     summary = build_summary_message(summary_number(leaving) + 1, original_goal(messages), part.display_path, part.first_seq, part.last_seq, text)
     new_messages = [summary, *messages[cutoff:]]
     tokens_after = fixed_tokens + counter.count_messages(new_messages)
     if log is not None:
-        log.record_event("archive", tokens_before, tokens_before, path=part.display_path, messages=len(leaving))
-        log.record_event("summarize", tokens_before, tokens_after, archive=part.display_path, removed=len(leaving), kept=len(messages) - cutoff)
+        log.record_event(EventKind.ARCHIVE, tokens_before, tokens_before, path=part.display_path, messages=len(leaving))
+        log.record_event(EventKind.SUMMARIZE, tokens_before, tokens_after,
+                         archive=part.display_path, removed=len(leaving), kept=len(messages) - cutoff)
     return SummaryOutcome(new_messages, True, "summarized", tokens_before, tokens_after, part.display_path, text, leaving)
 
 
@@ -293,7 +294,7 @@ def summary_number(messages: Sequence[AnyMessage]) -> int:
     return 0
 
 
-def _failed(outcome: SummaryOutcome, log: SessionLog | None, kind: str, error: str) -> SummaryOutcome:
+def _failed(outcome: SummaryOutcome, log: SessionLog | None, kind: EventKind, error: str) -> SummaryOutcome:
     outcome.reason = f"{kind}: {error}"
     if log is not None:
         log.record_event(kind, outcome.tokens_before, outcome.tokens_before, error=error)

@@ -8,7 +8,7 @@ from typing import Any
 
 from flawedcode.demo import LESSON_STEPS
 from flawedcode.formats import SUMMARY_PREFIX
-from flawedcode.lab.window import text_of
+from flawedcode.lab.window import goal_given_back, text_of
 
 from .core import require
 
@@ -46,8 +46,4 @@ def requests(agent: Any) -> list[str]:
 
 def goal_recalled(reply: str, goal: str = LESSON_STEPS[0]) -> bool:
     """Does ``reply`` give the goal back: word for word, or every name and year in it (for paraphrases)?"""
-    folded = " ".join(reply.casefold().split())
-    if " ".join(goal.casefold().split()) in folded:
-        return True
-    key_terms = re.findall(r"\b(?:[A-Z]{3,}|\d{4})\b", goal)
-    return bool(key_terms) and all(term.casefold() in folded for term in key_terms)
+    return goal_given_back(reply, goal)

@@ -15,41 +15,60 @@ Levels, strongest first:
                        AppArmor userns restriction), and macOS.
 ``basic``              Windows (not tested here: no Windows machine).
 
-What each level enforces:
+What each level enforces ("Landlock" = Linux 5.13+ with Landlock on; its ABI version in brackets):
 
-====================================  =========  =========  =======  =====
-guarantee                             ns-nobody  ns-user    process  basic
-====================================  =========  =========  =======  =====
-environment built from an allow-list  yes        yes        yes      yes
-parent's environ/mem unreadable       yes (1)    yes (1)    Linux(2) no
-no network, loopback included         yes (3)    yes (3)    no       no
-only the workspace is writable        yes (4)    yes (4)    no       no
-scratch/ and archives/ hidden         yes        yes        no       no
-other processes invisible             yes        yes        no       no
-whole process tree killed             yes (5)    yes (5)    Linux(6) no (7)
-rlimits (processes, memory, files)    yes        yes (8)    yes (8)  no
-runs as another user                  nobody     no         no       no
-====================================  =========  =========  =======  =====
+=========================================  =========  =========  ==============  =======  =====
+guarantee                                  ns-nobody  ns-user    process, Linux  macOS    basic
+=========================================  =========  =========  ==============  =======  =====
+environment built from an allow-list       yes        yes        yes             yes      yes
+parent's environ/mem unreadable            yes (1)    yes (1)    yes (2)         no       no
+other processes' environ/mem unreadable    yes (1)    yes (1)    Landlock [1]    no       no
+cannot signal or kill other processes      yes (1)    yes (1)    Landlock [6]    no       no
+no network                                 yes (3)    yes (3)    TCP only [4]    no       no
+only the workspace and HOME writable       yes (4)    yes (4)    Landlock [1]    no       no
+scratch/ and archives/ hidden              yes        yes        no (readable)   no       no
+other processes invisible                  yes        yes        no              no       no
+whole process tree killed                  yes (5)    yes (5)    yes (6)         no (6)   no (7)
+no set-uid / set-gid file left (8)         yes        yes        yes             sweep    no
+process count bounded (9)                  yes        yes        cgroup / user   user     no
+memory bounded for the whole call (10)     cgroup     no         cgroup          no       no
+memory bounded per process (RLIMIT_AS)     yes        yes        yes             yes      no
+HOME bounded (a 256 MB tmpfs)              yes        yes        no              no       no
+runs as another user                       nobody     no         no              no       no
+=========================================  =========  =========  ==============  =======  =====
 
-1. A new PID namespace with its own ``/proc``: the parent has no pid there, and
+1. A new PID namespace with its own ``/proc``: no other process has a pid there, and
    the code has no capability left to unmount that ``/proc``. Under
    ``namespaces-nobody`` the code is also another user (uid 65534), which the
    kernel refuses anyway.
 2. The parent makes itself non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``, the first
    time it runs code at this level) and the code runs with every capability
    dropped (bounding set cleared, ``no_new_privs``), so even as uid 0 it lacks the
-   ``CAP_SYS_PTRACE`` that reading a non-dumpable process needs. On macOS a
-   process can read a same-user process's environment (``sysctl KERN_PROCARGS2``).
+   ``CAP_SYS_PTRACE`` that reading a non-dumpable process needs. With Landlock the
+   code is also in a Landlock domain, which may ptrace (and so read the ``environ`` or
+   ``mem`` of) no process outside it: the user's shell or Jupyter holding
+   ``OPENAI_API_KEY`` included. Landlock ABI 6 (Linux 6.12) adds: no signal to a
+   process outside the domain, no abstract unix socket outside it; ABI 4 (Linux 6.7):
+   no TCP connect or bind (UDP and unix sockets are not blocked). The domain allows
+   reading and running anything, and writing only in the workspace, HOME, ``/dev/shm``
+   and ``/dev/null``-like devices. Without Landlock (an older kernel, or it is off),
+   the process level on Linux protects only the parent: the code can read the
+   environment of the user's other dumpable processes and signal any of them. On macOS
+   a process can read a same-user process's environment (``sysctl KERN_PROCARGS2``).
 3. A new network namespace whose only interface, ``lo``, is down: connecting to
    127.0.0.1 fails with "Network is unreachable".
 4. The code sees a new root filesystem: a read-only skeleton with read-only
    binds of ``/usr``, ``/etc``, the Python installation and its site-packages,
    the flawedcode package and the ChartBook catalog (``FLAWEDCODE_DATA_DIR`` is set to it),
-   the workspace read-write, a private temporary folder (``HOME`` and ``TMPDIR``)
-   read-write, a private ``/proc``, a minimal ``/dev`` and ``/dev/shm``. Nothing
-   else of the host is visible; scratch/ and archives/ are covered by empty
-   read-only folders. As root the code runs as ``nobody`` and the workspace is
-   bound through an idmapped mount, so its files look like nobody's. Under
+   the workspace read-write, a private temporary folder (``HOME`` and ``TMPDIR``, a
+   ``HOME_BYTES`` tmpfs) read-write, a private ``/proc``, a minimal ``/dev`` and ``/dev/shm``.
+   Nothing else of the host is visible; scratch/ and archives/ are covered by empty
+   read-only folders. The bound folders keep their host paths, so ``/proc/self/mountinfo``
+   (and ``os.getcwd()``) show where the workspace, the Python installation and the package
+   are on the host: those names are visible, nothing under them beyond what is listed.
+   As root the code runs as ``nobody`` and the workspace is
+   bound through an idmapped mount, so its files look like nobody's (and what nobody writes
+   is root's on the host: see note 8). Under
    ``namespaces-user`` as root (no idmapped mounts) the code is uid 0 with no
    capability: it can read root-only files among the folders it sees (``/etc``).
 5. The supervisor is the PID namespace's init: when the script exits (or times
@@ -60,9 +79,26 @@ runs as another user                  nobody     no         no       no
    re-parent to it, and it kills them until none is left. On macOS only the
    script's process group is killed, so a ``setsid`` child can outlive the call.
 7. The process is killed; its children are not.
-8. ``RLIMIT_NPROC`` counts processes per user: under ``namespaces-user`` it counts
-   only the namespace's own processes, but a root user (uid 0) is exempt from it,
-   so as root the fork bound holds only under ``namespaces-nobody``.
+8. A file the code makes set-uid as root would be a root shell for any local user who
+   can reach it. On Linux (x86_64, aarch64) a seccomp filter refuses every mode with the
+   set-uid or set-gid bit (``chmod``, ``fchmod(at)``, ``open``/``creat``/``mkdir``/``mknod``
+   with such a mode; ``openat2`` and ``io_uring``, which a filter cannot inspect, are
+   refused with ENOSYS), and after every call, at every level but ``basic``, the
+   workspace is swept and any such bit that is there anyway is cleared ("sweep": all that
+   macOS gets). Workspaces are made 0700, so no other user can reach a file in one.
+9. ``RLIMIT_NPROC`` counts processes per user: under ``namespaces-user`` it counts
+   only the namespace's own processes; under ``namespaces-nobody`` nobody's. uid 0 is
+   exempt from it, so as root the bound is the call's cgroup (note 10) when one can be
+   made, and none otherwise; an ordinary user at the process level has the limit
+   counted over all of their processes ("user").
+10. As root, each call runs in a cgroup of its own (cgroup v2 where the root cgroup
+   delegates ``pids`` and ``memory``, else cgroup v1's ``pids`` and ``memory``
+   hierarchies): ``pids.max`` and one memory limit (``MAX_MEMORY_BYTES``) for every
+   process the call starts together, tmpfs pages included; what is left is killed and the
+   cgroup removed after the call. An ordinary user (and a container that delegates no
+   controller) gets no cgroup: memory is then bounded per process only, so N processes
+   can hold N times ``MAX_MEMORY_BYTES``. Disk is bounded per file (``RLIMIT_FSIZE``), not
+   in total: a call can fill the workspace's disk.
 
 The limits are the constants below (``MAX_PROCESSES``, ``MAX_MEMORY_BYTES``,
 ``MAX_FILE_BYTES``, ``MAX_OPEN_FILES``). The environment is the variables named
@@ -80,10 +116,13 @@ from __future__ import annotations
 import collections
 import ctypes
 import ctypes.util
+import errno
+import itertools
 import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -104,6 +143,8 @@ MAX_FILE_BYTES = 512 * 1024**2
 """Largest file the code may write (``RLIMIT_FSIZE``)."""
 MAX_OPEN_FILES = 1024
 """Open files per process (``RLIMIT_NOFILE``)."""
+HOME_BYTES = 256 * 1024**2
+"""Size of the private HOME/TMPDIR at the namespace levels (a tmpfs: it counts in the call's memory)."""
 SHM_BYTES = 64 * 1024**2
 """Size of the private ``/dev/shm`` (multiprocessing needs one)."""
 EXTRA_CPU_SECONDS = 5
@@ -137,6 +178,9 @@ DESCRIPTIONS: dict[IsolationLevel, str] = {
     "basic": "It gets no API keys in its environment; network access and files outside the workspace are not blocked.",
 }
 """What the run_python tool tells the model, per level: only what the level enforces."""
+LANDLOCK_DESCRIPTION = ("It gets no API keys in its environment, no TCP connections and no access to other processes; "
+                        "it can write only in the workspace and a private temporary folder (other files are readable).")
+"""The process level's description on a Linux kernel with Landlock ABI 6 or later."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +249,9 @@ class Sandbox:
         return not result.sandbox_error and result.exit_code == 0
 
     def description(self) -> str:
+        """What the tool tells the model: only what this level enforces on this machine."""
+        if self.level == "process" and landlock_abi() >= 6:
+            return LANDLOCK_DESCRIPTION
         return DESCRIPTIONS[self.level]
 
     def run(self, code: str, timeout: float, max_output_bytes: int) -> RunResult:
@@ -233,9 +280,15 @@ class Sandbox:
             if level == "namespaces-nobody":
                 os.chown(home, NOBODY_UID, NOBODY_GID)
             settings = self._settings(level, code, timeout, run_dir, home)
-            return _supervise(settings, timeout, max_output_bytes)
+            settings["cgroups"] = cgroups = make_call_cgroups(f"flawedcode-{os.getpid()}-{next(_call_numbers)}")
+            try:
+                return _supervise(settings, timeout, max_output_bytes)
+            finally:
+                remove_call_cgroups(cgroups)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+            if os.name == "posix":
+                strip_setid_bits(self.workspace_root)  # whatever got through: no set-uid file stays on the host
 
     def _settings(self, level: IsolationLevel, code: str, timeout: float, run_dir: Path, home: Path) -> dict[str, Any]:
         nobody = level == "namespaces-nobody"
@@ -258,6 +311,7 @@ class Sandbox:
 
 
 _levels_found: dict[tuple[int, int], IsolationLevel] = {}
+_call_numbers = itertools.count(1)
 
 
 def python_folders() -> list[str]:
@@ -486,6 +540,7 @@ def supervisor_main(status_fd: int) -> None:
         settings = json.loads(sys.stdin.buffer.read())
         if os.getppid() != settings["parent_pid"]:
             os._exit(1)  # the parent died before we could ask to die with it
+        _join_cgroups(settings.get("cgroups", []))
         _stdin_from_devnull()
         if settings["level"].startswith("namespaces"):
             code = _run_in_namespaces(settings, status)
@@ -571,7 +626,9 @@ def _build_root(settings: dict[str, Any], idmap_fd: int) -> None:
     for folder in settings["read_only"]:
         _bind(folder, root, read_only=True)
     _bind(settings["workspace"], root, read_only=False, idmap_fd=idmap_fd)
-    _bind(settings["home"], root, read_only=False)
+    os.makedirs(root + settings["home"], exist_ok=True)  # HOME and TMPDIR: a bounded tmpfs, counted in the call's memory
+    _mount("tmpfs", root + settings["home"], "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={HOME_BYTES},mode=0700,uid={settings['uid']},gid={settings['gid']}")
     _make_dev(root)
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -650,9 +707,18 @@ def _run_child(settings: dict[str, Any], status: Any, sweep: Any) -> int:
     child = os.fork()
     if child == 0:
         try:
-            status.close()
             os.setpgid(0, 0)
             _set_limits(settings)
+            if sys.platform.startswith("linux"):
+                _prctl(PR_SET_NO_NEW_PRIVS, 1)
+                if settings["level"] == "process":
+                    _restrict_with_landlock(settings)
+                _forbid_setid_modes()
+        except BaseException as error:  # the code must not run without what was promised; say why
+            os.write(status.fileno(), f"error: {type(error).__name__}: {error}\n".encode())
+            os._exit(127)
+        try:
+            status.close()
             os.execve(settings["argv"][0], settings["argv"], settings["env"])
         finally:
             os._exit(127)
@@ -664,6 +730,253 @@ def _run_child(settings: dict[str, Any], status: Any, sweep: Any) -> int:
         sweep(child)
     status.close()
     return 0 if code is None else code
+
+
+# --- the whole call in one cgroup (as root) -----------------------------------------------------------
+
+CGROUP_EXTRA_PROCESSES = 4
+"""The supervisor and the namespace's init count in the call's cgroup too."""
+
+
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """(mount point, type, super options) of each cgroup mount of this process."""
+    found = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        before, _, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+            found.append((fields[4], tail[0], set(tail[2].split(","))))
+    return found
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup path per v1 controller, and under ``""`` its v2 path."""
+    paths: dict[str, str] = {}
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _number, controllers, path = line.split(":", 2)
+            for controller in controllers.split(",") if controllers else [""]:
+                paths[controller] = path
+    except (OSError, ValueError):
+        pass
+    return paths
+
+
+def make_call_cgroups(name: str) -> list[str]:
+    """Folders of new cgroups bounding one call: ``pids.max`` and the memory limit for everything it starts.
+
+    cgroup v2 where the mount's root delegates ``pids`` and ``memory``; else cgroup v1's ``pids`` and ``memory``
+    hierarchies, under this process's own cgroup. Only root can make them (an ordinary user's level bounds
+    processes with RLIMIT_NPROC instead). Any step that fails leaves that bound out: [] when none could be made.
+    """
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return []
+    made: list[str] = []
+    own = _own_cgroups()
+    limits = {"pids": {"pids.max": MAX_PROCESSES + CGROUP_EXTRA_PROCESSES},
+              "memory": {"memory.max": MAX_MEMORY_BYTES, "memory.swap.max": 0, "memory.limit_in_bytes": MAX_MEMORY_BYTES}}
+    for mount, kind, options in _mounts():
+        if kind == "cgroup2":
+            try:
+                delegated = set(Path(mount, "cgroup.subtree_control").read_text().split())
+            except OSError:
+                continue
+            wanted = [controller for controller in ("pids", "memory") if controller in delegated]
+            folder = os.path.join(mount, name) if wanted else None
+        else:
+            wanted = [controller for controller in ("pids", "memory") if controller in options]
+            folder = os.path.join(mount + own.get(wanted[0], "/"), name) if wanted else None
+        if folder is None:
+            continue
+        try:
+            os.mkdir(folder, 0o755)
+        except OSError:
+            continue
+        made.append(folder)
+        for controller in wanted:
+            for setting, value in limits[controller].items():
+                try:
+                    Path(folder, setting).write_text(str(value))
+                except OSError:
+                    continue  # e.g. memory.swap.max without swap accounting
+        if kind == "cgroup2":
+            break  # one v2 cgroup holds both controllers
+    return made
+
+
+def remove_call_cgroups(folders: list[str]) -> None:
+    """Kill whatever is left in the call's cgroups, then remove them."""
+    for folder in folders:
+        for _attempt in range(50):
+            try:
+                pids = [int(pid) for pid in Path(folder, "cgroup.procs").read_text().split()]
+            except OSError:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                os.rmdir(folder)
+                break
+            except OSError:
+                time.sleep(0.02)
+
+
+def _join_cgroups(folders: list[str]) -> None:
+    """The supervisor moves itself into the call's cgroups: everything it starts is counted there."""
+    for folder in folders:
+        Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+
+
+# --- no set-uid or set-gid file can be made (seccomp) -------------------------------------------------
+
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+MODE_ARGUMENT = {  # system calls that set a file's mode, and which argument holds it
+    "x86_64": {2: 2, 85: 1, 83: 1, 90: 1, 91: 1, 133: 1, 257: 3, 258: 2, 259: 2, 268: 2, 452: 2},
+    "aarch64": {56: 3, 34: 2, 33: 2, 52: 1, 53: 2, 452: 2},
+}
+"""open, creat, mkdir, chmod, fchmod, mknod, openat, mkdirat, mknodat, fchmodat, fchmodat2 (aarch64 has only the *at ones)."""
+REFUSED_CALLS = (437, 425, 426, 427)
+"""openat2 (its mode is in a struct a filter cannot read) and io_uring (it would open files without a system call):
+refused with ENOSYS, so Python and libc fall back to openat."""
+SET_ID_BITS = 0o6000
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+X32_SYSCALL_BIT = 0x40000000
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def setid_filter(machine: str) -> list[tuple[int, int, int, int]]:
+    """The seccomp program (BPF) that refuses a mode with the set-uid or set-gid bit, and the calls listed above."""
+    load, jump_equal, jump_set, ret = 0x20, 0x15, 0x45, 0x06
+    program = [(load, 0, 0, 4), (jump_equal, 1, 0, AUDIT_ARCH[machine]), (ret, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS),
+               (load, 0, 0, 0)]  # another ABI (32-bit compat) gets nothing; then the call's number
+    if machine == "x86_64":
+        program += [(jump_set, 0, 1, X32_SYSCALL_BIT), (ret, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
+    for number in REFUSED_CALLS:
+        program += [(jump_equal, 0, 1, number), (ret, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS)]
+    for number, argument in MODE_ARGUMENT[machine].items():
+        program += [(jump_equal, 0, 4, number), (load, 0, 0, 16 + 8 * argument), (jump_set, 0, 1, SET_ID_BITS),
+                    (ret, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM), (ret, 0, 0, SECCOMP_RET_ALLOW)]
+    return [*program, (ret, 0, 0, SECCOMP_RET_ALLOW)]
+
+
+def _forbid_setid_modes() -> None:
+    """Install ``setid_filter`` (needs no_new_privs); on an architecture without a table, the sweep after the call remains."""
+    machine = os.uname().machine
+    if machine not in AUDIT_ARCH:
+        return
+    program = setid_filter(machine)
+    filters = (_SockFilter * len(program))(*(_SockFilter(*instruction) for instruction in program))
+    fprog = _SockFprog(len(program), filters)
+    _check(_libc().prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog), ctypes.c_ulong(0),
+                         ctypes.c_ulong(0)), "seccomp")
+
+
+def strip_setid_bits(root: Path, max_entries: int = 200_000) -> int:
+    """Clear the set-uid and set-gid bits of every file and folder under ``root`` (never following a symlink).
+
+    Run after every call, behind the seccomp filter: what the code left can never run with another user's rights.
+    Returns how many were cleared.
+    """
+    cleared = seen = 0
+    for _folder, folders, files, folder_fd in os.fwalk(root, follow_symlinks=False):
+        for name in (*folders, *files):
+            seen += 1
+            if seen > max_entries:
+                return cleared
+            try:
+                info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+                if info.st_mode & SET_ID_BITS and not stat.S_ISLNK(info.st_mode):
+                    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder_fd)
+                    try:
+                        os.fchmod(fd, os.fstat(fd).st_mode & 0o1777)
+                        cleared += 1
+                    finally:
+                        os.close(fd)
+            except OSError:
+                continue
+    return cleared
+
+
+# --- the process level on Linux: Landlock ---------------------------------------------------------------
+
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+LANDLOCK_CREATE_RULESET_VERSION, LANDLOCK_RULE_PATH_BENEATH = 1, 1
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+FS_ABI1 = (1 << 13) - 1  # execute ... make_sym: every right of ABI 1
+FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
+LANDLOCK_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0: none, or not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    version = _libc().syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                              ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    return max(int(version), 0)
+
+
+def _restrict_with_landlock(settings: dict[str, Any]) -> None:
+    """Process level: a Landlock domain (needs no_new_privs). What it enforces depends on the ABI:
+
+    1+: no ptrace of a process outside the domain, so no other process's environ or memory; writes only in the
+    workspace and HOME (reads and execution anywhere). 4+: no TCP connect or bind. 6+: no signal to a process
+    outside the domain, no abstract unix socket outside it.
+    """
+    abi = landlock_abi()
+    if abi < 1:
+        return  # no Landlock here: the module docstring says what is then not enforced
+    every = FS_ABI1 | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0) | (FS_IOCTL_DEV if abi >= 5 else 0)
+    attr = _RulesetAttr(every, NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
+                        SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    ruleset = _check(_libc().syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
+                                     ctypes.c_uint32(0)), "landlock_create_ruleset")
+    try:
+        device = FS_READ_FILE | FS_WRITE_FILE | (FS_TRUNCATE if abi >= 3 else 0) | (FS_IOCTL_DEV if abi >= 5 else 0)
+        rules = [("/", FS_EXECUTE | FS_READ_FILE | FS_READ_DIR), (settings["workspace"], every),
+                 (settings["home"], every), ("/dev/shm", every), *((path, device) for path in LANDLOCK_DEVICES)]
+        for path, access in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # e.g. no /dev/shm here
+            try:
+                rule = _PathBeneathAttr(access, fd)
+                _check(_libc().syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule),
+                                       ctypes.c_uint32(0)), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        _check(_libc().syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
 
 
 def _set_limits(settings: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ longer in the window it records a ``goal_lost`` event in the agent's ``SessionLo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -44,6 +45,7 @@ from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
+from flawedcode.telemetry import EventKind
 from flawedcode.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 
 SegmentKind = Literal["system", "user", "assistant", "tool", "stub", "summary"]
@@ -52,7 +54,8 @@ KIND_NAMES: dict[SegmentKind, str] = {
     "system": "system prompt + tools", "user": "user", "assistant": "assistant",
     "tool": "tool result", "stub": "offload stub", "summary": "summary",
 }
-GOAL_LOST_EVENT = "goal_lost"
+GOAL_LOST_EVENT = EventKind.GOAL_LOST
+GOAL_RECALLED_EVENT = EventKind.GOAL_RECALLED
 LANGCHAIN_SUMMARY_SOURCE = "summarization"  # SummarizationMiddleware's additional_kwargs["lc_source"] on its summary
 LABEL_CHARS = 60
 
@@ -177,6 +180,15 @@ def first_request(messages: Sequence[BaseMessage]) -> str | None:
     return next((text_of(message) for message in messages if kind_of(message) == "user"), None)
 
 
+def goal_given_back(reply: str, goal: str) -> bool:
+    """Does ``reply`` give the goal back: word for word, or every name and year in it (for paraphrases)?"""
+    folded = " ".join(reply.casefold().split())
+    if " ".join(goal.casefold().split()) in folded:
+        return True
+    key_terms = re.findall(r"\b(?:[A-Z]{3,}|\d{4})\b", goal)
+    return bool(key_terms) and all(term.casefold() in folded for term in key_terms)
+
+
 # --- watching every call -----------------------------------------------------------------------
 @dataclass(eq=False)  # watchers are compared by identity
 class ContextWatcher:
@@ -196,11 +208,27 @@ class ContextWatcher:
     def attach(cls, agent: Any, goal: str | None = None) -> ContextWatcher:
         watcher = cls(agent, goal)
         agent.recorder.observers.append(watcher.observe)
+        agent.log.listeners.append(watcher.turn_ended)
         return watcher
 
     def detach(self) -> None:
         self.agent.recorder.observers[:] = [observer for observer in self.agent.recorder.observers
                                             if getattr(observer, "__self__", None) is not self]
+        self.agent.log.listeners[:] = [listener for listener in self.agent.log.listeners
+                                       if getattr(listener, "__self__", None) is not self]
+
+    def turn_ended(self, log: Any) -> None:
+        """After a later request whose reply gives the goal back: a ``goal_recalled`` event at that reply's call."""
+        messages = getattr(self.agent, "messages", None) or []
+        if log.turn < 2 or not self.goal or not messages or messages[-1].type != "ai":
+            return
+        if goal_given_back(text_of(messages[-1]), self.goal) and log.agent_call_count:
+            last = log.agent_calls()[-1]
+            event = log.record_event(GOAL_RECALLED_EVENT, last.input_tokens, last.input_tokens, goal=self.goal)
+            event.call_index = last.index  # it belongs to the call that wrote the reply, not to the next one
+            last.events.append(GOAL_RECALLED_EVENT)
+            if GOAL_RECALLED_EVENT in log._pending_events:  # recorded after its call: no later call may claim it
+                log._pending_events.remove(GOAL_RECALLED_EVENT)
 
     @property
     def latest(self) -> ContextView | None:
@@ -221,6 +249,6 @@ class ContextWatcher:
 
 
 __all__ = [
-    "GOAL_LOST_EVENT", "KIND_NAMES", "SEGMENT_KINDS", "ContextView", "ContextWatcher", "Segment", "SegmentKind",
-    "first_request", "kind_of", "label_of", "view_of_agent", "view_of_request", "visible_part",
+    "GOAL_LOST_EVENT", "GOAL_RECALLED_EVENT", "KIND_NAMES", "SEGMENT_KINDS", "ContextView", "ContextWatcher", "Segment", "SegmentKind",
+    "first_request", "goal_given_back", "kind_of", "label_of", "view_of_agent", "view_of_request", "visible_part",
 ]
