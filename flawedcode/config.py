@@ -199,13 +199,13 @@ class StableCompactionConfig(_Strict):
     enabled: bool = Field(True, description="Turn compaction on or off.")
     clear_trigger: float = Field(0.25, gt=0, le=1, description="Clear answered tool results once the context reaches this share of the budget.")
     clear_at_least: int = Field(600, ge=0, description="Clear only when it frees at least this many tokens (one cache break must pay).")
-    summary_trigger: float = Field(0.5, gt=0, le=1, description="Append a summary block once the context (after clearing) reaches this share.")
+    summary_trigger: float = Field(0.8, gt=0, le=1, description="Summarize within a turn once the context (after clearing) reaches this share.")
     keep_turns: int = Field(0, ge=0, description="Earlier turns kept whole (results cleared); older ones become digests.")
     keep_requests: int = Field(2, ge=0, description="The latest digested requests also stay verbatim "
                                                      "(follow-ups such as 'and for EFFR?' lean on them).")
     keep: float = Field(0.05, gt=0, lt=1, description="Share of the budget kept verbatim after the summary blocks.")
-    summaries_max: float = Field(0.1, gt=0, lt=1, description="Consolidate the summary blocks and digests (one summary call) "
-                                                              "once they pass this share.")
+    summaries_max: int = Field(800, gt=0, description="Consolidate the summary blocks and digests (one summary call) "
+                                                      "once they pass this many tokens.")
     summary_chars: int = Field(600, gt=100, description="The length the summary instruction asks for (characters).")
 
 

@@ -43,13 +43,15 @@ ratio of the two (``CallRecord.reported_ratio``):
   A call reads as truncation (``truncation_evidence``) when the prompt grew by
   ``MIN_GROWTH_TOKENS`` or more and the server's count by less than
   ``GROWTH_SHARE`` of that, or the count fell by ``FALL_SHARE`` while the prompt
-  did not shrink, unless the count is about what was added (a server that counts only
-  what it had not cached, ``UNCACHED_SHARE``); with no comparable call, when the ratio is below
-  ``TRUNCATION_RATIO`` of the steady one. A count at or above what was sent
-  never reads as truncation. **A second reading** within ``READINGS_WINDOW`` agent calls confirms it
-  (``CONFIRMING_READINGS``;
-  right after a reading, a ratio still ``FALL_SHARE`` below the steady one is one):
-  Ollama, at its ``num_ctx``, keeps the count flat while the prompt grows. The calls are
+  did not shrink; with no comparable call, when the ratio is below
+  ``TRUNCATION_RATIO`` of the steady one. Never when the count is at or above
+  what was sent, when it is about what was added since the last call (a server
+  that counts only what it had not cached, ``UNCACHED_SHARE``), or when it is
+  below ``MIN_TRUNCATED_WINDOW`` (a placeholder, not a window). **A second
+  reading** within ``READINGS_WINDOW`` agent calls confirms it
+  (``CONFIRMING_READINGS``; right after a reading, a ratio still ``FALL_SHARE``
+  below the steady one is one): Ollama, at its ``num_ctx``, keeps the count flat
+  while the prompt grows. The calls are
   marked ``truncated``, a ``truncated`` event is recorded where it started (the
   chart marks it), ``truncated_window_tokens`` keeps the most the server took
   (v2 then lowers its budget to fit), and one warning line says how the
@@ -131,14 +133,15 @@ FALL_SHARE = 0.10
 UNCACHED_SHARE = 1.5
 """A report no bigger than 1.5x what was added since the previous call counts only the part the server had not
 cached (Ollama's and llama.cpp's prompt counts skip a reused prefix): not truncation."""
+MIN_TRUNCATED_WINDOW = 1_024
+"""A server that truncates keeps its window, and none serves fewer than 1,024 tokens: a smaller report (a proxy's
+placeholder usage) never reads as truncation."""
 CONFIRMING_READINGS = 2
 READINGS_WINDOW = 10
 """Truncation is confirmed (budget lowered, one warning) on the second call that reads as it within 10 agent calls,
 never on the first."""
 FIRST_CALL_TRUNCATION_RATIO = 0.5
 """With no steady ratio yet, only a report below half the count reads as truncation."""
-REWRITES_HISTORY = frozenset({"summarize", "compact", "overflow_retry", "budget_lowered"})
-"""Events after which a call is not the previous prompt grown: it is compared with the steady ratio only."""
 CALIBRATION_CALLS = 3
 """How many recent untruncated calls must agree before their ratio calibrates the trigger."""
 STEADY_SPREAD = 0.10
@@ -187,6 +190,11 @@ class EventKind(StrEnum):
     DIGEST_FAILED = "digest_failed"
     CONSOLIDATE = "consolidate"
     PLAN_REMINDER = "plan_reminder"
+
+
+REWRITES_HISTORY = frozenset({EventKind.SUMMARIZE, EventKind.COMPACT, EventKind.OVERFLOW_RETRY, EventKind.BUDGET_LOWERED,
+                              EventKind.MASK, EventKind.CLEAR, EventKind.DIGEST, EventKind.CONSOLIDATE, EventKind.REPAIR})
+"""Events after which a call is not the previous prompt grown: it is compared with the steady ratio only."""
 
 
 @dataclass
@@ -390,8 +398,8 @@ class SessionLog:
         steady ratio (learned first): below ``TRUNCATION_RATIO`` of it; on the very
         first call, below ``FIRST_CALL_TRUNCATION_RATIO``.
         """
-        if reported >= counted:
-            return None
+        if reported >= counted or reported < MIN_TRUNCATED_WINDOW:
+            return None  # at least what was sent; or fewer tokens than any server serves (a report not to be trusted)
         steady = self.steady_ratio()
         number = previous[2] + 1 if previous is not None else None
         if previous is not None and steady is not None:

@@ -44,11 +44,12 @@ Behaviours of real servers and their users' issue threads (round 2), each a swit
   holding an assistant tool call without an id or a tool result that answers none;
 - ``arguments``: ``"object"`` (a JSON object, not a string) or ``"double"`` (a JSON
   string inside a string); ``text_tool_calls``: the call written in the content as
-  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (Hermes/Qwen style);
+  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (Hermes/Qwen style), or with
+  ``"bare"`` the first call as the whole reply, ``{"name": ..., "parameters": {...}}`` (Llama 3.x on Ollama);
 - ``reasoning``: ``"think"`` (a ``<think>...</think>`` block before the answer),
   ``"field"`` (``reasoning_content`` beside the answer), ``"only"`` (the answer in
   ``reasoning_content``, the content empty); ``reasoning_words`` sets its length;
-- ``usage``: ``"zeros"`` (every count 0), ``"no_prompt"`` (``prompt_tokens: 0``, the reply
+- ``usage``: ``"zeros"`` (every count 0), ``"fixed"`` (the same small counts every time), ``"no_prompt"`` (``prompt_tokens: 0``, the reply
   counted), ``"none"`` (no usage block), ``"uncached"``
   (``prompt_tokens`` counts only the messages after the prefix the previous request
   shared: Ollama's and llama.cpp's counts skip a reused KV cache);
@@ -134,7 +135,7 @@ class ImitationServer:
                  reasoning_tokens: int = 0, token_scale: float = 1.0, pricing: tuple[float, float] | None = None,
                  errors: dict[int, tuple[int, Any]] | None = None, role_scales: dict[str, float] | None = None,
                  tool_call_ids: str = "normal", strict: bool = False, arguments: str = "string",
-                 text_tool_calls: bool = False, reasoning: str | None = None, reasoning_words: int = 40,
+                 text_tool_calls: bool | str = False, reasoning: str | None = None, reasoning_words: int = 40,
                  usage: str = "normal", cached_tokens: int = 0, finish: dict[int, str] | None = None,
                  trickle: tuple[int, ...] = (), trickle_interval: float = 0.2, headers: dict[int, dict] | None = None,
                  served: list[str] | None = None, strict_model: bool = False, inject: str = "") -> None:
@@ -252,7 +253,10 @@ class ImitationServer:
                   "function": {"name": call["name"], "arguments": self._arguments(call["args"])}}
                  for call in reply.tool_calls]
         content = (reply.text + self.inject if reply.text else None)
-        if self.text_tool_calls and calls:
+        if self.text_tool_calls == "bare" and calls:  # Llama 3.x on Ollama: the call as the whole reply
+            content = json.dumps({"name": reply.tool_calls[0]["name"], "parameters": reply.tool_calls[0]["args"]})
+            calls = []
+        elif self.text_tool_calls and calls:
             content = "\n".join("<tool_call>\n" + json.dumps({"name": call["name"], "arguments": call["args"]}) +
                                 "\n</tool_call>" for call in reply.tool_calls)
             calls = []
@@ -292,6 +296,8 @@ class ImitationServer:
                                   "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}]}
         if self.usage == "zeros":
             answer["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        elif self.usage == "fixed":  # a proxy's placeholder usage, the same whatever was sent
+            answer["usage"] = {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22}
         elif self.usage == "no_prompt":
             answer["usage"] = {**usage, "prompt_tokens": 0, "total_tokens": usage["completion_tokens"]}
         elif self.usage != "none":

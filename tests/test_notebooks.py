@@ -37,8 +37,8 @@ def checks_called(source: str) -> list[str]:
     return re.findall(r"^(check_\w+)\(", source, re.MULTILINE)
 
 
-def test_there_are_five_lessons():
-    assert [path.name[:3] for path in LESSONS] == ["00_", "01_", "02_", "03_", "04_"]
+def test_there_are_seven_lessons():
+    assert [path.name[:3] for path in LESSONS] == ["00_", "01_", "02_", "03_", "04_", "05_", "06_"]
 
 
 @pytest.mark.parametrize("path", [*LESSONS, SOLUTIONS], ids=lambda path: path.name)

@@ -243,3 +243,18 @@ def test_the_cost_preview_prices_cacheable_input_at_the_cached_price():
     assert plain.cost_usd == pytest.approx(0.25)
     assert cached.cost_usd == pytest.approx(0.2 * 0.25 + 0.8 * 0.025)
     assert "800,000 of them cacheable" in cached.text() and "$0.025 per million cached input tokens" in cached.text()
+
+
+def test_the_summary_compares_the_providers_cached_tokens_with_the_model():
+    from flawedcode.bench.scoring import summarize_runs
+
+    def record(run, reported, model):
+        totals = {"input_tokens": 10_000, "cached_input_tokens": reported, "cache_write_tokens": 500,
+                  "cache_weighted_input_tokens": 4_000, "oracle_input_tokens": 5_000,
+                  "reported_cache": {"calls": 2, "reported_cached_tokens": reported, "model_cached_tokens": model}}
+        return {"agent": "v2", "task": "t", "run": run, "totals": totals}
+
+    metrics = summarize_runs([record(1, 6_000, 7_000), record(2, 2_000, 1_000)], ["v2"])["agents"]["v2"]
+    assert metrics["reported_cache"] == {"calls": 4, "reported_cached_tokens": 8_000, "model_cached_tokens": 8_000,
+                                         "model_over_reported": 1.0}
+    assert metrics["cacheable_share"] == 0.4 and metrics["input_vs_limit"] == 2.0 and metrics["input_vs_v1"] is None

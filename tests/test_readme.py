@@ -167,7 +167,7 @@ def test_readme_first_screen_is_the_pitch_the_commands_the_chart_the_lessons_and
     assert "```text\n" in commands, "the two commands show their expected output"
     assert "](docs/demo_chart.png)" in commands, "the demo's chart is on the first screen"
     lessons = text[text.index("## Lessons"):text.index("## Next steps")]
-    assert len(re.findall(r"\]\(notebooks/0\d_[\w]+\.ipynb\)", lessons)) == 5, "each lesson is a link"
+    assert len(re.findall(r"\]\(notebooks/0\d_[\w]+\.ipynb\)", lessons)) == 7, "each lesson is a link"
     for page in ("docs/real-models.md", "docs/replay.md", "docs/benchmark.md"):
         assert f"]({page})" in text, f"README links to {page}"
     assert len(text.splitlines()) < 150, "README is the first hour; reference detail lives in docs/"

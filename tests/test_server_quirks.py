@@ -66,6 +66,14 @@ def test_a_tool_call_written_as_text_is_run_when_the_tool_was_offered(tmp_path):
     assert {status for status, _ in server.responses} == {200}
 
 
+def test_a_reply_that_is_only_a_json_tool_call_is_that_call(tmp_path):
+    with ImitationServer(text_tool_calls="bare", strict=True) as server:
+        agent = agent_on(server, tmp_path)
+        replies, failures = send_all(agent, ["List ChartBook dataframes", "Create a file notes.md containing: SOFR notes"])
+    assert failures == [] and "5 dataframes" in replies[0]
+    assert (agent.workspace.root / "notes.md").read_text() == "SOFR notes\n"
+
+
 def test_a_tool_call_written_as_text_for_a_tool_not_offered_is_said_not_run(monkeypatch, capsys):
     from flawedcode.models.replies import reply_notes, tidy_reply
 
@@ -74,6 +82,14 @@ def test_a_tool_call_written_as_text_for_a_tool_not_offered_is_said_not_run(monk
     assert message.tool_calls == [] and "<tool_call>" in message.content
     assert reply_notes(message) == ["the model wrote a tool call as text (delete_everything), not one offered to it: "
                                     "not run"]
+    unreadable = tidy_reply(AIMessage('<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'), ["read_file"])
+    assert unreadable.tool_calls == [] and "could not be read" in reply_notes(unreadable)[0]
+    bare = tidy_reply(AIMessage('```json\n{"name": "read_file", "parameters": {"path": "a.py"}}\n```'), ["read_file"])
+    assert [(call["name"], call["args"]) for call in bare.tool_calls] == [("read_file", {"path": "a.py"})]
+    prose = tidy_reply(AIMessage('{"name": "Ada", "parameters": {}}'), ["read_file"])
+    assert prose.tool_calls == [] and prose.content.startswith("{"), "JSON naming no offered tool is an answer"
+    thinking = tidy_reply(AIMessage("<thinking>plan it</thinking>\nThe answer."))
+    assert thinking.content == "The answer." and thinking.additional_kwargs[REASONING_KEY] == "plan it"
 
 
 # --- 4. reasoning ---------------------------------------------------------------------------------------
@@ -263,6 +279,7 @@ LONGER_SESSION = [*LESSON_STEPS, "Load 50 rows of EFFR data", "Get docs for fed_
     {"tool": 0.8, "system": 1.2, "human": 1.2, "ai": 1.2},  # the other way round
     {"tool": 1.0, "system": 1.6, "human": 1.6, "ai": 1.6},  # always counts more than was sent, less so as results pile up
     {"usage": "uncached"},  # counts only what it had not cached (a reused prefix is skipped)
+    {"usage": "fixed"},  # a proxy's placeholder usage: 17 prompt tokens, whatever was sent
 ])
 @pytest.mark.parametrize("version", ["v1", "v2"])
 def test_a_server_with_its_own_tokenizer_is_never_taken_for_truncating(role_scales, version, tmp_path, capsys):

@@ -44,7 +44,8 @@ other call. What each does:
   Trap" (Lindenbauer et al., JetBrains Research, 2025): observation masking with
   a window of the last ``mask_window`` agent steps (10: older tool results
   become the SWE-agent placeholder), and an LLM summary of all but the last
-  ``mask_window`` steps every ``summarize_every`` steps (43).
+  ``mask_window`` steps every ``summarize_every`` steps (43); the summary reads
+  those steps as masked (mask, then summarize).
 
 What the offline teaching model needs changes two things, and only those: a
 summary request carries the conversation rendered as message blocks (the form
@@ -68,7 +69,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from flawedcode.bench.peers import PeerAgent, v2_trigger_tokens
 from flawedcode.config import PROMPTS_DIR
-from flawedcode.telemetry import SUMMARY_TAG, SessionLog
+from flawedcode.telemetry import SUMMARY_TAG, EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
 PEER_PROMPTS = PROMPTS_DIR / "peers"
@@ -150,7 +151,7 @@ class ViewEditMiddleware(AgentMiddleware):
             edited = self.edit(list(request.messages), fixed)
             count = sum(1 for message in edited if isinstance(message, ToolMessage) and self.marker in message.text)
             if count > self.edited_before:
-                self.log.record_event("mask", self.counter.count_messages(request.messages),
+                self.log.record_event(EventKind.MASK, self.counter.count_messages(request.messages),
                                       self.counter.count_messages(edited), tool_results_cleared=count - self.edited_before)
             self.edited_before = count
         return handler(request.override(messages=edited))
@@ -267,7 +268,7 @@ class OpenHandsCondenserMiddleware(AgentMiddleware):
                     break
                 messages = shorter
             if len(messages) < len(original):
-                agent.log.record_event("summarize", agent.counter.count_messages(original),
+                agent.log.record_event(EventKind.SUMMARIZE, agent.counter.count_messages(original),
                                        agent.counter.count_messages(messages), strategy="openhands-window")
         events = len(messages) + 1  # the system prompt is OpenHands' first event
         if events > self.max_size:
@@ -285,7 +286,7 @@ class OpenHandsCondenserMiddleware(AgentMiddleware):
         text = summarize(self.agent.model, prompt_text("openhands_condenser.md"), forgotten,
                          previous_summary=previous.text if previous is not None else "No events summarized")
         condensed = [*head, summary_message(text), *tail]
-        self.agent.log.record_event("summarize", self.agent.counter.count_messages(messages),
+        self.agent.log.record_event(EventKind.SUMMARIZE, self.agent.counter.count_messages(messages),
                                     self.agent.counter.count_messages(condensed), strategy="openhands-llm")
         return condensed
 
@@ -355,7 +356,7 @@ class CodexCompactionMiddleware(AgentMiddleware):
         text = summarize(agent.model, template, trimmed_to(messages, agent.counter, max(room, 0)))
         compacted = [*user_messages_within(messages, agent.counter),
                      summary_message(text, prompt_text("codex_summary_prefix.md"))]
-        agent.log.record_event("summarize", agent.counter.count_messages(messages),
+        agent.log.record_event(EventKind.SUMMARIZE, agent.counter.count_messages(messages),
                                agent.counter.count_messages(compacted), strategy="codex")
         return replace_history(compacted)
 
@@ -410,10 +411,11 @@ class JetBrainsSummaryMiddleware(AgentMiddleware):
             return None
         cut = steps[-self.window]
         first = next((message for message in messages if isinstance(message, HumanMessage) and not is_summary(message)), None)
-        text = summarize(self.agent.model, prompt_text("jetbrains_summary.md"), messages[:cut])
+        masked = mask_old_steps(messages, self.window)  # mask, then summarize: the summary reads the masked steps
+        text = summarize(self.agent.model, prompt_text("jetbrains_summary.md"), masked[:cut])
         kept = [*([first] if first is not None and first not in messages[cut:] else []), summary_message(text), *messages[cut:]]
         self.steps_since_summary = len(steps_of(kept))
-        self.agent.log.record_event("summarize", self.agent.counter.count_messages(messages),
+        self.agent.log.record_event(EventKind.SUMMARIZE, self.agent.counter.count_messages(messages),
                                     self.agent.counter.count_messages(kept), strategy="jetbrains-hybrid")
         return replace_history(kept)
 

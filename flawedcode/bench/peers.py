@@ -66,7 +66,7 @@ from langchain_core.tools import BaseTool
 
 from flawedcode.agents import BaseAgent
 from flawedcode.config import AgentConfig, V2Config
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
 LANGCHAIN_DEFAULT_KEEP: tuple[str, int] = ("messages", 20)
@@ -102,7 +102,7 @@ class TimedSummarizationMiddleware(SummarizationMiddleware):
             update = super().before_model(state, runtime)
         if update is not None:
             kept = [message for message in update["messages"] if isinstance(message, BaseMessage)]
-            self.log.record_event("summarize", self.counter.count_messages(state["messages"]),
+            self.log.record_event(EventKind.SUMMARIZE, self.counter.count_messages(state["messages"]),
                                   self.counter.count_messages(kept), strategy="langchain")
         return update
 
@@ -132,7 +132,7 @@ class TimedContextEditingMiddleware(ContextEditingMiddleware):
         if edited is not None:
             masked = _count_cleared(edited.messages) - _count_cleared(request.messages)
             if masked > 0:
-                self.log.record_event("mask", self.counter.count_messages(request.messages),
+                self.log.record_event(EventKind.MASK, self.counter.count_messages(request.messages),
                                       self.counter.count_messages(edited.messages), tool_results_cleared=masked)
         return response
 

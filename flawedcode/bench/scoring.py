@@ -27,6 +27,8 @@ Prompt caching and the physical limit (``flawedcode.prompt_cache``; every call, 
   0.1x, writes 1.25x, the rest 1x), in input-token equivalents; ``cache_weighted_by_scheme``: the
   same under ``openai``, ``openai-2026``, ``anthropic`` and ``gemini``;
 - ``cacheable_share``: cached input / all input;
+- ``reported_cache``: where the provider reported its own cached tokens, its total beside the
+  model's for the same calls (``model_over_reported``; None when it never reported any);
 - ``oracle_input_tokens``, **the physical limit**: per agent call, only what that call cannot do
   without: the system prompt and tool schemas it was sent, the user's goal (the run's first user
   message) and the current turn (its user message and what followed it in that request), plus the 3
@@ -170,7 +172,19 @@ def cache_figures(records: list[RunRecord]) -> dict[str, Any]:
         "cache_weighted_by_scheme": dict(by_scheme) if known else None,
         "cacheable_share": _ratio(total("cached_input_tokens"), input_tokens) if known else None,
         "oracle_input_tokens": total("oracle_input_tokens") if known else None,
+        "reported_cache": reported_cache(records),
     }
+
+
+def reported_cache(records: list[RunRecord]) -> dict[str, Any] | None:
+    """Where the provider reported cached tokens: its total beside the cache model's (None when it never did)."""
+    reports = [record.totals["reported_cache"] for record in records if record.totals.get("reported_cache")]
+    if not reports:
+        return None
+    provider = sum(report["reported_cached_tokens"] for report in reports)
+    model = sum(report["model_cached_tokens"] for report in reports)
+    return {"calls": sum(report["calls"] for report in reports), "reported_cached_tokens": provider,
+            "model_cached_tokens": model, "model_over_reported": _ratio(model, provider)}
 
 
 def add_ratios(agents: dict[str, dict[str, Any]]) -> None:

@@ -43,6 +43,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
@@ -152,6 +153,9 @@ class MemoryStore:
     _own_write: tuple[int, int, int] | None = field(default=None, repr=False)
     _block: str = field(default="", repr=False)
     reloads: int = 0
+    select: Any = None
+    """Optional ``select(facts, budget_tokens) -> facts`` in place of ``select_facts``'s choice (lesson 6 builds one);
+    a block it makes that is over the budget falls back to ``select_facts``."""
 
     def facts(self) -> list[Fact]:
         try:
@@ -165,10 +169,19 @@ class MemoryStore:
         changed = signature != self._signature
         ours = signature == self._own_write  # our own save: already in the conversation
         if self._signature is None or (changed and (not ours or at_boundary)):
-            self._block = select_facts(self.facts(), self.budget_tokens, self.counter, self.path.name)
+            self._block = self._select(self.facts())
             self._signature = signature
             self.reloads += 1
         return self._block
+
+    def _select(self, facts: list[Fact]) -> str:
+        if self.select is None or not facts:
+            return select_facts(facts, self.budget_tokens, self.counter, self.path.name)
+        chosen = list(self.select(list(facts), self.budget_tokens) or [])
+        block = render_block(chosen, len(facts), 0, self.budget_tokens, self.path.name) if chosen else ""
+        if count_text(block, self.counter.encoding_name) > self.budget_tokens:
+            return select_facts(facts, self.budget_tokens, self.counter, self.path.name)
+        return block
 
     def save(self, fact: str, correction: bool = False) -> str:
         """Append a fact (the tool's result text); a fact already kept is not written twice."""

@@ -35,7 +35,7 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
    under ``User notes (verbatim):``.) The latest ``keep_requests`` (2) requests also stay
    verbatim, so a follow-up ("and for EFFR?") still reads.
 3. **Consolidate rarely, from cache**: at the start of a turn, when the blocks pass
-   ``summaries_max`` of the budget, one summary replaces them (a ``consolidate`` event).
+   ``summaries_max`` tokens, one summary replaces them (a ``consolidate`` event).
    The summary call **reuses the live prefix**: exactly what the previous agent call sent
    (same system text, tools and messages) plus the instruction last
    (``prompts/summary_v3.md``), so a provider serves almost all of it from cache::
@@ -45,7 +45,7 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
 
        <the model's summary, under ``summary_chars`` characters>
 
-4. **When one turn alone grows too large** (the context reaches ``summary_trigger``), the
+4. **When one turn alone grows too large** (the context reaches ``summary_trigger``, 80%), the
    messages after the blocks and before the kept tail (``keep``; never cutting an AI message
    from its tool results, never past the latest request) get one summary block the same way.
 5. After any of these the caller's ``on_boundary`` runs (the loadout and the memory block may
@@ -76,7 +76,7 @@ from flawedcode.context.archive import ArchiveError, ConversationArchive
 from flawedcode.context.todos import EXCLUDED_FROM_CLEARING, TodoList, is_reminder, with_plan_in_view
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, SUMMARY_PREFIX
 from flawedcode.infra.redact import redact_text
-from flawedcode.telemetry import SUMMARY_TAG, SessionLog
+from flawedcode.telemetry import SUMMARY_TAG, EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
 PROMPT_FILE = Path(__file__).resolve().parent.parent / "prompts" / "summary_v3.md"
@@ -336,9 +336,9 @@ class StableCompactor:
                 messages, step.cleared, step.archive_path = clear_tool_results(
                     messages, self.archive, self.counter, self.config.clear_at_least)
             except (ArchiveError, OSError) as error:
-                self._failed(step, "clear_failed", str(error))
+                self._failed(step, EventKind.CLEAR_FAILED, str(error))
             if step.cleared:
-                self._event("clear", step.tokens_before, self.tokens(messages), cleared=step.cleared,
+                self._event(EventKind.CLEAR, step.tokens_before, self.tokens(messages), cleared=step.cleared,
                             archive=step.archive_path)
         if self.consolidation_due(messages):
             messages = self._consolidate(live, messages, step)
@@ -356,12 +356,12 @@ class StableCompactor:
         return step
 
     def consolidation_due(self, messages: Sequence[AnyMessage]) -> bool:
-        """At the start of a turn, the blocks take more than ``summaries_max`` of the budget."""
+        """At the start of a turn, the blocks take more than ``summaries_max`` tokens."""
         if not messages or latest_request(messages) != len(messages) - 1:
             return False
         start, anchor = prefix_end(messages), goal_end(messages)
         return (start - anchor >= 2
-                and self.counter.count_messages(messages[anchor:start]) > self.config.summaries_max * self.budget_tokens)
+                and self.counter.count_messages(messages[anchor:start]) > self.config.summaries_max)
 
     def _consolidate(self, live: list[AnyMessage], messages: list[AnyMessage], step: CompactionStep) -> list[AnyMessage]:
         """Replace the blocks by one summary, written by a call on the previous request's prefix."""
@@ -373,16 +373,16 @@ class StableCompactor:
             text = request_summary(self.model, self.system_text(), self.tools(), previous, instruction,
                                    self.counter, self.log)
         except Exception as error:  # noqa: BLE001 - a failed summary changes nothing but is recorded
-            return self._failed(step, "summary_failed", f"{type(error).__name__}: {error}", messages)
+            return self._failed(step, EventKind.SUMMARY_FAILED, f"{type(error).__name__}: {error}", messages)
         merged = messages[anchor:start]
         try:
             part = self.archive.append(self.archive.not_archived(merged) or merged)
         except (ArchiveError, OSError) as error:
-            return self._failed(step, "summary_failed", f"the archive could not be written: {error}", messages)
+            return self._failed(step, EventKind.SUMMARY_FAILED, f"the archive could not be written: {error}", messages)
         block = summary_block(summary_number(messages) + 1, part.display_path, part.first_seq, part.last_seq, text)
         compacted = [*messages[:anchor], block, *messages[start:]]
         step.summarized, step.consolidated, step.archive_path = True, True, part.display_path
-        self._event("consolidate", before, self.tokens(compacted), archive=part.display_path, merged=len(merged),
+        self._event(EventKind.CONSOLIDATE, before, self.tokens(compacted), archive=part.display_path, merged=len(merged),
                     kept_blocks=anchor)
         return compacted
 
@@ -392,7 +392,7 @@ class StableCompactor:
         try:
             part = self.archive.append(self.archive.not_archived(leaving) or leaving)
         except (ArchiveError, OSError) as error:
-            return self._failed(step, "digest_failed", str(error), messages)
+            return self._failed(step, EventKind.DIGEST_FAILED, str(error), messages)
         number = summary_number(messages)
         turns = [turn for turn in split_turns(leaving) if not is_kept_request(turn[0])]  # kept ones have a digest
         digests = [turn_digest(number + offset + 1, part.display_path, turn) for offset, turn in enumerate(turns)]
@@ -401,7 +401,7 @@ class StableCompactor:
                 for request in requests[-self.config.keep_requests:]] if self.config.keep_requests else []
         compacted = [*messages[:start], *digests, *kept, *messages[cut:]]
         step.digested, step.archive_path = len(digests), part.display_path
-        self._event("digest", self.tokens(messages), self.tokens(compacted), archive=part.display_path,
+        self._event(EventKind.DIGEST, self.tokens(messages), self.tokens(compacted), archive=part.display_path,
                     turns=len(digests), removed=len(leaving))
         return compacted
 
@@ -417,7 +417,7 @@ class StableCompactor:
         messages = with_plan_in_view(messages, self._plan_at_request, request)
         step.reminded = len(messages) > count
         if step.reminded:
-            self._event("plan_reminder", before, self.tokens(messages), version=self._plan_at_request.version)
+            self._event(EventKind.PLAN_REMINDER, before, self.tokens(messages), version=self._plan_at_request.version)
         return messages
 
     def _summarize(self, live: list[AnyMessage], messages: list[AnyMessage], step: CompactionStep, cutoff: int,
@@ -435,25 +435,25 @@ class StableCompactor:
             text = request_summary(self.model, self.system_text(), self.tools(), live, instruction,
                                    self.counter, self.log)
         except Exception as error:  # noqa: BLE001 - a failed summary changes nothing but is recorded
-            return self._failed(step, "summary_failed", f"{type(error).__name__}: {error}", messages)
+            return self._failed(step, EventKind.SUMMARY_FAILED, f"{type(error).__name__}: {error}", messages)
         leaving_live = live[start:cutoff] or blocks  # clearing replaces in place: the same positions, full contents
         try:
             part = self.archive.append(self.archive.not_archived(leaving_live) or leaving_live)
         except (ArchiveError, OSError) as error:
-            return self._failed(step, "summary_failed", f"the archive could not be written: {error}", messages)
+            return self._failed(step, EventKind.SUMMARY_FAILED, f"the archive could not be written: {error}", messages)
         block = summary_block(summary_number(messages) + 1, part.display_path, part.first_seq, part.last_seq, text)
         goal = messages[:1] if start > 0 and not is_summary_block(messages[0]) else []
         compacted = [*goal, *([] if consolidate else blocks), block, *messages[cutoff:]]
         step.summarized, step.consolidated, step.archive_path = True, consolidate, part.display_path
-        self._event("consolidate" if consolidate else "summarize", before, self.tokens(compacted),
+        self._event(EventKind.CONSOLIDATE if consolidate else "summarize", before, self.tokens(compacted),
                     archive=part.display_path, removed=cutoff - start, blocks=1 if consolidate else len(blocks) + 1)
         return compacted
 
-    def _event(self, kind: str, before: int, after: int, **detail: Any) -> None:
+    def _event(self, kind: EventKind, before: int, after: int, **detail: Any) -> None:
         if self.log is not None:
             self.log.record_event(kind, before, after, **detail)
 
-    def _failed(self, step: CompactionStep, kind: str, error: str,
+    def _failed(self, step: CompactionStep, kind: EventKind, error: str,
                 messages: list[AnyMessage] | None = None) -> list[AnyMessage]:
         step.reason = f"{kind}: {error}"
         self.failures.append(step.reason)

@@ -29,6 +29,12 @@ on a real model too, except where one says it needs the offline model.
 | 4.2 | v2 tuned from a config file | ``check_config_file(path, agent, result)`` |
 | 4.3 | a task of your own | ``check_task_file(path, results)`` |
 | 4.4 | what a benchmark can claim (choice) | ``check_what_a_benchmark_claims(answer)`` |
+| 5.1 | recall in the middle | ``check_middle_recall(recall_runs, middle_recall)`` |
+| 5.2 | build an observation mask | ``check_mask(mask, model)`` |
+| 5.3 | why append-only caches well (choice) | ``check_why_append_only_caches(answer)`` |
+| 6.1 | count the plan's reminders | ``check_plan_reminders(plan_agent, reminders)`` |
+| 6.2 | build a memory picker | ``check_memory_picker(pick, model)`` |
+| 6.3 | why a sub-agent keeps the parent small (choice) | ``check_why_subagents(answer)`` |
 
 ``hint(1.2)`` shows the next hint of exercise 1.2 (the last is the code);
 ``question(1.5)`` shows a multiple-choice question.
@@ -58,6 +64,8 @@ from .lesson3 import (
     recall_source,
 )
 from .lesson4 import RECALL_GAP, check_config_file, check_task_file, check_tokens_per_success, check_what_a_benchmark_claims
+from .lesson5 import MASK_KEEP, check_mask, check_middle_recall, check_why_append_only_caches
+from .lesson6 import check_memory_picker, check_plan_reminders, check_why_subagents
 from .session import goal_recalled
 
 __all__ = [
@@ -70,4 +78,6 @@ __all__ = [
     "check_why_offload", "check_why_v0_forgets",
     "exercise", "goal_recalled", "hint", "question", "questions", "recall_source", "reference_trim", "run_check",
     "v1_keeps_goal",
+    "MASK_KEEP", "check_mask", "check_middle_recall", "check_why_append_only_caches",
+    "check_memory_picker", "check_plan_reminders", "check_why_subagents",
 ]

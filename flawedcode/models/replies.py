@@ -14,13 +14,15 @@ string inside a string
 ``<tool_call>{"name": ..., "arguments": ...}``   a real tool call, when that tool was offered;
 written in the content (Hermes/Qwen style)       otherwise the text stays and ``reply_notes`` says
                                                  "the model wrote a tool call as text"
-``<think>...</think>`` before the answer, or     the reasoning moved out of the content into
-``reasoning_content`` / ``reasoning`` beside it  ``additional_kwargs["reasoning_content"]``: kept
-                                                 with the message (archived, recorded), never sent
+a reply that is only ``{"name": <a tool>,        that tool call, when that tool was offered
+"parameters": {...}}`` (Llama 3.x on Ollama)
+``<think>...</think>`` before the answer (or     the reasoning moved out of the content into
+``<thinking>``), or ``reasoning_content`` /      ``additional_kwargs["reasoning_content"]``: kept
+``reasoning`` beside it                          with the message (archived, recorded), never sent
                                                  back to the model, never counted as context
 ==============================================  =====================================================
 
-A 200 that holds no reply is raised as ``BadReplyError`` (``errors.py``) with
+A 200 that holds no reply is raised as ``ModelReplyError`` (``errors.py``) with
 one sentence: an ``error`` body (retried when its code is a 5xx or 429), no
 ``choices`` (retried), a web page instead of JSON (a wrong base URL).
 
@@ -49,8 +51,10 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 """The fields servers put reasoning in, beside the content (vLLM, DeepSeek, LM Studio; OpenRouter)."""
 TEXT_TOOL_CALL_KEY = "flawedcode_text_tool_calls"
 """Set in ``additional_kwargs`` to the tool names a reply wrote as text but that were not offered (not run)."""
-THINK_BLOCK = re.compile(r"^\s*<think>(.*?)(?:</think>|$)", re.DOTALL)
+THINK_BLOCK = re.compile(r"^\s*<(think|thinking|reasoning)>(.*?)(?:</\1>|$)", re.DOTALL)
 TEXT_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+BARE_JSON_CALL = re.compile(r"^\s*(?:```(?:json)?\s*)?(\{.*\})\s*(?:```)?\s*$", re.DOTALL)
+"""A reply that is nothing but one JSON object (Llama 3.x on Ollama writes ``{"name": ..., "parameters": ...}``)."""
 
 
 def fresh_call_id() -> str:
@@ -109,6 +113,8 @@ def tidy_reply(message: AIMessage, offered_tools: Iterable[str] = (), reasoning:
     _move_reasoning_out(message, reasoning)
     if isinstance(message.content, str) and "<tool_call>" in message.content:
         _parse_text_tool_calls(message, offered)
+    elif isinstance(message.content, str) and offered and not message.tool_calls and message.content.lstrip()[:1] in "{`":
+        _parse_bare_json_call(message, offered)
     _rescue_double_encoded(message)
     for call in message.tool_calls:
         if not call.get("id"):
@@ -124,7 +130,7 @@ def _move_reasoning_out(message: AIMessage, reasoning: str) -> None:
     if isinstance(message.content, str):
         match = THINK_BLOCK.match(message.content)
         if match:
-            parts.append(match.group(1).strip())
+            parts.append(match.group(2).strip())
             message.content = message.content[match.end():].lstrip()
     existing = message.additional_kwargs.get(REASONING_KEY)
     if parts and not existing:
@@ -135,7 +141,10 @@ def _parse_text_tool_calls(message: AIMessage, offered: set[str]) -> None:
     """Turn ``<tool_call>{...}</tool_call>`` blocks into tool calls when each names an offered tool."""
     blocks = TEXT_TOOL_CALL.findall(message.content)
     calls = [_text_call(block) for block in blocks]
-    if not calls or any(call is None for call in calls):
+    if not calls:
+        return
+    if any(call is None for call in calls):
+        message.additional_kwargs[TEXT_TOOL_CALL_KEY] = ["one that could not be read"]
         return
     names = [call["name"] for call in calls]
     if not offered or not set(names) <= offered:
@@ -143,6 +152,15 @@ def _parse_text_tool_calls(message: AIMessage, offered: set[str]) -> None:
         return
     message.tool_calls = [*message.tool_calls, *calls]
     message.content = TEXT_TOOL_CALL.sub("", message.content).strip()
+
+
+def _parse_bare_json_call(message: AIMessage, offered: set[str]) -> None:
+    """A reply that is only ``{"name": <an offered tool>, "arguments"|"parameters": {...}}`` is that tool call."""
+    match = BARE_JSON_CALL.match(message.content)
+    call = _text_call(match.group(1)) if match else None
+    if call is not None and call["name"] in offered:
+        message.tool_calls = [*message.tool_calls, call]
+        message.content = ""
 
 
 def _text_call(block: str) -> dict[str, Any] | None:
