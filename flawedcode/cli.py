@@ -315,10 +315,13 @@ def run_chat_turn(agent: Any, text: str) -> None:
     for event in turn_events:
         if (line := event_line(event)) is not None:
             say(line)
-    for line in reply_lines(new_messages):
-        say(line)
+    folded, notes = reply_lines(new_messages)
+    if folded:
+        say(folded)
     if reply is not None:
         say(reply)
+    for line in notes:
+        say(line)
     say(token_meter(agent, agent.log.calls[first_call:]))
     say()
 
@@ -335,14 +338,14 @@ def replay_miss(error: BaseException) -> BaseException | None:
     return None
 
 
-def reply_lines(messages: Sequence[Any]) -> list[str]:
-    """The turn's reasoning, folded (``[reasoning: 2,213 tokens, hidden]``), and a ``  * `` line for each thing to
-    know about a reply (no answer text, a content filter, an answer cut short, a tool call written as text)."""
+def reply_lines(messages: Sequence[Any]) -> tuple[str | None, list[str]]:
+    """The turn's reasoning, folded (``[reasoning: 2,213 tokens, hidden]``, shown before the reply), and a ``  * `` line
+    for each thing to know about a reply (shown after it: no answer text, a content filter, an answer cut short, a tool
+    call written as text)."""
     from flawedcode.models.replies import folded_reasoning, reply_notes
 
-    folded = folded_reasoning(messages)
     notes = [f"  * {note}" for message in messages if message.type == "ai" for note in reply_notes(message)]
-    return ([folded] if folded else []) + notes
+    return folded_reasoning(messages), notes
 
 
 def _message_key(message: Any) -> Any:

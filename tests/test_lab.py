@@ -423,3 +423,22 @@ def test_the_widget_pictures_are_drawn_at_twice_the_screen_resolution(tmp_path):
         return struct.unpack(">I", png[16:20])[0]
 
     assert width(lab.chart_png()) >= 1.9 * width(lab.chart_png(dpi=72)), "twice a 72-dpi screen's pixels"
+
+
+def test_lesson_3s_summary_lists_real_files_once_and_never_calls_the_pinned_goal_the_last_request(tmp_path):
+    agent = lesson_agent("v2", folder=tmp_path, watch=False)
+    for step in [*LESSON_STEPS[:-1], "Get docs for money_markets/effr", "Load 50 rows of EFFR data", "Get docs for fed_yield_curve",
+                 "Load 30 rows of treasury_yields", "Get docs for money_markets/sofr", "Get docs for money_markets/effr"]:
+        agent.send(step)
+    summaries = [message.text for message in agent.messages if message.text.startswith(SUMMARY_PREFIX)]
+    assert summaries
+    parts = {part.display_path for part in agent.archive.parts()}
+    for summary in summaries:
+        artifacts = re.findall(r"^- ((?:scratch|archives)/\S+)$", summary.split("## ARTIFACTS")[1], re.MULTILINE)
+        assert len(artifacts) == len(set(artifacts)) and artifacts
+        for path in artifacts:  # every path the summary names is a file the agent can read back
+            if path.startswith("scratch/"):
+                assert (agent.workspace.conversation_scratch_dir / path.removeprefix("scratch/")).is_file(), path
+            else:
+                assert path in parts, path
+        assert f"Last request: {LESSON_STEPS[0]}" not in summary

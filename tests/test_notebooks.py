@@ -33,6 +33,16 @@ def code_cells(notebook) -> list[str]:
     return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
 
 
+def appendix_start(notebook) -> int:
+    """The index of the first '## Appendix' cell (material after the lesson proper), or the number of cells."""
+    return next((number for number, cell in enumerate(notebook.cells)
+                 if cell.cell_type == "markdown" and cell.source.startswith("## Appendix")), len(notebook.cells))
+
+
+def code_cells_before(notebook, end: int) -> list[str]:
+    return [cell.source for cell in notebook.cells[:end] if cell.cell_type == "code"]
+
+
 def checks_called(source: str) -> list[str]:
     return re.findall(r"^(check_\w+)\(", source, re.MULTILINE)
 
@@ -87,7 +97,8 @@ def test_a_lesson_ends_with_3_to_6_exercises_each_followed_by_its_check(path):
     for number, name in checks:
         assert name in exercises.__all__
         assert re.search(r"= \.\.\.", sources[number - 1]), f"{name} follows a cell to fill in"
-    assert checks[-1][0] == len(sources) - 1, "the exercises close the lesson's code"
+    appendix = appendix_start(read(path))
+    assert checks[-1][0] == len(code_cells_before(read(path), appendix)) - 1, "the exercises close the lesson's code"
     assert any("check_why_" in name or "check_what_" in name for _, name in checks), "one checked question on why"
 
 
@@ -113,7 +124,8 @@ def test_a_lesson_ends_with_a_recap_of_3_to_5_questions_with_answers_and_the_res
     assert recap.count("<details><summary>Answer</summary>") == len(questions)
     (research,) = [text for text in markdown if text.startswith("## The research this lesson simulates")]
     assert re.search(r"\(\[arXiv:\d{4}\.\d{4,5}\]|\]\(https://", research), "each citation links to its source"
-    assert markdown[-1] == research and markdown[-2] == recap, "the lesson closes with its recap and its research"
+    before_appendix = [cell.source for cell in notebook.cells[:appendix_start(notebook)] if cell.cell_type == "markdown"]
+    assert before_appendix[-2:] == [recap, research], "the lesson closes with its recap and its research (an appendix may follow)"
 
 
 def test_the_solutions_call_every_check_the_lessons_call_and_pass_them():

@@ -234,6 +234,20 @@ def test_a_long_wait_is_said_before_it_starts(tmp_path, capsys):
     assert waited >= 3 and "rate limited: retrying in 3 s" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("body", "headers", "expected"), [
+    ({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}},
+     {}, "Out of quota (429): check your plan and billing; waiting will not help."),
+    ({"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}},
+     {"Retry-After": "7"}, "Rate limited (429): the server asks to wait 7 s, then try again."),
+])
+def test_a_429_says_whether_waiting_helps(body, headers, expected, tmp_path):
+    with ImitationServer(errors={1: (429, body)}, headers={1: headers}) as server:
+        agent = agent_on(server, tmp_path, max_retries=0)
+        with pytest.raises(AgentError) as failed:
+            agent.send("List ChartBook dataframes")
+    assert expected in str(failed.value) and len(server.requests) == 1
+
+
 def test_a_retry_after_beyond_the_cap_fails_at_once(tmp_path):
     limited = (429, {"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}})
     with ImitationServer(errors={1: limited}, headers={1: {"Retry-After": "120"}}) as server:

@@ -368,17 +368,11 @@ class StableCompactor:
         start, anchor = prefix_end(messages), goal_end(messages)
         previous = previous_request(live)
         instruction = consolidation_instruction(start - anchor, anchor, self.config.summary_chars)
-        before = self.tokens(messages)
-        try:
-            text = request_summary(self.model, self.system_text(), self.tools(), previous, instruction,
-                                   self.counter, self.log)
-        except Exception as error:  # noqa: BLE001 - a failed summary changes nothing but is recorded
-            return self._failed(step, EventKind.SUMMARY_FAILED, f"{type(error).__name__}: {error}", messages)
-        merged = messages[anchor:start]
-        try:
-            part = self.archive.append(self.archive.not_archived(merged) or merged)
-        except (ArchiveError, OSError) as error:
-            return self._failed(step, EventKind.SUMMARY_FAILED, f"the archive could not be written: {error}", messages)
+        before, merged = self.tokens(messages), messages[anchor:start]
+        written = self._summary_and_archive(previous, instruction, merged, step)
+        if written is None:
+            return messages
+        text, part = written
         block = summary_block(summary_number(messages) + 1, part.display_path, part.first_seq, part.last_seq, text)
         compacted = [*messages[:anchor], block, *messages[start:]]
         step.summarized, step.consolidated, step.archive_path = True, True, part.display_path
@@ -431,16 +425,11 @@ class StableCompactor:
             return messages
         instruction = summary_instruction(cutoff - start, len(messages) - cutoff, consolidate, self.config.summary_chars)
         before = self.tokens(messages)
-        try:
-            text = request_summary(self.model, self.system_text(), self.tools(), live, instruction,
-                                   self.counter, self.log)
-        except Exception as error:  # noqa: BLE001 - a failed summary changes nothing but is recorded
-            return self._failed(step, EventKind.SUMMARY_FAILED, f"{type(error).__name__}: {error}", messages)
         leaving_live = live[start:cutoff] or blocks  # clearing replaces in place: the same positions, full contents
-        try:
-            part = self.archive.append(self.archive.not_archived(leaving_live) or leaving_live)
-        except (ArchiveError, OSError) as error:
-            return self._failed(step, EventKind.SUMMARY_FAILED, f"the archive could not be written: {error}", messages)
+        written = self._summary_and_archive(live, instruction, leaving_live, step)
+        if written is None:
+            return messages
+        text, part = written
         block = summary_block(summary_number(messages) + 1, part.display_path, part.first_seq, part.last_seq, text)
         goal = messages[:1] if start > 0 and not is_summary_block(messages[0]) else []
         compacted = [*goal, *([] if consolidate else blocks), block, *messages[cutoff:]]
@@ -448,6 +437,20 @@ class StableCompactor:
         self._event(EventKind.CONSOLIDATE if consolidate else "summarize", before, self.tokens(compacted),
                     archive=part.display_path, removed=cutoff - start, blocks=1 if consolidate else len(blocks) + 1)
         return compacted
+
+    def _summary_and_archive(self, request: list[AnyMessage], instruction: HumanMessage, leaving: list[AnyMessage],
+                             step: CompactionStep) -> tuple[str, Any] | None:
+        """The summary (asked on ``request``), then the archive part for ``leaving``; None (recorded) if either fails."""
+        try:
+            text = request_summary(self.model, self.system_text(), self.tools(), request, instruction, self.counter, self.log)
+        except Exception as error:  # noqa: BLE001 - a failed summary changes nothing but is recorded
+            self._failed(step, EventKind.SUMMARY_FAILED, f"{type(error).__name__}: {error}")
+            return None
+        try:
+            return text, self.archive.append(self.archive.not_archived(leaving) or leaving)
+        except (ArchiveError, OSError) as error:
+            self._failed(step, EventKind.SUMMARY_FAILED, f"the archive could not be written: {error}")
+            return None
 
     def _event(self, kind: EventKind, before: int, after: int, **detail: Any) -> None:
         if self.log is not None:

@@ -239,7 +239,11 @@ def _explain_openai_error(exc: BaseException) -> str | None:
     if isinstance(exc, openai.NotFoundError):
         return f"Model or endpoint not found (404): check the model name and base URL. ({detail})"
     if isinstance(exc, openai.RateLimitError):
-        return f"Rate limited or out of quota (429): wait and retry, or check your plan. ({detail})"
+        if getattr(exc, "code", None) == "insufficient_quota":
+            return f"Out of quota (429): check your plan and billing; waiting will not help. ({detail})"
+        asked = (getattr(getattr(exc, "response", None), "headers", None) or {}).get("retry-after")
+        wait = f"the server asks to wait {asked} s, then try again" if asked else "wait and try again"
+        return f"Rate limited (429): {wait}. ({detail})"
     if isinstance(exc, openai.BadRequestError):
         texts = _texts_and_codes(exc)[0]
         body_text = one_line(texts[-1], 160) if len(texts) > 2 else detail  # the body says more than "Error code: 400"

@@ -63,11 +63,11 @@ def write_summary(rendered: list[RenderedMessage], vocabulary: object = None) ->
     outcomes = [_outcome(m.content) for m in rendered if m.type == "tool"]
     artifacts = _artifacts(rendered)
     numbers = _numbers(rendered, earlier)
-    last_request = requests[-1] if requests else goal
     answered = _is_answered(rendered)
 
     lines = ["## SESSION INTENT", f"{GOAL_LINE_TEXT}{goal or 'None'}", "", "## SUMMARY"]
     later = [request for request in requests if request != goal]
+    last_request = later[-1] if later else None  # the pinned goal is the session's intent, not its last request
     if later:
         lines.append("Requests: " + " | ".join(_clip(request, 100) for request in later[-6:]))
     if actions:
@@ -86,7 +86,8 @@ def write_summary(rendered: list[RenderedMessage], vocabulary: object = None) ->
     lines += ["", "## ARTIFACTS"]
     lines += [f"- {path}" for path in artifacts[-10:]] or ["None"]
     lines += ["", "## NEXT STEPS",
-              f"Last request: {_clip(last_request or 'None', 160)} ({'answered' if answered else 'not answered yet'})."]
+              f"Last request: {_clip(last_request, 160)} ({'answered' if answered else 'not answered yet'})." if last_request
+              else "Last request: none after the goal in these messages."]
     return "\n".join(lines)
 
 
@@ -118,7 +119,8 @@ def _artifacts(rendered: list[RenderedMessage]) -> list[str]:
             for key in ("path", "file_path"):
                 if isinstance(args.get(key), str) and args[key] not in found:
                     found.append(args[key])
-    return list(dict.fromkeys(found))
+    unique = list(dict.fromkeys(found))
+    return [path for path in unique if not any(other != path and other.startswith(path) for other in unique)]  # no cut-off copies
 
 
 def _numbers(rendered: list[RenderedMessage], earlier_summaries: list[str]) -> list[str]:

@@ -28,33 +28,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_workload_b import FIRST_REQUEST, workload_b  # the same session, beside this script
+
 from flawedcode.bench.agent_specs import BUILTIN_AGENTS
 from flawedcode.bench.probes import ProbeWatcher, probe_records
-from flawedcode.bench.tasks import GOAL_QUESTION, builtin_tasks_dir, load_task_file, load_tasks
+from flawedcode.bench.tasks import builtin_tasks_dir, load_task_file, load_tasks
 from flawedcode.lessons import lesson_model
 from flawedcode.prompt_cache import analyze
 from flawedcode.tools import Workspace
-
-FIRST_REQUEST = "List ChartBook dataframes"
-CYCLE = [
-    "Get docs for yield_curve/repo_public",
-    "Load 30 rows of repo_public with columns sofr, bgcr, tgcr, effr, iorb, on_rrp_rate and sofr_volume_bn",
-    "Get docs for treasury_yields",
-    "Load 50 rows of treasury_yields with columns yield_1m, yield_3m, yield_6m, yield_1y, yield_2y, yield_5y, yield_10y and yield_30y",
-    "Get docs for fed_yield_curve",
-    "Load 30 rows of fed_yield_curve with columns SVENY01, SVENY02, SVENY05, SVENY10, SVENY20, SVENY30 and BETA0",
-    "Get docs for money_markets/sofr",
-    "Load 50 rows of SOFR data",
-    "Get docs for money_markets/effr",
-    "Load 50 rows of EFFR data",
-]
-
-
-def workload_b() -> list[tuple[str, bool]]:
-    turns, phrasings = [(FIRST_REQUEST, False)], iter(CYCLE * 50)
-    for turn in range(1, 51):
-        turns.append((GOAL_QUESTION, True) if turn % 10 == 0 else (next(phrasings), False))
-    return turns
 
 
 def long_session() -> tuple[list[tuple[str, bool]], str]:
