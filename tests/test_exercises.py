@@ -79,7 +79,7 @@ def test_an_exercise_not_tried_yet_says_so_and_points_to_its_hint(check, capsys)
 
 
 def test_every_exercise_has_hints_ending_in_code_or_a_choice_and_hint_shows_them_in_turn(capsys):
-    assert len(exercises.EXERCISES) == len(CHECKS) == 22
+    assert len(exercises.EXERCISES) == len(CHECKS) >= 22
     for number, item in exercises.EXERCISES.items():
         assert len(item.hints) >= 2, number
     hint(1.2)
@@ -95,7 +95,8 @@ def test_every_exercise_has_hints_ending_in_code_or_a_choice_and_hint_shows_them
 def test_every_choice_question_has_two_true_options_and_a_reason_for_each_wrong_one():
     questions = exercises.questions()
     choices = {check.__doc__.split(":")[0] for check in CHECKS if "(multiple choice)" in check.__doc__}
-    assert set(questions) == choices == {"0.4", "1.5", "2.4", "3.5", "4.4"}
+    assert set(questions) == choices, "every question has its check, and every choice check its question"
+    assert {"0.4", "1.5", "2.4", "3.5", "4.4"} <= choices, "one checked why-question per lesson"
     for number, item in questions.items():
         options = item["options"]
         assert len([letter for letter, option in options.items() if option.get("correct")]) == 2, number

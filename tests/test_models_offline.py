@@ -189,9 +189,9 @@ PHRASINGS: list[tuple[str, list[tuple[str, dict]]]] = [
     ("What's the average EFFR rate in 2024?",
      [("chartbook_load_data", {"pipeline": "money_markets", "dataframe": "effr", "columns": ["rate"],
                                "start": "2024-01-01", "end": "2024-12-31", "limit": 500})]),
-    ("highest sofr_volume_bn?",
+    ("highest sofr_volume_bn?",  # no period given: all the data (it says so), never silently the last 100 rows
      [("chartbook_load_data", {"pipeline": "yield_curve", "dataframe": "repo_public", "columns": ["sofr_volume_bn"],
-                               "limit": 100})]),
+                               "limit": 500})]),
     ("mean of the fed funds rate over the last 60 days",
      [("chartbook_load_data", {"pipeline": "money_markets", "dataframe": "effr", "columns": ["rate"], "limit": 60})]),
     # files

@@ -23,32 +23,46 @@ What it sees
 
 What it understands (the latest user request; see offline_intents.py)
     A message is split into clauses, done in order ("get the docs, then load the last
-    10 rows"); each clause is normalized (shorthand, typos, number words: offline_words.py)
-    and routed by an ordered table of intent rules (``INTENT_RULES``): goal questions,
-    goal statements (remembered, nothing loaded), notes to remember, recall, things no
-    tool here can do, code fixes, file work (write, run code / tests / scripts, show a
-    function, search, list, read, in many verbs), the catalog, docs and data. Names come
-    from the data (offline_entities.py): dataframes by id, title, initials or a word only
-    they have; columns by name or in words their docs use ("75th percentile", "5-year",
-    "ON RRP take-up", "the 2s10s spread"). Periods: dates, months, quarters, halves, year
-    end, "last N business days", "the last two weeks of September 2024" (offline_periods.py).
-    Statistics: mean, median, min, max, std, percentiles, count (also above / below a
-    threshold), correlation, latest, change; differences between two columns or two
-    dataframes over the dates both have; units from the docs, converted on request
-    (percent and bp, $bn and trillions) (offline_data.py). It only calls tools it was
-    given, and fills arguments by each tool's own parameter names (``path`` for ours,
-    ``file_path`` for Deep Agents'), at most ``max_tool_calls_per_request`` per request.
+    10 rows"; at most 12); each clause is normalized (shorthand, typos with rapidfuzz, number
+    words: offline_words.py; days with dateparser: offline_dates.py) and routed: first by the cue
+    table ``offline_intents.toml`` (one scorer, offline_cues.py: questions about its own context
+    window, what it offloaded or archived, what is failing in the project, how long a file is;
+    other modules add rows and planners there), then by the ordered built-in rules (goal questions
+    and statements, notes, recall, things no tool here can do, code fixes, file work, the catalog,
+    docs, data). Names come from the data (offline_entities.py): dataframes by id, title, initials
+    or a word only they have; columns by name or in words their docs use. Periods: days in any
+    common form (``22/04/2024`` day first, ``Nov 8 2023``, ``the third of June 2024``, ``from the
+    8th to the 19th of April 2024``), months, quarters, halves, year end, "last N business days"
+    (offline_periods.py). Statistics: mean, median, min, max, std, percentiles, count above / below
+    a threshold (also negated: "not above 5.3%" is at or below), the first date past a threshold,
+    the top / bottom N values, correlation, latest, change, percent change; of levels or of daily
+    changes ("volatility of daily moves"); differences between two columns or two dataframes
+    ("was SOFR above EFFR on average, and by how many bp?"), and between two periods ("higher in
+    H1 than in H2, by how much?"); units from the docs, converted on request (offline_data.py). A
+    correction ("sorry, make that EFFR", "no wait, 2024") or a follow-up ("and in 2023?", "in bp
+    please?") changes the slots it names and keeps the rest.
+
+Complete or decline (offline_complete.py)
+    Every word of a data request must be used: grammar and filler (a data list), the words of the
+    statistics it applies, the words naming the series it chose (its docs included) and the numbers
+    it used. Anything else (an unknown word, "not"/"excluding" it cannot apply, a transform it does
+    not do) makes it say what it understood and what it could not use, and compute nothing. A day
+    that does not exist or is ambiguous (``02/05/2024``) is said, not guessed; a day with no row (a
+    weekend, a US federal holiday, named) gets the nearest days that have one. A statistic with no
+    period uses all the data and says so (never silently the last rows). Requests are bounded: a
+    message over 4,000 characters of prose or a word over 200 characters is declined by its length;
+    control characters are read as spaces, so no input can hang a turn.
 
 How it answers (see offline_answers.py and offline_results.py)
-    From tool results only. A statistic names the dataframe, the column, its unit, the
-    dates covered and the number of values, then each statistic asked with 4 decimals;
-    it never presents one statistic as another. Rows that would take more than
-    ``ROWS_IN_CONTEXT_SHARE`` of the window are not loaded: a short run_python
-    script computes the figures and prints one line (offline_stats.py). An offloaded
-    load is read back from scratch/, following continuation lines page by page; an
-    offload stub is never read as a data table. Errors are relayed with what to do;
-    a call that never ran as made (an error result for other arguments than it
-    planned, e.g. cut off mid-JSON) is made again, within the call cap.
+    From tool results only. A statistic names the dataframe, the column, its unit, the dates
+    covered and the number of values (and the transform), then each statistic asked with 4
+    decimals; it never presents one statistic as another. Rows that would take more than
+    ``ROWS_IN_CONTEXT_SHARE`` of the window are not loaded: a short run_python script computes the
+    figures and prints one line (offline_stats.py). An offloaded load is read back from scratch/,
+    following continuation lines page by page; an offload stub is never read as a data table.
+    Errors are relayed with what to do; a call that never ran as made (an error result for other
+    arguments than it planned, e.g. cut off mid-JSON) is made again, within the call cap. Tests
+    run with pytest, else each ``test_*.py`` as a script (the project's own fallback).
 
 What it remembers (see offline_memory.py and offline_summary.py)
     Only what is in its window. "What was my original goal?" comes from a visible
@@ -99,7 +113,10 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
 from flawedcode.constants import ENCODING_NAME
-from flawedcode.models import offline_v3
+from flawedcode.models import (
+    offline_introspect,  # noqa: F401 - registers its rows' planners (offline_cues)
+    offline_v3,
+)
 from flawedcode.models.offline_attention import AttentionDecay, decay_window
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import help_text, plan
@@ -262,6 +279,7 @@ class OfflineModel(BaseChatModel):
                        if isinstance(visible[i], HumanMessage) and not is_summary_message(visible[i])), None)
         context = self.context(visible[:latest] if latest is not None else visible, tool_schemas, window.truncated)
         context.system = list(window.system)
+        context.input_tokens = window.input_tokens
         if latest is None:
             results = tool_results_after(visible, -1)
             lost = "I can no longer see your request in my context window."

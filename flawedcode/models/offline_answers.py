@@ -21,10 +21,12 @@ Figures have ``DECIMALS`` decimals.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from flawedcode.models.offline_data import DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
+from flawedcode.models.offline_periods import NO_PERIOD
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
     LOAD_HEADER,
@@ -36,11 +38,14 @@ from flawedcode.models.offline_stats import (
     parse_loaded_table,
     read_stat_output,
     stat_script,
+    transformed,
 )
 
 DECIMALS = 4
 STAT_NAMES = {"mean": "mean", "median": "median", "min": "min", "max": "max", "std": "standard deviation",
-              "count": "count", "latest": "latest", "first": "first", "change": "change", "corr": "correlation"}
+              "count": "count", "latest": "latest", "first": "first", "change": "change", "corr": "correlation",
+              "pct_change": "percent change", "factor": "factor"}
+TRANSFORM_NAMES = {"diff": "daily changes", "pct": "daily percent changes"}
 UNIT_SHOWN = {"percent": "%", "bp": " bp", "$bn": " $bn", "index": "", "count": "", "years": " years"}
 
 
@@ -103,7 +108,7 @@ def script_for(ask: DataAsk, context: Context) -> str:
         start = None
     title = f"{', '.join(_stat_name(stat) for stat in ask.stats)} of {_subject(ask)}"
     return stat_script(title, series, start, end, ask.combine, ask.period.last_rows or (None if (start or end or ask.period.every_row) else 100),
-                       ask.percentiles, ask.threshold, context.catalog_root)
+                       ask.percentiles, ask.threshold, context.catalog_root, ask.transform)
 
 
 # ----------------------------------------------------------------------------- answers
@@ -115,6 +120,7 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
     if task.steps and task.steps[0].intent == "script" and results:
         output = read_stat_output(results[0].content)
         if output is not None:
+            task.detail["figures"] = output
             return format_figures(ask, output, vocabulary)
         results = results[1:]
         errors = [result for result in results if result.content.lstrip().startswith("Error")]
@@ -139,15 +145,30 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
         first, second = aligned(series_values[0], series_values[1])
         if ask.combine == "difference":
             first = [(date, a - b) for (date, a), (_, b) in zip(first, second)]
+        elif ask.combine == "ratio":
+            first = [(date, a / b) for (date, a), (_, b) in zip(first, second) if b]
         else:
             other = second
     lines = []
     if len(ask.series) > 2 or (len(ask.series) == 2 and not ask.combine):
         for series, values in zip(ask.series, [_values(tables, s) for s in ask.series]):
-            single = DataAsk([series], ask.stats, ask.percentiles, None, ask.period, ask.unit, ask.threshold)
+            single = replace(ask, series=[series], combine=None)
             lines.append(format_figures(single, _figures(single, values or [], None), vocabulary))
         return "\n".join(lines)
-    return format_figures(ask, _figures(ask, first, other), vocabulary)
+    task.detail["figures"] = _figures(ask, first, other)
+    return format_figures(ask, task.detail["figures"], vocabulary)
+
+
+def answer_period_gap(task: Task) -> str:
+    """'higher in H1 than in H2, and by how much?': each statistic of the first period minus the second's."""
+    first, second = (part.detail.get("figures") or {} for part in task.detail["tasks"])
+    periods = [part.ask.period.describe() for part in task.detail["tasks"]]
+    ask: DataAsk = task.detail["tasks"][0].ask
+    gaps = [f"{_stat_name(stat)} {first[stat] - second[stat]:+.{DECIMALS}f}" for stat in ask.stats
+            if isinstance(first.get(stat), float) and isinstance(second.get(stat), float) and stat != "count"]
+    if not gaps:
+        return "I have no figures for both periods, so I can't give their difference."
+    return f"{periods[0]} minus {periods[1]} ({_subject(ask)}): " + ", ".join(gaps) + "."
 
 
 def _figures(ask: DataAsk, values: list[tuple[str, float]], other: list | None) -> dict[str, Any]:
@@ -156,7 +177,7 @@ def _figures(ask: DataAsk, values: list[tuple[str, float]], other: list | None) 
         other = other[-ask.period.last_rows:] if other else other
     elif ask.period.point and values:
         values = values[-1:]
-    return figures(values, ask.percentiles, ask.threshold, other)
+    return figures(transformed(values, ask.transform), ask.percentiles, ask.threshold, other)
 
 
 def _values(tables: dict[str, LoadedTable], series: Series) -> list[tuple[str, float]] | None:
@@ -188,8 +209,12 @@ def tables_in(results: list[Any]) -> dict[str, LoadedTable]:
 
 def _subject(ask: DataAsk) -> str:
     labels = [series.label for series in ask.series[:2]]
+    if ask.transform and labels:
+        return f"{TRANSFORM_NAMES[ask.transform]} of {labels[0]}"
     if ask.combine == "difference" and len(labels) == 2:
         return f"spread {labels[0]} minus {labels[1]}"
+    if ask.combine == "ratio" and len(labels) == 2:
+        return f"ratio {labels[0]} / {labels[1]}"
     if ask.combine == "correlation" and len(labels) == 2:
         return f"{labels[0]} and {labels[1]}"
     return labels[0] if labels else "the data"
@@ -202,6 +227,8 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         return f"No values of {_subject(ask)} in {ask.period.describe()}, so there is no figure to give."
     unit = vocabulary.unit(ask.series[0].ref, ask.series[0].column) if ask.series else ""
     dates = f"{out.get('first_date')} to {out.get('last_date')}" if out.get("first_date") != out.get("last_date") else f"on {out.get('last_date')}"
+    if ask.period.label == NO_PERIOD:
+        dates += f" ({NO_PERIOD})"
     if ask.stats == ["latest"] and not ask.combine and ask.threshold is None:
         value = out["latest"]
         head = f"{_subject(ask)} ({unit})" if unit else _subject(ask)
@@ -211,17 +238,38 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         shown = number(value) if isinstance(value, float) else "not defined (a series does not vary)"
         return f"Correlation of {_subject(ask)}, {dates}, {count} dates: {shown}."
     unit_text = "percentage points" if (ask.combine == "difference" and unit == "percent") else unit
+    unit_text = "a ratio, no unit" if ask.combine == "ratio" else unit_text
     head = f"{_subject(ask)} ({unit_text})" if unit_text else _subject(ask)
+    if ask.stats == ["first_when"] and ask.threshold is not None:
+        side, limit = ask.threshold
+        when = out.get("first_when")
+        found = f"first on {when}" if when else "never"
+        return f"{head}, {dates}, {count} values: {side} {limit:g}{UNIT_SHOWN.get(unit, '')} {found}."
     if ask.threshold is not None:
         side, limit = ask.threshold
         return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days {side} {limit:g}{UNIT_SHOWN.get(unit, '')}."
+    ranked = next((stat for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)), None)
+    if ranked:
+        side, size = ("top", int(ranked[3:])) if ranked.startswith("top") else ("bottom", int(ranked[6:]))
+        shown = "; ".join(f"{date} {number(value)}" for date, value in out.get(side, [])[:size])
+        return f"{head}, {dates}, {count} values: the {min(size, count)} {'highest' if side == 'top' else 'lowest'}: {shown}."
     parts = []
     for stat in ask.stats:
+        if stat == "factor":  # 'by what factor': latest / first, and its inverse (which way it moved)
+            parts.append(f"latest / first {out['latest'] / out['first']:.{DECIMALS}f}, first / latest "
+                         f"{out['first'] / out['latest']:.{DECIMALS}f} (from {number(out['first'])} on {out.get('first_date')} "
+                         f"to {number(out['latest'])} on {out.get('last_date')})" if out.get("first") and out.get("latest")
+                         else "no factor: the first or latest value is zero")
+            continue
         if stat not in out:
             continue
         value = out[stat]
         if stat == "count":
             parts.append(f"count {count}")
+            continue
+        if stat == "pct_change":  # relative: (latest / first - 1) x 100, whatever the column's unit
+            parts.append(f"percent change {value:+.{DECIMALS}f}% (from {number(out['first'])} on {out.get('first_date')} "
+                         f"to {number(out['latest'])} on {out.get('last_date')})")
             continue
         text = f"{_stat_name(stat)} {_signed(value, stat)}"
         text += _converted(value, unit, ask)

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from flawedcode.models.offline_entities import DataframeRef
-from flawedcode.models.offline_periods import Period
+from flawedcode.models.offline_periods import NO_PERIOD, Period
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
-from flawedcode.models.offline_words import COMMON_WORDS, content_words, tags_in, unit_asked
+from flawedcode.models.offline_words import COMMON_WORDS, NUMBER_WORDS, content_words, tags_in, unit_asked
 
 STAT_ROWS = 100
 """Rows a statistic uses when no period or row count is given (the most recent ones)."""
@@ -48,6 +48,8 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("std", r"\bstandard deviation\b|\bvolatil\w*|\bdispersion\b|\bvariability\b"),
     ("count", r"\bhow many\b(?! bp| basis| percent)|\bcount\b|\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
     ("latest", r"\blatest\b|\bmost recent\b|\bcurrent\b|\bright now\b|\btoday\b|\bnewest\b|\blast value\b"),
+    ("pct_change", r"\b(?:percent(?:age)?|%)\s+change\b(?!s)"),
+    ("factor", r"\bby what factor\b|\bhow many times\b|\bwhat multiple\b"),
     ("change", r"\bchange[ds]?\b|\bmove[ds]?\b|\bmoved\b|\brise\b|\brose\b|\bfall\b|\bfell\b|\bdrop(?:ped)?\b|"
                r"\bincrease[ds]?\b|\bdecrease[ds]?\b"),
     ("corr", r"\bcorrelat\w*|\brelationship\b|\bco-?move\w*"),
@@ -67,7 +69,12 @@ DIFFERENCE = (
     r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:minus|less)\s+(?P<b>[\w .'-]+)",
     r"(?P<a>\b[\w.']+)\s*(?:-|vs\.?|versus|/)\s*(?P<b>[\w.']+)\s+(?:spread|difference|gap)\b",
     r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
+    r"^(?=.*\bby how (?:much|many)\b)(?:(?:was|were|is|are|did)\s+)?(?P<a>[\w .'-]+?)\s+(?:above|over|higher than|"
+    r"below|under|lower than|exceed)\s+(?P<b>[\w.'-]+(?:\s+[\w.'-]+)?)",
 )
+"""'A minus B' and its wordings; the last: 'was SOFR above EFFR on average, and by how many bp?' (the signed gap)."""
+RATIO = re.compile(r"\bratio (?:of|between)\s+(?P<a>.+?)\s+(?:to|and|over)\s+(?P<b>.+)")
+"""'the ratio of reserves to the TGA': A divided by B on each date both have."""
 CORRELATION = (
     r"\bcorrelation\w*\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|with|vs|versus|to)\s+(?P<b>.+)",
     r"\bhow correlated (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
@@ -75,7 +82,21 @@ CORRELATION = (
     r"(?<!.)(?P<a>.+?)\s+correlated with\s+(?P<b>.+)",
     r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
 )
-THRESHOLD = re.compile(r"\b(above|over|greater than|more than|higher than|exceed\w*|below|under|less than|lower than)\s+"
+TRANSFORMS = (
+    ("pct", r"\b(?:daily|day-over-day|day-to-day|day on day)\s+(?:percent(?:age)?|%)\s+(?:changes?|moves?)\b|"
+            r"\b(?:daily\s+)?returns?\b"),
+    ("diff", r"\b(?:daily|day-over-day|day-to-day|day on day|day to day)\s+(?:changes?|moves?|movements?|differences?)\b|"
+             r"\b(?:first\s+)?differences\b(?!\s+between)|\bchanges\b"),
+)
+"""Words asking for statistics of daily changes instead of levels (the first that matches)."""
+COUNT = r"\d{1,2}|" + "|".join(NUMBER_WORDS)
+RANKED = re.compile(rf"\b(?P<side>top|bottom)\s+(?P<n>{COUNT})\b|"
+                    rf"\b(?P<n2>{COUNT})\s+(?P<side2>highest|lowest|largest|smallest|biggest|top|bottom)\b")
+"""'top 3', 'bottom 5', 'the five lowest': the N largest or smallest values."""
+RANK_NOUN = re.compile(rf"({RANKED.pattern})\s+(?:days?|dates?|sessions?|readings?|values?|observations?|prints?)\b")
+FIRST_WHEN = re.compile(r"\bfirst (?:day|date|time|session)\b|\bwhen did\b.*\bfirst\b|\bfirst (?:went|fell|rose|dropped|closed)\b")
+BELOW_WORDS = ("below", "under", "less than", "lower than")
+THRESHOLD = re.compile(r"\b(above|over|greater than|more than|higher than|exceed\w*|below|under|less than|lower than)\s+(?:the\s+)?"
                        r"(-?\d+(?:\.\d+)?)\s*(%|percent|bp)?")
 
 
@@ -106,6 +127,8 @@ class DataAsk:
     limit: int | None = None
     load_asked: bool = False
     """The request says load / fetch / pull: load the rows even for a statistic."""
+    transform: str | None = None
+    """'diff' (daily changes) or 'pct' (daily percent changes): the statistics are of these, not of levels."""
 
     @property
     def year(self) -> int | None:
@@ -131,6 +154,7 @@ def stats_in(clause: Clause) -> list[str]:
 
 def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = None) -> DataAsk | Task:
     """A clause's data request, or a reply saying what is missing or not there."""
+    clause = replace(clause, rest=RANK_NOUN.sub(lambda match: match.group(1), clause.rest))  # 'top 3 days': no '3d' tenor
     vocabulary = context.vocabulary
     stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
@@ -163,8 +187,25 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
                    and not any(tag in vocabulary.info(s.ref, s.column).tags for s in series)]
     if percentiles:
         stats = [stat for stat in stats if stat != "mean"] + [f"p{q}" for q in percentiles]
+    if "pct_change" in stats or "factor" in stats:
+        stats = [stat for stat in stats if stat != "change"]
+    transform = next((name for name, pattern in TRANSFORMS if re.search(pattern, clause.rest)), None)
+    if transform is not None and not combine:
+        stats = [stat for stat in stats if stat != "change"] or list(DESCRIBE_STATS)
+    ranked = RANKED.search(clause.rest)
+    if ranked:  # 'top 3 days', 'the 5 lowest': the N largest or smallest values, with their dates
+        written = ranked["n"] or ranked["n2"]
+        count = int(written) if written.isdigit() else NUMBER_WORDS[written]
+        side = "bottom" if (ranked["side"] or ranked["side2"]) in ("bottom", "lowest", "smallest") else "top"
+        stats = [f"{side}{count}"]
+    first_when = FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm)
     threshold = _threshold(clause.norm)
-    if threshold is not None:
+    if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
+        threshold = ("below" if first_when.group(1) in BELOW_WORDS else "above", float(first_when.group(2)))
+        stats = ["first_when"]
+    if threshold is None and follow_up is not None and not stats:
+        threshold = follow_up.threshold  # 'and in 2023?' after a count above a threshold keeps the threshold
+    if threshold is not None and stats != ["first_when"]:
         stats = ["count"]
     wants_rows = bool(re.search(LOAD_WORDS, clause.rest)) and not [s for s in stats if s != "latest"] and not combine
     if follow_up is not None and not stats and not wants_rows:
@@ -181,8 +222,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     named = bool(clause.mentions.columns or tags_in(clause.rest)) or any(
         s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
-                  named, clause.norm, _row_count(clause.rest),
-                  bool(re.search(r"\b(?:load|fetch|pull|grab|download)\b", clause.rest)))
+                  named, clause.norm, None if ranked else _row_count(clause.rest),
+                  bool(re.search(r"\b(?:load|fetch|pull|grab|download)\b", clause.rest)),
+                  transform if not combine and not wants_rows else None)
     return _outside_coverage(ask) or ask
 
 
@@ -207,6 +249,9 @@ def _combination(text: str, stats: list[str], context: Context) -> tuple[str | N
             if match:
                 return "correlation", [_clean_side(match["a"]), _clean_side(match["b"])]
         return None, []
+    ratio = RATIO.search(text)
+    if ratio and _clean_side(ratio["a"]) and _clean_side(ratio["b"]):
+        return "ratio", [_clean_side(ratio["a"]), _clean_side(ratio["b"])]
     for pattern in DIFFERENCE:
         match = re.search(pattern, text)
         if match and _clean_side(match["a"]) and _clean_side(match["b"]):
@@ -412,13 +457,24 @@ def _row_count(text: str) -> int | None:
 
 
 def _threshold(text: str) -> tuple[str, float] | None:
-    if not re.search(r"\bhow many\b|\bcount\b|\bnumber of\b|\bdays (?:with|when|where)\b", text):
+    """('above' | 'below' | 'at or below' | 'at or above', limit) of a count question; 'not above 5.3' is 'at or below'."""
+    if not re.search(r"\bhow many\b|\bcount\b|\bnumber of\b|\bdays\b.*\b(?:with|when|where)\b", text):
         return None
     match = THRESHOLD.search(text)
-    if match is None:
+    sign = SIGN_WORDS.search(text)
+    if match is None and sign is None:
         return None
-    side = "below" if match.group(1) in ("below", "under", "less than", "lower than") else "above"
-    return side, float(match.group(2))
+    below = match.group(1) in BELOW_WORDS if match else sign.group(1) == "negative"
+    limit = float(match.group(2)) if match else 0.0
+    start = match.start() if match else sign.start()
+    if NEGATED.search(text[max(0, start - 40):start]):
+        return ("at or above" if below else "at or below"), limit
+    return ("below" if below else "above"), limit
+
+
+SIGN_WORDS = re.compile(r"\b(negative|positive)\b")
+"""'days the spread was negative': below zero; 'positive': above zero."""
+NEGATED = re.compile(r"\b(?:not|never|no)\b[^.,;]*$|n't\b[^.,;]*$")
 
 
 def _outside_coverage(ask: DataAsk) -> Task | None:
@@ -439,7 +495,8 @@ def _outside_coverage(ask: DataAsk) -> Task | None:
 def plan_data(ask: DataAsk, context: Context) -> Task:
     """Loads (or one stat script) that get the figures the ask needs."""
     too_big = estimated_tokens(ask) > ROWS_IN_CONTEXT_SHARE * context.window_tokens
-    if not ask.wants_rows and not ask.load_asked and "run_python" in context.tool_names and too_big:
+    all_data = ask.period.label == NO_PERIOD  # no period given: every row, which a script reads, not the context
+    if not ask.wants_rows and (not ask.load_asked or all_data) and "run_python" in context.tool_names and too_big:
         return Task("data", steps=[Step("script")], ask=ask)
     return Task("data", steps=load_steps(ask), ask=ask)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from flawedcode.catalog import Catalog
@@ -413,3 +414,18 @@ def _initials(title: str) -> str:
     words = [word for word in re.findall(r"[A-Za-z][\w-]*", re.sub(r"\([^)]*\)", "", title))]
     initials = "".join(word[0] for word in words if word[0].isupper())
     return initials if len(initials) == len(words) and initials.upper() not in NOT_ACRONYMS else ""
+
+
+@cache
+def _dates_of(catalog_root: Path | None, pipeline: str, dataframe: str, date_column: str) -> tuple[str, ...]:
+    catalog = Catalog(catalog_root) if catalog_root is not None else Catalog()
+    column = catalog.load(pipeline, dataframe)[date_column]
+    return tuple(sorted(f"{day:%Y-%m-%d}" for day in column))
+
+
+def trading_days(vocabulary: Vocabulary, ref: DataframeRef) -> list[str]:
+    """The days a dataframe has rows for (ISO, sorted), read once from the catalog; [] if it cannot be read."""
+    try:
+        return list(_dates_of(vocabulary.catalog_root, ref.pipeline, ref.dataframe, ref.date_column))
+    except Exception:  # noqa: BLE001 - no dates known: no day is declined for want of a row
+        return []

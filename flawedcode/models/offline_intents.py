@@ -39,27 +39,26 @@ help                  greets, thanks, or asks what the model can do
 ====================  =================================================================
 
 How to add an intent
-    1. Write a test function ``_is_<name>(clause, context) -> bool`` and a planner
-       ``_plan_<name>(clause, context) -> list[Task]`` in this module (or beside it);
-       the planner returns tasks: ``Task("calls", steps=[Step(intent, roles)])`` for
-       tool calls, ``Task("reply", text=...)`` for an answer without a tool.
-    2. Add ``IntentRule("<name>", _is_<name>, _plan_<name>)`` to ``INTENT_RULES`` at
-       the place where it should win over the rules after it.
-    3. If it calls a new tool, map the intent to the tool's names in
-       ``TOOL_NAMES_BY_INTENT`` and any new argument role in ``PARAMETER_NAMES_BY_ROLE``;
-       if its answer needs more than quoting the tool result, add a case to
-       ``offline_results.answer_task``.
-    4. Add requests in new words to ``tests/corpora/phrases_dev.yaml``.
+    Add a row to the cue table (``offline_intents.toml``, or your own TOML file) and register a
+    planner for it with ``offline_cues.register_planner`` (or ``register_intent`` for both): rows
+    are scored before the rules above, so a new intent needs no change here. The contract, with an
+    example, is ``offline_cues.py``'s docstring; ``offline_introspect.py`` is a worked example.
+    Add requests in new words to ``tests/corpora/phrases_dev.yaml``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from flawedcode.models import offline_memory as memory
+from flawedcode.models.offline_complete import decline_unused, understood, unused_words
+from flawedcode.models.offline_cues import best_intent
 from flawedcode.models.offline_data import DataAsk, Series, context_unit, plan_data, read_data_ask, stats_in
+from flawedcode.models.offline_dates import no_row_that_day
+from flawedcode.models.offline_entities import trading_days
 from flawedcode.models.offline_file_rules import (  # the rules for files and code
     RUN_TESTS_CODE,
     RUN_TIMEOUT_SECONDS,
@@ -85,7 +84,7 @@ from flawedcode.models.offline_file_rules import (  # the rules for files and co
     _plan_write_file,
     run_script_code,
 )
-from flawedcode.models.offline_periods import first_rows_range
+from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range
 from flawedcode.models.offline_plan import (
     CODE_BLOCK,
     Clause,
@@ -318,16 +317,33 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     asked = _those_two(clause, context) or read_data_ask(clause, context, follow_up)
     if isinstance(asked, Task):
         return [asked]
+    if clause.date_problems:
+        return [reply(f"I read this as {understood(asked, with_period=False)}, but {'; '.join(clause.date_problems)}. I computed nothing; "
+                      "give the day as YYYY-MM-DD and I can answer.")]
+    unused = unused_words(clause, asked, context.vocabulary, memory.visible_notes(context.earlier))
+    if unused:  # complete or decline (offline_complete.py): never answer the wider question
+        return [decline_unused(asked, unused)]
+    missing_day = _day_without_row(asked, context)
+    if missing_day:
+        return [reply(missing_day)]
     if asked.period.first_rows and asked.frames() and asked.frames()[0].start:
         asked = replace(asked, period=first_rows_range(asked.period, asked.frames()[0].start), limit=None)
     context.previous_frames = asked.frames()
     reuse = _rows_in_view(asked, context)
     if reuse is not None:
         return [reuse]
+    if asked.period == Period() and not asked.wants_rows and not asked.limit:
+        asked = replace(asked, period=Period(every_row=True, label=NO_PERIOD))  # never silently the last rows
     periods = clause.periods if len(clause.periods) > 1 and not asked.combine else [asked.period]
     each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
         else [asked.series]
-    return [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
+    tasks = [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
+    if len(periods) == 2 and len(each) == 1 and re.search(PERIOD_GAP, clause.norm):
+        tasks.append(Task("period_gap", detail={"tasks": tasks[:2]}))  # 'higher in H1 than in H2, by how much?'
+    return tasks
+
+
+PERIOD_GAP = r"\bby how (?:much|many)\b|\b(?:higher|lower|more|less|bigger|smaller|greater) .*\bthan\b|\bdifference\b|\bgap\b"
 
 
 THOSE_TWO = (r"\b(?:gap|spread|difference|distance|apart|differ\w*)\b.*\b(?:(?:those|these|the|both) two|them|both|those|these)\b|"
@@ -345,6 +361,18 @@ def _those_two(clause: Clause, context: Context) -> DataAsk | None:
     later = next(ask for ask in reversed(context.recent_asks) if ask.series == [series[-1]])
     return DataAsk(series[-2:], ["mean"], combine="difference", period=later.period,
                    unit=unit_asked(clause.norm) or context_unit(context), text=clause.norm)
+
+
+def _day_without_row(ask: DataAsk, context: Context) -> str | None:
+    """A single day the data has no row for (a weekend, a holiday): why, and the nearest days that have one."""
+    period = ask.period
+    if not period.start or period.start != period.end:
+        return None
+    for ref in ask.frames():
+        dates = trading_days(context.vocabulary, ref)
+        if dates and period.start not in dates:
+            return no_row_that_day(dt.date.fromisoformat(period.start), dates, ref.key)
+    return None
 
 
 def _rows_in_view(ask: DataAsk, context: Context) -> Task | None:
@@ -445,6 +473,22 @@ def bounded(text: str) -> tuple[str, str | None]:
     return text, None
 
 
+CORRECTION = re.compile(
+    r"^\s*(?:(?:sorry|oops|no|wait|actually|correction|scratch that|i mean|i meant|rather)\b[\s,:;.!-]+)+"
+    r"(?:(?:make (?:that|it)|i meant?|change (?:that|it) to)\b\s*)?|^\s*(?:make (?:that|it)|change (?:that|it) to)\b\s*",
+    re.IGNORECASE)
+"""A correction of the previous request: what follows replaces the slots it names, the rest is kept."""
+
+
+def _cue_rule(clause: Clause, context: Context) -> IntentRule | None:
+    """The cue table's row for this clause (offline_cues.py), tried before the built-in rules; None if none plans it."""
+    found = best_intent(clause.norm, context.tool_names)
+    planned = found[1](clause, context) if found is not None else None
+    if found is None or planned is None:
+        return None
+    return IntentRule(found[0], lambda clause, context: True, lambda clause, context: planned)
+
+
 def plan(text: str, context: Context) -> list[Task]:
     """The tasks for one message, clause by clause, in order."""
     text, too_long = bounded(text)
@@ -457,10 +501,17 @@ def plan(text: str, context: Context) -> list[Task]:
         tasks.append(reply(f"Your message holds {len(parts)} requests; I do the first {MAX_CLAUSES} (ask again for "
                            f"the rest, from '{parts[MAX_CLAUSES][:60]}')."))
         parts = parts[:MAX_CLAUSES]
+    last_clause_tasks = 0
     for part in parts:
         previous = context.previous_ask
+        corrected = CORRECTION.match(part) if previous is not None else None
+        if corrected and part[corrected.end():].strip(" ,.!?"):
+            # 'sorry, make that EFFR', 'no wait, 2024': the previous request with the slots this one names
+            part = "what about " + part[corrected.end():]
+            del tasks[len(tasks) - last_clause_tasks:]
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)
-        rule = next((rule for rule in INTENT_RULES if rule.test(clause, context)), None)
+        last_clause_tasks = 0
+        rule = _cue_rule(clause, context) or next((rule for rule in INTENT_RULES if rule.test(clause, context)), None)
         if rule is None:
             if len(parts) > 1:
                 continue  # a sentence that only sets the scene ("The volatility is wrong.")
@@ -474,6 +525,7 @@ def plan(text: str, context: Context) -> list[Task]:
             if task.path:
                 context.last_path = task.path
             tasks.append(task)
+            last_clause_tasks += 1
     if tasks and all(task.kind == "goal_noted" for task in tasks):
         tasks.append(reply(memory.goal_acknowledgement(tasks[0].text, context)))
     return [task for task in tasks if task.kind != "goal_noted"] or tasks

@@ -46,6 +46,10 @@ ALL_ROWS_WORDS = r"\b(?:ever|all[- ]time|whole sample|entire sample|whole histor
                  r"all (?:the )?(?:data|rows|dates|history)|whole period|full sample|overall|in the data|whole dataset)\b"
 
 
+NO_PERIOD = "no period was given, so all of its data"
+"""The label of the period a statistic uses when the request names none: every row, and the answer says so."""
+
+
 @dataclass(frozen=True)
 class Period:
     """A date range (inclusive, ISO dates, None = open), or the last N rows, or every row."""

@@ -22,6 +22,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS
+from flawedcode.models.offline_dates import read_days
 from flawedcode.models.offline_entities import Mentions, Vocabulary
 from flawedcode.models.offline_periods import Period, read_periods
 from flawedcode.models.offline_words import COMMON_WORDS, normalize
@@ -67,7 +68,8 @@ ACTION_VERBS = ("load", "get", "fetch", "pull", "grab", "show", "list", "read", 
                 "download")
 """Verbs that start a new request after ', ' or ' and ' ('..., and tell me the average' stays one request)."""
 LEADING_CONNECTORS = re.compile(
-    r"^(?:(?:and|then|also|next|finally|afterwards|after that|first(?:ly)?|second(?:ly)?|now|so|ok(?:ay)?|"
+    r"^(?:(?:and|then|also|next|finally|afterwards|after that|firstly|first(?=\s*[,:]|\s*$|\s+(?:" + "|".join(ACTION_VERBS) + r")\b)|"
+    r"second(?:ly)?|now|so|ok(?:ay)?|"
     r"to (?:begin|start)(?: with)?|start by|begin by|let'?s (?:begin|start) by|let'?s|step (?:one|two|three|\d+)|"
     r"first step|\d\)|\(\d\))\b[\s,:.-]*)+", re.IGNORECASE)
 KNOWN_WORDS = frozenset(
@@ -138,6 +140,8 @@ class Context:
     catalog_root: str | None = None
     clause_count: int = 1
     system: list[BaseMessage] = field(default_factory=list)
+    input_tokens: int = 0
+    """The exact input token count of the request being answered (system prompt, tools, visible messages)."""
 
 
 @dataclass
@@ -152,6 +156,8 @@ class Clause:
     code: str | None = None
     paths: list[str] = field(default_factory=list)
     quoted: list[str] = field(default_factory=list)
+    date_problems: list[str] = field(default_factory=list)
+    """Days written that are not one real day (ambiguous, impossible): said instead of any figure."""
 
     def has(self, *phrases: str) -> bool:
         return has_any(self.norm, phrases)
@@ -208,17 +214,18 @@ def read_clause(text: str, vocabulary: Vocabulary, default_year: int | None = No
     if code_match:
         code = code_match.group(1) if code_match.group(1) is not None else code_match.group(2)
     outside_code = CODE_BLOCK.sub(" ", text)
-    norm = normalize(outside_code, vocabulary.known_words | KNOWN_WORDS | COMMON_WORDS)
+    days = read_days(normalize(outside_code, vocabulary.known_words | KNOWN_WORDS | COMMON_WORDS))
+    norm = days.text
     end = max((ref.end for ref in vocabulary.frames if ref.end), default="2024-12-31")
     periods, rest = read_periods(norm, end, default_year)
     paths = [match.group(1).rstrip(".") for match in PATH_PATTERN.finditer(outside_code)]
     quoted = [match.group(1) for match in QUOTED.finditer(outside_code)]
-    return Clause(text, norm, vocabulary.find(rest), periods, rest, code, list(dict.fromkeys(paths)), quoted)
+    return Clause(text, norm, vocabulary.find(rest), periods, rest, code, list(dict.fromkeys(paths)), quoted, days.problems)
 
 
 def tool_name_for(intent: str, tool_schemas: dict[str, dict[str, Any]] | set[str]) -> str | None:
-    """The bound tool that carries out an intent, or None if none was given to the model."""
-    return next((name for name in TOOL_NAMES_BY_INTENT.get(intent, (intent,)) if name in tool_schemas), None)  # else the tool of that name
+    """The bound tool that carries out an intent (an intent outside the table is a tool's own name), or None."""
+    return next((name for name in TOOL_NAMES_BY_INTENT.get(intent, (intent,)) if name in tool_schemas), None)
 
 
 def fill_arguments(schema: dict[str, Any], roles: dict[str, Any]) -> dict[str, Any] | None:

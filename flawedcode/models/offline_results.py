@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 
 from flawedcode.models import offline_memory as memory
-from flawedcode.models.offline_answers import answer_data, data_next_step, describe_stub, relay_error
+from flawedcode.models.offline_answers import answer_data, answer_period_gap, data_next_step, describe_stub, relay_error
+from flawedcode.models.offline_cues import answer_for
 from flawedcode.models.offline_file_rules import RUN_TIMEOUT_SECONDS, run_script_code
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import offload_path
@@ -113,6 +114,9 @@ def _failing_module(output: str) -> str | None:
 
 def answer_task(task: Task, results: list[ToolResult], context: Context) -> str:
     kind = task.kind
+    registered = answer_for(kind)
+    if registered is not None:
+        return registered(task, results, context)
     if kind == "reply":
         return task.text
     if kind == "goal":
@@ -121,6 +125,8 @@ def answer_task(task: Task, results: list[ToolResult], context: Context) -> str:
         return memory.answer_last_action(context.earlier)
     if kind == "data":
         return answer_data(task, results, context.vocabulary)
+    if kind == "period_gap":
+        return answer_period_gap(task)
     if kind == "recall":
         return memory.answer_recall_from_read(task, results, context)
     if kind == "note_recall":

@@ -34,6 +34,12 @@ from flawedcode.formats import STUB_PREFIX
 ROWS_IN_CONTEXT_SHARE = 1 / 8
 """Above this share of the window, a statistic is computed by a script instead of loading the rows."""
 TOKENS_PER_CELL = 5.5
+OPERATORS = {"above": ">", "below": "<", "at or above": ">=", "at or below": "<="}
+"""A count's side and the comparison it means ('not above 5.3' is 'at or below')."""
+PAST = {"above": lambda value, limit: value > limit, "below": lambda value, limit: value < limit,
+        "at or above": lambda value, limit: value >= limit, "at or below": lambda value, limit: value <= limit}
+RANKED = 10
+"""How many of the largest and smallest values (with their dates) the figures keep: 'top 3' shows the first 3."""
 STAT_KEYS = ("mean", "median", "min", "max", "std", "count", "latest", "first", "change")
 
 LOAD_HEADER = re.compile(
@@ -142,17 +148,33 @@ def figures(pairs: list[tuple[str, float]], percentiles: list[int] = (), thresho
         "std": statistics.stdev(values) if len(values) > 1 else 0.0,
         "latest": values[-1], "first": values[0], "change": values[-1] - values[0],
     }
+    if values[0]:
+        out["pct_change"] = (values[-1] / values[0] - 1) * 100
     for q in percentiles:
         out[f"p{q}"] = percentile(values, q)
+    ordered = sorted(pairs, key=lambda pair: pair[1])
+    out["top"], out["bottom"] = [list(pair) for pair in ordered[::-1][:RANKED]], [list(pair) for pair in ordered[:RANKED]]
     if threshold is not None:
         side, limit = threshold
-        out[side] = sum(value > limit if side == "above" else value < limit for value in values)
+        past = [date for date, value in pairs if PAST[side](value, limit)]
+        out[side] = len(past)
+        if past:
+            out["first_when"] = past[0]
     if other is not None and len(other) == len(values) and len(values) > 1:
         try:
             out["corr"] = statistics.correlation(values, [value for _, value in other])
         except statistics.StatisticsError:
             pass
     return out
+
+
+def transformed(pairs: list[tuple[str, float]], transform: str | None) -> list[tuple[str, float]]:
+    """Daily changes ('diff': each value minus the one before) or percent changes ('pct'), dated by the later day."""
+    if transform == "diff":
+        return [(date, value - before) for (_, before), (date, value) in zip(pairs, pairs[1:])]
+    if transform == "pct":
+        return [(date, (value / before - 1) * 100) for (_, before), (date, value) in zip(pairs, pairs[1:]) if before]
+    return pairs
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -184,28 +206,34 @@ catalog = Catalog({root})
 {loads}
 rows = {merge}
 {tail}values = {values}
-out = {{"count": int(values.count()), "first_date": str(rows["date"].iloc[0])[:10], "last_date": str(rows["date"].iloc[-1])[:10]}}
+out = {{"count": int(values.count()), "first_date": str(rows["date"][values.index[0]])[:10], "last_date": str(rows["date"].iloc[-1])[:10]}}
 out.update(mean=values.mean(), median=values.median(), min=values.min(), max=values.max(), std=values.std(),
            latest=values.iloc[-1], first=values.iloc[0], change=values.iloc[-1] - values.iloc[0],
            min_date=str(rows["date"][values.idxmin()])[:10], max_date=str(rows["date"][values.idxmax()])[:10])
-{extra}print("STATS " + json.dumps({{key: (float(value) if not isinstance(value, str) else value) for key, value in out.items()}}))
+out["pct_change"] = (out["latest"] / out["first"] - 1) * 100 if out["first"] else None
+{extra}out = {{key: (value if isinstance(value, (str, list)) else float(value)) for key, value in out.items() if value is not None}}
+print("STATS " + json.dumps(out))
 '''
 
 
 def stat_script(title: str, series: list[tuple[str, str, str, str]], start: str | None, end: str | None,
                 combine: str | None, last_rows: int | None, percentiles: list[int], threshold: tuple[str, float] | None,
-                root: str | None) -> str:
+                root: str | None, transform: str | None = None) -> str:
     """A short script computing the figures of ``series`` ((pipeline, dataframe, column, date column) each)."""
     loads = []
     for index, (pipeline, dataframe, column, date_column) in enumerate(series):
         loads.append(f"s{index} = catalog.load({pipeline!r}, {dataframe!r}, columns=[{column!r}], start={start!r}, "
                      f"end={end!r}).rename(columns={{{date_column!r}: 'date', {column!r}: 'v{index}'}})")
     merge = "s0" if len(series) == 1 else "s0.merge(s1, on='date')"
-    values = "rows['v0'] - rows['v1']" if combine == "difference" else "rows['v0']"
+    values = {"difference": "rows['v0'] - rows['v1']", "ratio": "rows['v0'] / rows['v1']"}.get(combine or "", "rows['v0']")
+    values += {"diff": ".diff().dropna()", "pct": ".pct_change().dropna() * 100"}.get(transform or "", "")
     extra = "".join(f"out['p{q}'] = values.quantile({q / 100!r})\n" for q in percentiles)
+    extra += (f"out['top'] = [[str(rows['date'][i])[:10], float(v)] for i, v in values.nlargest({RANKED}).items()]\n"
+              f"out['bottom'] = [[str(rows['date'][i])[:10], float(v)] for i, v in values.nsmallest({RANKED}).items()]\n")
     if threshold is not None:
         side, limit = threshold
-        extra += f"out[{side!r}] = int((values {'>' if side == 'above' else '<'} {limit!r}).sum())\n"
+        extra += (f"past = values[values {OPERATORS[side]} {limit!r}]\nout[{side!r}] = int(past.count())\n"
+                  "out['first_when'] = str(rows['date'][past.index[0]])[:10] if len(past) else None\n")
     if combine == "correlation":
         extra += "out['corr'] = rows['v0'].corr(rows['v1'])\n"
     tail = f"rows = rows.tail({last_rows}).reset_index(drop=True)\n" if last_rows else ""

@@ -1,0 +1,153 @@
+"""Single days and day ranges as people write them, read with ``dateparser``; the data's own days for the rest.
+
+``read_days(text)`` finds the days in a (normalized) request: ``22/04/2024`` (day first, as
+outside the US), ``Nov 8 2023``, ``the third of June 2024``, ``saturday 6 july 2024``,
+``from the 8th to the 19th of April 2024``. Each is written back as ISO (``on 2024-04-22``,
+``from 2024-04-08 to 2024-04-19``) for the period reader (offline_periods.py), and what cannot
+be a single meaning becomes a *problem* the reply states instead of a figure:
+
+- an ambiguous numeric day (``02/05/2024``: 2 May or 5 February?) is asked back;
+- an impossible day (``April 31st 2024``, ``30 February 2024``) is named as such;
+- a weekday that does not match its date is named.
+
+``no_row_that_day(day, dates)`` explains a day the data has no row for: a weekend, a US federal
+holiday (named with pandas' ``USFederalHolidayCalendar``, the calendar the catalog's business
+days follow), or outside the data; with the nearest days that do have rows.
+
+Why dateparser: it is well kept, reads day-first and month-first numeric forms, month names,
+abbreviations and ordinals, runs offline, and takes about a millisecond per request after its
+first use (0.3 s to load). It is only asked about text that holds a year, so "10y" is a tenor,
+not "ten years ago".
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+                 "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+                 "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+                 "twentieth": 20, "twenty-first": 21, "twenty-second": 22, "twenty-third": 23, "twenty-fourth": 24,
+                 "twenty-fifth": 25, "twenty-sixth": 26, "twenty-seventh": 27, "twenty-eighth": 28,
+                 "twenty-ninth": 29, "thirtieth": 30, "thirty-first": 31}
+MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
+MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
+MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
+DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+WRITTEN_DAY = re.compile(
+    rf"\b(?:(?P<weekday>{'|'.join(WEEKDAYS)}),?\s+)?(?:the\s+)?(?:"
+    rf"{DAY}\s+(?:of\s+)?(?P<month>{MONTH})\.?,?\s+(?P<year>(?:19|20)\d\d)|"
+    rf"(?P<month2>{MONTH})\.?\s+(?:the\s+)?(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year2>(?:19|20)\d\d)|"
+    rf"(?P<a>\d{{1,2}})[/.](?P<b>\d{{1,2}})[/.](?P<year3>(?:19|20)\d\d))\b")
+"""Where a day is written (the shapes dateparser is then asked to read); the match is checked, not trusted."""
+RANGE_START = re.compile(r"\b(?:from|between)\s+(?:the\s+)?(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:to|and|until|till|through|-)\s+$")
+
+
+@dataclass
+class Days:
+    """A request with its days written as ISO dates, and what could not be read as one day."""
+
+    text: str
+    problems: list[str] = field(default_factory=list)
+
+
+def _with_ordinals(text: str) -> str:
+    words = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
+    return re.sub(rf"\b(?:the\s+)?({words})\s+(?=(?:of\s+)?(?:{MONTH})\b)",
+                  lambda match: f"{ORDINAL_WORDS[match.group(1)]} ", text)
+
+
+@cache
+def _parser():
+    import dateparser  # loaded on first use: 0.3 s
+
+    return dateparser
+
+
+def _parse(written: str, order: str) -> dt.date | None:
+    settings = {"DATE_ORDER": order, "STRICT_PARSING": True, "REQUIRE_PARTS": ["day", "month", "year"],
+                "RETURN_AS_TIMEZONE_AWARE": False}
+    parsed = _parser().parse(written, languages=["en"], settings=settings)
+    return parsed.date() if parsed else None
+
+
+def read_days(text: str) -> Days:
+    """The request with each written day made ISO, and the problems of those that are not one real day."""
+    text = _with_ordinals(text)
+    problems: list[str] = []
+    pieces: list[str] = []
+    position = 0
+    for match in WRITTEN_DAY.finditer(text):
+        written = match.group(0)
+        day = _one_day(match, problems)
+        before = text[position:match.start()]
+        if day is None:
+            pieces += [before, written]
+        else:
+            start = RANGE_START.search(before)
+            if start and 1 <= int(start["day"]) < day.day:
+                pieces += [before[:start.start()], f" from {day.replace(day=int(start['day'])).isoformat()} to {day.isoformat()}"]
+            else:
+                pieces += [before, f" {day.isoformat()}" if re.search(r"\bon\s*$", before) else f" on {day.isoformat()}"]
+        position = match.end()
+    pieces.append(text[position:])
+    return Days("".join(pieces), problems)
+
+
+def _one_day(match: re.Match[str], problems: list[str]) -> dt.date | None:
+    written = match.group(0).strip()
+    if match["a"]:
+        first, second, year = int(match["a"]), int(match["b"]), int(match["year3"])
+        if first <= 12 and second <= 12 and first != second:
+            problems.append(f"'{written}' could be {dt.date(year, second, first):%-d %B %Y} (day first) or "
+                            f"{dt.date(year, first, second):%B %-d, %Y} (month first); write it as YYYY-MM-DD")
+            return None
+        day = _parse(f"{first}/{second}/{year}", "DMY" if first > 12 else "MDY")
+    else:
+        month = MONTHS[(match["month"] or match["month2"]).lower()]
+        number, year = int(match["day"] or match["day2"]), int(match["year"] or match["year2"])
+        length = calendar.monthrange(year, month)[1]
+        if not 1 <= number <= length:
+            problems.append(f"'{written}' is not a day: there is no {calendar.month_name[month]} {number}, {year} "
+                            f"({calendar.month_name[month]} {year} has {length} days)")
+            return None
+        day = _parse(f"{number} {calendar.month_name[month]} {year}", "DMY")
+    if day is None:
+        problems.append(f"I could not read '{written}' as a date")
+        return None
+    if match["weekday"] and WEEKDAYS[match["weekday"]] != day.weekday():
+        problems.append(f"{day:%-d %B %Y} is a {day:%A}, not a {match['weekday'].title()}")
+        return None
+    return day
+
+
+def holiday_name(day: dt.date) -> str | None:
+    """The US federal holiday on this day, if any (the calendar the catalog's business days follow)."""
+    from pandas.tseries.holiday import USFederalHolidayCalendar
+
+    names = USFederalHolidayCalendar().holidays(day.isoformat(), day.isoformat(), return_name=True)
+    return str(names.iloc[0]) if len(names) else None
+
+
+def no_row_that_day(day: dt.date, dates: list[str], key: str) -> str:
+    """Why the data has no row on ``day``, and the nearest days that have one."""
+    iso = day.isoformat()
+    before = max((date for date in dates if date < iso), default=None)
+    after = min((date for date in dates if date > iso), default=None)
+    holiday = holiday_name(day)
+    if day.weekday() >= 5:
+        why = f"{day:%-d %B %Y} is a {day:%A}: there is no row that day (the data has one row per business day)"
+    elif holiday:
+        why = f"{day:%-d %B %Y} is {holiday}, a US federal holiday: there is no row that day"
+    elif not dates or iso < dates[0] or iso > dates[-1]:
+        span = f"{dates[0]} to {dates[-1]}" if dates else "no dates"
+        return f"{key} has no row on {iso}: it covers {span}. I can answer for any day inside that range."
+    else:
+        why = f"{key} has no row on {iso}"
+    nearest = " and ".join(date for date in (before, after) if date)
+    return f"{why}. The nearest days with a row in {key} are {nearest}; ask for one of them."

@@ -1,0 +1,107 @@
+"""The offline model answers questions about its own context and the coding workspace from what it sees.
+
+Run through a real v2 agent on the 8,192-token offline model with the real tools.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from flawedcode.agents import make_agent
+from flawedcode.models import OfflineModel
+from flawedcode.models.offline_cues import Intent, best_intent, register_intent
+from flawedcode.models.offline_plan import Step, Task
+from flawedcode.tools import Workspace
+
+
+@pytest.fixture
+def agent(tmp_path: Path):
+    workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    return make_agent("v2", model=OfflineModel(), workspace=workspace)
+
+
+def test_how_full_is_the_window_is_the_exact_input_token_count(agent):
+    reply = agent.send("how full is your context window?")
+    counted = agent.messages[-1].usage_metadata["input_tokens"]
+    assert f"{counted:,} tokens of my 8,192-token window" in reply
+    assert "nothing has fallen out" in reply
+
+
+def test_which_results_went_to_scratch_names_each_visible_stub(agent):
+    agent.send("load all of yield_curve/repo_public")
+    reply = agent.send("which results did you move to scratch?")
+    assert re.search(r"scratch/chartbook_load_data_yield_curve_repo_public_\w+\.txt \| [\d,]+ characters", reply)
+
+
+def test_nothing_offloaded_or_archived_is_said_not_invented(agent):
+    assert "No tool result I can see was moved to scratch/" in agent.send("what have you offloaded so far?")
+    assert "Nothing I can see has been archived" in agent.send("what have you archived so far?")
+
+
+def test_whats_failing_names_the_failing_tests_line_and_function(agent):
+    reply = agent.send("what's failing in the demo project, and why?")
+    assert "2 tests failed" in reply
+    assert "test_volatility_of_the_sample_data_is_plausible_for_a_stock" in reply
+    assert "line 22" in reply and "analyze.annualized_volatility" in reply
+
+
+def test_how_long_is_a_csv_counts_rows_without_dumping_it(agent):
+    reply = agent.send("how long is data.csv?")
+    assert "251 lines: a header line and 250 data rows" in reply
+    assert "2024-01-02" not in reply  # no row was quoted
+    read = [m for m in agent.messages if m.type == "tool"][-1]
+    assert read.content.count("\n") <= 2
+
+
+def test_how_many_rows_without_a_file_is_still_a_data_question(agent):
+    reply = agent.send("how many rows does money_markets/sofr have in 2024?")
+    assert "money_markets/sofr" in reply and "read_file" not in reply
+
+
+def test_tests_run_with_the_projects_fallback_when_pytest_is_missing(tmp_path, monkeypatch):
+    import contextlib
+    import io
+    import shutil
+    import sys
+
+    from flawedcode import paths
+    from flawedcode.models.offline_file_rules import RUN_TESTS_CODE
+
+    shutil.copytree(paths.demo_project_dir(), tmp_path / "project")
+    monkeypatch.chdir(tmp_path / "project")
+    monkeypatch.syspath_prepend(str(tmp_path / "project"))
+    monkeypatch.setitem(sys.modules, "pytest", None)  # import pytest fails, as after make demo's install
+    monkeypatch.delitem(sys.modules, "analyze", raising=False)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output), pytest.raises(SystemExit) as stopped:
+        exec(compile(RUN_TESTS_CODE, "run_tests", "exec"), {})
+    assert stopped.value.code == 1
+    assert "pytest is not installed: python test_analyze.py" in output.getvalue()
+    assert "FAILED test_analyze.py - AssertionError" in output.getvalue()
+
+
+def test_another_module_adds_an_intent_through_a_cue_row_and_a_planner(tmp_path):
+    def plan_todos(clause, context):
+        return [Task("write_todos_test", steps=[Step("write_todos_test", {"todos": ["load", "compare"]})])]
+
+    def answer_todos(task, results, context):
+        return "plan written: " + results[0].content
+
+    register_intent(Intent("write_todos_test", cues=("to-do list",), needs_tools=("write_todos_test",)), plan_todos,
+                    answer=answer_todos)
+    assert best_intent("make me a to-do list", set()) is None  # the tool is not bound: the row stays silent
+    from langchain_core.tools import tool
+
+    @tool
+    def write_todos_test(todos: list[str]) -> str:
+        """Write the to-do list."""
+        return f"{len(todos)} todos"
+
+    model = OfflineModel().bind_tools([write_todos_test])
+    first = model.invoke([HumanMessage("make me a to-do list")])
+    assert first.tool_calls[0]["name"] == "write_todos_test"
+    assert first.tool_calls[0]["args"] == {"todos": ["load", "compare"]}
