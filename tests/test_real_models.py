@@ -282,7 +282,8 @@ def test_paging_reads_every_line_of_the_file_in_order(tmp_path):
     from flawedcode.tools import make_tools
 
     ws = workspace(tmp_path)
-    (ws.scratch_dir / "big.txt").write_text("".join(f"line {n}: {'x' * 40}\n" for n in range(300)), encoding="utf-8")
+    ws.conversation_scratch_dir.mkdir(parents=True, exist_ok=True)  # scratch/ is the conversation's own folder
+    (ws.conversation_scratch_dir / "big.txt").write_text("".join(f"line {n}: {'x' * 40}\n" for n in range(300)), encoding="utf-8")
     read_file = next(tool for tool in make_tools(ws) if tool.name == "read_file")
     log = SessionLog()
     budget = ContextBudget(2_000, 1_000, SummarizationConfig(trigger=[ContextSize(type="tokens", value=1_500)]), log)
