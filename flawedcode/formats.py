@@ -10,7 +10,12 @@ import each other), so that a change to a stub or summary header changes both si
   the archive file that holds what it replaced.
 - A tool result that compaction moved to the archive (no model involved) starts with
   ``COMPACTED_PREFIX`` and names the archive file that holds it.
+- A ``chartbook_load_data`` result starts with the line ``load_header`` writes,
+  ``# money_markets/sofr: 30 rows x 3 columns, 2024-11-18 to 2024-12-31``, then the rows as CSV;
+  ``LOAD_HEADER`` is its one reader (the offload preview and the offline model's statistics use it).
 """
+
+import re
 
 STUB_PREFIX = "[Offloaded: "
 SUMMARY_PREFIX = "[Conversation summary"
@@ -18,3 +23,15 @@ GOAL_LINE = "Original goal (verbatim): "
 ARCHIVE_LINE = "Archive: "
 COMPACTED_PREFIX = "[Compacted: "
 """A tool result moved to the archive by compaction (no model) starts with this (see ``context/compact.py``)."""
+
+
+def load_header(key: str, rows: int, columns: int, start: str, end: str) -> str:
+    """The first line of a ``chartbook_load_data`` result (``key`` is ``pipeline/dataframe``); ``LOAD_HEADER`` reads it."""
+    return f"# {key}: {rows} rows x {columns} columns, {start} to {end}"
+
+
+LOAD_HEADER = re.compile(
+    r"^# (?P<key>[\w.-]+/[\w.-]+): (?P<rows>\d+) rows x (?P<columns>\d+) columns, (?P<start>\S+) to (?P<end>\S+)\s*$",
+    re.MULTILINE,
+)
+"""Reads the line ``load_header`` writes: the table's key, its size and its first and last dates."""

@@ -89,6 +89,7 @@ from pydantic import StrictInt, ValidationError
 
 from flawedcode import paths
 from flawedcode.catalog import Catalog, CatalogError
+from flawedcode.formats import load_header
 from flawedcode.infra import safefs
 from flawedcode.infra.safefs import (
     NotAllowedError,
@@ -488,10 +489,8 @@ def load_catalog_data(
             f"the data covers {info.start} to {info.end}"
         )
     dates = frame[info.date_column]
-    header = (
-        f"# {pipeline}/{dataframe}: {len(frame)} rows x {len(frame.columns)} columns, "
-        f"{_date_text(dates.iloc[0])} to {_date_text(dates.iloc[-1])}"
-    )
+    header = load_header(f"{pipeline}/{dataframe}", len(frame), len(frame.columns),
+                         _date_text(dates.iloc[0]), _date_text(dates.iloc[-1]))
     return header + "\n" + frame.to_csv(index=False).rstrip("\n")
 
 

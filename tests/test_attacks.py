@@ -354,3 +354,28 @@ def test_search_files_over_many_files_keeps_its_time_limit_for_the_whole_walk(to
     elapsed = time.monotonic() - started
     assert elapsed < 0.1 + 1.5, elapsed
     assert "stopped after 0.1 s" in result.splitlines()[-1], result[-300:]
+
+
+# --- chat: escape sequences in file names, file contents and tool results never reach the terminal raw ----------
+
+HOSTILE = ["\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07", "\x1b[2J\x1b[H", "\x1b]0;owned\x07", "\u202etxt.exe"]
+
+
+def test_chat_prints_hostile_file_names_and_contents_escaped(tmp_path: Path, capsys, monkeypatch) -> None:
+    import io
+
+    from flawedcode.tools import Workspace
+
+    workspace = tmp_path / "ws"
+    Workspace.create(workspace, scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    for number, sequence in enumerate(HOSTILE):
+        name = f"note{number}{sequence}.txt".replace("/", "_")
+        (workspace / name).write_text(f"line with {sequence} inside\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("list the files in the workspace\nsearch for 'inside'\n"))
+    monkeypatch.setenv("FLAWEDCODE_SCRATCH_DIR", str(tmp_path / "scratch"))
+    monkeypatch.setenv("FLAWEDCODE_ARCHIVE_DIR", str(tmp_path / "archives"))
+    code, out, err = run_cli(capsys, "chat", "--agent", "v2", "--workspace", str(workspace))
+    assert code == 0, err[-500:]
+    for stream in (out, err):
+        assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
+    assert "note0" in out, out[-1500:]

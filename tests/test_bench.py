@@ -284,3 +284,14 @@ def test_readme_table_is_regenerated_between_its_markers(tmp_path: Path) -> None
     assert v1_row.startswith("| v1 | 1.00 | 1.00 |") and "| 100% |" in v1_row  # ratios first, then goal in context
     assert "÷ v1 with caching" in text and "÷ limit" in text and "Columns marked * depend on the model" in text
     assert main([str(out), str(write(tmp_path, "no markers\n", "OTHER.md"))]) == 2
+
+
+def test_the_per_task_lead_divides_v2_by_the_cheapest_goal_keeping_peer_never_by_v1_or_v3() -> None:
+    from flawedcode.bench.scoring import task_lead
+
+    task = {"goal_in_context": {"v1": 0.0, "v2": 1.0, "v3": 1.0, "peer-a": 1.0, "peer-b": 0.5, "peer-c": 1.0},
+            "failed_runs": {"peer-c": 1},
+            "total_input_tokens": {"v1": 900, "v2": 100, "v3": 50, "peer-a": 200, "peer-b": 80, "peer-c": 60},
+            "cache_weighted_input_tokens": {"v1": 300, "v2": 60, "v3": 20, "peer-a": 40, "peer-b": 30, "peer-c": 10}}
+    lead = task_lead(task, list(task["total_input_tokens"]))
+    assert lead == {"peer": "peer-a", "raw": 0.5, "cached_peer": "peer-a", "cached": 1.5, "v2_keeps_goal": True}

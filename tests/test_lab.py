@@ -442,3 +442,17 @@ def test_lesson_3s_summary_lists_real_files_once_and_never_calls_the_pinned_goal
             else:
                 assert path in parts, path
         assert f"Last request: {LESSON_STEPS[0]}" not in summary
+
+
+def test_the_bar_labels_the_goal_once_even_when_two_segments_hold_it(tmp_path):
+    from dataclasses import replace as changed
+
+    lab = new_lab(tmp_path, version="v2")
+    lab.play(5)
+    lab.summarize_now()
+    view = lab.view()
+    holding = [segment for segment in view.segments if segment.holds_goal]
+    if len(holding) < 2:  # make the case: a second segment that also holds the goal
+        view.segments.append(changed(holding[0]))
+    figure = plot_context_bar(view)
+    assert [text.get_text() for text in figure.axes[0].texts if text.get_gid() == "goal"] == ["goal"]

@@ -38,8 +38,8 @@ def test_settings_come_from_a_dict_or_a_config_and_are_validated(tmp_path):
     assert lesson_agent("v2", folder=tmp_path, config=V2Config(budget_tokens=4096)).model.max_input_tokens == 4096
     with pytest.raises(ConfigError, match="summarization: unknown setting"):
         lesson_agent("v1", folder=tmp_path, config={"summarization": {"enabled": False}})
-    with pytest.raises(ValueError, match="Unknown agent 'v3'"):
-        lesson_agent("v3", folder=tmp_path)
+    with pytest.raises(ValueError, match="Unknown agent 'v9'"):
+        lesson_agent("v9", folder=tmp_path)
 
 
 def test_the_model_comes_from_the_argument_then_flawedcode_model_then_offline(monkeypatch):

@@ -92,3 +92,20 @@ def test_the_quote_finder_sees_a_stale_number() -> None:
     text = "The lesson's session: model offline (window 16,384), budget 16,384 tokens; offline: a 4,096-token window."
     found = [int(m.group(1).replace(",", "")) for pattern in QUOTES for m in pattern.finditer(text)]
     assert sorted(found) == [4096, 16384, 16384]
+
+
+def test_the_load_header_has_one_writer_and_one_reader_side_by_side(tmp_path: Path) -> None:
+    from flawedcode.formats import LOAD_HEADER, load_header
+    from flawedcode.tools import Workspace, make_tools
+
+    line = load_header("money_markets/sofr", 30, 3, "2024-11-18", "2024-12-31")
+    assert LOAD_HEADER.match(line).groupdict() == {"key": "money_markets/sofr", "rows": "30", "columns": "3",
+                                                   "start": "2024-11-18", "end": "2024-12-31"}
+    load = next(tool for tool in make_tools(Workspace.create(tmp_path / "ws")) if tool.name == "chartbook_load_data")
+    result = load.invoke({"pipeline": "money_markets", "dataframe": "sofr", "limit": 7})
+    header, *rows = result.splitlines()
+    read = LOAD_HEADER.match(header)
+    assert read and read["key"] == "money_markets/sofr" and int(read["rows"]) == len(rows) - 1 == 7
+    assert int(read["columns"]) == len(rows[0].split(",")) and rows[1].startswith(read["start"]) and rows[-1].startswith(read["end"])
+    assert sum(" rows x " in path.read_text(encoding="utf-8") and "re.compile" in path.read_text(encoding="utf-8")
+               for path in PACKAGE.rglob("*.py")) == 1, "one reader of the load header: formats.LOAD_HEADER"

@@ -39,8 +39,9 @@ Prompt caching and the physical limit (``flawedcode.prompt_cache``; every call, 
   (raw input / the agent's own limit).
 
 The same figures per task (``summary["tasks"][task]``), and ``lead``: per task, v2 divided by the
-cheapest peer that keeps the goal there (every run finished; the goal in context at every goal
-probe, when the task has any), raw and cache-weighted, so a lead that holds on one workload only shows.
+cheapest peer (any agent but flawedcode's own versions, v0-v3) that keeps the goal there (every run
+finished; the goal in context at every goal probe, when the task has any), raw and cache-weighted,
+so a lead that holds on one workload only shows.
 
 Then what depends on the model (labelled so in the table):
 
@@ -64,6 +65,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from flawedcode.agents import AGENTS
 from flawedcode.bench.metadata import build_metadata
 from flawedcode.bench.records import RunRecord, read_runs
 from flawedcode.bench.tasks import CATEGORIES, Task
@@ -205,7 +207,7 @@ def task_lead(task: dict[str, Any], agents: list[str]) -> dict[str, Any] | None:
     def keeps_goal(agent: str) -> bool:
         goal = task["goal_in_context"].get(agent)
         return not task["failed_runs"].get(agent) and (goal is None or goal == 1.0) and task["total_input_tokens"].get(agent, 0) > 0
-    peers = [agent for agent in agents if agent not in (LEAD_AGENT, "v0", REFERENCE_AGENT) and keeps_goal(agent)]
+    peers = [agent for agent in agents if agent not in AGENTS and keeps_goal(agent)]  # v0-v3 are no peers
     if not peers:
         return {"peer": None, "raw": None, "cached": None, "v2_keeps_goal": keeps_goal(LEAD_AGENT)}
     cheapest = min(peers, key=lambda agent: task["total_input_tokens"][agent])

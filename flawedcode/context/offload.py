@@ -60,7 +60,7 @@ from typing import Any
 from flawedcode import paths
 from flawedcode.config import OffloadConfig
 from flawedcode.constants import ENCODING_NAME
-from flawedcode.formats import STUB_PREFIX
+from flawedcode.formats import LOAD_HEADER, STUB_PREFIX
 from flawedcode.infra.redact import looks_random, redact
 from flawedcode.infra.safe_text import escape_surrogates, has_surrogates
 from flawedcode.paths import write_atomically
@@ -216,7 +216,7 @@ def build_stub(result: str, tool_name: str, display_path: str, original_tokens: 
 def preview_candidates(result: str, tool_name: str) -> tuple[str, list[str]]:
     """The preview lines, most important first, for the kind of result this is."""
     lines = result.splitlines()
-    if lines and re.match(r"# \S+/\S+: \d+ rows x \d+ columns", lines[0]):
+    if lines and LOAD_HEADER.match(lines[0]):  # chartbook_load_data's table (its header, read where it is written)
         table = _table_preview(lines)
         if table:
             return "table: first rows and summary statistics", table

@@ -141,6 +141,10 @@ class Shape:
     kind: str
     pattern: re.Pattern[str]
     check: Callable[[str], bool] | None = None
+    hints: tuple[str, ...] = ()  # lower-case strings every match holds: a text holding none is not searched
+
+    def may_match(self, lowered: str) -> bool:
+        return not self.hints or any(hint in lowered for hint in self.hints)
 
 
 def _random_body(prefix_chars: int) -> Callable[[str], bool]:
@@ -154,25 +158,25 @@ _SECRET_NAME = (r"(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?ke
 
 SHAPES: tuple[Shape, ...] = (
     Shape("private-key", re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.{0,16384}?-----END [A-Z ]{0,40}PRIVATE KEY-----",
-                                    re.DOTALL)),
-    Shape("jwt", re.compile(rf"{_START}eyJ[A-Za-z0-9_-]{{8,8192}}\.eyJ[A-Za-z0-9_-]{{8,8192}}\.[A-Za-z0-9_-]{{8,8192}}")),
-    Shape("anthropic-key", re.compile(rf"{_START}sk-ant-{_WRAPPED}{{20,1024}}"), _random_body(7)),
-    Shape("openai-key", re.compile(rf"{_START}sk-{_WRAPPED}{{20,1024}}"), _random_body(3)),
-    Shape("stripe-key", re.compile(rf"{_START}[sr]k_(?:live|test)_[A-Za-z0-9]{{16,512}}"), _random_body(8)),
-    Shape("groq-key", re.compile(rf"{_START}gsk_[A-Za-z0-9]{{32,512}}"), _random_body(4)),
+                                    re.DOTALL), hints=("private key",)),
+    Shape("jwt", re.compile(rf"{_START}eyJ[A-Za-z0-9_-]{{8,8192}}\.eyJ[A-Za-z0-9_-]{{8,8192}}\.[A-Za-z0-9_-]{{8,8192}}"), hints=("eyj",)),
+    Shape("anthropic-key", re.compile(rf"{_START}sk-ant-{_WRAPPED}{{20,1024}}"), _random_body(7), hints=("sk-ant-",)),
+    Shape("openai-key", re.compile(rf"{_START}sk-{_WRAPPED}{{20,1024}}"), _random_body(3), hints=("sk-",)),
+    Shape("stripe-key", re.compile(rf"{_START}[sr]k_(?:live|test)_[A-Za-z0-9]{{16,512}}"), _random_body(8), hints=("k_live_", "k_test_")),
+    Shape("groq-key", re.compile(rf"{_START}gsk_[A-Za-z0-9]{{32,512}}"), _random_body(4), hints=("gsk_",)),
     Shape("github-token", re.compile(rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{20,512}}|github_pat_[A-Za-z0-9_]{{20,512}})"),
-          _random_body(4)),
-    Shape("gitlab-token", re.compile(rf"{_START}glpat-{_WRAPPED}{{20,512}}"), _random_body(6)),
-    Shape("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)(?P<secret>[A-Z0-9]{16})\b"), _aws_key_id),
-    Shape("huggingface-token", re.compile(rf"{_START}hf_[A-Za-z0-9]{{20,512}}"), _random_body(3)),
-    Shape("slack-token", re.compile(rf"{_START}xox[abposr]-[A-Za-z0-9-]{{10,512}}"), _random_body(5)),
-    Shape("google-api-key", re.compile(rf"{_START}AIza[0-9A-Za-z_-]{{35}}(?![0-9A-Za-z_-])"), _random_body(4)),
-    Shape("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\"]{1,128}:(?P<secret>[^\s@/'\"]{1,256})@")),
+          _random_body(4), hints=("gh", "github_pat_")),
+    Shape("gitlab-token", re.compile(rf"{_START}glpat-{_WRAPPED}{{20,512}}"), _random_body(6), hints=("glpat-",)),
+    Shape("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)(?P<secret>[A-Z0-9]{16})\b"), _aws_key_id, hints=("akia", "asia", "abia", "acca")),
+    Shape("huggingface-token", re.compile(rf"{_START}hf_[A-Za-z0-9]{{20,512}}"), _random_body(3), hints=("hf_",)),
+    Shape("slack-token", re.compile(rf"{_START}xox[abposr]-[A-Za-z0-9-]{{10,512}}"), _random_body(5), hints=("xox",)),
+    Shape("google-api-key", re.compile(rf"{_START}AIza[0-9A-Za-z_-]{{35}}(?![0-9A-Za-z_-])"), _random_body(4), hints=("aiza",)),
+    Shape("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\"]{1,128}:(?P<secret>[^\s@/'\"]{1,256})@"), hints=("://",)),
     Shape("basic-auth", re.compile(r"(?i)\bbasic[ \t]+(?P<secret>[A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])"),
-          _basic_credentials),
-    Shape("bearer-token", re.compile(r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]{16,8192})"), looks_random),
+          _basic_credentials, hints=("basic",)),
+    Shape("bearer-token", re.compile(r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]{16,8192})"), looks_random, hints=("bearer",)),
     Shape("secret-setting", re.compile(rf"(?i){_SECRET_NAME}[\"']?[ \t]*[:=][ \t]*(?P<secret>[\"']?[^\s\"',;]{{6,512}}[\"']?)"),
-          _setting_value),
+          _setting_value, hints=("pass", "secret", "key", "token", "_pwd", "credential")),
 )
 """Credential shapes, most specific first (where two overlap, the one that starts first, then the longer, wins)."""
 
@@ -260,8 +264,10 @@ def redact(text: str, environ: dict[str, str] | None = None, *, secrets: dict[st
         while start != -1:
             found.append((start, start + len(value), f"env:{name}"))
             start = clean.find(value, start + len(value))
+    lowered = clean.lower()
     for shape in SHAPES:
-        found += [(start, end, shape.kind) for start, end in _shape_spans(shape, clean)]
+        if shape.may_match(lowered):
+            found += [(start, end, shape.kind) for start, end in _shape_spans(shape, clean)]
     if not found:
         return Redaction(text)
     kinds: Counter[str] = Counter()

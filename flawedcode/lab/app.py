@@ -241,7 +241,7 @@ class ContextLab:
                                              layout=widgets.Layout(width="210px")),
             "trigger_fraction": widgets.IntSlider(value=round(100 * settings.trigger_fraction), min=30, max=100, step=5,
                                                   description="v2 summary trigger (% of budget)", style=style,
-                                                  continuous_update=False),
+                                                  continuous_update=False, layout=widgets.Layout(width="420px")),
             "offload_tokens": widgets.BoundedIntText(value=settings.offload_tokens, min=50, max=100_000, step=250,
                                                      description="v2 offload over (tokens)", style=style,
                                                      layout=widgets.Layout(width="250px")),

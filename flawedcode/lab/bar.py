@@ -8,7 +8,7 @@ Read it left to right, oldest first, as the model reads its request:
   red; a summary is purple where the block of history it replaced was);
 - a segment the model could not see (the offline model's window forgot it) is
   hatched and faded; the bar's title says how many tokens were forgotten;
-- the segment that holds the conversation's goal is marked ``goal`` above it;
+- the first segment that holds the conversation's goal is marked ``goal`` above it (once);
 - the dashed black line is the budget, the dotted one v2's summary trigger;
 - a segment wide enough shows its token count; the legend gives each kind's total.
 
@@ -55,6 +55,7 @@ def plot_context_bar(view: ContextView | None, title: str | None = None, trigger
         budget = view.budget_tokens if view else None
         right = max([view.total_tokens if view else 0, budget or 0, trigger_tokens or 0, 1]) * 1.04
         left = 0
+        goal_marked = False  # the goal can be in two segments (a summary and the pinned request): one label, on the first
         for number, segment in enumerate(segments):
             ax.barh(0, segment.tokens, left=left, height=0.6, color=KIND_COLOURS[segment.kind],
                     edgecolor="white", linewidth=1.5, alpha=1.0 if segment.visible else 0.35,
@@ -62,7 +63,8 @@ def plot_context_bar(view: ContextView | None, title: str | None = None, trigger
             if segment.tokens >= LABEL_MIN_SHARE * right:
                 ax.text(left + segment.tokens / 2, 0, f"{segment.tokens:,}", ha="center", va="center",
                         fontsize=12, fontweight="bold", color="black" if segment.kind in ("system", "user") else "white")
-            if segment.holds_goal:
+            if segment.holds_goal and not goal_marked:
+                goal_marked = True
                 ax.annotate("goal", (left + segment.tokens / 2, 0.3), xytext=(0, 8), textcoords="offset points",
                             ha="center", fontsize=13, fontweight="bold", color=OKABE_ITO["black"],
                             arrowprops={"arrowstyle": "-|>", "color": OKABE_ITO["black"]}, gid="goal")

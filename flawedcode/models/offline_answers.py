@@ -26,7 +26,6 @@ from typing import Any
 
 from flawedcode.models.offline_data import DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
-from flawedcode.models.offline_periods import NO_PERIOD
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
     LOAD_HEADER,
@@ -227,8 +226,8 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         return f"No values of {_subject(ask)} in {ask.period.describe()}, so there is no figure to give."
     unit = vocabulary.unit(ask.series[0].ref, ask.series[0].column) if ask.series else ""
     dates = f"{out.get('first_date')} to {out.get('last_date')}" if out.get("first_date") != out.get("last_date") else f"on {out.get('last_date')}"
-    if ask.period.label == NO_PERIOD:
-        dates += f" ({NO_PERIOD})"
+    if ask.period.assumed:
+        dates += f" ({ask.period.assumed})"
     if ask.stats == ["latest"] and not ask.combine and ask.threshold is None:
         value = out["latest"]
         head = f"{_subject(ask)} ({unit})" if unit else _subject(ask)

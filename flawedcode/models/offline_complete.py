@@ -18,6 +18,7 @@ what it could not use, instead of answering the wider question those words would
 
 from __future__ import annotations
 
+import calendar
 import re
 import tomllib
 from functools import cache
@@ -63,7 +64,12 @@ def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
         words |= set(content_words(info.description)) | set(re.findall(r"[a-z]+", info.description.lower()))
     other_columns = {word for column in ref.columns if column != series.column
                      for word in vocabulary.info(ref, column).name_words}
-    return words | (docs_words(vocabulary, ref.pipeline, ref.dataframe) - other_columns)
+    return (words | (docs_words(vocabulary, ref.pipeline, ref.dataframe) - other_columns)) - CONDITION_WORDS
+
+
+CONDITION_WORDS = frozenset({day.lower() for day in calendar.day_name} | {day.lower() + "s" for day in calendar.day_name}
+                            | {"weekend", "weekends", "weekday", "weekdays", "holiday", "holidays"})
+"""Words that would select rows ('on Wednesdays'): never taken as naming a series, so a request with one is declined."""
 
 
 @cache
@@ -118,7 +124,22 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
         if negation_used and (word in NEGATIONS or word.endswith("n't")):
             continue
         unused.append(token)
+    lowered = clause.rest.lower()
+    unused += [phrase for phrase in word_lists_phrases("unsupported") if re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", lowered)]
+    comparison = COMPARISON.search(lowered)
+    if comparison and ask.threshold is None and ask.combine is None:
+        unused.append(comparison.group(0))  # 'above the top of the target range': a comparison it did not apply
     return list(dict.fromkeys(unused))
+
+
+COMPARISON = re.compile(r"\b(?:above|below|exceed\w*|higher than|lower than|greater than|less than|more than)\b")
+
+
+@cache
+def word_lists_phrases(name: str) -> tuple[str, ...]:
+    """A ``[words]`` list of the cue file as written (phrases kept whole)."""
+    words = tomllib.loads(CUE_FILE.read_text(encoding="utf-8")).get("words", {})
+    return tuple(value.lower() for value in words.get(name, ()))
 
 
 def understood(ask: DataAsk, with_period: bool = True) -> str:

@@ -36,7 +36,7 @@ from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CE
 from flawedcode.models.offline_words import COMMON_WORDS, NUMBER_WORDS, content_words, tags_in, unit_asked
 
 STAT_ROWS = 100
-"""Rows a statistic uses when no period or row count is given (the most recent ones)."""
+"""A cap for a statistic's load when nothing else sets one (a statistic with no period uses all the data: Period.assumed)."""
 MAX_ROWS = 500
 
 STAT_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -495,7 +495,7 @@ def _outside_coverage(ask: DataAsk) -> Task | None:
 def plan_data(ask: DataAsk, context: Context) -> Task:
     """Loads (or one stat script) that get the figures the ask needs."""
     too_big = estimated_tokens(ask) > ROWS_IN_CONTEXT_SHARE * context.window_tokens
-    all_data = ask.period.label == NO_PERIOD  # no period given: every row, which a script reads, not the context
+    all_data = ask.period.assumed == NO_PERIOD  # no period given: every row, which a script reads, not the context
     if not ask.wants_rows and (not ask.load_asked or all_data) and "run_python" in context.tool_names and too_big:
         return Task("data", steps=[Step("script")], ask=ask)
     return Task("data", steps=load_steps(ask), ask=ask)

@@ -326,6 +326,9 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     missing_day = _day_without_row(asked, context)
     if missing_day:
         return [reply(missing_day)]
+    which_year = _which_year(asked)
+    if which_year:
+        return [reply(which_year)]
     if asked.period.first_rows and asked.frames() and asked.frames()[0].start:
         asked = replace(asked, period=first_rows_range(asked.period, asked.frames()[0].start), limit=None)
     context.previous_frames = asked.frames()
@@ -333,7 +336,7 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if reuse is not None:
         return [reuse]
     if asked.period == Period() and not asked.wants_rows and not asked.limit:
-        asked = replace(asked, period=Period(every_row=True, label=NO_PERIOD))  # never silently the last rows
+        asked = replace(asked, period=Period(every_row=True, assumed=NO_PERIOD))  # never silently the last rows
     periods = clause.periods if len(clause.periods) > 1 and not asked.combine else [asked.period]
     each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
         else [asked.series]
@@ -361,6 +364,21 @@ def _those_two(clause: Clause, context: Context) -> DataAsk | None:
     later = next(ask for ask in reversed(context.recent_asks) if ask.series == [series[-1]])
     return DataAsk(series[-2:], ["mean"], combine="difference", period=later.period,
                    unit=unit_asked(clause.norm) or context_unit(context), text=clause.norm)
+
+
+def _which_year(ask: DataAsk) -> str | None:
+    """'mean EFFR in june' when the data has two Junes: ask which, never pick one silently."""
+    if not ask.period.assumed.startswith("no year given") or not ask.period.start:
+        return None
+    month = ask.period.start[5:7]
+    years = sorted({str(year) for ref in ask.frames() if ref.start and ref.end
+                    for year in range(int(ref.start[:4]), int(ref.end[:4]) + 1)
+                    if ref.start[:7] <= f"{year}-{month}" <= ref.end[:7]})
+    if len(years) < 2:
+        return None
+    named = re.sub(r"^(?:in|for|during|of)\s+", "", ask.period.label).strip() or ask.period.start[:7]
+    return (f"Which year do you mean? I read this as {understood(ask, with_period=False)} in {named}, and the data has "
+            f"it in {', '.join(years)}. Say the year (for example '{named} {years[-1]}') and I'll answer.")
 
 
 def _day_without_row(ask: DataAsk, context: Context) -> str | None:

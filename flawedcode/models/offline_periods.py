@@ -33,7 +33,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
 MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name}
@@ -63,6 +63,8 @@ class Period:
     """A value on a day: the last value on or before ``end`` (year end, end of a quarter, a date)."""
     every_row: bool = False
     label: str = ""
+    assumed: str = ""
+    """What the model chose that the request did not say ('no year given: the latest June in the data'); answers say it."""
 
     def describe(self) -> str:
         if self.last_rows:
@@ -110,7 +112,8 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
     take(rf"\bq([1-4])\s*(?:of\s+)?({YEAR})\b|\b({YEAR})\s*q([1-4])\b",
          lambda m: _quarter_period(int(m.group(2) or m.group(3)), int(m.group(1) or m.group(4)), m.group(0)))
     take(r"\bq([1-4])\b(?!\s*(?:of\s+)?(?:19|20)\d\d)",
-         lambda m: _quarter_period(default_year or end_day.year, int(m.group(1)), m.group(0)))
+         lambda m: replace(_quarter_period(default_year or end_day.year, int(m.group(1)), m.group(0)),
+                           assumed="" if default_year else f"no year given: {end_day.year}, the data's last year"))
     take(rf"\b(?:the\s+)?(first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter\s+(?:of\s+)?({YEAR})\b",
          lambda m: _quarter_period(int(m.group(2)), ORDINAL[m.group(1)], m.group(0)))
     take(rf"\b(?:h([12])\s*(?:of\s+)?({YEAR})|(?:the\s+)?(first|second|last|final|latter)\s+half\s+(?:of\s+)?({YEAR}))\b",
@@ -183,7 +186,8 @@ def _month_period(name: str | None, year: str | None, default_year: int | None, 
     if month is None:
         return None
     chosen = int(year) if year else (default_year or (end_day.year if month <= end_day.month else end_day.year - 1))
-    return Period(*_month_interval(chosen, month), label=label.strip())
+    assumed = "" if year or default_year else f"no year given: the latest {calendar.month_name[month]} in the data, {chosen}"
+    return Period(*_month_interval(chosen, month), label=label.strip(), assumed=assumed)
 
 
 def _weeks_of_month(match: re.Match[str], default_year: int | None, end_day: dt.date) -> Period | None:

@@ -29,7 +29,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from flawedcode.formats import STUB_PREFIX
+from flawedcode.formats import LOAD_HEADER, STUB_PREFIX
 
 ROWS_IN_CONTEXT_SHARE = 1 / 8
 """Above this share of the window, a statistic is computed by a script instead of loading the rows."""
@@ -42,10 +42,6 @@ RANKED = 10
 """How many of the largest and smallest values (with their dates) the figures keep: 'top 3' shows the first 3."""
 STAT_KEYS = ("mean", "median", "min", "max", "std", "count", "latest", "first", "change")
 
-LOAD_HEADER = re.compile(
-    r"^# (?P<key>[\w.-]+/[\w.-]+): (?P<rows>\d+) rows x (?P<columns>\d+) columns, (?P<start>\S+) to (?P<end>\S+)\s*$",
-    re.MULTILINE,
-)
 READ_HEADER = re.compile(r"^# (?P<path>\S+) \(lines (?P<a>\d+)-(?P<b>\d+) of (?P<n>\d+)\)")
 CONTINUATION = re.compile(r"^# \.\.\. (?P<more>\d+) more lines: read_file\(path='(?P<path>[^']+)', offset=(?P<offset>\d+)\)\s*$",
                           re.MULTILINE)

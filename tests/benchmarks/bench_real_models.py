@@ -7,8 +7,13 @@
   failed turns, the budget used, peak context, server errors;
 - the same session with every summary failing (HTTP 500, HTTP 400, a blank
   summary): summary attempts per agent call, calls over budget, compactions;
-- an Ollama-style server that silently truncates at 4,096 tokens: the call at
-  which the truncation was noticed, and the goal question's answer.
+- an Ollama-style server that silently truncates at 3,000 tokens: the call at
+  which the truncation was noticed, and the goal question's answer;
+- servers that never truncate but count otherwise (a tokenizer counting tool output
+  1.2x and prose 0.8x, a count of only the uncached part, a placeholder usage):
+  truncated calls and the budget after 14 turns, v1 and v2 (both must stay 0 and 8,192);
+- a server trickling its answer 8 bytes every 0.3 s against ``--timeout 2``: when
+  the request failed (a deadline: about 2 s).
 
 The servers are ``tests/openai_imitation.py`` (the offline model answers behind
 an OpenAI-compatible API), so the figures measure flawedcode's handling, not a model.
@@ -75,13 +80,46 @@ def failing_summaries(folder: Path) -> None:
 
 def truncating_server(folder: Path) -> None:
     steps = [*LESSON_STEPS[:-1], "Load 50 rows of EFFR data", "Get docs for fed_yield_curve", LESSON_STEPS[-1]]
-    with ImitationServer(style="ollama", model="granite3.3", window=4_096, truncate=True) as server:
+    with ImitationServer(style="ollama", model="granite3.3", window=3_000, truncate=True) as server:
         agent, replies, failed, _ = run_v2(server, steps, folder)
     first = next((call for call in agent.token_log if call.truncated), None)
     noticed = (f"noticed at agent call {first.index} ({first.reported_input_tokens:,} reported of "
                f"{first.input_tokens:,} sent)" if first else "never noticed")
-    print(f"Ollama-style server truncating at 4,096 tokens: {noticed}; budget then {agent.log.budget_tokens:,}; "
+    print(f"Ollama-style server truncating at 3,000 tokens: {noticed}; budget then {agent.log.budget_tokens:,}; "
           f"truncated calls {agent.log.totals()['truncated_calls']}; goal answer: {replies[-1][:70]!r}")
+
+
+def no_false_alarms(folder: Path) -> None:
+    steps = [*LESSON_STEPS, "Load 50 rows of EFFR data", "Get docs for fed_yield_curve", "Load 30 rows of SOFR data",
+             "Get docs for money_markets/effr", "What was my original goal?"]
+    servers = {"tool output 1.2x, prose 0.8x": {"role_scales": {"tool": 1.2, "system": 0.8, "human": 0.8, "ai": 0.8}},
+               "counts only the uncached part": {"usage": "uncached"}, "placeholder usage": {"usage": "fixed"}}
+    for label, settings in servers.items():
+        for version in ("v1", "v2"):
+            notices.forget()
+            with ImitationServer(**settings) as server:
+                model = get_model(f"openai:{server.model}", base_url=server.base_url, max_retries=0, timeout_seconds=30)
+                where = folder / label.replace(" ", "-") / version
+                agent = make_agent(version, model=model, workspace=Workspace.create(where / "ws", where / "s", where / "a"))
+                for step in steps:
+                    try:
+                        agent.send(step)
+                    except AgentError:
+                        pass
+            print(f"never truncating, {label}, {version}: truncated calls {agent.log.totals()['truncated_calls']}, "
+                  f"budget {agent.log.budget_tokens:,}")
+
+
+def trickling_server() -> None:
+    with ImitationServer(trickle=(1,), trickle_interval=0.3) as server:
+        model = get_model(f"openai:{server.model}", base_url=server.base_url, max_retries=0, timeout_seconds=2)
+        started = time.perf_counter()
+        try:
+            model.invoke("List ChartBook dataframes")
+            outcome = "answered"
+        except Exception as error:  # noqa: BLE001 - a figure, whatever failed
+            outcome = type(error).__name__
+        print(f"trickling server, --timeout 2: {outcome} after {time.perf_counter() - started:.1f} s")
 
 
 if __name__ == "__main__":
@@ -89,3 +127,5 @@ if __name__ == "__main__":
         small_window(Path(tmp) / "small")
         failing_summaries(Path(tmp) / "failing")
         truncating_server(Path(tmp) / "truncating")
+        no_false_alarms(Path(tmp) / "no-false-alarms")
+        trickling_server()
