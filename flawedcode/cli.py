@@ -735,7 +735,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_options(chat, "model spec: offline, offline:<window>, openai:<name> (default FLAWEDCODE_MODEL or offline)")
     chat.add_argument("--workspace", help="work in this folder (an empty or new one gets a copy of the demo project)")
     chat.add_argument("--budget", type=_budget_tokens, metavar="TOKENS",
-                      help="context budget in tokens (default: the config's, else 8192)")
+                      help=f"context budget in tokens (default: the config's, else {DEFAULT_BUDGET_TOKENS})")
     chat.add_argument("--config", help="YAML config file (see flawedcode/flawedcode.yaml)")
     chat.set_defaults(handler=command_chat)
 
