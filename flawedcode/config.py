@@ -204,9 +204,9 @@ class StableCompactionConfig(_Strict):
     keep_requests: int = Field(2, ge=0, description="The latest digested requests also stay verbatim "
                                                      "(follow-ups such as 'and for EFFR?' lean on them).")
     keep: float = Field(0.05, gt=0, lt=1, description="Share of the budget kept verbatim after the summary blocks.")
-    summaries_max: int = Field(800, gt=0, description="Consolidate the summary blocks and digests (one summary call) "
+    summaries_max: int = Field(600, gt=0, description="Consolidate the summary blocks and digests (one summary call) "
                                                       "once they pass this many tokens.")
-    summary_chars: int = Field(600, gt=100, description="The length the summary instruction asks for (characters).")
+    summary_chars: int = Field(400, gt=100, description="The length the summary instruction asks for (characters).")
 
 
 class SubagentConfig(_Strict):
@@ -215,7 +215,7 @@ class SubagentConfig(_Strict):
     budget_tokens: int = Field(4096, gt=0, description="The child's context budget (its own, whatever the parent's).")
     recursion_limit: int = Field(60, gt=0, description="Most graph steps of the child's one turn (a few per tool call).")
     summary_trigger: float = Field(0.6, gt=0, le=1, description="The child's own summary trigger, a share of its budget.")
-    result_tokens: int = Field(120, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
+    result_tokens: int = Field(80, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
 
 
 class MemoryConfig(_Strict):

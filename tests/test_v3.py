@@ -14,14 +14,17 @@ from flawedcode.bench.tasks import builtin_tasks_dir, load_task_file, load_tasks
 from flawedcode.context.archive import ConversationArchive
 from flawedcode.context.memory import Fact, MemoryStore, parse_memory, select_facts
 from flawedcode.context.stable import (
+    DIGEST_ANSWER_CHARS,
     clear_tool_results,
     is_summary_block,
     prefix_end,
     previous_request,
+    turn_digest,
 )
 from flawedcode.context.subagents import SubagentRunner, fallback_answer
 from flawedcode.context.todos import TodoItem, TodoList, make_write_todos_tool, plan_is_visible
 from flawedcode.lessons import lesson_model
+from flawedcode.models.offline_v3 import fit_summary
 from flawedcode.prompt_cache import analyze
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
@@ -135,6 +138,47 @@ def test_the_summary_request_is_the_previous_request_exactly() -> None:
     live = [HumanMessage("goal"), AIMessage("", tool_calls=[{"name": "t", "args": {}, "id": "1", "type": "tool_call"}]),
             ToolMessage("r", tool_call_id="1"), AIMessage("the answer"), HumanMessage("next request")]
     assert previous_request(live) == live[:3]
+
+
+def test_a_consolidation_is_asked_on_the_stable_prefix_the_previous_request_began_with(tmp_path: Path) -> None:
+    agent = v3(tmp_path)
+    requests: list[tuple[str, list]] = []
+    agent.recorder.observers.append(lambda purpose, messages, tools: requests.append((purpose, list(messages))))
+    for step in load_tasks(["long_session"])[0].all_steps()[:20]:
+        agent.send(step.say)
+    summaries = [index for index, (purpose, _) in enumerate(requests) if purpose == "summary"]
+    assert summaries, "20 turns at 8K consolidate at least once"
+    for index in summaries:
+        asked, previous = requests[index][1], requests[index - 1][1]
+        leading = asked[:-1]  # without the instruction
+        assert asked[-1].content.startswith("[Summary request]")
+        assert [m.content for m in previous[:len(leading)]] == [m.content for m in leading]
+        assert all(is_summary_block(m) for m in leading[2:]), "the goal and the blocks only, not the last turn"
+        assert len(leading) < len(previous)
+
+
+def test_a_digest_keeps_an_answers_figures_and_only_the_start_of_any_other_answer() -> None:
+    def turn(answer: str) -> list:
+        return [HumanMessage("Load 50 rows of SOFR data"), AIMessage(answer)]
+
+    with_figures = turn("The full result is saved in scratch/sofr.txt (2,665 characters). I can read it with read_file. "
+                        "From the preview: money_markets/sofr rate: mean 4.8944, min 4.31 over 50 rows.")
+    digest = turn_digest(3, "archives/c/0003.md", with_figures).content
+    assert "Numbers reported:\n- From the preview: money_markets/sofr rate: mean 4.8944, min 4.31 over 50 rows." in digest
+    assert "I can read it" not in digest and "Request: Load 50 rows of SOFR data" in digest
+    plain = turn_digest(4, "archives/c/0004.md", turn("Docs for money_markets/sofr: " + "the overnight rate " * 20)).content
+    answer = plain.split("Answer: ", 1)[1]
+    assert len(answer) == DIGEST_ANSWER_CHARS and answer.endswith("...")
+
+
+def test_a_summary_cut_to_fit_drops_empty_headings_before_any_figure() -> None:
+    summary = ("## SESSION INTENT\nOriginal goal (verbatim): List ChartBook dataframes\n\n## SUMMARY\n"
+               "Numbers reported:\n- sofr rate: mean 4.8944\n- effr rate: mean 4.6150\n\n## ARTIFACTS\n\n"
+               "## NEXT STEPS\nLast request: answered.")
+    fitted = fit_summary(summary, 170)
+    assert "## ARTIFACTS" not in fitted and "- effr rate: mean 4.6150" in fitted and len(fitted) <= 170
+    tighter = fit_summary(summary, 130)
+    assert "Numbers reported:" not in tighter or "- " in tighter.split("Numbers reported:", 1)[1], "no empty heading"
 
 
 def test_old_turns_become_digests_but_the_latest_requests_stay_verbatim(tmp_path: Path) -> None:

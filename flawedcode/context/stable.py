@@ -31,17 +31,20 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
        Numbers reported:
        - money_markets/sofr rate (percent), 2024-08-07 to 2024-12-31, 100 values: mean 4.8944.
 
-   (``Answer: ...`` when the answer has no figure; a note the user asked to keep is listed
-   under ``User notes (verbatim):``.) The latest ``keep_requests`` (2) requests also stay
-   verbatim, so a follow-up ("and for EFFR?") still reads.
+   A digest keeps of the answer only its sentences with a decimal figure (at most
+   ``DIGEST_FIGURES_CHARS``, 160), else its first ``DIGEST_ANSWER_CHARS`` (60) as
+   ``Answer: ...``: the request line already says what was done, the archive holds the rest.
+   A note the user asked to keep is listed under ``User notes (verbatim):``. The latest
+   ``keep_requests`` (2) requests also stay verbatim, so a follow-up ("and for EFFR?") still reads.
 3. **Consolidate rarely, from cache**: at the start of a turn, when the blocks pass
    ``summaries_max`` tokens, one summary replaces them (a ``consolidate`` event).
-   The summary call **reuses the live prefix**: exactly what the previous agent call sent
-   (same system text, tools and messages) plus the instruction last
-   (``prompts/summary_v3.md``), so a provider serves almost all of it from cache::
+   The summary call **reuses the live prefix**: the leading part of what the previous agent
+   call sent (same system text, tools, pinned goal and blocks; not that call's turn, which
+   the summary does not need) plus the instruction last (``prompts/summary_v3.md``), so a
+   provider serves almost all of it from cache::
 
-       [Conversation summary 12 | archive: archives/<conversation>/0014.md]
-       Archive: archives/<conversation>/0014.md holds messages 31-48 word for word; recover details with search_archive(query) or read_file(path).
+       [Conversation summary 12]
+       Archive: archives/<conversation>/0014.md holds messages 31-48 word for word (search_archive or read_file recovers details).
 
        <the model's summary, under ``summary_chars`` characters>
 
@@ -204,6 +207,12 @@ def previous_request(live: Sequence[AnyMessage]) -> list[AnyMessage]:
     return list(live[:request])
 
 
+def stable_prefix(live: Sequence[AnyMessage], previous: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The pinned goal and the blocks: the part of the previous request a consolidation needs (it began with them)."""
+    end = prefix_end(live)
+    return list(previous[:end]) if list(previous[:end]) == list(live[:end]) else list(previous)
+
+
 def request_summary(model: BaseChatModel, system_text: str, tools: Sequence[BaseTool], messages: Sequence[AnyMessage],
                     instruction: HumanMessage, counter: TokenCounter, log: SessionLog | None = None) -> str:
     """One summary call on the live prefix: same system text, same tools, same messages, instruction last."""
@@ -226,8 +235,8 @@ def summary_number(messages: Sequence[AnyMessage]) -> int:
 
 
 def summary_block(number: int, archive_path: str, first_seq: int, last_seq: int, text: str) -> HumanMessage:
-    header = (f"{SUMMARY_PREFIX} {number} | archive: {archive_path}]\n{ARCHIVE_LINE}{archive_path} holds messages "
-              f"{first_seq}-{last_seq} word for word; recover details with search_archive(query) or read_file(path).")
+    header = (f"{SUMMARY_PREFIX} {number}]\n{ARCHIVE_LINE}{archive_path} holds messages {first_seq}-{last_seq} "
+              "word for word (search_archive or read_file recovers details).")
     return HumanMessage(f"{header}\n\n{redact_text(text)}", id=f"summary-block-{number}")
 
 
@@ -266,19 +275,33 @@ def turn_digest(number: int, archive_path: str, turn: Sequence[AnyMessage]) -> H
     calls = [call["name"] for m in turn if isinstance(m, AIMessage) for call in m.tool_calls]
     answer = next((m for m in reversed(turn) if isinstance(m, AIMessage) and m.text.strip()), None)
     answer_text = " ".join(answer.text.split()) if answer is not None else "(no answer)"
-    answer_text = answer_text if len(answer_text) <= DIGEST_ANSWER_CHARS else answer_text[:DIGEST_ANSWER_CHARS - 3] + "..."
+    figures = [sentence for sentence in SENTENCE_END.split(answer_text) if FIGURE.search(sentence)]
+    has_figure = bool(figures)
+    answer_text = shorten(" ".join(figures), DIGEST_FIGURES_CHARS) if has_figure else shorten(answer_text, DIGEST_ANSWER_CHARS)
     lines = [f"{SUMMARY_PREFIX} {number} | turn digest | archive: {archive_path}]", f"Request: {request_text}"
              + (f" (tools: {', '.join(dict.fromkeys(calls))})" if calls else "")]
     if is_note_like(request_text):
         lines += ["User notes (verbatim):", f"- {request_text}"]
-    if re.search(r"\d\.\d", answer_text):  # a figure: in the section summaries carry forward
+    if has_figure:  # a figure: in the section summaries carry forward
         lines += ["Numbers reported:", f"- {answer_text}"]
     else:
         lines.append(f"Answer: {answer_text}")
     return HumanMessage(redact_text("\n".join(lines)), id=f"turn-digest-{number}")
 
 
-DIGEST_ANSWER_CHARS = 200
+DIGEST_ANSWER_CHARS = 60
+"""Most characters of an old answer a digest keeps (the request line already says what was done)."""
+DIGEST_FIGURES_CHARS = 160
+"""Most characters kept of an answer that reports figures (the numbers are what a later question needs)."""
+
+
+FIGURE = re.compile(r"\d\.\d")
+"""A decimal figure: a sentence that has one is kept in a digest (the figures are what a later question needs)."""
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+
+
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 KEPT_REQUEST_ID = "kept-request-"
 
 
@@ -366,7 +389,7 @@ class StableCompactor:
     def _consolidate(self, live: list[AnyMessage], messages: list[AnyMessage], step: CompactionStep) -> list[AnyMessage]:
         """Replace the blocks by one summary, written by a call on the previous request's prefix."""
         start, anchor = prefix_end(messages), goal_end(messages)
-        previous = previous_request(live)
+        previous = stable_prefix(live, previous_request(live))
         instruction = consolidation_instruction(start - anchor, anchor, self.config.summary_chars)
         before, merged = self.tokens(messages), messages[anchor:start]
         written = self._summary_and_archive(previous, instruction, merged, step)

@@ -8,7 +8,7 @@ Deep Agents' ``task``). Rules:
   summary trigger from ``SubagentConfig`` (never the parent's: a child that inherits
   its parent's trigger summarizes at the parent's size), and no ``task`` tool (no
   nesting). It works in the same workspace, so files it writes are there.
-- **A short answer.** The parent receives at most ``result_tokens`` (120; at most ~300) tokens of the
+- **A short answer.** The parent receives at most ``result_tokens`` (80; at most ~300) tokens of the
   child's final message (when longer: its start and its end, where the conclusion is,
   around "[...]"), then one line naming the transcript::
 

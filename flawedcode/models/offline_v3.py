@@ -184,6 +184,7 @@ def fit_summary(summary: str, max_chars: int | None) -> str:
     """The summary cut to ``max_chars`` by dropping whole lines, oldest first, least useful kind first."""
     if max_chars is None or len(summary) <= max_chars:
         return summary
+    summary = without_empty_headings(summary)  # a heading with nothing under it goes first
     lines = summary.splitlines()
     kinds, section = [], ""
     for line in lines:
@@ -204,4 +205,23 @@ def fit_summary(summary: str, max_chars: int | None) -> str:
                 break
             if line_kind == kind:
                 lines[index] = None  # type: ignore[call-overload]
-    return "\n".join(line for line in lines if line is not None)
+    return without_empty_headings("\n".join(line for line in lines if line is not None))
+
+
+def is_heading(line: str) -> bool:
+    return line.startswith("## ") or line.rstrip().endswith(":") and not line.startswith("- ")
+
+
+def without_empty_headings(summary: str) -> str:
+    """The summary without headings that have nothing under them (blank lines between sections go too)."""
+    lines = [line for line in summary.splitlines() if line.strip()]
+    kept = [line for index, line in enumerate(lines)
+            if not is_heading(line) or (index + 1 < len(lines) and not _closes(line, lines[index + 1]))]
+    return "\n".join(kept)
+
+
+def _closes(heading: str, following: str) -> bool:
+    """True when ``following`` starts another section (so ``heading`` has nothing under it)."""
+    if following.startswith("## "):
+        return True
+    return not heading.startswith("## ") and is_heading(following)
