@@ -51,3 +51,25 @@ def test_importing_every_module_sets_no_variable_and_writes_no_file(tmp_path: Pa
     assert report["changed"] == [], f"importing flawedcode changed these environment variables: {report['changed']}"
     written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.name not in ("home", "work", "outputs"))
     assert written == [], f"importing flawedcode wrote: {written}"
+
+
+LIGHT_START = """
+import contextlib, io, json, sys
+import flawedcode.agents, flawedcode.bench
+from flawedcode import cli
+with contextlib.redirect_stdout(io.StringIO()) as help_text, contextlib.suppress(SystemExit):
+    cli.main(["bench", "--help"])
+heavy = sorted(name for name in ("langchain.agents", "langgraph", "flawedcode.agents.common", "flawedcode.context") if name in sys.modules)
+print(json.dumps({"heavy": heavy, "help": "built-in tasks for --tasks" in help_text.getvalue()}))
+"""
+
+
+def test_the_agents_package_and_the_commands_help_load_no_agent_machinery() -> None:
+    """``import flawedcode.agents`` and ``flawedcode bench --help`` start without LangChain's agents (loaded on first use)."""
+    result = subprocess.run([sys.executable, "-c", LIGHT_START], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == {"heavy": [], "help": True}
+    from flawedcode.agents import AGENTS, AgentV2, make_agent
+
+    assert list(AGENTS) == ["v0", "v1", "v2", "v3"] and AGENTS["v2"] is AgentV2
+    assert type(make_agent("v2", model="offline")) is AgentV2
