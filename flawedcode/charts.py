@@ -86,7 +86,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 
 # Okabe & Ito (2008): distinguishable with every common colour-vision deficiency.
 OKABE_ITO = {
@@ -101,22 +101,22 @@ AGENT_COLOURS = {
 SPARE_COLOURS = [OKABE_ITO[name] for name in ("blue", "vermillion", "bluish_green", "reddish_purple", "orange", "sky_blue", "black")]
 
 # Which context events get a marker, drawn how, and labelled with what.
-EVENT_MARKERS: dict[str, tuple[str, str]] = {
-    "offload": ("v", "offload"),
-    "summarize": ("*", "summary"),
-    "recovery": ("o", "recovery"),
-    "goal_lost": ("D", "goal lost"),
-    "overflow_retry": ("X", "overflow"),
-    "summary_failed": ("X", "summary failed"),
-    "compact": ("P", "compaction"),
-    "truncated": ("s", "prompt truncated"),
-    "goal_recalled": ("^", "goal recalled"),
+EVENT_MARKERS: dict[EventKind, tuple[str, str]] = {
+    EventKind.OFFLOAD: ("v", "offload"),
+    EventKind.SUMMARIZE: ("*", "summary"),
+    EventKind.RECOVERY: ("o", "recovery"),
+    EventKind.GOAL_LOST: ("D", "goal lost"),
+    EventKind.OVERFLOW_RETRY: ("X", "overflow"),
+    EventKind.SUMMARY_FAILED: ("X", "summary failed"),
+    EventKind.COMPACT: ("P", "compaction"),
+    EventKind.TRUNCATED: ("s", "prompt truncated"),
+    EventKind.GOAL_RECALLED: ("^", "goal recalled"),
 }
 MARKER_SIZES = {"*": 22, "v": 15, "o": 13, "X": 15, "D": 13, "P": 15, "s": 13, "^": 15}
-LABEL_BELOW = {"offload"}  # these labels go under their marker, the others above
-LABEL_PRIORITY = {"goal_lost": 0, "goal_recalled": 0, "summarize": 1, "summary_failed": 2, "overflow_retry": 2, "compact": 2, "truncated": 2,
-                  "recovery": 3, "offload": 4}
-LABEL_FONT_SIZES = {"offload": 12}  # the many offload labels are a little smaller than the rest (13)
+LABEL_BELOW = {EventKind.OFFLOAD}  # these labels go under their marker, the others above
+LABEL_PRIORITY = {EventKind.GOAL_LOST: 0, EventKind.GOAL_RECALLED: 0, EventKind.SUMMARIZE: 1, EventKind.SUMMARY_FAILED: 2,
+                  EventKind.OVERFLOW_RETRY: 2, EventKind.COMPACT: 2, EventKind.TRUNCATED: 2, EventKind.RECOVERY: 3, EventKind.OFFLOAD: 4}
+LABEL_FONT_SIZES = {EventKind.OFFLOAD: 12}  # the many offload labels are a little smaller than the rest (13)
 LAST_LABELS_PER_KIND = 2  # besides the first of each kind, the last two of each kind are labelled
 MAX_LABELS = 12  # labels per agent, at most (the most important kinds first)
 EVERY_STEP_TICKS = 24  # up to this many steps, every step gets a tick
@@ -246,10 +246,10 @@ def _numbered_events(log: SessionLog) -> Iterable[tuple[int, Any]]:
             yield seen[event.kind], event
 
 
-def _event_label(kind: str, step: int, number: int) -> str:
+def _event_label(kind: EventKind, step: int, number: int) -> str:
     """Two short lines (narrow labels collide less): 'summary 2' / 'step 9'."""
     name = EVENT_MARKERS[kind][1]
-    return f"{name} {number}\nstep {step}" if kind == "summarize" else f"{name}\nstep {step}"
+    return f"{name} {number}\nstep {step}" if kind == EventKind.SUMMARIZE else f"{name}\nstep {step}"
 
 
 def _marker_for(event: tuple, drawn_at: Mapping[int, tuple[float, int]],
@@ -548,7 +548,7 @@ def cache_data(log: SessionLog) -> dict[str, Any]:
         calls.append((number, call.purpose, call.cached_tokens, call.input_tokens - call.cached_tokens))
         if call.purpose == "summary":
             summarized = True
-        elif call.purpose == "agent" and (summarized or "summarize" in call.events):
+        elif call.purpose == "agent" and (summarized or EventKind.SUMMARIZE in call.events):
             breaks.append(number)
             summarized = False
     return {"calls": calls, "breaks": breaks}

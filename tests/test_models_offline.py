@@ -6,6 +6,7 @@ which arguments, what it answered, what it forgot when its window filled up.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -314,6 +315,51 @@ def test_recall_of_rows_behind_an_offload_stub_reads_the_file_first(tools, works
     history, mean = _stub_history(workspace.conversation_scratch_dir)
     _, turns = run_turns(OfflineModel(), tools, ["What is the mean of those SOFR rates you loaded?"], history=history)
     assert f"{mean:.4f}" in answer_of(turns[0])
+
+
+def _paging_tools(workspace: Workspace, with_run_python: bool, page_lines: int = 5) -> list:
+    """The tools, with read_file cut to a few lines a page (as read-back paging does on a small window)."""
+    from flawedcode.tools import read_workspace_file
+
+    @tool
+    def read_file(path: str, offset: int = 0, limit: int = 200) -> str:
+        """Read a text file.
+
+        Args:
+            path: File path.
+            offset: Lines to skip.
+            limit: How many lines.
+        """
+        return read_workspace_file(workspace, path, offset=offset, limit=min(limit, page_lines))
+
+    kept = [t for t in make_tools(workspace) if t.name != "read_file" and (with_run_python or t.name != "run_python")]
+    return [*kept, read_file]
+
+
+@pytest.mark.parametrize("question", ["What was the average SOFR rate?", "What was the average SOFR rate you found?"])
+def test_a_copy_that_pages_in_part_is_computed_again_over_the_same_rows(workspace, question):
+    history, mean = _stub_history(workspace.conversation_scratch_dir)
+    _, turns = run_turns(OfflineModel(), _paging_tools(workspace, True), [question], history=history)
+    assert [name for name, _ in calls_of(turns[0])] == ["read_file", "run_python"]
+    answer = answer_of(turns[0])
+    assert f"{mean:.4f}" in answer and "40 values" in answer
+
+
+def test_a_copy_that_pages_in_part_is_read_page_by_page_without_run_python(workspace):
+    history, mean = _stub_history(workspace.conversation_scratch_dir)
+    _, turns = run_turns(OfflineModel(), _paging_tools(workspace, False), ["What was the average SOFR rate you found?"],
+                         history=history)
+    assert [name for name, _ in calls_of(turns[0])] == ["read_file"] * 9
+    assert f"{mean:.4f}" in answer_of(turns[0]) and "40 values" in answer_of(turns[0])
+
+
+@pytest.mark.parametrize("question", ["What was the average SOFR rate?", "What was the average SOFR rate you found?"])
+def test_a_copy_too_long_to_page_back_gets_no_figure_of_part_of_its_rows(workspace, question):
+    history, _ = _stub_history(workspace.conversation_scratch_dir)
+    _, turns = run_turns(OfflineModel(), _paging_tools(workspace, False, page_lines=1), [question], history=history)
+    assert {name for name, _ in calls_of(turns[0])} == {"read_file"}
+    answer = answer_of(turns[0])
+    assert "won't" in answer and not re.search(r"\d\.\d{4}", answer), answer
 
 
 def test_recall_without_the_number_or_a_path_does_not_know(tools):

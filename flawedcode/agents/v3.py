@@ -67,7 +67,7 @@ class AgentV3(AgentV2):
 
     def build_middleware(self) -> list[AgentMiddleware]:
         self.fixed_tokens = self.prefix.fixed_tokens()  # NEW in v3: the prefix decides what leads each request
-        budget = ContextBudget(self.budget_tokens, self.fixed_tokens, self.config.summarization, self.log)
+        budget = ContextBudget(self.budget_tokens, self.fixed_tokens, self.config.summarization, self.log, self.calibration)
         self.compactor = StableCompactor(  # NEW in v3: clear, digest, consolidate from cache, keep the plan in view
             self.model, self.archive, self.config.compaction, self.counter, self.budget_tokens,
             system_text=self.prefix.system_text, tools=self.prefix.active_tools, todos=self.todos, log=self.log,

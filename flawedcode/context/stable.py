@@ -459,7 +459,7 @@ class StableCompactor:
         goal = messages[:1] if start > 0 and not is_summary_block(messages[0]) else []
         compacted = [*goal, *([] if consolidate else blocks), block, *messages[cutoff:]]
         step.summarized, step.consolidated, step.archive_path = True, consolidate, part.display_path
-        self._event(EventKind.CONSOLIDATE if consolidate else "summarize", before, self.tokens(compacted),
+        self._event(EventKind.CONSOLIDATE if consolidate else EventKind.SUMMARIZE, before, self.tokens(compacted),
                     archive=part.display_path, removed=cutoff - start, blocks=1 if consolidate else len(blocks) + 1)
         return compacted
 

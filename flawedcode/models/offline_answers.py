@@ -29,6 +29,7 @@ from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
     LOAD_HEADER,
+    READ_BACK_PAGES,
     LoadedTable,
     aligned,
     assemble_pages,
@@ -67,9 +68,11 @@ def data_next_step(task: Task, results: list[Any], context: Context) -> Step | N
         if not results:
             return task.steps[0]
         text, next_offset = assemble_pages([result.content for result in results])
-        if text is None and next_offset is not None and len(results) <= 20:
-            return Step("read_file", {**task.steps[0].roles, "offset": next_offset})
-        return None
+        if text is not None or next_offset is None or results[-1].name != "read_file":
+            return None
+        if len(results) == 1 and (script := _copy_script(ask, results[0].content, context)):
+            return Step("run_python", {"code": script, "timeout": 60})
+        return Step("read_file", {**task.steps[0].roles, "offset": next_offset}) if len(results) < READ_BACK_PAGES else None
     return _next_load_step(task.steps, results, needs_rows=not ask.wants_rows)
 
 
@@ -100,6 +103,14 @@ def _next_load_step(steps: list[Step], results: list[Any], needs_rows: bool) -> 
     return None
 
 
+def _copy_script(ask: DataAsk, page: str, context: Context) -> str | None:
+    """A copy in scratch/ that pages in part: a stat script over the same rows (its dataframe, first and last dates)."""
+    header = LOAD_HEADER.search(page)
+    if header is None or "run_python" not in context.tool_names or [s.ref.key for s in ask.series] != [header["key"]]:
+        return None
+    return script_for(replace(ask, period=replace(ask.period, start=header["start"], end=header["end"])), context)
+
+
 def script_for(ask: DataAsk, context: Context) -> str:
     series = [(s.ref.pipeline, s.ref.dataframe, s.column, s.ref.date_column) for s in ask.series[:2]]
     start, end = ask.period.start, ask.period.end
@@ -125,6 +136,11 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
         errors = [result for result in results if result.content.lstrip().startswith("Error")]
     if errors:
         return relay_error(errors[0])
+    scripted = [read_stat_output(result.content) for result in results if result.name == "run_python"]
+    if scripted and scripted[0] is not None:  # a copy that paged in part, computed again over the same rows
+        task.detail["figures"] = scripted[0]
+        path = results[0].args.get("path", "scratch/")
+        return f"{format_figures(ask, scripted[0], vocabulary)} (A script computed it over the rows of {path}: they did not fit my window.)"
     if task.detail.get("rows"):
         results = [ToolResult("chartbook_load_data", {}, task.detail["rows"]), *results]
     tables = tables_in(results)

@@ -17,13 +17,17 @@
   in its visible answers and summaries. One match: that figure. Several: it lists them
   and asks which. None: it reads a visible scratch/ file about that dataframe, or
   searches a visible archive, and answers from what it read; else it says it does not know.
+  A scratch/ copy of a load read back only in part (a page ending with a continuation
+  line) is never answered from: its figures are computed again by a stat script over the
+  same rows (the load's dataframe, column and first and last dates), else the next pages
+  are read (at most ``READ_BACK_PAGES``), else it says it saw only part of the rows.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -32,7 +36,17 @@ from flawedcode.formats import ARCHIVE_LINE as ARCHIVE_LINE_TEXT
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
 from flawedcode.formats import SUMMARY_PREFIX
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
-from flawedcode.models.offline_stats import READ_HEADER, figures, offload_path, parse_loaded_table
+from flawedcode.formats import LOAD_HEADER
+from flawedcode.models.offline_stats import (
+    READ_BACK_PAGES,
+    READ_HEADER,
+    assemble_pages,
+    figures,
+    offload_path,
+    parse_loaded_table,
+    read_stat_output,
+    stat_script,
+)
 from flawedcode.models.offline_words import content_words, normalize, tags_in
 
 OUR_SUMMARY_PREFIX = SUMMARY_PREFIX
@@ -312,14 +326,73 @@ def plan_figure_recall(clause: Clause, context: Context) -> Task:
                  "for it (name the data and the period).")
 
 
+def recall_next_step(task: Task, results: list[Any], context: Context) -> Step | None:
+    """After a read of a scratch/ copy of a load: nothing more if it was whole, else a script over the same rows, else the next page."""
+    pages = [result.content for result in results if result.name == "read_file"]
+    text, next_offset = assemble_pages(pages)
+    if text is not None or next_offset is None or len(pages) != len(results):
+        return None
+    script = _recount_script(task, pages[0], context)
+    if script is not None:
+        return Step("run_python", {"code": script, "timeout": 60})
+    return Step("read_file", {**task.steps[0].roles, "offset": next_offset}) if len(pages) < READ_BACK_PAGES else None
+
+
+def _loaded_series(task: Task, page: str, context: Context) -> tuple[Any, str, re.Match] | None:
+    """The dataframe, column and load header of a copy's first page (the column asked, else the main one it holds)."""
+    header = LOAD_HEADER.search(page)
+    ref = context.vocabulary.frame(header["key"]) if header else None
+    if ref is None:
+        return None
+    after = page[header.end():].lstrip("\n").splitlines()
+    held = after[0].split(",") if after and not after[0].startswith("# ") else list(ref.columns)
+    asked = [column for column in task.detail["clause"].mentions.columns if column in held]
+    column = asked[0] if asked else context.vocabulary.main_column(ref)
+    return (ref, column, header) if column in held else None
+
+
+def _recount_script(task: Task, page: str, context: Context) -> str | None:
+    series = _loaded_series(task, page, context)
+    if series is None or "run_python" not in context.tool_names:
+        return None
+    ref, column, header = series
+    return stat_script(f"figures of {ref.key} {column}, the rows of the copy in scratch/", [(ref.pipeline, ref.dataframe, column,
+                       ref.date_column)], header["start"], header["end"], None, None, [], None, context.catalog_root)
+
+
+def _partial_read(task: Task, results: list[Any], stat: str, context: Context) -> str | None:
+    """The answer when a copy was read only in part: from the script over the same rows, or saying what was seen."""
+    pages = [result.content for result in results if result.name == "read_file"]
+    if not pages or assemble_pages(pages)[0] is not None or READ_HEADER.match(pages[0]) is None:
+        return None
+    where = READ_HEADER.match(pages[0])
+    seen = max(int(match["b"]) for page in pages if (match := READ_HEADER.match(page)))
+    scripts = [read_stat_output(result.content) for result in results if result.name == "run_python"]
+    series = _loaded_series(task, pages[0], context)
+    if scripts and scripts[0] and series and stat in scripts[0]:
+        ref, column, header = series
+        out = scripts[0]
+        return (f"The {stat} of {ref.key} {column} was {out[stat]:.4f} ({out['first_date']} to {out['last_date']}, "
+                f"{int(out['count'])} values). I could read only lines 1-{seen} of the {where['n']} in {where['path']}, so I "
+                f"computed it again with a script over the same rows ({ref.key} from {header['start']} to {header['end']}).")
+    return (f"I could read only lines 1-{seen} of the {where['n']} in {where['path']} (my window has no room for more), "
+            f"so I won't state a {stat} of part of the rows. I can compute it again if you ask me for it (name the data "
+            "and the period).")
+
+
 def answer_recall_from_read(task: Task, results: list[Any], context: Context) -> str:
     """After reading a scratch/ file or searching the archive: the figure that fits every qualifier asked, or 'I don't know'."""
     clause: Clause = task.detail["clause"]
     stat = next((s for s, p in ASKED_STAT.items() if re.search(p, clause.norm) and s in ("mean", "median", "min", "max",
                                                                                            "latest")), "mean")
+    if (partial := _partial_read(task, results, stat, context)) is not None:
+        return partial
     found: list[Figure] = []
+    pages = [result.content for result in results if result.name == "read_file" and READ_HEADER.match(result.content)]
+    if len(pages) > 1:  # a copy read back page by page, whole: one text
+        results = [replace(results[0], content=assemble_pages(pages)[0] or "")]
     for result in results:
-        where = READ_HEADER.match(result.content)
+        where = READ_HEADER.match(pages[0] if pages else result.content)
         table = parse_loaded_table(result.content)
         if table is not None:
             ref = context.vocabulary.frame(table.key)

@@ -49,6 +49,8 @@ def paths_named(text: str) -> list[str]:
 def next_step(task: Task, results: list[ToolResult], context: Context) -> Step | None:
     if task.kind == "data":
         return data_next_step(task, results, context)
+    if task.kind == "recall" and results and results[0].name == "read_file":
+        return memory.recall_next_step(task, results, context)
     if len(results) < len(task.steps):
         return task.steps[len(results)]
     if task.kind == "find_file" and len(results) == 1:

@@ -46,6 +46,8 @@ READ_HEADER = re.compile(r"^# (?P<path>\S+) \(lines (?P<a>\d+)-(?P<b>\d+) of (?P
 CONTINUATION = re.compile(r"^# \.\.\. (?P<more>\d+) more lines: read_file\(path='(?P<path>[^']+)', offset=(?P<offset>\d+)\)\s*$",
                           re.MULTILINE)
 STUB_PATH = re.compile(rf"^{re.escape(STUB_PREFIX)}(?P<path>[^\s|\]]+)")
+READ_BACK_PAGES = 20
+"""How many pages of a copy in scratch/ are read back, when no script can compute its figures over the same rows."""
 STATS_LINE = re.compile(r"^STATS (?P<json>\{.*\})\s*$", re.MULTILINE)
 
 
@@ -84,7 +86,7 @@ class LoadedTable:
 
 
 def parse_loaded_table(text: str) -> LoadedTable | None:
-    """The table in a chartbook_load_data result (or a whole read-back of its copy); never an offload stub."""
+    """The table in a chartbook_load_data result (or a whole read-back of its copy); never an offload stub or part of a table."""
     if text.lstrip().startswith(STUB_PREFIX):
         return None
     match = LOAD_HEADER.search(text)
@@ -97,6 +99,8 @@ def parse_loaded_table(text: str) -> LoadedTable | None:
         body_lines.append(line)
     reader = csv.DictReader(io.StringIO("\n".join(body_lines)))
     records = [dict(row) for row in reader]
+    if len(records) != int(match["rows"]):
+        return None  # part of a table (a page of its copy): its figures would be figures of other rows
     return LoadedTable(key=match["key"], rows=int(match["rows"]), start=match["start"], end=match["end"],
                        header=list(reader.fieldnames or []), records=records)
 
