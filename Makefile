@@ -69,7 +69,7 @@ test: install-test
 # `make test` runs everything.
 CHECK_SKIP = $(addprefix --ignore=tests/,test_notebooks.py test_readme.py test_install.py test_scale.py test_bench.py \
 	test_bench_agents.py test_bench_peers.py test_bench_field_peers.py test_real_models.py test_recording.py test_replay.py \
-	test_robustness.py test_attacks.py test_hardening.py test_cli.py test_models_offline_corpus.py test_context_properties.py \
+	test_robustness.py test_attacks.py test_hardening.py test_cli.py test_models_offline_corpus.py test_models_offline_heldout.py test_context_properties.py \
 	test_server_quirks.py test_budget_guard.py test_isolation.py test_v3.py test_bench_cost.py test_import_effects.py)
 check: install-test
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow" $(CHECK_SKIP) $(PYTEST_ARGS) tests

@@ -354,8 +354,10 @@ def _message_key(message: Any) -> Any:
 
 def tool_call_lines(messages: Sequence[Any], events: Sequence[Any]) -> list[str]:
     """``  -> name(arg='value')  [N chars]`` for each tool call among ``messages``."""
+    from flawedcode.telemetry import EventKind  # the CLI starts without the agent machinery
+
     results = {message.tool_call_id: message for message in messages if message.type == "tool"}
-    offloads = [event for event in events if event.kind == "offload"]
+    offloads = [event for event in events if event.kind == EventKind.OFFLOAD]
     lines = []
     for message in messages:
         for call in getattr(message, "tool_calls", None) or []:
@@ -391,24 +393,26 @@ def _result_size(result: Any, tool_name: str, offloads: list[Any]) -> str:
 
 def event_line(event: Any) -> str | None:
     """One line for a context event the user should notice, or None."""
+    from flawedcode.telemetry import EventKind  # the CLI starts without the agent machinery
+
     detail = event.detail
-    if event.kind == "offload":
+    if event.kind == EventKind.OFFLOAD:
         return (f"  * offload: {detail.get('tool')} result, {detail.get('characters', 0):,} chars "
                 f"({event.tokens_before:,} tokens) -> {detail.get('path')}")
-    if event.kind == "summarize":
+    if event.kind == EventKind.SUMMARIZE:
         return (f"  * summary: {detail.get('removed')} messages archived to {detail.get('archive')}; "
                 f"context {event.tokens_before:,} -> {event.tokens_after:,} tokens")
-    if event.kind == "recovery":
+    if event.kind == EventKind.RECOVERY:
         return f"  * recovery: {detail.get('tool')} {detail.get('target')}"
-    if event.kind == "overflow_retry":
+    if event.kind == EventKind.OVERFLOW_RETRY:
         return f"  * context overflow: summarized and retried ({event.tokens_before:,} -> {event.tokens_after:,} tokens)"
-    if event.kind == "compact":
+    if event.kind == EventKind.COMPACT:
         return (f"  * compaction (no model): {detail.get('stubbed', 0)} tool result(s) and {detail.get('removed', 0)} "
                 f"message(s) archived to {detail.get('archive')}; context {event.tokens_before:,} -> {event.tokens_after:,} tokens")
-    if event.kind == "tool_call_cut_off":
+    if event.kind == EventKind.TOOL_CALL_CUT_OFF:
         return (f"  * tool call cut off: {', '.join(detail.get('tools', []))} not run ({detail.get('reason')}); "
                 "the model was told")
-    if event.kind == "readback_paged":
+    if event.kind == EventKind.READBACK_PAGED:
         return (f"  * read back in pages: {detail.get('path')}, {detail.get('lines')} line(s) fit under the trigger "
                 f"({event.tokens_before:,} tokens in full)")
     if event.kind.endswith("_failed"):
@@ -421,6 +425,8 @@ def token_meter(agent: Any, turn_calls: Sequence[Any]) -> str:
     summaries 0``, then ``| cost $0.0042`` (the session's) on a priced model (``| cost unknown`` when its prices are not
     known). Each figure says its scope: the context and the offload and summary counts start again at ``clear``; the
     cost covers the whole session."""
+    from flawedcode.telemetry import EventKind
+
     context, budget = agent.context_tokens(), agent.log.budget_tokens or agent.budget_tokens
     share = f" ({100 * context / budget:.0f}%)" if budget else ""
     agent_calls = sum(1 for call in turn_calls if call.purpose == "agent")
@@ -430,7 +436,7 @@ def token_meter(agent: Any, turn_calls: Sequence[Any]) -> str:
     tokens_out = sum(call.output_tokens for call in turn_calls)
     return (f"[{agent.log.agent_name}] context {context:,}/{budget:,} tokens{share} | "
             f"turn: {calls}, {tokens_in:,} in, {tokens_out:,} out | "
-            f"this conversation: offloads {_count_since(agent, 'offload')}, summaries {_count_since(agent, 'summarize')}"
+            f"this conversation: offloads {_count_since(agent, EventKind.OFFLOAD)}, summaries {_count_since(agent, EventKind.SUMMARIZE)}"
             f"{cost_text(agent.log)}")
 
 

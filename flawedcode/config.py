@@ -204,7 +204,7 @@ class StableCompactionConfig(_Strict):
     keep_requests: int = Field(2, ge=0, description="The latest digested requests also stay verbatim "
                                                      "(follow-ups such as 'and for EFFR?' lean on them).")
     keep: float = Field(0.05, gt=0, lt=1, description="Share of the budget kept verbatim after the summary blocks.")
-    summaries_max: int = Field(600, gt=0, description="Consolidate the summary blocks and digests (one summary call) "
+    summaries_max: int = Field(500, gt=0, description="Consolidate the summary blocks and digests (one summary call) "
                                                       "once they pass this many tokens.")
     summary_chars: int = Field(400, gt=100, description="The length the summary instruction asks for (characters).")
 
@@ -234,8 +234,17 @@ class LoadoutConfig(_Strict):
     archive_tools_when_archived: bool = Field(True, description="search_archive joins once the archive holds a part.")
 
 
+class V3OffloadConfig(OffloadConfig):
+    """v3 offloads earlier than v2: a result the current turn carries is written to the cache at full price."""
+
+    threshold_tokens: int | None = Field(600, gt=0, description="Offload results longer than this many tokens (OR'ed with characters).")
+    preview_fraction: float = Field(0.2, gt=0, le=0.5, description="Stub size as a fraction of the original's tokens (a smaller result needs a larger share).")
+
+
 class V3Config(V2Config):
     """v3 = v2's config plus cache-stable compaction, sub-agents, memory and the tool loadout."""
+
+    offload: V3OffloadConfig = Field(default_factory=V3OffloadConfig, description="Offloading of large tool results (earlier than v2).")
 
     compaction: StableCompactionConfig = Field(default_factory=lambda: StableCompactionConfig(), description="Cache-stable compaction.")
     subagents: SubagentConfig = Field(default_factory=lambda: SubagentConfig(), description="The task tool's child agents.")

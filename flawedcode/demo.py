@@ -47,7 +47,7 @@ from flawedcode.infra.redact import redact_data
 from flawedcode.lessons import LESSON_BUDGET, lesson_agent
 from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel, ReplayChatModel
 from flawedcode.paths import write_atomically
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 
 LESSON_GOAL = ("My goal: compare the average SOFR and EFFR rates in 2024 and explain the spread between them. "
                "First, list the ChartBook dataframes.")
@@ -68,7 +68,7 @@ MARKER_NAME = ".flawedcode-demo"
 MARKER_TEXT = ("This folder holds the output of `flawedcode demo`. A rerun here replaces "
                f"{CHART_NAME}, {LOGS_NAME} and {WORKSPACES_NAME}/v1, {WORKSPACES_NAME}/v2; nothing else is deleted.\n")
 
-GOAL_LOST_EVENT = "goal_lost"  # recorded by flawedcode.lab.window.ContextWatcher (lesson_agent attaches it)
+GOAL_LOST_EVENT = EventKind.GOAL_LOST  # recorded by flawedcode.lab.window.ContextWatcher (lesson_agent attaches it)
 NEXT_LINE = ("Next: open the lessons with `make lab` (notebooks/00_react_loop_v0.ipynb first), or talk to an agent "
              "yourself: `.venv/bin/flawedcode chat --agent v1`")
 
@@ -142,7 +142,7 @@ class DemoResult:
         lines = []
         for name, log in self.logs.items():
             lost = self.goal_lost_step(name)
-            kept = f"{_counted(log.count('offload'), 'offload')}, {_counted(log.count('summarize'), 'summary', 'summaries')}"
+            kept = f"{_counted(log.count(EventKind.OFFLOAD), 'offload')}, {_counted(log.count(EventKind.SUMMARIZE), 'summary', 'summaries')}"
             answered = (f"it gave the goal back at step {len(self.steps)}" if self.gave_goal_back(name)
                         else f"its answer at step {len(self.steps)} does not repeat the goal")
             if lost is not None:

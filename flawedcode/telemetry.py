@@ -31,7 +31,7 @@ Calls are recorded at the model boundary, so that none escapes:
 
 The charts and the benchmark read ``SessionLog`` and nothing else.
 
-Reported versus counted (``record_call``). When the provider reports usage,
+Reported versus counted (``ServerCalibration``, which the log hands each answered call). When the provider reports usage,
 each call keeps its reported input tokens beside the exact count, and the
 ratio of the two (``CallRecord.reported_ratio``):
 
@@ -63,7 +63,7 @@ ratio of the two (``CallRecord.reported_ratio``):
 
 - **Calibration.** When the last ``CALIBRATION_CALLS`` ratios agree within
   ``STEADY_SPREAD`` (a different tokenizer, not truncation), their median
-  becomes ``token_calibration`` when it is above 1 (the server counts more
+  becomes ``token_factor`` when it is above 1 (the server counts more
   than flawedcode): the summary trigger then compares the count times this
   factor. A server that counts fewer tokens never raises the trigger.
 - **Reasoning tokens** (``output_token_details.reasoning``: hidden, billed as
@@ -274,19 +274,11 @@ class SessionLog:
     summary_model_seconds: float = 0.0
     agent_call_count: int = 0
     boundary_agent_calls: int = 0  # agent calls recorded by a ModelCallRecorder (TelemetryMiddleware reads it)
-    token_calibration: float = 1.0
-    """The server's steady reported/counted ratio when above 1 (the summary trigger uses it); else 1."""
-    truncated_window_tokens: int | None = None
-    """The most input tokens (in flawedcode's count) a truncating server took: its window, as observed."""
     _pending_events: list[str] = field(default_factory=list, repr=False)
-    _ratios: list[float] = field(default_factory=list, repr=False)
-    _truncating: bool = field(default=False, repr=False)
-    _previous_agent_usage: tuple[int, int, int] | None = field(default=None, repr=False)
-    """The last agent call's (counted, reported, index): what the next one is compared with."""
-    _readings: list[tuple[CallRecord, str]] = field(default_factory=list, repr=False)
-    """Calls that read as truncation before it was confirmed, each with how it was read."""
     _unclaimed: OrderedDict[int, tuple[Any, CallRecord]] = field(default_factory=OrderedDict, repr=False)
     listeners: list[Callable[[SessionLog], None]] = field(default_factory=list, repr=False)
+    call_observers: list[Callable[[CallRecord, str], None]] = field(default_factory=list, repr=False)
+    """Called with each answered call and the model's name, before it is appended (``ServerCalibration.observe``)."""
     prompt_cache: SessionCache = field(default_factory=SessionCache, repr=False)
 
     # --- recording -------------------------------------------------------
@@ -343,7 +335,8 @@ class SessionLog:
         record.shared_messages, record.cached_tokens = cache.shared_messages, cache.cached_tokens
         record.cache_write_tokens, record.oracle_tokens = cache.write_tokens, cache.oracle_tokens
         if error is None and _provider_of(message) != SELF_DECLARED_TRUNCATION:
-            self.compare_reported_usage(record, _model_name_of(message))
+            for observer in self.call_observers:
+                observer(record, _model_name_of(message))
         self.calls.append(record)
         if purpose != "agent":  # model time spent inside a wrapper is not the wrapper's own overhead
             self.summary_model_seconds += seconds
@@ -355,8 +348,107 @@ class SessionLog:
                     self._unclaimed.popitem(last=False)
         return record
 
-    # --- reported versus counted ------------------------------------------------
-    def compare_reported_usage(self, record: CallRecord, model_name: str = "the model") -> None:
+    def cost_usd(self) -> float | None:
+        """Estimated US dollars so far: reported tokens where the provider gave them, counts otherwise; None if unpriced."""
+        if self.price_input_per_million is None or self.price_output_per_million is None:
+            return None
+        total = 0.0
+        for call in self.calls:
+            if call.error is not None:  # a refused request is not billed
+                continue
+            billed_in = call.input_tokens if call.reported_input_tokens is None else call.reported_input_tokens
+            billed_out = (call.output_tokens + call.reasoning_tokens if call.reported_output_tokens is None
+                          else call.reported_output_tokens)
+            cache = replace(call.cache(), input_tokens=billed_in)
+            if call.reported_input_tokens is not None and call.reported_cached_tokens is None:
+                cache = CallCache(billed_in)  # the provider billed what it reported, and reported no cache read
+            total += call_cost_usd(cache, billed_out, self.price_input_per_million, self.price_output_per_million,
+                                   self.price_cached_input_per_million, self.price_cache_write_per_million)
+        return round(total, 6)
+
+    @contextmanager
+    def timing_wrapper(self) -> Iterator[None]:
+        """Add the time spent inside a context wrapper to the overhead, less any summarizer model call in it."""
+        started, model_seconds_before = time.perf_counter(), self.summary_model_seconds
+        try:
+            yield
+        finally:
+            elapsed = time.perf_counter() - started
+            self.wrapper_seconds += elapsed - (self.summary_model_seconds - model_seconds_before)
+
+    # --- reading ---------------------------------------------------------
+    def totals(self) -> dict[str, Any]:
+        """Session totals over every call (agent, summary and internal): tokens, peak, calls over budget, cost."""
+        input_tokens = sum(call.input_tokens for call in self.calls)
+        output_tokens = sum(call.output_tokens + call.reasoning_tokens for call in self.calls)  # reasoning is output
+        by_purpose = {purpose: [call for call in self.calls if call.purpose == purpose] for purpose in PURPOSES}
+        return {
+            "model_calls": len(self.calls),
+            "agent_calls": len(by_purpose["agent"]),
+            "summary_calls": len(by_purpose["summary"]),
+            "internal_calls": len(by_purpose["internal"]),
+            "failed_calls": sum(1 for call in self.calls if call.error),
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "summary_input_tokens": sum(call.input_tokens for call in by_purpose["summary"]),
+            "summary_output_tokens": sum(call.output_tokens for call in by_purpose["summary"]),
+            "internal_input_tokens": sum(call.input_tokens for call in by_purpose["internal"]),
+            "peak_context_tokens": max((call.input_tokens for call in self.calls), default=0),
+            "calls_over_budget": sum(1 for call in self.calls if self.budget_tokens and call.input_tokens > self.budget_tokens),
+            "offloads": self.count(EventKind.OFFLOAD),
+            "summaries": self.count(EventKind.SUMMARIZE),
+            "wrapper_seconds": round(self.wrapper_seconds, 6),
+            "estimated_cost_usd": self.cost_usd(),
+            "reasoning_tokens": sum(call.reasoning_tokens for call in self.calls),
+            "truncated_calls": sum(1 for call in self.calls if call.truncated),
+            **cache_totals(call.cache() for call in self.calls),
+        }
+
+    def count(self, kind: str) -> int:
+        return sum(1 for event in self.events if event.kind == kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent_name,
+            "budget_tokens": self.budget_tokens,
+            "trigger_tokens": self.trigger_tokens,
+            "calls": [asdict(call) for call in self.calls],
+            "events": [asdict(event) for event in self.events],
+            "totals": self.totals(),
+        }
+
+
+@dataclass
+class ServerCalibration:
+    """What a server's own token counts reveal (see "Reported versus counted" above), learned from the calls a log records.
+
+    The agent makes one for its log (``watching``: the log hands it each answered call) and passes it on
+    explicitly: v2's wrappers read ``token_factor`` and ``truncated_window_tokens`` from their ``ContextBudget``
+    (``context/budget.py``), never from the log. What it finds is recorded in the log (a ``calibrate`` or
+    ``truncated`` event, the calls marked ``truncated``) for the charts and the benchmark; nothing reads it back.
+    """
+
+    log: SessionLog
+    """Where its findings are recorded."""
+    token_factor: float = 1.0
+    """The server's steady reported/counted ratio when above 1 (the summary trigger uses it); else 1."""
+    truncated_window_tokens: int | None = None
+    """The most input tokens (in flawedcode's count) a truncating server took: its window, as observed."""
+    _ratios: list[float] = field(default_factory=list, repr=False)
+    _truncating: bool = field(default=False, repr=False)
+    _previous_agent_usage: tuple[int, int, int] | None = field(default=None, repr=False)
+    """The last agent call's (counted, reported, index): what the next one is compared with."""
+    _readings: list[tuple[CallRecord, str]] = field(default_factory=list, repr=False)
+    """Calls that read as truncation before it was confirmed, each with how it was read."""
+
+    @classmethod
+    def watching(cls, log: SessionLog) -> ServerCalibration:
+        """A calibration that ``log`` hands every answered call to."""
+        calibration = cls(log)
+        log.call_observers.append(calibration.observe)
+        return calibration
+
+    def observe(self, record: CallRecord, model_name: str = "the model") -> None:
         """Set ``record``'s ratio; weigh it as truncation evidence; calibrate (see the module docstring)."""
         reported, counted = record.reported_input_tokens, record.input_tokens
         if not reported or counted <= 0:
@@ -432,7 +524,7 @@ class SessionLog:
         return ordered[len(ordered) // 2]
 
     def _confirm_truncation(self, model_name: str) -> None:
-        """Repeated evidence: mark the calls, the chart's marker, ``truncated_window_tokens``, one warning line."""
+        """Repeated evidence: mark the calls, the chart's marker (recorded in the log), ``truncated_window_tokens``, one warning line."""
         (first, first_evidence), (last, evidence) = self._readings[0], self._readings[-1]
         self._truncating = True
         steady = self.steady_ratio() or 1.0
@@ -440,14 +532,14 @@ class SessionLog:
                              int((first.reported_input_tokens or 0) / steady),
                              {"reported": first.reported_input_tokens, "sent": first.input_tokens, "model": model_name,
                               "evidence": [reading for _, reading in self._readings]})
-        self.events.append(event)
+        self.log.events.append(event)
         first.events.append(event.kind)
         for call, _ in self._readings:
             self._mark_truncated(call, call.reported_input_tokens or 0)
         in_a_row = "in a row" if last.index == first.index + 1 else "of this conversation"
         warn_once(f"truncated:{model_name}",
                   f"the model ({model_name}) truncated the prompt: it reported {first.reported_input_tokens:,} input "
-                  f"tokens for the {first.input_tokens:,} flawedcode sent ({self.agent_name}, call {first.index}) "
+                  f"tokens for the {first.input_tokens:,} flawedcode sent ({self.log.agent_name}, call {first.index}) "
                   f"and {last.reported_input_tokens:,} for {last.input_tokens:,} (call {last.index}). Read as "
                   f"truncation on two calls {in_a_row} ({first_evidence}; {evidence}; its other calls counted "
                   f"{steady:.2f}x flawedcode's tokens), so it silently dropped part of the conversation; give its real "
@@ -463,83 +555,14 @@ class SessionLog:
             return
         steady = self.steady_ratio() or 1.0
         calibration = round(max(1.0, steady), 3)
-        if abs(calibration - self.token_calibration) > 0.01:
-            self.token_calibration = calibration
-            self.record_event(EventKind.CALIBRATE, 0, 0, ratio=round(steady, 3), model=model_name)
+        if abs(calibration - self.token_factor) > 0.01:
+            self.token_factor = calibration
+            self.log.record_event(EventKind.CALIBRATE, 0, 0, ratio=round(steady, 3), model=model_name)
         if abs(steady - 1.0) > NOTICEABLE_CALIBRATION:
             trigger = "the summary trigger now uses the server's count" if steady > 1 else "the budget stays in flawedcode's count"
             warn_once(f"calibrated:{model_name}",
                       f"the model server counts {steady:.2f}x the input tokens flawedcode counts (a different "
                       f"tokenizer): {trigger}.")
-
-    def cost_usd(self) -> float | None:
-        """Estimated US dollars so far: reported tokens where the provider gave them, counts otherwise; None if unpriced."""
-        if self.price_input_per_million is None or self.price_output_per_million is None:
-            return None
-        total = 0.0
-        for call in self.calls:
-            if call.error is not None:  # a refused request is not billed
-                continue
-            billed_in = call.input_tokens if call.reported_input_tokens is None else call.reported_input_tokens
-            billed_out = (call.output_tokens + call.reasoning_tokens if call.reported_output_tokens is None
-                          else call.reported_output_tokens)
-            cache = replace(call.cache(), input_tokens=billed_in)
-            if call.reported_input_tokens is not None and call.reported_cached_tokens is None:
-                cache = CallCache(billed_in)  # the provider billed what it reported, and reported no cache read
-            total += call_cost_usd(cache, billed_out, self.price_input_per_million, self.price_output_per_million,
-                                   self.price_cached_input_per_million, self.price_cache_write_per_million)
-        return round(total, 6)
-
-    @contextmanager
-    def timing_wrapper(self) -> Iterator[None]:
-        """Add the time spent inside a context wrapper to the overhead, less any summarizer model call in it."""
-        started, model_seconds_before = time.perf_counter(), self.summary_model_seconds
-        try:
-            yield
-        finally:
-            elapsed = time.perf_counter() - started
-            self.wrapper_seconds += elapsed - (self.summary_model_seconds - model_seconds_before)
-
-    # --- reading ---------------------------------------------------------
-    def totals(self) -> dict[str, Any]:
-        """Session totals over every call (agent, summary and internal): tokens, peak, calls over budget, cost."""
-        input_tokens = sum(call.input_tokens for call in self.calls)
-        output_tokens = sum(call.output_tokens + call.reasoning_tokens for call in self.calls)  # reasoning is output
-        by_purpose = {purpose: [call for call in self.calls if call.purpose == purpose] for purpose in PURPOSES}
-        return {
-            "model_calls": len(self.calls),
-            "agent_calls": len(by_purpose["agent"]),
-            "summary_calls": len(by_purpose["summary"]),
-            "internal_calls": len(by_purpose["internal"]),
-            "failed_calls": sum(1 for call in self.calls if call.error),
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
-            "summary_input_tokens": sum(call.input_tokens for call in by_purpose["summary"]),
-            "summary_output_tokens": sum(call.output_tokens for call in by_purpose["summary"]),
-            "internal_input_tokens": sum(call.input_tokens for call in by_purpose["internal"]),
-            "peak_context_tokens": max((call.input_tokens for call in self.calls), default=0),
-            "calls_over_budget": sum(1 for call in self.calls if self.budget_tokens and call.input_tokens > self.budget_tokens),
-            "offloads": self.count("offload"),
-            "summaries": self.count("summarize"),
-            "wrapper_seconds": round(self.wrapper_seconds, 6),
-            "estimated_cost_usd": self.cost_usd(),
-            "reasoning_tokens": sum(call.reasoning_tokens for call in self.calls),
-            "truncated_calls": sum(1 for call in self.calls if call.truncated),
-            **cache_totals(call.cache() for call in self.calls),
-        }
-
-    def count(self, kind: str) -> int:
-        return sum(1 for event in self.events if event.kind == kind)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent_name,
-            "budget_tokens": self.budget_tokens,
-            "trigger_tokens": self.trigger_tokens,
-            "calls": [asdict(call) for call in self.calls],
-            "events": [asdict(event) for event in self.events],
-            "totals": self.totals(),
-        }
 
 
 _AGENT_CALL: ContextVar[SessionLog | None] = ContextVar("flawedcode_agent_call", default=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,18 @@ def tasks(tmp_path: Path):
     path = tmp_path / "tasks.yaml"
     path.write_text(TASKS, encoding="utf-8")
     return load_task_file(path)
+
+
+@pytest.fixture(scope="module")
+def two_v0_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A benchmark folder with two runs of v0, made once for the tests that each spoil a copy of its runs.jsonl."""
+    folder = tmp_path_factory.mktemp("two-v0-runs")
+    (folder / "tasks.yaml").write_text(TASKS, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:  # the per-test output folders are not set up yet at module scope
+        for name in ("SCRATCH", "ARCHIVE", "RESULTS"):
+            patch.setenv(f"FLAWEDCODE_{name}_DIR", str(folder / name.lower()))
+        run(["v0"], load_task_file(folder / "tasks.yaml"), 2, folder / "out", progress=False)
+    return folder / "out"
 
 
 def lines_of(out: Path) -> list[str]:
@@ -56,9 +69,9 @@ def test_a_whole_last_record_without_its_newline_is_kept(tmp_path: Path, tasks) 
 
 @pytest.mark.parametrize("bad", ["null", "{}", "[1]", "not json at all", '{"agent": "v0", "task": "t", "run": "one"}',
                                  '{"agent": "v0", "task": "t", "run": 1, "probes": [1]}', '"text"', "\udcff"])
-def test_a_bad_line_is_reported_in_one_line_and_skipped(bad: str, tmp_path: Path, tasks) -> None:
+def test_a_bad_line_is_reported_in_one_line_and_skipped(bad: str, tmp_path: Path, two_v0_runs: Path) -> None:
     out = tmp_path / "out"
-    run(["v0"], tasks, 2, out, progress=False)
+    shutil.copytree(two_v0_runs, out)
     good = lines_of(out)
     (out / "runs.jsonl").write_bytes((good[0] + "\n" + bad + "\n" + good[1] + "\n").encode("utf-8", "surrogateescape"))
     found = read_runs(out)

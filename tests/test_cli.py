@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -256,28 +257,35 @@ def test_version_and_bench_help_lists_every_built_in_task(capsys):
     assert all(task.name in out for task in load_tasks())
 
 
+def chat_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, stdin: str, *args: str) -> tuple[int, str, str]:
+    """``flawedcode chat ARGS`` on piped ``stdin``, in this process (the smoke tests above run the real command)."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    return run_main(capsys, "chat", *args)
+
+
 def test_chat_budget_sets_the_meter_and_refuses_a_budget_below_the_fixed_cost(tmp_path, capsys, monkeypatch):
-    result = run_cli(tmp_path, "chat", "--budget", "4,096", stdin="List ChartBook dataframes\n")
-    assert result.returncode == 0 and "budget 4,096 tokens" in result.stdout and "/4,096 tokens" in result.stdout
+    code, out, err = chat_in_process(monkeypatch, capsys, "List ChartBook dataframes\n", "--budget", "4,096")
+    assert code == 0 and "budget 4,096 tokens" in out and "/4,096 tokens" in out, err
     with pytest.raises(SystemExit) as exited:
         cli.main(["chat", "--budget", "100"])
     assert_one_line_error(exited.value.code, capsys.readouterr().err, "at least 1,024 tokens")
 
 
-def test_the_repl_removes_an_unchanged_temporary_workspace_and_keeps_one_the_agent_wrote_to(tmp_path):
-    quiet = run_cli(tmp_path, "chat", stdin="List ChartBook dataframes\n")
-    assert "nothing in it changed: removed" in quiet.stdout
-    wrote = run_cli(tmp_path, "chat", stdin="save a note to notes.txt saying buy bonds\n")
-    kept = re.search(r"\(workspace kept, because this session changed (.+): (\S+)\)$", wrote.stdout, re.MULTILINE)
-    assert kept and "notes.txt" in kept.group(1), wrote.stdout
+def test_the_repl_removes_an_unchanged_temporary_workspace_and_keeps_one_the_agent_wrote_to(capsys, monkeypatch):
+    _, quiet, _ = chat_in_process(monkeypatch, capsys, "List ChartBook dataframes\n")
+    assert "nothing in it changed: removed" in quiet
+    _, wrote, _ = chat_in_process(monkeypatch, capsys, "save a note to notes.txt saying buy bonds\n")
+    kept = re.search(r"\(workspace kept, because this session changed (.+): (\S+)\)$", wrote, re.MULTILINE)
+    assert kept and "notes.txt" in kept.group(1), wrote
     assert (Path(kept.group(2)) / "notes.txt").is_file()
+    shutil.rmtree(kept.group(2))
 
 
-def test_clear_starts_the_conversation_counters_again(tmp_path):
-    result = run_cli(tmp_path, "chat", "--agent", "v2", stdin="Get docs for yield_curve/repo_public\nclear\nList ChartBook dataframes\n")
-    meters = METER.findall(result.stdout) or re.findall(r"this conversation: offloads (\d+)", result.stdout)
-    counts = re.findall(r"this conversation: offloads (\d+)", result.stdout)
-    assert counts == ["1", "0"], meters
+def test_clear_starts_the_conversation_counters_again(capsys, monkeypatch):
+    _, out, _ = chat_in_process(monkeypatch, capsys, "Get docs for yield_curve/repo_public\nclear\nList ChartBook dataframes\n",
+                                "--agent", "v2")
+    counts = re.findall(r"this conversation: offloads (\d+)", out)
+    assert counts == ["1", "0"], out
 
 
 def test_a_line_at_the_terminal_limit_is_announced_when_there_is_no_line_editing(monkeypatch, capsys):

@@ -157,8 +157,8 @@ def test_a_truncating_server_is_noticed_once_marked_on_the_chart_and_v2_fits_its
     assert [marker[0] for marker in markers].count("truncated") == 1
     assert v1.log.totals()["truncated_calls"] == len(truncated)
     assert "I don't know" in v1.messages[-1].content, "v1 lost its goal to the server's truncation"
-    assert failures == [] and v2.log.truncated_window_tokens < 4_000
-    assert v2.log.budget_tokens == input_window(v2.log.truncated_window_tokens), "v2 fitted its budget to what it takes"
+    assert failures == [] and v2.calibration.truncated_window_tokens < 4_000
+    assert v2.log.budget_tokens == input_window(v2.calibration.truncated_window_tokens), "v2 fitted its budget to what it takes"
     assert f'Your original goal was: "{LESSON_STEPS[0]}"' in replies[-1]
     assert sum(call.truncated for call in v2.token_log) <= 2, "the budget is lowered on the second reading"
 
@@ -167,7 +167,7 @@ def test_a_server_counting_more_tokens_calibrates_the_trigger(tmp_path, capsys):
     with ImitationServer(style="openai", token_scale=1.3) as server:
         agent = agent_on(server, tmp_path)
         send_all(agent, LESSON_STEPS)
-    assert agent.log.token_calibration == pytest.approx(1.3, abs=0.02)
+    assert agent.calibration.token_factor == pytest.approx(1.3, abs=0.02)
     first_summary = next(event for event in agent.events if event.kind == "summarize")
     trigger = agent.log.trigger_tokens
     assert first_summary.tokens_before * 1.3 >= trigger > first_summary.tokens_before, "summarized on the server's count"

@@ -304,7 +304,7 @@ def test_a_server_with_its_own_tokenizer_is_never_taken_for_truncating(role_scal
         replies, failures = send_all(agent, LONGER_SESSION)
     err = capsys.readouterr().err
     assert failures == [] and "truncated the prompt" not in err
-    assert agent.log.totals()["truncated_calls"] == 0 and agent.log.truncated_window_tokens is None
+    assert agent.log.totals()["truncated_calls"] == 0 and agent.calibration.truncated_window_tokens is None
     assert agent.log.budget_tokens == 8_192 and "budget_lowered" not in [event.kind for event in agent.events]
 
 
@@ -314,9 +314,10 @@ def usage_reply(reported: int) -> AIMessage:
 
 
 def test_one_surprising_count_is_not_truncation_two_in_a_row_are_and_the_warning_says_how_it_was_read(capsys):
-    from flawedcode.telemetry import SessionLog
+    from flawedcode.telemetry import ServerCalibration, SessionLog
 
     log = SessionLog(agent_name="v2", budget_tokens=8_192)
+    calibration = ServerCalibration.watching(log)
     surprise = [(1_000, 1_050), (1_600, 1_690), (2_300, 1_480)]  # one surprising count, then back to normal
     normal = [(2_500 + 100 * n, int((2_500 + 100 * n) * 1.06)) for n in range(10)]
     flat = [(4_000, 3_400), (4_900, 3_410)]  # then a flat count while the prompt grows: truncation
@@ -326,7 +327,7 @@ def test_one_surprising_count_is_not_truncation_two_in_a_row_are_and_the_warning
     for sent, reported in flat:
         log.record_call(sent, 5, usage_reply(reported), 0.1)
     assert [call.index for call in log.calls if call.truncated] == [13, 14]
-    assert log.truncated_window_tokens == int(3_410 / log.steady_ratio())
+    assert calibration.truncated_window_tokens == int(3_410 / calibration.steady_ratio())
     err = capsys.readouterr().err
     assert err.count("truncated the prompt") == 1
     assert ("it reported 3,400 input tokens for the 4,000 flawedcode sent (v2, call 13) and 3,410 for 4,900 (call 14). "

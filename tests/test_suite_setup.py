@@ -4,6 +4,8 @@
   worker, in order) and selects nothing out: the ``slow`` tests run too, so CI runs the same tests
   as a serial ``pytest`` would.
 - The ``slow`` marker is declared and used, so ``pytest -m "not slow"`` is a real quick subset.
+- The longest files are handed out first (``tests/durations.json``, see ``conftest.py``): a file never
+  starts last and finishes alone.
 """
 
 from __future__ import annotations
@@ -33,3 +35,18 @@ def test_the_slow_marker_is_declared_and_used() -> None:
     marked = [path.name for path in sorted((ROOT / "tests").glob("test_*.py"))
               if re.search(r"pytest\.mark\.slow\b", path.read_text(encoding="utf-8"))]
     assert "test_install.py" in marked, marked
+
+
+def test_the_longest_files_are_handed_out_first_and_each_keeps_its_order() -> None:
+    from conftest import longest_first
+
+    nodeids = ["tests/a.py::t1", "tests/a.py::t2", "nb.ipynb::Cell 0", "nb.ipynb::Cell 1", "tests/new.py::x", "tests/new.py::y"]
+    assert longest_first(nodeids, {"tests/a.py": 1.0, "nb.ipynb": 5.0}) == ["nb.ipynb", "tests/a.py", "tests/new.py"]
+    assert longest_first(nodeids, {}) == ["tests/a.py", "nb.ipynb", "tests/new.py"], "unknown files: ties keep their order"
+
+
+def test_the_stored_durations_name_files_that_exist() -> None:
+    import json
+
+    stored = json.loads((ROOT / "tests" / "durations.json").read_text(encoding="utf-8"))
+    assert len(stored) > 40 and all((ROOT / path).is_file() for path in stored), "run pytest --store-durations over the suite"

@@ -39,7 +39,7 @@ from flawedcode.config import AgentConfig
 from flawedcode.context.repair import CutOffToolCallsMiddleware
 from flawedcode.infra.safe_text import escape_surrogates
 from flawedcode.models import budget_for, explain_model_error, get_model, profile_for
-from flawedcode.telemetry import CallRecord, ContextEvent, ModelCallRecorder, SessionLog, TelemetryMiddleware
+from flawedcode.telemetry import CallRecord, ContextEvent, ModelCallRecorder, ServerCalibration, SessionLog, TelemetryMiddleware
 from flawedcode.tokens import TokenCounter, encoding_name_for_model
 from flawedcode.tools import Workspace, make_tools
 
@@ -71,6 +71,7 @@ class BaseAgent:
                               price_output_per_million=profile.output_per_million,
                               price_cached_input_per_million=profile.cached_input_per_million,
                               price_cache_write_per_million=profile.cache_write_per_million)
+        self.calibration = ServerCalibration.watching(self.log)  # what the server's own counts reveal (v2's budget holds it)
         self.recorder = ModelCallRecorder(self.log, self.counter)
         self.recorder.attach(self.model)
         self.prepare()

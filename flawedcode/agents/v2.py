@@ -58,7 +58,7 @@ class AgentV2(BaseAgent):
 
     def build_middleware(self) -> list[AgentMiddleware]:
         # NEW in v2: the budget the wrappers manage to, and the lesson's two steps
-        budget = ContextBudget(self.budget_tokens, self.fixed_tokens, self.config.summarization, self.log)
+        budget = ContextBudget(self.budget_tokens, self.fixed_tokens, self.config.summarization, self.log, self.calibration)
         lesson = ManageContext(self, budget)
         # NEW in v2: the guards (back-off, compaction, overflow retry, read-back paging, repair) in one line
         return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model),
@@ -92,7 +92,7 @@ class ManageContext(AgentMiddleware):
                                config=agent.config.summarization, counter=agent.counter,
                                budget_tokens=self.budget.tokens, fixed_tokens=self.budget.fixed_tokens, force=force,
                                fallback_model=agent.model if self.summary_model else None, log=agent.log,
-                               calibration=agent.log.token_calibration)
+                               calibration=self.budget.calibration.token_factor)
 
     def before_model(self, state: dict[str, Any], runtime: Any) -> dict[str, Any] | None:
         """Step 1, before each model call: summarize with archive if a trigger is met."""

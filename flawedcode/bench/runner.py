@@ -85,6 +85,7 @@ from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.infra.redact import redact_data
 from flawedcode.models import ModelConfigError, ModelOptions, OfflineModel
 from flawedcode.paths import write_atomically
+from flawedcode.telemetry import EventKind
 from flawedcode.tools import Workspace
 
 BENCH_WINDOW_TOKENS = DEFAULT_BUDGET_TOKENS
@@ -230,7 +231,7 @@ def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_
         facts=end_of_run_facts(agent, task.facts), totals=agent.log.totals(), turns=len(wrapper_per_turn),
         fixed_tokens=measured_fixed_tokens(agent),
         summary_tokens=sum(call.input_tokens + call.output_tokens for call in agent.log.calls if call.purpose == "summary"),
-        masks=agent.log.count("mask"), wrapper_seconds=round(wrapper_overhead_seconds(agent), 6),
+        masks=agent.log.count(EventKind.MASK), wrapper_seconds=round(wrapper_overhead_seconds(agent), 6),
         wrapper_seconds_per_turn=wrapper_per_turn, seconds=round(time.perf_counter() - started, 4),
         settings=agent.settings(), transcript=str(transcript.relative_to(out_dir)),
     )

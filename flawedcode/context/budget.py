@@ -6,18 +6,23 @@
 - ``trigger_tokens``: the summary trigger in tokens (the lowest token trigger of the summarization
   config); None when summaries are off or only a message count triggers them.
 - ``fixed_tokens``: what every call sends besides the messages (system prompt and tool schemas).
+- ``calibration``: what the server's own token counts revealed (``telemetry.ServerCalibration``, made by
+  the agent for its log): ``token_factor``, the server's steady count per flawedcode token when above 1
+  (the triggers compare the count times it), and ``truncated_window_tokens``, the most a truncating
+  server took (the budget is lowered to fit it). A budget made without one knows nothing of the server
+  (factor 1, no window).
 
-The wrappers read the budget from here. The ``SessionLog`` only records it (``budget_tokens`` and
-``trigger_tokens`` for the charts, a ``budget_lowered`` event when it goes down); nothing reads it back
-from the log.
+The wrappers read all of this from here. The ``SessionLog`` only records it (``budget_tokens`` and
+``trigger_tokens`` for the charts, a ``budget_lowered`` event when it goes down, the calibration's
+``calibrate`` and ``truncated`` events); nothing reads it back from the log.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flawedcode.config import SummarizationConfig
-from flawedcode.telemetry import EventKind, SessionLog
+from flawedcode.telemetry import EventKind, ServerCalibration, SessionLog
 
 
 @dataclass
@@ -28,6 +33,8 @@ class ContextBudget:
     fixed_tokens: int
     summarization: SummarizationConfig
     log: SessionLog | None = None  # where a change is recorded (never read back)
+    calibration: ServerCalibration = field(default_factory=lambda: ServerCalibration(SessionLog()))
+    """What the server's counts revealed; the agent passes the one watching its log."""
 
     def __post_init__(self) -> None:
         self.record()

@@ -109,7 +109,7 @@ class BudgetGuardMiddleware(AgentMiddleware):
         """The messages stubbed to fit the budget, or None when they already fit (or nothing could be stubbed)."""
         with self.log.timing_wrapper():
             before = self.budget.fixed_tokens + self.counter.count_messages(messages)
-            limit = int(self.budget.tokens / max(1.0, self.log.token_calibration))
+            limit = int(self.budget.tokens / max(1.0, self.budget.calibration.token_factor))
             if before <= limit:
                 return None
             fitted, stubbed = fit_to_budget(messages, limit, self.budget.fixed_tokens, self.counter,

@@ -84,7 +84,7 @@ class ReadBackPagingMiddleware(AgentMiddleware):
         if not isinstance(result, ToolMessage) or not isinstance(result.content, str) or result.status == "error":
             return result
         with self.log.timing_wrapper():
-            room = room_under_trigger(self.trigger_tokens(), self.context_tokens(request), self.log.token_calibration)
+            room = room_under_trigger(self.trigger_tokens(), self.context_tokens(request), self.budget.calibration.token_factor)
             full_tokens = self.counter.count_message(result)
             if full_tokens <= room:
                 return result

@@ -25,9 +25,9 @@ returns the middleware list v2 runs; each guard below answers one way the plain 
 4. **A window smaller than the budget**: when the overflow error names the server's window (or how
    many tokens were too many), the budget is lowered to fit it (one warning line, a
    ``budget_lowered`` event); the same when a server that silently truncates shows how much it takes
-   (``telemetry.py`` observes it).
+   (``telemetry.ServerCalibration`` observes it).
 5. **A server that counts more tokens than flawedcode**: the trigger and the budget are compared
-   with flawedcode's count times the server's steady ratio (``SessionLog.token_calibration``).
+   with flawedcode's count times the server's steady ratio (``ContextBudget.calibration``).
 6. **Reading an offloaded result back re-inflates the context**: ``readback.py`` pages the read to fit
    under the trigger.
 7. **A tool call left without a result** (an interrupted turn): ``repair.py`` patches it with a
@@ -282,9 +282,9 @@ class ContextGuards(AgentMiddleware):
             return None
         fixed_tokens = self.budget.fixed_tokens
         tokens = outcome.tokens_before if outcome else fixed_tokens + self.counter.count_messages(messages)
-        if not force and tokens * self.log.token_calibration <= self.budget.tokens:
+        if not force and tokens * self.budget.calibration.token_factor <= self.budget.tokens:
             return None
-        target = int(self.compaction_target() / self.log.token_calibration)
+        target = int(self.compaction_target() / self.budget.calibration.token_factor)
         if force:  # the server refused what was sent: send clearly less, whatever the trigger says
             target = min(target, tokens * 3 // 4)
         compacted = compact(messages, archive=self.archive, counter=self.counter, target_tokens=target,
@@ -302,7 +302,7 @@ class ContextGuards(AgentMiddleware):
         self.budget.lower(budget_tokens, source)
 
     def _adopt_observed_window(self) -> None:
-        observed = self.log.truncated_window_tokens
+        observed = self.budget.calibration.truncated_window_tokens
         if observed and input_window(observed) < self.budget.tokens:  # it took that much, reply included
             self.lower_budget(input_window(observed), f"the server truncated prompts to about {observed:,} tokens")
 
@@ -357,7 +357,7 @@ class ContextGuards(AgentMiddleware):
         limit = getattr(overflow, "limit_tokens", None)
         excess = getattr(overflow, "excess_tokens", None)
         if not limit and excess:  # "N tokens too many": the window is what was sent (in the server's count) less N
-            limit = math.ceil(tokens_sent * self.log.token_calibration) - int(excess)
+            limit = math.ceil(tokens_sent * self.budget.calibration.token_factor) - int(excess)
         if not limit or limit <= 0:
             return
         source = f"the server's overflow error names a {limit:,}-token window"

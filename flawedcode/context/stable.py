@@ -26,14 +26,16 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
    ``keep_turns`` (default 0) are archived and each becomes one digest, appended after
    the blocks (no model call)::
 
-       [Conversation summary 7 | turn digest | archive: archives/<conversation>/0009.md]
+       [Conversation summary 7 | turn digest]
        Request: Load SOFR data and report the average rate (tools: chartbook_load_data)
        Numbers reported:
        - money_markets/sofr rate (percent), 2024-08-07 to 2024-12-31, 100 values: mean 4.8944.
 
    A digest keeps of the answer only its sentences with a decimal figure (at most
    ``DIGEST_FIGURES_CHARS``, 160), else its first ``DIGEST_ANSWER_CHARS`` (60) as
-   ``Answer: ...``: the request line already says what was done, the archive holds the rest.
+   ``Answer: ...``: the request line already says what was done, and the archive holds the rest
+   (``search_archive`` with the request's words finds the turn; a digest names no path: 15 tokens
+   in every request, for a pointer the search gives anyway).
    A note the user asked to keep is listed under ``User notes (verbatim):``. The latest
    ``keep_requests`` (2) requests also stay verbatim, so a follow-up ("and for EFFR?") still reads.
 3. **Consolidate rarely, from cache**: at the start of a turn, when the blocks pass
@@ -278,7 +280,7 @@ def turn_digest(number: int, archive_path: str, turn: Sequence[AnyMessage]) -> H
     figures = [sentence for sentence in SENTENCE_END.split(answer_text) if FIGURE.search(sentence)]
     has_figure = bool(figures)
     answer_text = shorten(" ".join(figures), DIGEST_FIGURES_CHARS) if has_figure else shorten(answer_text, DIGEST_ANSWER_CHARS)
-    lines = [f"{SUMMARY_PREFIX} {number} | turn digest | archive: {archive_path}]", f"Request: {request_text}"
+    lines = [f"{SUMMARY_PREFIX} {number} | turn digest]", f"Request: {request_text}"
              + (f" (tools: {', '.join(dict.fromkeys(calls))})" if calls else "")]
     if is_note_like(request_text):
         lines += ["User notes (verbatim):", f"- {request_text}"]
@@ -457,7 +459,7 @@ class StableCompactor:
         goal = messages[:1] if start > 0 and not is_summary_block(messages[0]) else []
         compacted = [*goal, *([] if consolidate else blocks), block, *messages[cutoff:]]
         step.summarized, step.consolidated, step.archive_path = True, consolidate, part.display_path
-        self._event(EventKind.CONSOLIDATE if consolidate else "summarize", before, self.tokens(compacted),
+        self._event(EventKind.CONSOLIDATE if consolidate else EventKind.SUMMARIZE, before, self.tokens(compacted),
                     archive=part.display_path, removed=cutoff - start, blocks=1 if consolidate else len(blocks) + 1)
         return compacted
 

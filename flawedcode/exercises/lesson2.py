@@ -7,6 +7,7 @@ from typing import Any
 
 from flawedcode.demo import LESSON_STEPS
 from flawedcode.lab.window import text_of
+from flawedcode.telemetry import EventKind
 from flawedcode.tokens import count_text
 
 from .core import Outcome, answer_check, attempted, exercise, function_of, require, run_check, size_word, whole_number, written
@@ -48,7 +49,7 @@ def check_lower_threshold(agent: Any, offloads: int) -> Outcome:
                 "the agent still offloads at the default threshold: lower it first (lab.change(...))")
         require(not agent.config.summarization.enabled, "the summarizer is on: switch it off, to see one technique at a time")
         require(len(requests(agent)) >= len(LESSON_STEPS), "the session has not been run on this agent: play it")
-        expected = agent.log.count("offload")
+        expected = agent.log.count(EventKind.OFFLOAD)
         require(given == expected, f"`offloads` is {size_word(given, expected)}: count the agent's offload events")
         return f"{expected} results went to scratch/; the stubs keep the context small, at the price of reading back."
     return run_check("2.1", body)
@@ -111,7 +112,7 @@ def check_offload_savings(agent: Any, saved_tokens: int) -> Outcome:
         attempted(agent=agent, saved_tokens=saved_tokens)
         is_agent(agent, ("v2",))
         given = whole_number(saved_tokens, "saved_tokens")
-        offloads = [event for event in agent.events if event.kind == "offload"]
+        offloads = [event for event in agent.events if event.kind == EventKind.OFFLOAD]
         require(bool(offloads), "this agent has offloaded nothing: run the lesson's session on v2")
         first = offloads[0]
         later_calls = [call for call in agent.token_log if call.index >= first.call_index]

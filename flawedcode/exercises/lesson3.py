@@ -9,6 +9,7 @@ from typing import Any
 from flawedcode.demo import GOAL_QUESTION, LESSON_STEPS
 from flawedcode.formats import SUMMARY_PREFIX
 from flawedcode.lab.window import text_of
+from flawedcode.telemetry import EventKind
 from flawedcode.tokens import count_text
 
 from .core import Outcome, answer_check, attempted, exercise, function_of, require, run_check, size_word, whole_number, written
@@ -88,7 +89,7 @@ def check_trigger(agent: Any, summaries: int) -> Outcome:
         require(agent.log.trigger_tokens == int(EARLIER_TRIGGER * agent.budget_tokens),
                 "the agent's trigger is not at half the budget: change it first")
         require(agent.log.turn >= 10, "the session on this agent is too short to summarize much: play the whole session")
-        expected = agent.log.count("summarize")
+        expected = agent.log.count(EventKind.SUMMARIZE)
         require(given == expected, f"`summaries` is {size_word(given, expected)}: count the agent's summarize events")
         spent = agent.log.totals()["summary_input_tokens"]
         return f"{expected} summaries, {spent:,} tokens read by the summarizer: an early trigger summarizes more often."
@@ -103,7 +104,7 @@ def check_keep_less(agent: Any, goal_message: Any) -> Outcome:
         keep = agent.config.summarization.keep
         require((keep.type, keep.value) == ("messages", KEEP_LESS_MESSAGES), f"the agent does not keep {KEEP_LESS_MESSAGES} messages")
         asked = requests(agent)
-        require(bool(asked) and asked[-1] == GOAL_QUESTION and agent.log.count("summarize") > 0,
+        require(bool(asked) and asked[-1] == GOAL_QUESTION and agent.log.count(EventKind.SUMMARIZE) > 0,
                 f"run the session on this agent first (it ends with {GOAL_QUESTION!r})")
         require(any(goal_message is message for message in agent.messages), "`goal_message` is not one of the agent's messages")
         text = text_of(goal_message)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from flawedcode.telemetry import EventKind
+
 from .core import Outcome, answer_check, attempted, exercise, function_of, require, run_check, size_word, whole_number
 from .session import is_agent
 
@@ -36,9 +38,10 @@ def check_plan_reminders(plan_agent: Any, reminders: int) -> Outcome:
         attempted(reminders=reminders)
         is_agent(plan_agent, ("v3",))  # the v3 agent that ran the plan above
         count = whole_number(reminders, "reminders")
-        expected = sum(event.kind == "plan_reminder" for event in plan_agent.events)
+        expected = sum(event.kind == EventKind.PLAN_REMINDER for event in plan_agent.events)
         require(count == expected, f"{size_word(count, expected)}: count the events of kind 'plan_reminder'")
-        compactions = sum(event.kind in ("digest", "consolidate", "summarize", "clear") for event in plan_agent.events)
+        compactions = sum(event.kind in (EventKind.DIGEST, EventKind.CONSOLIDATE, EventKind.SUMMARIZE, EventKind.CLEAR)
+                          for event in plan_agent.events)
         return (f"the plan came back {expected} times over {compactions} compactions: each time the last write_todos "
                 "left the view, a reminder put it back before the next request.")
     return run_check("6.1", body)

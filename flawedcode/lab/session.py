@@ -32,6 +32,7 @@ from flawedcode.context.summarize import maybe_summarize
 from flawedcode.formats import STUB_PREFIX
 from flawedcode.lab.window import ContextView, ContextWatcher, text_of, view_of_agent
 from flawedcode.lessons import LESSON_BUDGET, lesson_agent, lesson_folder
+from flawedcode.telemetry import EventKind
 
 VERSIONS = ("v0", "v1", "v2")
 DEFAULT_TRIGGER_FRACTION = SummarizationConfig().trigger[0].value  # v2's own defaults, so the lab runs the v2 students read
@@ -245,7 +246,7 @@ def tool_calls_of_turn(agent: BaseAgent, request: str, events: Sequence[Any]) ->
     start = max((i for i, message in enumerate(messages) if message.type == "human" and text_of(message) == request), default=None)
     if start is None:
         return []
-    offloads = iter([event for event in events if event.kind == "offload"])
+    offloads = iter([event for event in events if event.kind == EventKind.OFFLOAD])
     results = {getattr(message, "tool_call_id", None): message for message in messages[start:] if message.type == "tool"}
     records = []
     for message in messages[start:]:
