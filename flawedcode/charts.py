@@ -79,14 +79,13 @@ import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import matplotlib
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+from typing import TYPE_CHECKING, Any
 
 from flawedcode.telemetry import EventKind, SessionLog
+
+if TYPE_CHECKING:  # matplotlib itself is imported when the first chart is drawn, not with this module
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # Okabe & Ito (2008): distinguishable with every common colour-vision deficiency.
 OKABE_ITO = {
@@ -142,6 +141,13 @@ LogsArgument = SessionLog | Sequence[SessionLog]
 
 
 # --- the data behind the context chart -----------------------------------------------
+def projector_style() -> Any:
+    """matplotlib's settings for a chart read from the back row (``PROJECTOR_STYLE``), as a ``with`` block."""
+    import matplotlib  # on first use: importing flawedcode.charts costs no matplotlib
+
+    return matplotlib.rc_context(PROJECTOR_STYLE)
+
+
 def chart_data(logs: LogsArgument) -> dict[str, Any]:
     """The numbers the context chart draws, per agent (keyed by ``log.agent_name``).
 
@@ -274,7 +280,7 @@ def plot_context(logs: LogsArgument, ax: Axes | None = None, title: str | None =
 
     ``steps``: the session's length, to fix the x axis before the session is over.
     """
-    with matplotlib.rc_context(PROJECTOR_STYLE):
+    with projector_style():
         if ax is None:
             ax = context_figure().add_subplot()
         draw_context(ax, chart_data(logs), title=title, steps=steps)
@@ -283,6 +289,8 @@ def plot_context(logs: LogsArgument, ax: Axes | None = None, title: str | None =
 
 def context_figure() -> Figure:
     """An empty figure the size and margins of the context chart."""
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=CONTEXT_FIGSIZE)
     figure.subplots_adjust(**CONTEXT_MARGINS)
     return figure
@@ -413,6 +421,8 @@ def _renderer(figure: Figure) -> Any:
 
 
 def _style_context_axes(ax: Axes, data: Mapping[str, Any], title: str | None, steps: int | None) -> None:
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+
     ax.set_xlabel(X_LABEL)
     ax.set_ylabel(Y_LABEL)
     ax.set_title(title or "Tokens in context at each model call")
@@ -439,7 +449,7 @@ def save_context_chart(logs: LogsArgument, path: str | Path, title: str | None =
 def _save(figure: Figure, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with matplotlib.rc_context(PROJECTOR_STYLE):
+    with projector_style():
         figure.savefig(path, format="png")
     return path
 
@@ -464,7 +474,7 @@ class LiveChart:
         self.steps = steps
         self.auto = auto
         self.logs: list[SessionLog] = []
-        with matplotlib.rc_context(PROJECTOR_STYLE):
+        with projector_style():
             self.figure = context_figure()
             self.ax = self.figure.add_subplot()
         self.handle: Any = None
@@ -502,7 +512,7 @@ class LiveChart:
         state = self.state()
         if state == self._drawn and not force:
             return False
-        with matplotlib.rc_context(PROJECTOR_STYLE):
+        with projector_style():
             draw_context(self.ax, self.data(), title=self.title, steps=self.steps)
         self._drawn = state
         self.redraws += 1
@@ -519,7 +529,7 @@ class LiveChart:
         from IPython.display import Image
 
         buffer = io.BytesIO()
-        with matplotlib.rc_context(PROJECTOR_STYLE):
+        with projector_style():
             self.figure.savefig(buffer, format="png", dpi=100)
         return Image(data=buffer.getvalue(), format="png")
 
@@ -556,8 +566,11 @@ def cache_data(log: SessionLog) -> dict[str, Any]:
 
 def plot_cache(logs: LogsArgument, title: str | None = None) -> Figure:
     """Cached and uncached input per call, one panel per agent (see the module docstring)."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
     found = _as_logs(logs)
-    with matplotlib.rc_context(PROJECTOR_STYLE):
+    with projector_style():
         figure = Figure(figsize=(CACHE_FIGSIZE[0], CACHE_FIGSIZE[1] * len(found)), layout="constrained")
         axes = figure.subplots(len(found), 1, squeeze=False)[:, 0]
         for position, (ax, log) in enumerate(zip(axes, found)):
@@ -632,11 +645,13 @@ def plot_comparison(summary: Mapping[str, Any], title: str | None = None, budget
 
     ``budget_tokens`` (default: the summary's own) is drawn as a dashed line on the peak-context panel.
     """
+    from matplotlib.figure import Figure
+
     if isinstance(summary, (str, Path)):
         summary = json.loads(Path(summary).read_text(encoding="utf-8"))
     data = comparison_data(summary)
     budget = budget_tokens or summary_budget(summary)
-    with matplotlib.rc_context(PROJECTOR_STYLE):
+    with projector_style():
         figure = Figure(figsize=COMPARISON_FIGSIZE, layout="constrained")
         axes = figure.subplots(3, 2)
         for ax, (metric, panel_title, unit, is_rate) in zip(axes.flat, COMPARISON_PANELS):
@@ -649,6 +664,8 @@ def plot_comparison(summary: Mapping[str, Any], title: str | None = None, budget
 
 def _draw_bars(ax: Axes, values: Mapping[str, float | None], title: str, unit: str, is_rate: bool,
                budget: int | None = None, paired: Mapping[str, float | None] | None = None, ratio: bool = False) -> None:
+    from matplotlib.ticker import FuncFormatter
+
     names = list(values)
     heights = [values[name] or 0 for name in names]
     colours = [colour_for(name, position) for position, name in enumerate(names)]

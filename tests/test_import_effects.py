@@ -4,8 +4,9 @@ Every module below the drawing part of the teaching layer is imported in a fresh
 HOME, working folder and output folders are empty temporary folders; afterwards the environment is
 the same, those folders are still empty, and neither matplotlib nor pandas was imported (heavy
 libraries load on first use). Caches are seeded, folders made and variables set on first use.
-The drawing modules (``charts``, ``lab`` and the lessons built on them) import matplotlib, which
-writes its own font cache under HOME on import: they are left out here.
+The charts, the lessons, the demo and the exercises import matplotlib only when they first draw; the
+two modules whose whole job is drawing widgets and bars (``lab.app``, ``lab.bar``) import it with
+themselves (and matplotlib writes its font cache under HOME on import): only they are left out here.
 How long ``import flawedcode.agents`` takes is measured, not asserted:
 ``tests/benchmarks/bench_import.py`` prints it.
 """
@@ -22,7 +23,7 @@ IMPORT_EVERYTHING = """
 import importlib, json, os, pkgutil, sys
 before = dict(os.environ)
 import flawedcode
-DRAWING = ("flawedcode.charts", "flawedcode.lab", "flawedcode.lessons", "flawedcode.exercises", "flawedcode.demo")
+DRAWING = ("flawedcode.lab.app", "flawedcode.lab.bar")
 names = sorted(m.name for m in pkgutil.walk_packages(flawedcode.__path__, "flawedcode.")
                if m.name != "flawedcode.__main__" and not m.name.startswith(DRAWING))
 for name in names:
@@ -50,3 +51,25 @@ def test_importing_every_module_sets_no_variable_and_writes_no_file(tmp_path: Pa
     assert report["changed"] == [], f"importing flawedcode changed these environment variables: {report['changed']}"
     written = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.name not in ("home", "work", "outputs"))
     assert written == [], f"importing flawedcode wrote: {written}"
+
+
+LIGHT_START = """
+import contextlib, io, json, sys
+import flawedcode.agents, flawedcode.bench
+from flawedcode import cli
+with contextlib.redirect_stdout(io.StringIO()) as help_text, contextlib.suppress(SystemExit):
+    cli.main(["bench", "--help"])
+heavy = sorted(name for name in ("langchain.agents", "langgraph", "flawedcode.agents.common", "flawedcode.context") if name in sys.modules)
+print(json.dumps({"heavy": heavy, "help": "built-in tasks for --tasks" in help_text.getvalue()}))
+"""
+
+
+def test_the_agents_package_and_the_commands_help_load_no_agent_machinery() -> None:
+    """``import flawedcode.agents`` and ``flawedcode bench --help`` start without LangChain's agents (loaded on first use)."""
+    result = subprocess.run([sys.executable, "-c", LIGHT_START], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == {"heavy": [], "help": True}
+    from flawedcode.agents import AGENTS, AgentV2, make_agent
+
+    assert list(AGENTS) == ["v0", "v1", "v2", "v3"] and AGENTS["v2"] is AgentV2
+    assert type(make_agent("v2", model="offline")) is AgentV2

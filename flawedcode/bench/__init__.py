@@ -20,51 +20,36 @@ runs and scores in one call and returns the Markdown table.
 
 from __future__ import annotations
 
-from flawedcode.bench.agent_specs import (
-    KNOWN_AGENTS,
-    AgentEntry,
-    AgentSpecError,
-    build_agent,
-    resolve_agent,
-    resolve_agents,
-    unavailable_agents,
-)
-from flawedcode.bench.checks import CheckResult, evaluate, goal_kept, numbers_in
-from flawedcode.bench.cost import CostGuard, CostLimitReached, CostPreview, pricing_of
-from flawedcode.bench.outdir import BenchOutputError
-from flawedcode.bench.peers import PEERS, deepagents_missing
-from flawedcode.bench.records import ProbeRecord, RunRecord, RunsFile, read_runs
-from flawedcode.bench.runner import (
-    BENCH_WINDOW_TOKENS,
-    DEFAULT_AGENTS,
-    SpendingDeclined,
-    Suite,
-    bench_model,
-    is_offline,
-    preview_cost,
-    run,
-    run_benchmark,
-    run_one,
-    run_suite,
-)
-from flawedcode.bench.scoring import render_markdown, score, summarize_runs
-from flawedcode.bench.tasks import (
-    CHECK_KINDS,
-    Check,
-    Step,
-    Task,
-    TaskFileError,
-    builtin_task_files,
-    load_task_file,
-    load_tasks,
-    parse_tasks,
-)
+import importlib
+from typing import Any
 
-__all__ = [
-    "BENCH_WINDOW_TOKENS", "CHECK_KINDS", "AgentEntry", "AgentSpecError", "BenchOutputError", "Check", "CheckResult", "CostGuard",
-    "CostLimitReached", "CostPreview", "DEFAULT_AGENTS", "KNOWN_AGENTS", "PEERS", "ProbeRecord", "RunRecord", "RunsFile",
-    "SpendingDeclined", "Step", "Suite", "Task", "TaskFileError", "bench_model", "build_agent", "builtin_task_files",
-    "deepagents_missing", "evaluate", "goal_kept", "is_offline", "load_task_file", "load_tasks", "numbers_in",
-    "parse_tasks", "preview_cost", "pricing_of", "read_runs", "render_markdown", "resolve_agent", "resolve_agents", "run",
-    "run_benchmark", "run_one", "run_suite", "score", "summarize_runs", "unavailable_agents",
-]
+_EXPORTS: dict[str, tuple[str, ...]] = {  # module -> the names this package gives from it
+    "agent_specs": (
+        "KNOWN_AGENTS", "AgentEntry", "AgentSpecError", "build_agent", "resolve_agent", "resolve_agents",
+        "unavailable_agents",
+    ),
+    "checks": ("CheckResult", "evaluate", "goal_kept", "numbers_in"),
+    "cost": ("CostGuard", "CostLimitReached", "CostPreview", "pricing_of"),
+    "outdir": ("BenchOutputError",),
+    "peers": ("PEERS", "deepagents_missing"),
+    "records": ("ProbeRecord", "RunRecord", "RunsFile", "read_runs"),
+    "runner": (
+        "BENCH_WINDOW_TOKENS", "DEFAULT_AGENTS", "SpendingDeclined", "Suite", "bench_model", "is_offline",
+        "preview_cost", "run", "run_benchmark", "run_one", "run_suite",
+    ),
+    "scoring": ("render_markdown", "score", "summarize_runs"),
+    "tasks": (
+        "CHECK_KINDS", "Check", "Step", "Task", "TaskFileError", "builtin_task_files", "load_task_file", "load_tasks",
+        "parse_tasks",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: each name is imported from its module on first use
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'flawedcode.bench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"flawedcode.bench.{_MODULE_OF[name]}"), name)
+    globals()[name] = value
+    return value

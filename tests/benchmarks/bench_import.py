@@ -3,9 +3,12 @@
 Run:  python tests/benchmarks/bench_import.py [runs]
 
 Prints the median and range over ``runs`` (default 5) fresh interpreters of:
-- ``import flawedcode.agents`` (``python -X importtime``'s cumulative figure for the package),
+- ``import flawedcode.agents`` (``python -X importtime``'s cumulative figure for the package; the
+  versions load on first use),
+- ``import flawedcode.agents.common`` (the agent machinery the first ``make_agent`` imports: LangChain,
+  LangGraph, the models, tools and wrappers),
 - ``flawedcode --help`` (the CLI's start, wall clock),
-and where the import's time goes, per top-level package.
+and where the machinery's import time goes, per top-level package.
 The machine's load matters: compare figures taken on the same machine, back to back.
 """
 
@@ -40,14 +43,16 @@ def cli_seconds() -> float:
 
 
 def main(runs: int = 5) -> None:
-    imports, clis, by_package = [], [], {}
+    imports, machinery, clis, by_package = [], [], [], {}
     for _ in range(runs):
-        seconds, by_package = import_seconds("flawedcode.agents")
-        imports.append(seconds)
+        imports.append(import_seconds("flawedcode.agents")[0])
+        seconds, by_package = import_seconds("flawedcode.agents.common")
+        machinery.append(seconds)
         clis.append(cli_seconds())
-    for label, values in (("import flawedcode.agents", imports), ("flawedcode --help", clis)):
+    for label, values in (("import flawedcode.agents", imports), ("import flawedcode.agents.common (first make_agent)", machinery),
+                          ("flawedcode --help", clis)):
         print(f"{label}: median {statistics.median(values):.3f} s (min {min(values):.3f}, max {max(values):.3f}, {runs} runs)")
-    print("where the time goes (own import time per top-level package, last run):")
+    print("where the machinery's time goes (own import time per top-level package, last run):")
     for package, seconds in sorted(by_package.items(), key=lambda item: -item[1])[:8]:
         print(f"  {seconds:.3f} s  {package}")
 
