@@ -375,3 +375,14 @@ def test_a_students_strategy_runs_through_the_bench_beside_v1_and_must_change_so
     assert not check_strategy_in_bench(SameAsV1) and "sent as much as v1" in capsys.readouterr().out
     assert not check_strategy_in_bench(NotTried) and "not tried yet" in capsys.readouterr().out
     assert not check_strategy_in_bench(AgentV1) and "built-in version" in capsys.readouterr().out
+
+
+def test_a_file_request_loads_the_deferred_file_tools_first_then_does_the_work(tmp_path: Path) -> None:
+    agent = v3(tmp_path)
+    assert "list_files" not in [tool.name for tool in agent.prefix.active_tools()]
+    reply = agent.send("List the files in the project")
+    calls = [call["name"] for m in agent.messages if isinstance(m, AIMessage) for call in m.tool_calls]
+    assert calls == ["load_tools", "list_files"] and "README.md" in reply and "load_tools" not in reply
+    agent.send("Read README.md")
+    calls = [call["name"] for m in agent.messages if isinstance(m, AIMessage) for call in m.tool_calls]
+    assert calls.count("load_tools") <= 1, "a group is loaded once"
