@@ -115,3 +115,78 @@ def test_a_month_without_a_year_in_two_years_of_data_is_asked(ask):
 def test_a_word_it_cannot_use_is_named_and_nothing_is_computed(ask):
     reply = ask("average SOFR in 2024 on windy days")
     assert "could not use 'windy'" in reply and "I computed nothing" in reply
+
+
+# --- written in new registers: comparisons, follow-ups, periods at one end, shorthand years ---------------
+
+
+@pytest.mark.parametrize(("request_text", "side", "test"), [
+    ("how many days was effr at or above 5.33 in 2024", "at or above", lambda values: values >= 5.33),
+    ("# days effr >= 5.33 in 2024", "at or above", lambda values: values >= 5.33),
+    ("how many days was effr 5.33 or more in 2024", "at or above", lambda values: values >= 5.33),
+    ("how often was effr at most 5.33 in 2024", "at or below", lambda values: values <= 5.33),
+    ("count days effr < 5.33 in 2024", "below", lambda values: values < 5.33),
+])
+def test_a_comparison_counts_the_side_it_names_inclusive_or_not(ask, request_text, side, test):
+    values = column("money_markets/effr", "rate", "2024-01-01", "2024-12-31")
+    assert f"{int(test(values).sum())} of {len(values)} days {side} 5.33" in ask(request_text)
+
+
+@pytest.mark.parametrize("follow_up", ["now do sofr", "and sofr?", "sofr"])
+def test_a_follow_up_naming_only_a_series_keeps_the_statistic_and_the_period(ask, follow_up):
+    ask("median effr in march 2024")
+    expected = column("money_markets/sofr", "rate", "2024-03-01", "2024-03-31").median()
+    reply = ask(follow_up)
+    assert reply.startswith("money_markets/sofr rate") and f"median {expected:.4f}" in reply and "2024-03-01" in reply
+
+
+def test_a_follow_up_keeps_the_transform_and_the_column_it_asked(ask):
+    ask("std of daily changes in the 10y in 2024")
+    expected = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31").diff().std()
+    assert f"standard deviation {expected:.4f}" in ask("and the 2y?")
+    ask("top 3 days for sofr volume in 2024")
+    assert ask("and effr").startswith("money_markets/effr volume_bn")
+
+
+@pytest.mark.parametrize(("request_text", "day"), [
+    ("sofr on the last day of 2024", "2024-12-31"), ("SOFR on the last day of Q3 2024", "2024-09-30"),
+    ("sofr on the first trading day of 2024", "2024-01-02"), ("sofr print on 15 march 2024?", "2024-03-15"),
+    ("sofr on 2024/03/15", "2024-03-15"), ("sofr 20240315", "2024-03-15"),
+])
+def test_a_day_at_one_end_of_a_period_is_that_one_day(ask, request_text, day):
+    assert ask(request_text) == f"money_markets/sofr rate (percent) on {day}: {column('money_markets/sofr', 'rate')[day]:.4f}."
+
+
+def test_from_the_first_to_the_last_trading_day_is_the_whole_period(ask):
+    assert "2024-01-02 to 2024-12-31, 251 values" in ask("percent change in the 2y from the first to last trading day of 2024")
+
+
+@pytest.mark.parametrize(("request_text", "start", "end"), [
+    ("average effr the week of 2024-06-10", "2024-06-10", "2024-06-16"), ("avg effr sep thru nov 2023", "2023-09-01", "2023-11-30"),
+    ("avg effr Mar\u2013May 2024", "2024-03-01", "2024-05-31"), ("effr avg 1H24", "2024-01-01", "2024-06-30"),
+    ("effr mean Q4'23", "2023-10-01", "2023-12-31"), ("gimme the mean effr for Q2 '24", "2024-04-01", "2024-06-30"),
+])
+def test_periods_written_as_ranges_weeks_and_short_years(ask, request_text, start, end):
+    assert f"mean {column('money_markets/effr', 'rate', start, end).mean():.4f}" in ask(request_text)
+
+
+def test_an_impossible_iso_day_is_named_and_nothing_is_computed(ask):
+    reply = ask("sofr on 2024-02-30")
+    assert "there is no February 30, 2024 (February 2024 has 29 days)" in reply and "I computed nothing" in reply
+
+
+def test_a_word_for_a_volume_finds_the_volume_column_and_a_missing_column_gets_the_nearest(ask):
+    expected = column("yield_curve/repo_public", "srf_volume_bn", "2024-01-01", "2024-12-31").max()
+    assert f"max {expected:.4f}" in ask("What's the SRF usage peak in 2024?")
+    assert "The nearest it has: volume_bn." in ask("mean of sofr's notional_bn in 2024")
+
+
+def test_a_percentile_no_column_holds_is_computed_as_a_statistic(ask):
+    expected = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31").quantile(0.9)
+    assert f"90th percentile {expected:.4f}" in ask("90th percentile of sofr in 2024")
+
+
+def test_the_previous_request_is_quoted_from_what_it_sees(ask):
+    assert "this is the first request I can see" in ask("what was my last question?")
+    ask("mean effr in 2023")
+    assert 'Your last request before this one was: "mean effr in 2023"' in ask("repeat my last question")

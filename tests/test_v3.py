@@ -336,3 +336,53 @@ def test_diff_v2_v3_shows_only_additions_each_marked_new_in_v3() -> None:
         assert is_class_header or any("NEW in v3" in line for line in added), f"an unmarked change: {added}"
     assert sum(end - start for tag, start, end, _, _ in hunks) <= 10, "v3 keeps v2's lines, it does not rewrite them"
     assert len((AGENTS_DIR / "v3.py").read_text(encoding="utf-8").splitlines()) <= 200, "one short file"
+
+
+# --- lesson 5's strategy through the bench ------------------------------------------------------------
+
+def test_a_students_strategy_runs_through_the_bench_beside_v1_and_must_change_something(capsys) -> None:
+    from flawedcode.agents import AgentV1
+    from flawedcode.exercises import check_strategy_in_bench
+
+    def mask(messages, keep):
+        results = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage)]
+        old = set(results[:-keep])
+        return [m.model_copy(update={"content": "[cleared]"}) if i in old else m for i, m in enumerate(messages)]
+
+    class MaskingAgent(AgentV1):
+        version = "v1-masked"
+
+        def send(self, text):
+            self.messages = mask(list(self.messages), 2)
+            return self.run_turn(self.messages, text)
+
+    class SameAsV1(AgentV1):
+        version = "same"
+
+        def send(self, text):
+            return self.run_turn(self.messages, text)
+
+    class NotTried(AgentV1):
+        version = "not-tried"
+
+        def send(self, text):
+            self.messages = ...
+            return self.run_turn(self.messages, text)
+
+    assert check_strategy_in_bench(MaskingAgent)
+    passed = capsys.readouterr().out
+    assert "your strategy sent 81% of v1's input, 169% cache-weighted" in passed and "(v1: 0%)" in passed
+    assert not check_strategy_in_bench(SameAsV1) and "sent as much as v1" in capsys.readouterr().out
+    assert not check_strategy_in_bench(NotTried) and "not tried yet" in capsys.readouterr().out
+    assert not check_strategy_in_bench(AgentV1) and "built-in version" in capsys.readouterr().out
+
+
+def test_a_file_request_loads_the_deferred_file_tools_first_then_does_the_work(tmp_path: Path) -> None:
+    agent = v3(tmp_path)
+    assert "list_files" not in [tool.name for tool in agent.prefix.active_tools()]
+    reply = agent.send("List the files in the project")
+    calls = [call["name"] for m in agent.messages if isinstance(m, AIMessage) for call in m.tool_calls]
+    assert calls == ["load_tools", "list_files"] and "README.md" in reply and "load_tools" not in reply
+    agent.send("Read README.md")
+    calls = [call["name"] for m in agent.messages if isinstance(m, AIMessage) for call in m.tool_calls]
+    assert calls.count("load_tools") <= 1, "a group is loaded once"

@@ -141,15 +141,25 @@ def suite_identity(suite: Suite) -> dict[str, Any]:
     """What decides a run's numbers besides its (agent, task, run): the model, the settings, the code, each task."""
     package = Path(__file__).resolve().parents[1]
     sources = sorted(package.rglob("*.py")) + sorted(path for path in (package / "prompts").rglob("*") if path.is_file())
-    sources += [Path(inspect.getfile(entry.agent_class)).resolve() for entry in suite.entries]
     code = hashlib.sha256()
     for path in dict.fromkeys(sources):
         code.update(path.read_bytes())
+    for entry in suite.entries:
+        code.update(class_code(entry.agent_class))
     options = ModelOptions.of(suite.model)
     return {"model": f"{options.resolved_spec() or 'offline'} (window {options.window_tokens or 'default'})",
             "settings": _digest(json.dumps(suite.settings or {}, sort_keys=True, default=str)),
             "code": code.hexdigest()[:16],
             "tasks": {task.name: _digest(task.model_dump_json()) for task in suite.tasks}}
+
+
+def class_code(agent_class: type) -> bytes:
+    """What an agent class runs: its file, or (a class defined in a notebook cell has none) its methods' code."""
+    try:
+        return Path(inspect.getfile(agent_class)).resolve().read_bytes()
+    except (TypeError, OSError):
+        functions = [value for cls in agent_class.__mro__ for value in vars(cls).values() if inspect.isfunction(value)]
+        return b"".join(function.__code__.co_code + repr(function.__code__.co_consts).encode() for function in functions)
 
 
 def _digest(text: str) -> str:

@@ -32,6 +32,7 @@ on a real model too, except where one says it needs the offline model.
 | 5.1 | recall in the middle | ``check_middle_recall(recall_runs, middle_recall)`` |
 | 5.2 | build an observation mask | ``check_mask(mask, model)`` |
 | 5.3 | why append-only caches well (choice) | ``check_why_append_only_caches(answer)`` |
+| 5.4 | your strategy through the bench | ``check_strategy_in_bench(strategy)`` |
 | 6.1 | count the plan's reminders | ``check_plan_reminders(plan_agent, reminders)`` |
 | 6.2 | build a memory picker | ``check_memory_picker(pick, model)`` |
 | 6.3 | why a sub-agent keeps the parent small (choice) | ``check_why_subagents(answer)`` |
@@ -64,7 +65,7 @@ from .lesson3 import (
     recall_source,
 )
 from .lesson4 import RECALL_GAP, check_config_file, check_task_file, check_tokens_per_success, check_what_a_benchmark_claims
-from .lesson5 import MASK_KEEP, check_mask, check_middle_recall, check_why_append_only_caches
+from .lesson5 import MASK_KEEP, check_mask, check_middle_recall, check_strategy_in_bench, check_why_append_only_caches
 from .lesson6 import check_memory_picker, check_plan_reminders, check_why_subagents
 from .session import goal_recalled
 
@@ -78,6 +79,6 @@ __all__ = [
     "check_why_offload", "check_why_v0_forgets",
     "exercise", "goal_recalled", "hint", "question", "questions", "recall_source", "reference_trim", "run_check",
     "v1_keeps_goal",
-    "MASK_KEEP", "check_mask", "check_middle_recall", "check_why_append_only_caches",
+    "MASK_KEEP", "check_mask", "check_middle_recall", "check_strategy_in_bench", "check_why_append_only_caches",
     "check_memory_picker", "check_plan_reminders", "check_why_subagents",
 ]

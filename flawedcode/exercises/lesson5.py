@@ -13,6 +13,8 @@ MASK_KEEP = 2
 """The exercise keeps the last 2 tool results verbatim."""
 MASK_STEPS = 14
 """How many turns of the long session the check runs your strategy through."""
+BENCH_TASK = "goal_long"
+"""The bench task 5.4 runs your strategy on, beside v1 (its first request falls out of v1's window at 8K)."""
 
 exercise("5.1", "recall in the middle",
          "recall_runs is a list of dicts: {'agent', 'position', 'recalled'}; keep v1's runs at position 'middle'.",
@@ -26,6 +28,14 @@ exercise("5.2", "build an observation mask",
          "    results = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage)]\n"
          "    old = set(results[:-keep] if keep else results)\n"
          "    return [m.model_copy(update={'content': '[cleared]'}) if i in old else m for i, m in enumerate(messages)]")
+exercise("5.4", "your strategy through the bench",
+         "Subclass AgentV1 with a `version` of your own; its send(text) changes self.messages, then does what v1's does.",
+         "v1's send is `return self.run_turn(self.messages, text)`: mask the history first (your `mask`, keep 2).",
+         "class MaskingAgent(AgentV1):\n"
+         "    version = 'v1-masked'\n\n"
+         "    def send(self, text):\n"
+         "        self.messages = mask(list(self.messages), 2)\n"
+         "        return self.run_turn(self.messages, text)")
 exercise("5.3", "why append-only caches well",
          "A provider's cache serves the longest prefix a request shares with an earlier one.",
          "Two statements are true.")
@@ -100,3 +110,41 @@ def check_mask(mask: Any, model: Any = None) -> Outcome:
 def check_why_append_only_caches(answer: Any) -> Outcome:
     """5.3: why an append-only history caches well, and where a summary breaks it (multiple choice)."""
     return answer_check("5.3", answer)
+
+
+def check_strategy_in_bench(strategy: Any) -> Outcome:
+    """5.4: your agent class through the benchmark (``run_benchmark``) beside v1, read back from its summary.json."""
+    def body() -> str:
+        import json
+        import tempfile
+        from pathlib import Path
+
+        from flawedcode.agents import AGENTS, BaseAgent
+        from flawedcode.bench.agent_specs import AgentEntry
+        from flawedcode.bench.runner import run_benchmark
+
+        attempted(strategy=strategy)
+        require(isinstance(strategy, type) and issubclass(strategy, BaseAgent),
+                "`strategy` should be your agent class (a subclass of AgentV1), not an instance or a function")
+        require(strategy not in AGENTS.values(), "that is a built-in version: write a class of your own")
+        require(any("send" in vars(cls) for cls in strategy.__mro__[:strategy.__mro__.index(BaseAgent)]
+                    if cls not in AGENTS.values()), "your class does not define send(): it would do exactly what v1 does")
+        own = [vars(cls)["send"] for cls in strategy.__mro__ if "send" in vars(cls) and cls not in AGENTS.values()]
+        require(not any(Ellipsis in getattr(getattr(send, "__code__", None), "co_consts", ()) for send in own),
+                "not tried yet: replace the `...` in send() and run the cell")
+        name = "yours"
+        with tempfile.TemporaryDirectory(prefix="lesson5-bench-") as folder:
+            run_benchmark(["v1", AgentEntry(name, strategy, f"notebook:{strategy.__name__}")], task_names=[BENCH_TASK],
+                          runs=1, model="offline", out_dir=Path(folder) / "bench", progress=False)
+            summary = json.loads((Path(folder) / "bench" / "summary.json").read_text(encoding="utf-8"))
+        v1, yours = summary["agents"]["v1"], summary["agents"][name]
+        require(not yours["failed_runs"], f"your agent's run failed: {yours['failures']}")
+        require(yours["total_input_tokens"] < v1["total_input_tokens"],
+                "your agent sent as much as v1: does send() change self.messages before each turn?")
+        raw = yours["total_input_tokens"] / v1["total_input_tokens"]
+        cached = yours["cache_weighted_input_tokens"] / v1["cache_weighted_input_tokens"]
+        return (f"through the bench's {BENCH_TASK} task on the offline model, your strategy sent {raw:.0%} of v1's input, "
+                f"{cached:.0%} cache-weighted; goal in context at {yours['goal_in_context']:.0%} of the probes (v1: "
+                f"{v1['goal_in_context']:.0%}), {yours['calls_over_budget']} calls over budget (v1: {v1['calls_over_budget']}). "
+                "`flawedcode bench --agents v1,v3,my_agent.py:MaskingAgent` puts it in the full table.")
+    return run_check("5.4", body)

@@ -32,15 +32,19 @@ What it understands (the latest user request; see offline_intents.py)
     docs, data). Names come from the data (offline_entities.py): dataframes by id, title, initials
     or a word only they have; columns by name or in words their docs use. Periods: days in any
     common form (``22/04/2024`` day first, ``Nov 8 2023``, ``the third of June 2024``, ``from the
-    8th to the 19th of April 2024``), months, quarters, halves, year end, "last N business days"
+    8th to the 19th of April 2024``, ``2024/03/15``), months and month ranges (``sep thru nov 2023``),
+    quarters, halves, short years (``1H24``, ``Q4'23``, ``'24``), weeks (``the week of 2024-06-10``),
+    one end of a period (``the last trading day of 2024``), year end, "last N business days"
     (offline_periods.py). Statistics: mean, median, min, max, std, percentiles, count above / below
-    a threshold (also negated: "not above 5.3%" is at or below), the first date past a threshold,
+    a threshold, inclusive or not ("at or above", "at least", ``>=``, "5.3 or more"; negated: "not
+    above 5.3%" is at or below), the first date past a threshold,
     the top / bottom N values, correlation, latest, change, percent change; of levels or of daily
     changes ("volatility of daily moves"); differences between two columns or two dataframes
     ("was SOFR above EFFR on average, and by how many bp?"), and between two periods ("higher in
     H1 than in H2, by how much?"); units from the docs, converted on request (offline_data.py). A
     correction ("sorry, make that EFFR", "no wait, 2024") or a follow-up ("and in 2023?", "in bp
-    please?") changes the slots it names and keeps the rest.
+    please?", "now do sofr") changes the slots it names and keeps the rest (statistic, period,
+    threshold, transform, unit), also after a summary (its "Last request" line is what came before).
 
 Complete or decline (offline_complete.py)
     Every word of a data request must be used: grammar and filler (a data list), the words of the
@@ -123,7 +127,7 @@ from flawedcode.models.offline_intents import help_text, plan
 from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
 from flawedcode.models.offline_plan import Context, Task, ToolResult, fill_arguments, tool_name_for
 from flawedcode.models.offline_results import answer_task, next_step
-from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
+from flawedcode.models.offline_summary import last_request_in, parse_rendered_conversation, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -291,7 +295,8 @@ class OfflineModel(BaseChatModel):
             return offline_v3.write_live_summary(text, visible[:latest]), []
         self._remember_previous_request(context)
         tasks = offline_v3.plan_message(text, context) or plan(text, context)  # v3's tools first (offline_v3.py)
-        return self.carry_out(tasks, tool_results_after(visible, latest), tool_schemas, context)
+        tasks, results = offline_v3.with_deferred_tools(tasks, tool_results_after(visible, latest), tool_schemas)  # v3's
+        return self.carry_out(tasks, results, tool_schemas, context)
 
     def context(self, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]], truncated: bool) -> Context:
         return Context(self.vocabulary(), set(tool_schemas), self.max_input_tokens, list(earlier), truncated,
@@ -303,15 +308,22 @@ class OfflineModel(BaseChatModel):
         The last ``REPLAYED_REQUESTS`` requests are planned again, oldest first, each seeing what the one
         before it asked ('... over the same year'); their data asks go to ``context.recent_asks``.
         """
-        requests = [i for i, message in enumerate(context.earlier) if isinstance(message, HumanMessage)
-                    and not is_summary_message(message) and not is_note(text_of(message))]
+        requests: list[tuple[int, str]] = []
+        for i, message in enumerate(context.earlier):
+            if not isinstance(message, HumanMessage) or is_note(text_of(message)):
+                continue
+            if is_summary_message(message):  # a summary names the last request it covers: a follow-up follows it
+                if (request := last_request_in(text_of(message))) is not None:
+                    requests.append((i, request))
+            else:
+                requests.append((i, text_of(message)))
         before: Context | None = None
-        for index in requests[-REPLAYED_REQUESTS:]:
+        for index, request in requests[-REPLAYED_REQUESTS:]:
             replay = self.context(context.earlier[:index], {name: {} for name in context.tool_names}, context.truncated)
             if before is not None:
                 replay.previous_ask, replay.previous_frames = before.previous_ask, before.previous_frames
                 replay.previous_rule, replay.last_path = before.previous_rule, before.last_path
-            for task in plan(text_of(context.earlier[index]), replay):
+            for task in plan(request, replay):
                 if task.ask is not None:
                     replay.previous_ask = task.ask
                     replay.previous_frames = task.ask.frames()
@@ -347,8 +359,10 @@ class OfflineModel(BaseChatModel):
                     break
                 if position < len(results):
                     result, position = results[position], position + 1
-                    if result.name == name and result.args != arguments and result.content.lstrip().startswith("Error"):
-                        continue  # that call never ran as planned (its arguments were cut off): make it again
+                    if (result.name, result.args) != (name, arguments):
+                        # not the call this step makes: it never ran as planned (cut off mid-JSON), or it was made
+                        # for another reading of the request (a summary since changed what this call sees): make it
+                        continue
                     mine.append(result)
                     continue
                 if any((r.name, r.args) == (name, arguments) and r.content.lstrip().startswith("Error") for r in results):

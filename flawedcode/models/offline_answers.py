@@ -244,10 +244,18 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
     dates = f"{out.get('first_date')} to {out.get('last_date')}" if out.get("first_date") != out.get("last_date") else f"on {out.get('last_date')}"
     if ask.period.assumed:
         dates += f" ({ask.period.assumed})"
-    if ask.stats == ["latest"] and not ask.combine and ask.threshold is None:
+    if ask.stats == ["latest"] and ask.combine != "correlation" and ask.threshold is None:
         value = out["latest"]
-        head = f"{_subject(ask)} ({unit})" if unit else _subject(ask)
-        return f"{head}: latest {number(value)}{_converted(value, unit, ask)} on {out.get('last_date')}."
+        shown = "a ratio, no unit" if ask.combine == "ratio" else ("percentage points" if ask.combine == "difference" and
+                                                                  unit == "percent" else unit)
+        head = f"{_subject(ask)} ({shown})" if shown else _subject(ask)
+        figure = f"{number(value)}{_converted(value, unit, ask)}"
+        if ask.period.start and ask.period.start == ask.period.end:  # one day asked: that day's value
+            return f"{head} on {out.get('last_date')}: {figure}."
+        if ask.period.point:  # 'at the end of 2024': the last row on or before that day
+            where = "" if out.get("last_date") == ask.period.end else f", the last day with a row on or before {ask.period.end}"
+            return f"{head} on {out.get('last_date')}{where}: {figure}."
+        return f"{head}: latest {figure} on {out.get('last_date')}."
     if ask.combine == "correlation":
         value = out.get("corr")
         shown = number(value) if isinstance(value, float) else "not defined (a series does not vary)"

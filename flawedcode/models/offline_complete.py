@@ -29,7 +29,17 @@ from flawedcode.models.offline_cues import CUE_FILE
 from flawedcode.models.offline_data import FRAME_ONLY_WORDS, DataAsk, Series
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Clause, Task, reply
-from flawedcode.models.offline_words import COMMON_WORDS, NUMBER_WORDS, PERCENTILE, STOP_WORDS, TENOR, content_words, singular, tags_in
+from flawedcode.models.offline_words import (
+    COMMON_WORDS,
+    NUMBER_WORDS,
+    PERCENTILE,
+    STOP_WORDS,
+    SYNONYMS,
+    TENOR,
+    content_words,
+    singular,
+    tags_in,
+)
 
 TOKEN = re.compile(r"[a-z0-9][a-z0-9'/.:_-]*[a-z0-9']|[a-z0-9]")
 NEGATIONS = frozenset({"not", "no", "never", "except", "excluding", "exclude", "without", "nor", "neither", "non",
@@ -62,6 +72,7 @@ def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
         words.add(series.column.lower())
         words |= {word for alias in info.aliases for word in TOKEN.findall(alias.lower()) + content_words(alias)}
         words |= set(content_words(info.description)) | set(re.findall(r"[a-z]+", info.description.lower()))
+        words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     other_columns = {word for column in ref.columns if column != series.column
                      for word in vocabulary.info(ref, column).name_words}
     return (words | (docs_words(vocabulary, ref.pipeline, ref.dataframe) - other_columns)) - CONDITION_WORDS

@@ -33,7 +33,15 @@ from flawedcode.models.offline_entities import DataframeRef
 from flawedcode.models.offline_periods import NO_PERIOD, Period
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
-from flawedcode.models.offline_words import COMMON_WORDS, NUMBER_WORDS, content_words, tags_in, unit_asked
+from flawedcode.models.offline_words import (
+    COMMON_WORDS,
+    NUMBER_WORDS,
+    PERCENTILE,
+    SYNONYMS,
+    content_words,
+    tags_in,
+    unit_asked,
+)
 
 STAT_ROWS = 100
 """A cap for a statistic's load when nothing else sets one (a statistic with no period uses all the data: Period.assumed)."""
@@ -46,7 +54,7 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("min", r"\bmin\b|\bminimum\b|\blowest\b|\bsmallest\b|\btrough\b|\bhow low\b|\bbottom\b"),
     ("max", r"\bmax\b|\bmaximum\b|\bhighest\b|\blargest\b|\bpeak\b|\bhow high\b|\bwidest\b|\bbiggest\b|\btop value\b"),
     ("std", r"\bstandard deviation\b|\bvolatil\w*|\bdispersion\b|\bvariability\b"),
-    ("count", r"\bhow many\b(?! bp| basis| percent)|\bcount\b|\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
+    ("count", r"\bhow many\b(?! bp| basis| percent)|\bhow often\b|(?<![\w])#\s*(?:of\s+)?days\b|\bcount\b|\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
     ("latest", r"\blatest\b|\bmost recent\b|\bcurrent\b|\bright now\b|\btoday\b|\bnewest\b|\blast value\b"),
     ("pct_change", r"\b(?:percent(?:age)?|%)\s+change\b(?!s)"),
     ("factor", r"\bby what factor\b|\bhow many times\b|\bwhat multiple\b"),
@@ -95,9 +103,29 @@ RANKED = re.compile(rf"\b(?P<side>top|bottom)\s+(?P<n>{COUNT})\b|"
 """'top 3', 'bottom 5', 'the five lowest': the N largest or smallest values."""
 RANK_NOUN = re.compile(rf"({RANKED.pattern})\s+(?:days?|dates?|sessions?|readings?|values?|observations?|prints?)\b")
 FIRST_WHEN = re.compile(r"\bfirst (?:day|date|time|session)\b|\bwhen did\b.*\bfirst\b|\bfirst (?:went|fell|rose|dropped|closed)\b")
-BELOW_WORDS = ("below", "under", "less than", "lower than")
-THRESHOLD = re.compile(r"\b(above|over|greater than|more than|higher than|exceed\w*|below|under|less than|lower than)\s+(?:the\s+)?"
-                       r"(-?\d+(?:\.\d+)?)\s*(%|percent|bp)?")
+COMPARISONS: dict[str, tuple[str, ...]] = {
+    "at or above": ("at or above", "at least", "no less than", "greater than or equal to", "more than or equal to",
+                    "equal to or (?:above|greater than|more than|higher than)", ">=", "=>", "\u2265"),
+    "at or below": ("at or below", "at most", "no more than", "no higher than", "less than or equal to",
+                    "equal to or (?:below|less than|lower than)", "<=", "=<", "\u2264"),
+    "above": ("above", "over", "greater than", "more than", "higher than", "exceed\\w*", ">"),
+    "below": ("below", "under", "less than", "lower than", "<"),
+}
+"""How a comparison is written, by the side it counts (the longest wording is tried first)."""
+OR_MORE = {"more": "at or above", "above": "at or above", "higher": "at or above", "greater": "at or above",
+           "over": "at or above", "less": "at or below", "below": "at or below", "lower": "at or below", "under": "at or below"}
+"""'5.33 or more': the number's own side, inclusive."""
+_WORDINGS = sorted(((wording, side) for side, wordings in COMPARISONS.items() for wording in wordings), key=lambda item: -len(item[0]))
+THRESHOLD = re.compile(r"(?:(?<![\w<>=])(?P<op>" + "|".join(w if not w[0].isalpha() else rf"\b{w}\b" for w, _ in _WORDINGS)
+                       + r")\s*(?:the\s+)?|(?<![\w.-])(?=-?\d+(?:\.\d+)?\s*(?:%|percent|bp)?\s+or\s+(?:" + "|".join(OR_MORE) + r")\b))(?P<limit>-?\d+(?:\.\d+)?)(?:\s*(?P<unit>%|percent|bp))?"
+                       + r"(?:\s+or\s+(?P<inclusive>" + "|".join(OR_MORE) + r")\b)?")
+
+
+def comparison_side(match: re.Match[str]) -> str:
+    """The side a THRESHOLD match counts: 'above', 'below', 'at or above' or 'at or below'."""
+    if match["inclusive"]:
+        return OR_MORE[match["inclusive"]]
+    return next(side for wording, side in _WORDINGS if re.fullmatch(wording, match["op"]))
 
 
 @dataclass(frozen=True)
@@ -152,6 +180,13 @@ def stats_in(clause: Clause) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def names_only_a_series(clause: Clause) -> bool:
+    """A clause that names a series and nothing else: no statistic, period, threshold, load or transform."""
+    return (bool(clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest)) and not clause.periods
+            and not stats_in(clause) and not re.search(LOAD_WORDS, clause.rest) and not THRESHOLD.search(clause.norm)
+            and not any(re.search(pattern, clause.rest) for _, pattern in TRANSFORMS) and len(content_words(clause.rest)) <= 4)
+
+
 def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = None) -> DataAsk | Task:
     """A clause's data request, or a reply saying what is missing or not there."""
     clause = replace(clause, rest=RANK_NOUN.sub(lambda match: match.group(1), clause.rest))  # 'top 3 days': no '3d' tenor
@@ -179,10 +214,19 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
             combine = None
             series = series[:1]
     else:
-        found = _series_for(clause.rest, clause, context, frames, many=True, follow_up=follow_up)
+        found = None
+        if follow_up is not None and not frames and (clause.mentions.columns or tags_in(clause.rest)):
+            found = _series_for(clause.rest, clause, context, follow_up.frames(), many=True, follow_up=follow_up)
+        if found is None or isinstance(found, Task):  # 'the 20y?' after the 30y: the same dataframe first
+            found = _series_for(clause.rest, clause, context, frames, many=True, follow_up=follow_up)
         if isinstance(found, Task):
             return found
         series = found
+    inherits = follow_up is not None and not stats and not combine  # a follow-up keeps what it does not change
+    if inherits and follow_up.series and not clause.mentions.columns and not tags_in(clause.rest):
+        asked_column = follow_up.series[0].column  # 'top 3 days of SOFR volume' then 'and EFFR': EFFR's volume too
+        series = [Series(s.ref, asked_column) if asked_column in s.ref.columns and s.column == vocabulary.main_column(s.ref)
+                  else s for s in series]
     percentiles = [int(tag[1:]) for tag in tags_in(clause.rest) if tag.startswith("p")
                    and not any(tag in vocabulary.info(s.ref, s.column).tags for s in series)]
     if percentiles:
@@ -190,8 +234,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if "pct_change" in stats or "factor" in stats:
         stats = [stat for stat in stats if stat != "change"]
     transform = next((name for name, pattern in TRANSFORMS if re.search(pattern, clause.rest)), None)
+    if inherits and transform is None:
+        transform = follow_up.transform
     if transform is not None and not combine:
-        stats = [stat for stat in stats if stat != "change"] or list(DESCRIBE_STATS)
+        stats = [stat for stat in stats if stat != "change"] or ([] if inherits else list(DESCRIBE_STATS))
     ranked = RANKED.search(clause.rest)
     if ranked:  # 'top 3 days', 'the 5 lowest': the N largest or smallest values, with their dates
         written = ranked["n"] or ranked["n2"]
@@ -201,7 +247,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     first_when = FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm)
     threshold = _threshold(clause.norm)
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
-        threshold = ("below" if first_when.group(1) in BELOW_WORDS else "above", float(first_when.group(2)))
+        threshold = (comparison_side(first_when), float(first_when["limit"]))
         stats = ["first_when"]
     if threshold is None and follow_up is not None and not stats:
         threshold = follow_up.threshold  # 'and in 2023?' after a count above a threshold keeps the threshold
@@ -211,6 +257,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if follow_up is not None and not stats and not wants_rows:
         stats = list(follow_up.stats)
         wants_rows = follow_up.wants_rows
+        percentiles = percentiles or list(follow_up.percentiles)
+        ranked = ranked or (follow_up.limit is None and any(re.fullmatch(r"(?:top|bottom)\d+", s) for s in stats))
     period = clause.periods[0] if clause.periods else (follow_up.period if follow_up and not clause.periods else Period())
     if not clause.periods and context.previous_ask is not None and re.search(SAME_PERIOD, clause.norm):
         period = context.previous_ask.period  # 'over the same year', 'for those dates'
@@ -218,7 +266,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = ["latest"] if not stats or stats == ["mean"] else stats
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
-    unit = unit_asked(clause.norm)
+    unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None)
     named = bool(clause.mentions.columns or tags_in(clause.rest)) or any(
         s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
@@ -303,6 +351,7 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
     tags = tags_in(text)
     if any(tag.startswith("p") for tag in tags) and not _some_column_has_all(tags, local_frames, context):
         tags = [tag for tag in tags if not tag.startswith("p")]  # '90th percentile of the 10y': a statistic
+        text = re.sub(r"\bpercentiles?\b", " ", PERCENTILE.sub(" ", text))  # ... so its words name no column
     residual = [word for word in content_words(text) if word not in mentions.frame_words and word not in FRAME_ONLY_WORDS
                 and word not in COMMON_WORDS and not re.fullmatch(STAT_WORDS, word)]
     if follow_up is not None and follow_up.series and not tags and not residual and not mentions.dataframes:
@@ -374,11 +423,29 @@ def _exact_series(columns: list[str], frames: list[DataframeRef], context: Conte
         owners = [ref for ref in (frames or context.vocabulary.frames_with_column(column)) if column in ref.columns]
         if not owners and frames:
             keys = ", ".join(ref.key for ref in frames)
-            return reply(f"I can't find a column '{column}' in {keys}. I can list its columns: ask me for the docs of {keys}.")
+            near = nearest_columns(column, frames)
+            nearest = f" The nearest it has: {', '.join(near)}." if near else ""
+            return reply(f"I can't find a column '{column}' in {keys}.{nearest} I can list its columns: ask me for the docs of {keys}.")
         if len(owners) > 1:
             return reply(_which_one([(ref, column) for ref in owners]))
         series.append(Series(owners[0], column))
     return series
+
+
+def nearest_columns(name: str, frames: list[DataframeRef], count: int = 3) -> list[str]:
+    """The columns most like a name that is not there: same unit suffix ('_bn') or a word it means, then spelling."""
+    from rapidfuzz import fuzz  # the fuzzy matcher the typo fixer uses (offline_words.edits)
+
+    parts = name.lower().split("_")
+    meant = {synonym for part in parts for synonym in SYNONYMS.get(part, ())}
+    def score(column: str) -> float:
+        words = column.lower().split("_")
+        return (50 * bool(meant & set(words)) + 20 * (len(parts) > 1 and words[-1] == parts[-1])
+                + 30 * bool(set(parts[:-1] or parts) & set(words))
+                + fuzz.ratio(name.lower(), column.lower()) / 10)
+    columns = [column for ref in frames for column in ref.columns if column != ref.date_column]
+    ranked = sorted(columns, key=score, reverse=True)
+    return [column for column in ranked[:count] if score(column) >= 20]
 
 
 def _unknown_names(text: str, context: Context) -> list[str]:
@@ -393,7 +460,8 @@ def _unknown_names(text: str, context: Context) -> list[str]:
         if following in ("rate", "rates", "price", "prices", "index", "return", "returns", "inflation", "yield") \
                 and word not in known and word not in COMMON_WORDS and len(word) > 2:
             unknown.append(word)
-    lone = [word for word in content_words(text) if word not in known and word not in COMMON_WORDS and len(word) > 2]
+    lone = [word for word in content_words(text) if word not in known and word not in COMMON_WORDS and len(word) > 2
+            and word not in SYNONYMS]
     if not context.vocabulary.find(text).dataframes and not tags_in(text) and lone:
         unknown += lone
     return list(dict.fromkeys(unknown))
@@ -415,7 +483,9 @@ def _not_in_catalog(unknown: list[str], frames: list[DataframeRef], context: Con
     names = ", ".join(f"'{word}'" for word in unknown[:3])
     if frames:
         keys = ", ".join(ref.key for ref in frames)
-        return (f"I can't find {names} in {keys}: it is not one of its columns. I can list the columns: "
+        near = nearest_columns(unknown[0], frames)
+        nearest = f" The nearest it has: {', '.join(near)}." if near else ""
+        return (f"I can't find {names} in {keys}: it is not one of its columns.{nearest} I can list the columns: "
                 f"ask me for the docs of {keys}.")
     return (f"I can't find {names} in the ChartBook catalog, so I have no figures for it. The catalog has "
             f"{_examples(context, 5)}; ask me to list it to see every dataframe.")
@@ -458,18 +528,23 @@ def _row_count(text: str) -> int | None:
 
 def _threshold(text: str) -> tuple[str, float] | None:
     """('above' | 'below' | 'at or below' | 'at or above', limit) of a count question; 'not above 5.3' is 'at or below'."""
-    if not re.search(r"\bhow many\b|\bcount\b|\bnumber of\b|\bdays\b.*\b(?:with|when|where)\b", text):
+    if not re.search(COUNT_WORDS, text):
         return None
     match = THRESHOLD.search(text)
     sign = SIGN_WORDS.search(text)
     if match is None and sign is None:
         return None
-    below = match.group(1) in BELOW_WORDS if match else sign.group(1) == "negative"
-    limit = float(match.group(2)) if match else 0.0
+    side = comparison_side(match) if match else ("below" if sign.group(1) == "negative" else "above")
+    limit = float(match["limit"]) if match else 0.0
     start = match.start() if match else sign.start()
     if NEGATED.search(text[max(0, start - 40):start]):
-        return ("at or above" if below else "at or below"), limit
-    return ("below" if below else "above"), limit
+        return NEGATION_OF[side], limit
+    return side, limit
+
+
+COUNT_WORDS = r"\bhow many\b|\bhow often\b|\bcount\b|\bnumber of\b|(?<![\w])#\s*(?:of\s+)?days\b|\bdays\b.*\b(?:with|when|where)\b"
+"""A count question (the days past a threshold)."""
+NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
 
 
 SIGN_WORDS = re.compile(r"\b(negative|positive)\b")

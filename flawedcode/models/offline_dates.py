@@ -1,13 +1,13 @@
 """Single days and day ranges as people write them, read with ``dateparser``; the data's own days for the rest.
 
 ``read_days(text)`` finds the days in a (normalized) request: ``22/04/2024`` (day first, as
-outside the US), ``Nov 8 2023``, ``the third of June 2024``, ``saturday 6 july 2024``,
+outside the US), ``Nov 8 2023``, ``the third of June 2024``, ``saturday 6 july 2024``, ``2024/03/15``, ``20240315``,
 ``from the 8th to the 19th of April 2024``. Each is written back as ISO (``on 2024-04-22``,
 ``from 2024-04-08 to 2024-04-19``) for the period reader (offline_periods.py), and what cannot
 be a single meaning becomes a *problem* the reply states instead of a figure:
 
 - an ambiguous numeric day (``02/05/2024``: 2 May or 5 February?) is asked back;
-- an impossible day (``April 31st 2024``, ``30 February 2024``) is named as such;
+- an impossible day (``April 31st 2024``, ``30 February 2024``, ``2024-02-30``) is named as such;
 - a weekday that does not match its date is named.
 
 ``no_row_that_day(day, dates)`` explains a day the data has no row for: a weekend, a US federal
@@ -76,10 +76,32 @@ def _parse(written: str, order: str) -> dt.date | None:
     return parsed.date() if parsed else None
 
 
+ISO_LIKE = re.compile(r"(?<![\w/.-])(?P<year>(?:19|20)\d\d)(?:(?P<sep>[-/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})|"
+                      r"(?P<month2>[01]\d)(?P<day2>[0-3]\d))(?![\w/.-])")
+"""A day written year first: ``2024-03-15``, ``2024/03/15``, ``2024.03.15``, ``20240315``."""
+
+
+def _iso_days(text: str, problems: list[str]) -> str:
+    """Year-first days written as ISO; one that is not a real day is a problem and leaves the text."""
+    def written(match: re.Match[str]) -> str:
+        year, month, number = int(match["year"]), int(match["month"] or match["month2"]), int(match["day"] or match["day2"])
+        if not 1 <= month <= 12:
+            problems.append(f"'{match.group(0)}' is not a day: there is no month {month}")
+            return " "
+        length = calendar.monthrange(year, month)[1]
+        if not 1 <= number <= length:
+            problems.append(f"'{match.group(0)}' is not a day: there is no {calendar.month_name[month]} {number}, {year} "
+                            f"({calendar.month_name[month]} {year} has {length} days)")
+            return " "
+        return f"{year:04d}-{month:02d}-{number:02d}"
+
+    return ISO_LIKE.sub(written, text)
+
+
 def read_days(text: str) -> Days:
     """The request with each written day made ISO, and the problems of those that are not one real day."""
-    text = _with_ordinals(text)
     problems: list[str] = []
+    text = _iso_days(_with_ordinals(text), problems)
     pieces: list[str] = []
     position = 0
     for match in WRITTEN_DAY.finditer(text):

@@ -56,7 +56,16 @@ from dataclasses import dataclass, replace
 from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_complete import decline_unused, understood, unused_words
 from flawedcode.models.offline_cues import best_intent
-from flawedcode.models.offline_data import DataAsk, Series, context_unit, plan_data, read_data_ask, stats_in
+from flawedcode.models.offline_data import (
+    DESCRIBE_STATS,
+    DataAsk,
+    Series,
+    context_unit,
+    names_only_a_series,
+    plan_data,
+    read_data_ask,
+    stats_in,
+)
 from flawedcode.models.offline_dates import no_row_that_day
 from flawedcode.models.offline_entities import trading_days
 from flawedcode.models.offline_file_rules import (  # the rules for files and code
@@ -102,7 +111,7 @@ GOAL_WORDS = ("goal", "objective", "aim", "purpose", "set out", "first ask", "fi
               "originally", "original request", "original question", "initial", "started with", "at the start",
               "at the beginning", "start of our conversation", "beginning of our conversation", "what was i trying",
               "what am i trying", "what were we trying", "trying to do", "after originally", "task i set", "i asked u first",
-              "i asked you first", "first message", "want originally")
+              "i asked you first", "first message", "want originally", "first question", "first thing i asked")
 QUESTION_CUES = ("what", "remind", "recall", "restate", "tell me", "which", "do you remember", "?")
 GOAL_NOUN = r"(?:overall\s+|main\s+|big\s+)?(?:goal|aim|objective|plan|task|mission|purpose)\b"
 GOAL_SCOPE = r"(?:\s+(?:for|of|in)\s+(?:today|this session|the session|this conversation|this chat|the day|now))?"
@@ -302,6 +311,8 @@ COURTESY = re.compile(r"^\W*(?:thanks|thank you|many thanks|cheers|great|perfect
 def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
     if context.previous_ask is None or COURTESY.match(clause.norm):
         return None
+    if names_only_a_series(clause):  # 'now do sofr', 'and effr?', 'the 20y?': the same question of another series
+        return context.previous_ask
     leaning = re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in|with)\b", clause.norm)
     if clause.mentions.dataframes and not leaning:
         return None
@@ -330,7 +341,9 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if which_year:
         return [reply(which_year)]
     if asked.period.first_rows and asked.frames() and asked.frames()[0].start:
-        asked = replace(asked, period=first_rows_range(asked.period, asked.frames()[0].start), limit=None)
+        rows = first_rows_range(asked.period, trading_days(context.vocabulary, asked.frames()[0]))
+        asked = replace(asked, period=rows, limit=None, stats=["latest"] if rows.start == rows.end and asked.stats ==
+                        list(DESCRIBE_STATS) else asked.stats)
     context.previous_frames = asked.frames()
     reuse = _rows_in_view(asked, context)
     if reuse is not None:

@@ -13,6 +13,8 @@ Registered as rows of the cue table (``offline_intents.toml``, read by ``offline
 - ``failing_tests`` ("what's failing in the project, and why?"): runs the tests (pytest, else the
   project's own ``python test_*.py`` fallback) and names each failing test, the assertion line
   and the function it calls, from the test output; it never edits code.
+- ``previous_request`` ("what was my last question?"): the latest earlier request it can see, word
+  for word; none visible is said (the first request, or one that fell out of the window).
 - ``count_rows`` ("how long is data.csv?"): reads one line of the file and reports its line count
   (a CSV's rows are its lines minus the header), never dumping the file.
 """
@@ -22,12 +24,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.models.offline_cues import register_planner
 from flawedcode.models.offline_file_rules import RUN_TESTS_CODE, RUN_TIMEOUT_SECONDS
-from flawedcode.models.offline_memory import text_of
+from flawedcode.models.offline_memory import is_summary_message, text_of
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, ToolResult, reply
 from flawedcode.models.offline_stats import READ_HEADER
 
@@ -128,7 +130,18 @@ def answer_count_rows(task: Task, results: list[ToolResult], context: Context) -
     return f"{task.path} has {lines:,} lines (from read_file's line count; I read only its first line)."
 
 
+def plan_previous_request(clause: Clause, context: Context) -> list[Task]:
+    """'what was my last question?': the latest earlier request it can see, word for word."""
+    requests = [text_of(message).strip() for message in context.earlier if isinstance(message, HumanMessage)
+                and not is_summary_message(message)]
+    if not requests:
+        where = "it fell out of my window" if context.truncated else "this is the first request I can see"
+        return [reply(f"I can't see an earlier request from you: {where}. {_seen(context)}.")]
+    return [reply(f'Your last request before this one was: "{requests[-1]}". {_seen(context)}.')]
+
+
 register_planner("context_window", plan_context_window)
+register_planner("previous_request", plan_previous_request)
 register_planner("offloaded", plan_offloaded)
 register_planner("archived", plan_archived)
 register_planner("failing_tests", plan_failing_tests, answer=answer_failing_tests)

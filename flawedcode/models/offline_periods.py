@@ -18,6 +18,10 @@ what the student writes                     the period
                                             ``default_year``)
 ``2024``                                    the year
 ``year end 2023``, ``end of Q3 2024``       the last value on or before that day (a point)
+``the week of 2024-06-10``                  that Monday to Sunday (``week ending 2024-06-14``: the 7 days to it)
+``the last trading day of 2024``            the last value on or before its end (``first``: the first row of it)
+``sep thru nov 2023``, ``Mar–May 2024``     those months, the first to the last
+``1H24``, ``Q4'23``, ``4Q23``, ``'24``      shorthand years and halves (2-digit years are 20xx)
 ``last 20 business days``, ``past 60 days`` the last N rows (rows are business days)
 ``last 3 months``, ``last month``,          counted back from the data's last date
 ``last year``, ``year to date``
@@ -80,10 +84,34 @@ class Period:
         return f"from {self.start}" if self.start else f"until {self.end}"
 
 
+SHORTHAND = (
+    (r"\b([1-4])q\s*'?(\d\d)\b", r"q\1 20\2"),                # 4Q23
+    (r"\bq([1-4])\s*(?:'|\u2019)?(\d\d)\b(?!\d)", r"q\1 20\2"),   # Q4'23, Q4 23
+    (r"\b([12])h\s*'?(\d\d)\b", r"h\1 20\2"),                # 1H24
+    (r"\bh([12])\s*(?:'|\u2019)(\d\d)\b", r"h\1 20\2"),         # H1'24
+    (r"(?<![\w'])'(\d\d)\b", r"20\1"),                         # '24
+    (r"\btwenty\s+twenty[- ]?(one|two|three|four|five|six|seven|eight|nine)\b",
+     lambda match: f"202{'one two three four five six seven eight nine'.split().index(match.group(1)) + 1}"),
+)
+"""Years and halves written short, made whole before the periods are read (2-digit years are 20xx)."""
+RANGE_WORDS = r"(?:to|thru|through|until|till|-|\u2013|\u2014)"
+DAY_OF = re.compile(r"\b(?:(?:from\s+)?(?:the\s+)?(?P<whole>first)\s+(?:trading\s+|business\s+)?(?:day\s+)?(?:to|through|until|and)\s+"
+                    r"(?:the\s+)?last|(?:on\s+)?(?:the\s+)?(?P<which>first|last|final))\s+(?:trading\s+|business\s+)?day\s+of\s+(?:the\s+)?")
+"""'the last trading day of 2024', 'the first day of Q3 2024': one row at an end of the period that follows
+('from the first to the last trading day of 2024': all of it)."""
+
+
+def expand_shorthand(text: str) -> str:
+    for pattern, written in SHORTHAND:
+        text = re.sub(pattern, written, text)
+    return text
+
+
 def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | None = None) -> tuple[list[Period], str]:
     """The periods named in ``text`` (lower case) and the text without them."""
     end_day = dt.date.fromisoformat(data_end)
     found: list[tuple[int, Period]] = []
+    text = expand_shorthand(text)
     rest = text
 
     def take(pattern: str, build) -> None:
@@ -98,6 +126,21 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
          lambda m: Period(m.group(1) or m.group(3), m.group(2) or m.group(4), label=m.group(0).strip()))
     take(rf"\b(?:between|from)\s+({YEAR})\s+(?:and|to|until|through)\s+({YEAR})\b",
          lambda m: Period(f"{m.group(1)}-01-01", f"{m.group(2)}-12-31", label=m.group(0).strip()))
+    take(rf"\b(?:the\s+)?week\s+(?:of|starting|beginning|from)\s+(?:on\s+)?({DATE})\b", lambda m: _week_of(m.group(1), m.group(0)))
+    take(rf"\b(?:the\s+)?week\s+(?:ending|to|through)\s+(?:on\s+)?({DATE})\b",
+         lambda m: Period((dt.date.fromisoformat(m.group(1)) - dt.timedelta(days=6)).isoformat(), m.group(1), label=m.group(0)))
+    for match in list(DAY_OF.finditer(rest)):  # 'the last trading day of 2024': the period that follows, at one end
+        following = rest[match.end():match.end() + 40]
+        inner, inner_rest = read_periods(following, data_end, default_year)
+        taken = len(inner_rest) - len(inner_rest.lstrip(" "))
+        condition = re.match(r"\s*(?:when|where|that|on which|in which)\b", rest[match.end() + taken:])
+        if inner and taken and inner[0].start and inner[0].end and not (condition and match["which"] == "first"):
+            span = match.end() - match.start() + taken
+            label = rest[match.start():match.start() + span].strip()
+            found.append((match.start(), replace(inner[0], label=label) if match["whole"] else _day_of(match["which"], inner[0], label)))
+            rest = rest[:match.start()] + " " * span + rest[match.start() + span:]
+    take(rf"\b(?:from\s+|between\s+)?({MONTH})\.?\s*(?:{RANGE_WORDS}|and)\s*({MONTH})\.?\s*(?:of\s+)?({YEAR})\b",
+         lambda m: _month_range(m, default_year, end_day))
     take(rf"\b(?:since|from|after|starting)\s+({DATE})\b", lambda m: Period(m.group(1), None, label=m.group(0)))
     take(rf"\b(?:until|before|through|up to|till)\s+({DATE})\b", lambda m: Period(None, m.group(1), label=m.group(0)))
     take(rf"\b({DATE})\b", lambda m: Period(m.group(1), m.group(1), label=m.group(1)))
@@ -143,6 +186,26 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
     take(ALL_ROWS_WORDS, lambda m: Period(every_row=True, label=m.group(0)))
     found.sort(key=lambda item: item[0])
     return _combine(text, found), rest
+
+
+def _week_of(day: str, label: str) -> Period:
+    monday = dt.date.fromisoformat(day) - dt.timedelta(days=dt.date.fromisoformat(day).weekday())
+    return Period(monday.isoformat(), (monday + dt.timedelta(days=6)).isoformat(), label=label)
+
+
+def _day_of(which: str, period: Period, label: str) -> Period:
+    """The first or last row of a period: the last value on or before its end, or its first row (``first_rows``)."""
+    if which == "first":
+        return Period(period.start, period.end, first_rows=1, label=label)
+    return Period(None, period.end, point=True, label=label)
+
+
+def _month_range(match: re.Match[str], default_year: int | None, end_day: dt.date) -> Period | None:
+    first = _month_period(match.group(1), match.group(3), default_year, end_day, match.group(0))
+    last = _month_period(match.group(2), match.group(3), default_year, end_day, match.group(0))
+    if first is None or last is None or first.start > last.start:
+        return None
+    return Period(first.start, last.end, label=match.group(0).strip())
 
 
 def _open_end(period: Period | None) -> Period | None:
@@ -247,14 +310,13 @@ def _counted_back(match: re.Match[str], end_day: dt.date) -> Period:
     return Period(start.isoformat(), end_day.isoformat(), label=match.group(0))
 
 
-def first_rows_range(period: Period, data_start: str) -> Period:
-    """'the first 3 rows' of data starting on ``data_start``: the range of that many business days from it.
+def first_rows_range(period: Period, dates: list[str]) -> Period:
+    """'the first 3 rows' (of the data, or of the period they start): the range from its first to its Nth row.
 
-    Holidays make the range hold at most that many rows, never rows beyond them (the load tool keeps
-    the last rows of a range, so a longer range would drop the first ones)."""
-    day, counted = dt.date.fromisoformat(data_start), 0
-    while True:
-        counted += day.weekday() < 5
-        if counted >= period.first_rows:
-            return Period(data_start, day.isoformat(), label=period.label)
-        day += dt.timedelta(days=1)
+    ``dates`` are the days the dataframe has rows for (its own trading days), so holidays never make
+    the range hold fewer rows or more."""
+    inside = [date for date in dates if (not period.start or date >= period.start) and (not period.end or date <= period.end)]
+    chosen = inside[:period.first_rows]
+    if not chosen:
+        return Period(period.start, period.end, label=period.label)
+    return Period(chosen[0], chosen[-1], label=period.label)

@@ -54,6 +54,16 @@ def parse_rendered_conversation(text: str) -> list[RenderedMessage]:
 NUMBER_LINE = re.compile(r"-?\d+\.\d+")
 
 
+LAST_REQUEST = re.compile(r"^Last request: (?P<request>.+?) \((?:answered|not answered yet)\)\.$", re.MULTILINE)
+"""The summary's line naming the last request it covers (what a follow-up after the summary follows)."""
+
+
+def last_request_in(summary: str) -> str | None:
+    """The last request a summary names, word for word; None if it names none or had to clip it."""
+    match = LAST_REQUEST.search(summary)
+    return match["request"] if match and not match["request"].endswith("...") else None
+
+
 def write_summary(rendered: list[RenderedMessage], vocabulary: object = None) -> str:
     """A compact structured summary, extracted (not invented) from the rendered conversation."""
     goal = _goal_of(rendered)

@@ -17,6 +17,11 @@ Each rule applies only when its tool was bound to the model (v0-v2 never see the
   calls ``save_memory(fact)`` with the user's words; "Correction: ..." (or "actually,
   ...") calls it with ``correction=true``. Recall needs no rule: the memory block's
   ``User notes (verbatim):`` lines are notes it can see.
+- **Deferred tools.** When a request needs a tool that is not bound and a ``load_tools``
+  tool is, whose description names a group holding it ("group 'files' = write_file,
+  list_files, ..."), the first call is ``load_tools(group)``; the request is then carried
+  out with the tools that joined (``load_tools``'s own result is not one of its steps).
+  A group already asked for in this request is not asked for again.
 - **Summary on the live prefix.** A last message starting ``[Summary request]`` (v3's
   summary call, ``prompts/summary_v3.md``) is answered with a structured summary of the
   messages it names: the N messages after the pinned goal and the summary blocks (and the
@@ -33,7 +38,7 @@ from langchain_core.messages.utils import get_buffer_string
 
 from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_intents import plan
-from flawedcode.models.offline_plan import Context, Step, Task, calls, reply
+from flawedcode.models.offline_plan import TOOL_NAMES_BY_INTENT, Context, Step, Task, ToolResult, calls, reply, tool_name_for
 from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.offline_words import normalize
 
@@ -55,6 +60,8 @@ LIVE_SUMMARY = "[Summary request]"
 LEAVING = re.compile(r"the (\d+) messages after them")
 MERGE = re.compile(r"the (\d+) summary blocks after the first (\d+) messages")
 LENGTH = re.compile(r"under ([\d,]+) characters")
+LOADER = "load_tools"
+TOOL_GROUP = re.compile(r"group '(?P<group>[\w-]+)' = (?P<names>[\w, ]+)")
 
 
 def plan_message(text: str, context: Context) -> list[Task] | None:
@@ -225,3 +232,31 @@ def _closes(heading: str, following: str) -> bool:
     if following.startswith("## "):
         return True
     return not heading.startswith("## ") and is_heading(following)
+
+
+# --- deferred tools --------------------------------------------------------------------------------
+
+def with_deferred_tools(tasks: list[Task], results: list[ToolResult],
+                        tool_schemas: dict[str, dict[str, Any]]) -> tuple[list[Task], list[ToolResult]]:
+    """The tasks to carry out and the results they read: ``load_tools(group)`` first when a step's tool is deferred."""
+    own = [result for result in results if result.name != LOADER]
+    if LOADER not in tool_schemas:
+        return tasks, own
+    groups = deferred_groups(tool_schemas[LOADER])
+    asked = {result.args.get("group") for result in results if result.name == LOADER}
+    for task in tasks:
+        for step in task.steps:
+            if tool_name_for(step.intent, tool_schemas) is not None:
+                continue
+            wanted = TOOL_NAMES_BY_INTENT.get(step.intent, (step.intent,))
+            group = next((name for name, tools in groups.items() if set(wanted) & tools and name not in asked), None)
+            if group is not None:
+                return [calls(Step(LOADER, {"group": group}))], own
+    return tasks, own
+
+
+def deferred_groups(schema: dict[str, Any]) -> dict[str, set[str]]:
+    """The groups a ``load_tools`` description names, each with its tools."""
+    description = str(schema.get("function", schema).get("description", ""))
+    return {match["group"]: {name.strip() for name in match["names"].split(",") if name.strip()}
+            for match in TOOL_GROUP.finditer(description)}

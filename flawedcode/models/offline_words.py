@@ -172,7 +172,9 @@ def tags_in(text: str) -> list[str]:
     return list(dict.fromkeys(tag for _, tag in sorted(found)))
 
 
-SYNONYMS: dict[str, tuple[str, ...]] = {"upper": ("top", "high"), "lower": ("bottom", "low"), "ceiling": ("top",),
+SYNONYMS: dict[str, tuple[str, ...]] = {"usage": ("volume",), "uptake": ("volume",), "takeup": ("volume",),
+                                        "utilization": ("volume",), "notional": ("volume",),
+                                        "upper": ("top", "high"), "lower": ("bottom", "low"), "ceiling": ("top",),
                                         "floor": ("bottom",), "junk": ("high", "yield")}
 """Everyday words for what a column's name or docs say another way (added to a request's words when matching)."""
 
