@@ -476,6 +476,7 @@ def command_demo(args: argparse.Namespace) -> int:
 # --- bench ------------------------------------------------------------------------------------
 def command_bench(args: argparse.Namespace) -> int:
     from flawedcode import bench  # imported only when asked for: it pulls in the peers
+    from flawedcode.charts import save_comparison_chart
     from flawedcode.config import ConfigError, read_yaml_file
 
     options = {
@@ -490,7 +491,8 @@ def command_bench(args: argparse.Namespace) -> int:
     options["model"] = model_options(args, config_model=settings.get("model"), config_timeout=settings.get("timeout_seconds"))
     try:
         table = bench.run_benchmark(**{key: value for key, value in options.items() if value is not None},
-                                    before_spending=lambda preview: show_cost_and_confirm(preview, args.yes))
+                                    before_spending=lambda preview: show_cost_and_confirm(preview, args.yes),
+                                    chart=save_comparison_chart)
     except (bench.TaskFileError, bench.AgentSpecError, bench.BenchOutputError) as error:  # the user's to fix: one line, exit 2
         raise UsageError(str(error)) from None
     except bench.SpendingDeclined:

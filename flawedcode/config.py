@@ -238,7 +238,8 @@ class V3OffloadConfig(OffloadConfig):
     """v3 offloads earlier than v2: a result the current turn carries is written to the cache at full price."""
 
     threshold_tokens: int | None = Field(600, gt=0, description="Offload results longer than this many tokens (OR'ed with characters).")
-    preview_fraction: float = Field(0.2, gt=0, le=0.5, description="Stub size as a fraction of the original's tokens (a smaller result needs a larger share).")
+    preview_fraction: float = Field(0.2, gt=0, le=0.5,
+                                    description="Stub size as a fraction of the original's tokens (a smaller result needs a larger share).")
 
 
 class V3Config(V2Config):

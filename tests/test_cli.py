@@ -301,6 +301,7 @@ def test_a_line_at_the_terminal_limit_is_announced_when_there_is_no_line_editing
 # --- bench (parsing only; the benchmark has its own tests) ----------------------------------------
 def test_bench_passes_the_parsed_options_and_prints_the_table(monkeypatch, tmp_path, capsys):
     import flawedcode.bench
+    from flawedcode.charts import save_comparison_chart
 
     received = {}
 
@@ -315,6 +316,7 @@ def test_bench_passes_the_parsed_options_and_prints_the_table(monkeypatch, tmp_p
     model = received.pop("model")  # the model options (--model, --timeout, --record, --window), one object
     assert str(model) == "offline" and model.timeout_seconds is None and model.record_path is None
     assert callable(received.pop("before_spending"))
+    assert received.pop("chart") is save_comparison_chart, "the command draws comparison.png (the benchmark draws nothing)"
     assert received == {"agents": ["v0", "v2"], "task_names": ["goal_short", "sofr_average"], "runs": 2,
                         "out_dir": tmp_path / "b", "concurrency": 3, "resume": False}
     assert "| v2 | 100% |" in out

@@ -472,10 +472,12 @@ def test_at_the_process_level_other_processes_of_the_user_are_private(workspace,
         server.close()
 
 
+CALL_MEMORY_BYTES = 1024**3
+"""The call's memory limit in the test below: a quarter of ``MAX_MEMORY_BYTES``, the same bound on a quarter of the pages."""
 MEMORY_HOGS = textwrap.dedent("""
     import multiprocessing, time
     def hog(_):
-        held = bytearray(1600 * 1024**2)
+        held = bytearray(400 * 1024**2)
         time.sleep(2)
     workers = [multiprocessing.Process(target=hog, args=(n,)) for n in range(3)]
     [worker.start() for worker in workers]
@@ -484,12 +486,23 @@ MEMORY_HOGS = textwrap.dedent("""
 """)
 
 
-def test_memory_is_bounded_for_the_whole_call_not_per_process(workspace, level):
+def test_memory_is_bounded_for_the_whole_call_not_per_process(workspace, level, monkeypatch):
     if level == "basic" or not call_cgroups_here():
         pytest.skip("no cgroup can be made here (not root, or none delegated): memory is bounded per process (documented)")
+    monkeypatch.setattr(sandbox, "MAX_MEMORY_BYTES", CALL_MEMORY_BYTES)
     output = run_at(workspace, level, MEMORY_HOGS, timeout=60).output
     codes = json.loads(output.split("exit codes", 1)[1].strip()) if "exit codes" in output else None
-    assert codes is None or any(code != 0 for code in codes), output  # 3 x 1.6 GiB never fit the 4 GiB of one call
+    assert codes is None or any(code != 0 for code in codes), output  # 3 x 400 MiB never fit the 1 GiB of one call
+
+
+def test_one_memory_hog_fits_so_only_the_calls_total_stops_three(workspace, monkeypatch):
+    level = Sandbox(workspace.root).level  # the level every call runs at here
+    if level == "basic" or not call_cgroups_here():
+        pytest.skip("no cgroup can be made here (not root, or none delegated)")
+    monkeypatch.setattr(sandbox, "MAX_MEMORY_BYTES", CALL_MEMORY_BYTES)
+    one_hog = MEMORY_HOGS.replace("range(3)", "range(1)").replace("time.sleep(2)", "pass")
+    output = run_at(workspace, level, one_hog, timeout=60).output
+    assert "exit codes [0]" in output, output
 
 
 def test_home_is_bounded_at_the_namespace_levels(workspace, level):

@@ -37,9 +37,8 @@ LEVELS: dict[str, int] = {
     "models": 4, "tools": 4, "telemetry": 4,
     "context": 5,
     "agents": 6,
-    "charts": 7,
-    "bench": 8,
-    "lab": 9, "lessons": 9, "exercises": 9, "demo": 9, "cli": 9, "__main__": 9,
+    "bench": 7,
+    "charts": 8, "lab": 8, "lessons": 8, "exercises": 8, "demo": 8, "cli": 8, "__main__": 8,
 }
 TOP = max(LEVELS.values())
 

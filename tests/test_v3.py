@@ -173,12 +173,13 @@ def test_a_digest_keeps_an_answers_figures_and_only_the_start_of_any_other_answe
     assert len(answer) == DIGEST_ANSWER_CHARS and answer.endswith("...")
 
 
-def test_a_summary_cut_to_fit_drops_empty_headings_before_any_figure() -> None:
+def test_a_summary_cut_to_fit_drops_empty_headings_first_and_the_sessions_first_figure_last() -> None:
     summary = ("## SESSION INTENT\nOriginal goal (verbatim): List ChartBook dataframes\n\n## SUMMARY\n"
-               "Numbers reported:\n- sofr rate: mean 4.8944\n- effr rate: mean 4.6150\n\n## ARTIFACTS\n\n"
-               "## NEXT STEPS\nLast request: answered.")
+               "Numbers reported:\n- sofr rate: mean 4.8944\n- effr rate: mean 4.6150\n- tgcr: mean 4.5297\n\n"
+               "## ARTIFACTS\n\n## NEXT STEPS\nLast request: answered.")
+    assert "## ARTIFACTS" not in fit_summary(summary, 200) and "- tgcr: mean 4.5297" in fit_summary(summary, 200)
     fitted = fit_summary(summary, 170)
-    assert "## ARTIFACTS" not in fitted and "- effr rate: mean 4.6150" in fitted and len(fitted) <= 170
+    assert "- sofr rate: mean 4.8944" in fitted and "- effr rate" not in fitted and len(fitted) <= 170
     tighter = fit_summary(summary, 130)
     assert "Numbers reported:" not in tighter or "- " in tighter.split("Numbers reported:", 1)[1], "no empty heading"
 
@@ -375,3 +376,14 @@ def test_a_students_strategy_runs_through_the_bench_beside_v1_and_must_change_so
     assert not check_strategy_in_bench(SameAsV1) and "sent as much as v1" in capsys.readouterr().out
     assert not check_strategy_in_bench(NotTried) and "not tried yet" in capsys.readouterr().out
     assert not check_strategy_in_bench(AgentV1) and "built-in version" in capsys.readouterr().out
+
+
+def test_a_file_request_loads_the_deferred_file_tools_first_then_does_the_work(tmp_path: Path) -> None:
+    agent = v3(tmp_path)
+    assert "list_files" not in [tool.name for tool in agent.prefix.active_tools()]
+    reply = agent.send("List the files in the project")
+    calls = [call["name"] for m in agent.messages if isinstance(m, AIMessage) for call in m.tool_calls]
+    assert calls == ["load_tools", "list_files"] and "README.md" in reply and "load_tools" not in reply
+    agent.send("Read README.md")
+    calls = [call["name"] for m in agent.messages if isinstance(m, AIMessage) for call in m.tool_calls]
+    assert calls.count("load_tools") <= 1, "a group is loaded once"

@@ -6,7 +6,7 @@ Layout of ``out_dir`` (scoring reads it back; see ``scoring.py``)::
     transcripts/<agent>/<task>/<run>.json   messages (messages_to_dict) + the SessionLog
     workspaces/<agent>/<task>/<run>/        project/, scratch/, archives/ of that run
     cost-preview/                           the offline run behind a real model's cost preview
-    summary.json, results.md, comparison.png   written by score()
+    summary.json, results.md, comparison.png   written by score() (the chart by the drawer it is given)
 
 Rules:
 - a fresh agent, workspace, scratch/ and archives/ for every run;
@@ -78,7 +78,7 @@ from flawedcode.bench.records import (
     read_runs,
     runs_path,
 )
-from flawedcode.bench.scoring import score
+from flawedcode.bench.scoring import ChartDrawer, score
 from flawedcode.bench.tasks import Step, Task, load_tasks
 from flawedcode.config import AgentConfig, V2Config
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS
@@ -386,8 +386,11 @@ def run_benchmark(agents: Iterable[str | AgentEntry] = DEFAULT_AGENTS, task_name
                   out_dir: str | Path = "results/bench", concurrency: int = 1, resume: bool = True,
                   settings: dict[str, Any] | None = None, settings_source: str = "config",
                   max_cost_usd: float | None = None, before_spending: Callable[[CostPreview], bool] | None = None,
-                  progress: bool = True) -> str:
+                  progress: bool = True, chart: ChartDrawer | None = None) -> str:
     """Run, then score: returns the Markdown results table (also written to out_dir/results.md).
+
+    ``chart``: what draws comparison.png from the summary (``flawedcode bench`` passes
+    ``flawedcode.charts.save_comparison_chart``); None draws none.
 
     ``settings``: one mapping of agent settings (a YAML config, read as ``chat`` reads it).
     ``before_spending``: with a model that is not offline, called with the cost preview first;
@@ -399,7 +402,8 @@ def run_benchmark(agents: Iterable[str | AgentEntry] = DEFAULT_AGENTS, task_name
     suite = Suite(list(agents), tasks, runs, model, settings, settings_source)
     try:
         with claim(out_dir):
-            return _run_and_score(suite, tasks, model, out_dir, concurrency, resume, max_cost_usd, before_spending, progress)
+            return _run_and_score(suite, tasks, model, out_dir, concurrency, resume, max_cost_usd, before_spending, progress,
+                                  chart)
     except OSError as error:
         if error.errno not in DISK_FULL:
             raise
@@ -408,7 +412,7 @@ def run_benchmark(agents: Iterable[str | AgentEntry] = DEFAULT_AGENTS, task_name
 
 def _run_and_score(suite: Suite, tasks: list[Task], model: str | ModelOptions | None, out_dir: str | Path,
                    concurrency: int, resume: bool, max_cost_usd: float | None,
-                   before_spending: Callable[[CostPreview], bool] | None, progress: bool) -> str:
+                   before_spending: Callable[[CostPreview], bool] | None, progress: bool, chart: ChartDrawer | None) -> str:
     if max_cost_usd is not None and not is_offline(model) and not pricing_of(str(model)).profile.priced:
         raise ModelConfigError(f"--max-cost needs the model's prices, and none are known for {model}; "
                                "run without --max-cost, or with a model listed in flawedcode/models/profiles.py")
@@ -420,6 +424,6 @@ def _run_and_score(suite: Suite, tasks: list[Task], model: str | ModelOptions | 
     try:
         run_suite(suite, out_dir, concurrency=concurrency, resume=resume, progress=progress, max_cost_usd=max_cost_usd)
     except CostLimitReached as reached:
-        reached.table = score(out_dir, agents=names, tasks=tasks, skipped=suite.skipped)
+        reached.table = score(out_dir, agents=names, tasks=tasks, skipped=suite.skipped, chart=chart)
         raise
-    return score(out_dir, agents=names, tasks=tasks, skipped=suite.skipped)
+    return score(out_dir, agents=names, tasks=tasks, skipped=suite.skipped, chart=chart)

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +79,16 @@ MODEL_DEPENDENT_NOTE = ("Columns marked * depend on the model (how well it follo
                         "counts as a miss, and a failed run's tokens stop where it stopped. Wrapper time depends on the machine.")
 
 
+ChartDrawer = Callable[[dict[str, Any], Path], Any]
+"""Draws a summary into a PNG file. The benchmark draws nothing itself (it sits below the charts): the
+command line passes ``flawedcode.charts.save_comparison_chart``."""
+
+
 def score(out_dir: str | Path, agents: Iterable[str] | None = None, tasks: list[Task] | None = None,
-          chart: bool = True, skipped: dict[str, str] | None = None) -> str:
-    """Read out_dir/runs.jsonl; write summary.json, results.md and (if charts exist) a PNG; return the table."""
+          chart: ChartDrawer | None | bool = None, skipped: dict[str, str] | None = None) -> str:
+    """Read out_dir/runs.jsonl; write summary.json, results.md and, given a ``chart`` drawer, comparison.png; return the table.
+
+    ``chart`` is a ``ChartDrawer``; None or False draws no chart."""
     out_dir = Path(out_dir)
     found = read_runs(out_dir)
     records = found.records
@@ -98,7 +105,8 @@ def score(out_dir: str | Path, agents: Iterable[str] | None = None, tasks: list[
     summary["skipped"] = skipped
     summary["expected"] = {task.name: task.expected for task in tasks or [] if task.expected}
     if chart:
-        summary["chart"] = _save_chart(summary, out_dir / CHART_FILE)
+        chart(summary, out_dir / CHART_FILE)
+        summary["chart"] = str(out_dir / CHART_FILE)
     write_atomically(out_dir / SUMMARY_FILE, json.dumps(summary, indent=2))
     table = render_markdown(summary)
     write_atomically(out_dir / RESULTS_FILE, table)
@@ -450,11 +458,3 @@ def format_cell(key: str, value: Any) -> str:
         return f"{value:,}"
     return str(value)
 
-
-def _save_chart(summary: dict[str, Any], path: Path) -> str | None:
-    try:
-        from flawedcode.charts import save_comparison_chart
-    except ImportError:
-        return None
-    save_comparison_chart(summary, path)
-    return str(path)

@@ -295,7 +295,8 @@ class OfflineModel(BaseChatModel):
             return offline_v3.write_live_summary(text, visible[:latest]), []
         self._remember_previous_request(context)
         tasks = offline_v3.plan_message(text, context) or plan(text, context)  # v3's tools first (offline_v3.py)
-        return self.carry_out(tasks, tool_results_after(visible, latest), tool_schemas, context)
+        tasks, results = offline_v3.with_deferred_tools(tasks, tool_results_after(visible, latest), tool_schemas)  # v3's
+        return self.carry_out(tasks, results, tool_schemas, context)
 
     def context(self, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]], truncated: bool) -> Context:
         return Context(self.vocabulary(), set(tool_schemas), self.max_input_tokens, list(earlier), truncated,

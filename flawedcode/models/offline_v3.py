@@ -17,10 +17,16 @@ Each rule applies only when its tool was bound to the model (v0-v2 never see the
   calls ``save_memory(fact)`` with the user's words; "Correction: ..." (or "actually,
   ...") calls it with ``correction=true``. Recall needs no rule: the memory block's
   ``User notes (verbatim):`` lines are notes it can see.
+- **Deferred tools.** When a request needs a tool that is not bound and a ``load_tools``
+  tool is, whose description names a group holding it ("group 'files' = write_file,
+  list_files, ..."), the first call is ``load_tools(group)``; the request is then carried
+  out with the tools that joined (``load_tools``'s own result is not one of its steps).
+  A group already asked for in this request is not asked for again.
 - **Summary on the live prefix.** A last message starting ``[Summary request]`` (v3's
   summary call, ``prompts/summary_v3.md``) is answered with a structured summary of the
   messages it names: the N messages after the pinned goal and the summary blocks (and the
-  blocks too when it says "consolidate earlier summaries: yes").
+  blocks too when it says "consolidate earlier summaries: yes"); when it says "the goal is
+  pinned above", the summary does not repeat it (no ``## SESSION INTENT`` section).
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from langchain_core.messages.utils import get_buffer_string
 
 from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_intents import plan
-from flawedcode.models.offline_plan import Context, Step, Task, calls, reply
+from flawedcode.models.offline_plan import TOOL_NAMES_BY_INTENT, Context, Step, Task, ToolResult, calls, reply, tool_name_for
 from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.offline_words import normalize
 
@@ -55,6 +61,9 @@ LIVE_SUMMARY = "[Summary request]"
 LEAVING = re.compile(r"the (\d+) messages after them")
 MERGE = re.compile(r"the (\d+) summary blocks after the first (\d+) messages")
 LENGTH = re.compile(r"under ([\d,]+) characters")
+LOADER = "load_tools"
+PINNED_GOAL = "the goal is pinned above"
+TOOL_GROUP = re.compile(r"group '(?P<group>[\w-]+)' = (?P<names>[\w, ]+)")
 
 
 def plan_message(text: str, context: Context) -> list[Task] | None:
@@ -172,12 +181,15 @@ def write_live_summary(text: str, earlier: list[BaseMessage]) -> str:
         leaving = [m for m in earlier[blocks_end:blocks_end + count] if not memory.text_of(m).startswith("[Plan reminder: ")]
     rendered = get_buffer_string([*goal, *blocks, *leaving], format="xml")
     limit = LENGTH.search(text)
-    return fit_summary(write_summary(parse_rendered_conversation(rendered)),
-                       int(limit.group(1).replace(",", "")) if limit else None)
+    summary = write_summary(parse_rendered_conversation(rendered))
+    if PINNED_GOAL in text.lower():  # the instruction says the goal stays pinned above: not repeated
+        summary = re.sub(r"^## SESSION INTENT\n(?:.*\n)*?(?=## |\Z)", "", summary, flags=re.MULTILINE)
+    return fit_summary(summary, int(limit.group(1).replace(",", "")) if limit else None)
 
 
 DROP_ORDER = ("action", "request", "artifact", "number", "note")
-"""Which lines go first when a summary must be shorter: old actions, then requests, paths, figures, notes."""
+"""Which lines go first when a summary must be shorter: old actions, then requests, paths, figures (the
+oldest first, but the session's first figure, which the summary writer keeps first, last of all), notes."""
 
 
 def fit_summary(summary: str, max_chars: int | None) -> str:
@@ -200,11 +212,13 @@ def fit_summary(summary: str, max_chars: int | None) -> str:
         else:
             kinds.append("")
     for kind in DROP_ORDER:
-        for index, line_kind in enumerate(kinds):
+        of_kind = [index for index, line_kind in enumerate(kinds) if line_kind == kind]
+        if kind == "number" and len(of_kind) > 1:  # the session's first figure goes last (the summary keeps it first)
+            of_kind = [*of_kind[1:], of_kind[0]]
+        for index in of_kind:
             if len("\n".join(line for line in lines if line is not None)) <= max_chars:
                 break
-            if line_kind == kind:
-                lines[index] = None  # type: ignore[call-overload]
+            lines[index] = None  # type: ignore[call-overload]
     return without_empty_headings("\n".join(line for line in lines if line is not None))
 
 
@@ -225,3 +239,31 @@ def _closes(heading: str, following: str) -> bool:
     if following.startswith("## "):
         return True
     return not heading.startswith("## ") and is_heading(following)
+
+
+# --- deferred tools --------------------------------------------------------------------------------
+
+def with_deferred_tools(tasks: list[Task], results: list[ToolResult],
+                        tool_schemas: dict[str, dict[str, Any]]) -> tuple[list[Task], list[ToolResult]]:
+    """The tasks to carry out and the results they read: ``load_tools(group)`` first when a step's tool is deferred."""
+    own = [result for result in results if result.name != LOADER]
+    if LOADER not in tool_schemas:
+        return tasks, own
+    groups = deferred_groups(tool_schemas[LOADER])
+    asked = {result.args.get("group") for result in results if result.name == LOADER}
+    for task in tasks:
+        for step in task.steps:
+            if tool_name_for(step.intent, tool_schemas) is not None:
+                continue
+            wanted = TOOL_NAMES_BY_INTENT.get(step.intent, (step.intent,))
+            group = next((name for name, tools in groups.items() if set(wanted) & tools and name not in asked), None)
+            if group is not None:
+                return [calls(Step(LOADER, {"group": group}))], own
+    return tasks, own
+
+
+def deferred_groups(schema: dict[str, Any]) -> dict[str, set[str]]:
+    """The groups a ``load_tools`` description names, each with its tools."""
+    description = str(schema.get("function", schema).get("description", ""))
+    return {match["group"]: {name.strip() for name in match["names"].split(",") if name.strip()}
+            for match in TOOL_GROUP.finditer(description)}
