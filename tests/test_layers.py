@@ -7,7 +7,7 @@ too (an import moved into a function to dodge a cycle is still a cycle). The lay
 | level | modules |
 | --- | --- |
 | 0 | ``constants``, ``formats``, ``paths``, ``notices`` (single-home numbers, texts and folders) |
-| 1 | ``infra`` (sandbox, safe files, redaction, writable text), ``catalog`` (the catalog reader) |
+| 1 | ``infra`` (sandbox, safe files, redaction, writable text), ``catalog`` (the catalog reader), ``figures`` (a series' statistics) |
 | 2 | ``tokens``, ``config`` |
 | 3 | ``prompt_cache`` |
 | 4 | ``models``, ``tools``, ``telemetry`` |
@@ -31,7 +31,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "flawedcode"
 LEVELS: dict[str, int] = {
     "__init__": 0, "constants": 0, "formats": 0, "paths": 0, "notices": 0,
-    "infra": 1, "catalog": 1,
+    "infra": 1, "catalog": 1, "figures": 1,
     "tokens": 2, "config": 2,
     "prompt_cache": 3,
     "models": 4, "tools": 4, "telemetry": 4,

@@ -173,12 +173,13 @@ def test_a_digest_keeps_an_answers_figures_and_only_the_start_of_any_other_answe
     assert len(answer) == DIGEST_ANSWER_CHARS and answer.endswith("...")
 
 
-def test_a_summary_cut_to_fit_drops_empty_headings_before_any_figure() -> None:
+def test_a_summary_cut_to_fit_drops_empty_headings_first_and_the_sessions_first_figure_last() -> None:
     summary = ("## SESSION INTENT\nOriginal goal (verbatim): List ChartBook dataframes\n\n## SUMMARY\n"
-               "Numbers reported:\n- sofr rate: mean 4.8944\n- effr rate: mean 4.6150\n\n## ARTIFACTS\n\n"
-               "## NEXT STEPS\nLast request: answered.")
+               "Numbers reported:\n- sofr rate: mean 4.8944\n- effr rate: mean 4.6150\n- tgcr: mean 4.5297\n\n"
+               "## ARTIFACTS\n\n## NEXT STEPS\nLast request: answered.")
+    assert "## ARTIFACTS" not in fit_summary(summary, 200) and "- tgcr: mean 4.5297" in fit_summary(summary, 200)
     fitted = fit_summary(summary, 170)
-    assert "## ARTIFACTS" not in fitted and "- effr rate: mean 4.6150" in fitted and len(fitted) <= 170
+    assert "- sofr rate: mean 4.8944" in fitted and "- effr rate" not in fitted and len(fitted) <= 170
     tighter = fit_summary(summary, 130)
     assert "Numbers reported:" not in tighter or "- " in tighter.split("Numbers reported:", 1)[1], "no empty heading"
 

@@ -24,6 +24,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from flawedcode.figures import combined, figures, transformed
 from flawedcode.models.offline_data import DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
@@ -31,14 +32,11 @@ from flawedcode.models.offline_stats import (
     LOAD_HEADER,
     READ_BACK_PAGES,
     LoadedTable,
-    aligned,
     assemble_pages,
-    figures,
     offload_path,
     parse_loaded_table,
     read_stat_output,
     stat_script,
-    transformed,
 )
 
 DECIMALS = 4
@@ -154,16 +152,9 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
     if any(values is None for values in series_values):
         return ("I could not see all the rows this needs in my context window, so I won't guess a figure. "
                 "Ask for a shorter period, or I can run a script on the data.")
-    first = series_values[0]
-    other = None
+    first, other = series_values[0], None
     if ask.combine and len(series_values) > 1:
-        first, second = aligned(series_values[0], series_values[1])
-        if ask.combine == "difference":
-            first = [(date, a - b) for (date, a), (_, b) in zip(first, second)]
-        elif ask.combine == "ratio":
-            first = [(date, a / b) for (date, a), (_, b) in zip(first, second) if b]
-        else:
-            other = second
+        first, other = combined(series_values[0], series_values[1], ask.combine)
     lines = []
     if len(ask.series) > 2 or (len(ask.series) == 2 and not ask.combine):
         for series, values in zip(ask.series, [_values(tables, s) for s in ask.series]):
@@ -270,6 +261,8 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         return f"{head}, {dates}, {count} values: {side} {limit:g}{UNIT_SHOWN.get(unit, '')} {found}."
     if ask.threshold is not None:
         side, limit = ask.threshold
+        if side == "true":
+            return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days with {ask.series[0].column} set."
         return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days {side} {limit:g}{UNIT_SHOWN.get(unit, '')}."
     ranked = next((stat for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)), None)
     if ranked:

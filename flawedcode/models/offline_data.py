@@ -54,7 +54,8 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("min", r"\bmin\b|\bminimum\b|\blowest\b|\bsmallest\b|\btrough\b|\bhow low\b|\bbottom\b"),
     ("max", r"\bmax\b|\bmaximum\b|\bhighest\b|\blargest\b|\bpeak\b|\bhow high\b|\bwidest\b|\bbiggest\b|\btop value\b"),
     ("std", r"\bstandard deviation\b|\bvolatil\w*|\bdispersion\b|\bvariability\b"),
-    ("count", r"\bhow many\b(?! bp| basis| percent)|\bhow often\b|(?<![\w])#\s*(?:of\s+)?days\b|\bcount\b|\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
+    ("count", r"\bhow many\b(?! bp| basis| percent)|\bhow often\b|(?<![\w])#\s*(?:of\s+)?days\b|\bcount\b|"
+              r"\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
     ("latest", r"\blatest\b|\bmost recent\b|\bcurrent\b|\bright now\b|\btoday\b|\bnewest\b|\blast value\b"),
     ("pct_change", r"\b(?:percent(?:age)?|%)\s+change\b(?!s)"),
     ("factor", r"\bby what factor\b|\bhow many times\b|\bwhat multiple\b"),
@@ -117,7 +118,8 @@ OR_MORE = {"more": "at or above", "above": "at or above", "higher": "at or above
 """'5.33 or more': the number's own side, inclusive."""
 _WORDINGS = sorted(((wording, side) for side, wordings in COMPARISONS.items() for wording in wordings), key=lambda item: -len(item[0]))
 THRESHOLD = re.compile(r"(?:(?<![\w<>=])(?P<op>" + "|".join(w if not w[0].isalpha() else rf"\b{w}\b" for w, _ in _WORDINGS)
-                       + r")\s*(?:the\s+)?|(?<![\w.-])(?=-?\d+(?:\.\d+)?\s*(?:%|percent|bp)?\s+or\s+(?:" + "|".join(OR_MORE) + r")\b))(?P<limit>-?\d+(?:\.\d+)?)(?:\s*(?P<unit>%|percent|bp))?"
+                       + r")\s*(?:the\s+)?|(?<![\w.-])(?=-?\d+(?:\.\d+)?\s*(?:%|percent|bp)?\s+or\s+(?:" + "|".join(OR_MORE)
+                       + r")\b))(?P<limit>-?\d+(?:\.\d+)?)(?:\s*(?P<unit>%|percent|bp))?"
                        + r"(?:\s+or\s+(?P<inclusive>" + "|".join(OR_MORE) + r")\b)?")
 
 
@@ -251,6 +253,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = ["first_when"]
     if threshold is None and follow_up is not None and not stats:
         threshold = follow_up.threshold  # 'and in 2023?' after a count above a threshold keeps the threshold
+    if threshold is None and stats == ["count"] and series and all(vocabulary.unit(s.ref, s.column) == "flag" for s in series):
+        threshold = ("true", 0.0)  # 'how many quarter-end days': the days the flag is set, not the rows
     if threshold is not None and stats != ["first_when"]:
         stats = ["count"]
     wants_rows = bool(re.search(LOAD_WORDS, clause.rest)) and not [s for s in stats if s != "latest"] and not combine

@@ -32,16 +32,15 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from flawedcode.figures import figures
 from flawedcode.formats import ARCHIVE_LINE as ARCHIVE_LINE_TEXT
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
-from flawedcode.formats import SUMMARY_PREFIX
+from flawedcode.formats import LOAD_HEADER, SUMMARY_PREFIX
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
-from flawedcode.formats import LOAD_HEADER
 from flawedcode.models.offline_stats import (
     READ_BACK_PAGES,
     READ_HEADER,
     assemble_pages,
-    figures,
     offload_path,
     parse_loaded_table,
     read_stat_output,

@@ -25,7 +25,8 @@ Each rule applies only when its tool was bound to the model (v0-v2 never see the
 - **Summary on the live prefix.** A last message starting ``[Summary request]`` (v3's
   summary call, ``prompts/summary_v3.md``) is answered with a structured summary of the
   messages it names: the N messages after the pinned goal and the summary blocks (and the
-  blocks too when it says "consolidate earlier summaries: yes").
+  blocks too when it says "consolidate earlier summaries: yes"); when it says "the goal is
+  pinned above", the summary does not repeat it (no ``## SESSION INTENT`` section).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ LEAVING = re.compile(r"the (\d+) messages after them")
 MERGE = re.compile(r"the (\d+) summary blocks after the first (\d+) messages")
 LENGTH = re.compile(r"under ([\d,]+) characters")
 LOADER = "load_tools"
+PINNED_GOAL = "the goal is pinned above"
 TOOL_GROUP = re.compile(r"group '(?P<group>[\w-]+)' = (?P<names>[\w, ]+)")
 
 
@@ -179,12 +181,15 @@ def write_live_summary(text: str, earlier: list[BaseMessage]) -> str:
         leaving = [m for m in earlier[blocks_end:blocks_end + count] if not memory.text_of(m).startswith("[Plan reminder: ")]
     rendered = get_buffer_string([*goal, *blocks, *leaving], format="xml")
     limit = LENGTH.search(text)
-    return fit_summary(write_summary(parse_rendered_conversation(rendered)),
-                       int(limit.group(1).replace(",", "")) if limit else None)
+    summary = write_summary(parse_rendered_conversation(rendered))
+    if PINNED_GOAL in text.lower():  # the instruction says the goal stays pinned above: not repeated
+        summary = re.sub(r"^## SESSION INTENT\n(?:.*\n)*?(?=## |\Z)", "", summary, flags=re.MULTILINE)
+    return fit_summary(summary, int(limit.group(1).replace(",", "")) if limit else None)
 
 
 DROP_ORDER = ("action", "request", "artifact", "number", "note")
-"""Which lines go first when a summary must be shorter: old actions, then requests, paths, figures, notes."""
+"""Which lines go first when a summary must be shorter: old actions, then requests, paths, figures (the
+oldest first, but the session's first figure, which the summary writer keeps first, last of all), notes."""
 
 
 def fit_summary(summary: str, max_chars: int | None) -> str:
@@ -207,11 +212,13 @@ def fit_summary(summary: str, max_chars: int | None) -> str:
         else:
             kinds.append("")
     for kind in DROP_ORDER:
-        for index, line_kind in enumerate(kinds):
+        of_kind = [index for index, line_kind in enumerate(kinds) if line_kind == kind]
+        if kind == "number" and len(of_kind) > 1:  # the session's first figure goes last (the summary keeps it first)
+            of_kind = [*of_kind[1:], of_kind[0]]
+        for index in of_kind:
             if len("\n".join(line for line in lines if line is not None)) <= max_chars:
                 break
-            if line_kind == kind:
-                lines[index] = None  # type: ignore[call-overload]
+            lines[index] = None  # type: ignore[call-overload]
     return without_empty_headings("\n".join(line for line in lines if line is not None))
 
 

@@ -1,0 +1,119 @@
+"""The figures of a dated series, in plain Python: what the offline model states, from rows in its context or in a script.
+
+``figures(pairs, percentiles, threshold, other)`` takes ``(date, value)`` pairs in date order and
+returns the ``STATS`` dict: ``mean``, ``median``, ``min`` / ``max`` (with ``min_date`` /
+``max_date``), ``std`` (sample), ``count``, ``latest`` / ``first`` (``first_date`` / ``last_date``),
+``change`` (latest minus first), ``pct_change``, ``pNN`` (linear interpolation, numpy's and pandas'
+default), ``top`` / ``bottom`` (the ``RANKED`` largest and smallest, earlier dates first on ties, as
+pandas' ``nlargest``), the count past a ``threshold`` (``above``, ``below``, ``at or above``, ``at or
+below``, or ``true`` for a flag column) with ``first_when``, and ``corr`` (Pearson) with ``other``.
+
+``pairs(rows, column)`` makes the pairs from ``Catalog.rows`` (missing values dropped, a flag as 1.0 /
+0.0); ``transformed`` gives daily changes (``diff``) or percent changes (``pct``); ``combined`` lines
+two series up on the dates both have (a ``difference``, a ``ratio``, or both sides for a
+``correlation``).
+
+Only the standard library: a ``run_python`` script that imports this (and reads its rows with
+``Catalog.rows``, pyarrow without pandas) starts in about a quarter of a second, not half a second.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+RANKED = 10
+"""How many of the largest and smallest values (with their dates) the figures keep: 'top 3' shows the first 3."""
+PAST: dict[str, Callable[[float, float], bool]] = {
+    "above": lambda value, limit: value > limit, "below": lambda value, limit: value < limit,
+    "at or above": lambda value, limit: value >= limit, "at or below": lambda value, limit: value <= limit,
+    "true": lambda value, limit: bool(value),
+}
+"""A threshold's side and the comparison it means ('not above 5.3' is 'at or below'; 'true' counts a flag's days)."""
+
+Pairs = list[tuple[str, float]]
+
+
+def pairs(rows: list[dict[str, Any]], column: str, date_column: str = "date") -> Pairs:
+    """``(date, value)`` of one column of ``Catalog.rows``: missing values (None, NaN) dropped, True/False as 1.0/0.0."""
+    found: Pairs = []
+    for row in rows:
+        value = row.get(column)
+        if value is None or isinstance(value, str):
+            continue
+        value = float(value)
+        if not math.isnan(value):
+            found.append((str(row[date_column])[:10], value))
+    return found
+
+
+def figures(values: Pairs, percentiles: list[int] = (), threshold: tuple[str, float] | None = None,
+            other: Pairs | None = None) -> dict[str, Any]:
+    """Every figure of a series of (date, value) pairs, as a ``STATS`` line has them."""
+    numbers = [value for _, value in values]
+    if not numbers:
+        return {"count": 0}
+    low = min(values, key=lambda pair: pair[1])
+    high = max(values, key=lambda pair: pair[1])
+    out: dict[str, Any] = {
+        "count": len(numbers), "first_date": values[0][0], "last_date": values[-1][0],
+        "mean": statistics.fmean(numbers), "median": statistics.median(numbers),
+        "min": low[1], "min_date": low[0], "max": high[1], "max_date": high[0],
+        "std": statistics.stdev(numbers) if len(numbers) > 1 else 0.0,
+        "latest": numbers[-1], "first": numbers[0], "change": numbers[-1] - numbers[0],
+    }
+    if numbers[0]:
+        out["pct_change"] = (numbers[-1] / numbers[0] - 1) * 100
+    for q in percentiles:
+        out[f"p{q}"] = percentile(numbers, q)
+    out["top"] = [list(pair) for pair in sorted(values, key=lambda pair: -pair[1])[:RANKED]]
+    out["bottom"] = [list(pair) for pair in sorted(values, key=lambda pair: pair[1])[:RANKED]]
+    if threshold is not None:
+        side, limit = threshold
+        past = [date for date, value in values if PAST[side](value, limit)]
+        out[side] = len(past)
+        if past:
+            out["first_when"] = past[0]
+    if other is not None and len(other) == len(numbers) and len(numbers) > 1:
+        try:
+            out["corr"] = statistics.correlation(numbers, [value for _, value in other])
+        except statistics.StatisticsError:  # a series that does not vary: no correlation
+            pass
+    return out
+
+
+def transformed(values: Pairs, transform: str | None) -> Pairs:
+    """Daily changes ('diff': each value minus the one before) or percent changes ('pct'), dated by the later day."""
+    if transform == "diff":
+        return [(date, value - before) for (_, before), (date, value) in zip(values, values[1:])]
+    if transform == "pct":
+        return [(date, (value / before - 1) * 100) for (_, before), (date, value) in zip(values, values[1:]) if before]
+    return values
+
+
+def percentile(numbers: list[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's and pandas' default)."""
+    ordered = sorted(numbers)
+    position = (len(ordered) - 1) * q / 100
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+def aligned(first: Pairs, second: Pairs) -> tuple[Pairs, Pairs]:
+    """The two series on the dates both have, in date order."""
+    lookup = dict(second)
+    shared = [(date, value) for date, value in first if date in lookup]
+    return shared, [(date, lookup[date]) for date, _ in shared]
+
+
+def combined(first: Pairs, second: Pairs, how: str | None) -> tuple[Pairs, Pairs | None]:
+    """Two series as one: A minus B ('difference'), A / B ('ratio'), or A with B beside it ('correlation')."""
+    first, second = aligned(first, second)
+    if how == "difference":
+        return [(date, a - b) for (date, a), (_, b) in zip(first, second)], None
+    if how == "ratio":
+        return [(date, a / b) for (date, a), (_, b) in zip(first, second) if b], None
+    return first, second
