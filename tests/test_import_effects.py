@@ -73,3 +73,13 @@ def test_the_agents_package_and_the_commands_help_load_no_agent_machinery() -> N
 
     assert list(AGENTS) == ["v0", "v1", "v2", "v3"] and AGENTS["v2"] is AgentV2
     assert type(make_agent("v2", model="offline")) is AgentV2
+
+
+def test_no_name_given_on_first_use_is_also_a_submodule_name() -> None:
+    """Importing a submodule sets the package's attribute of that name: a lazily given name must not be one."""
+    import flawedcode.agents
+    import flawedcode.bench
+
+    for package in (flawedcode.agents, flawedcode.bench):
+        submodules = {path.stem for path in Path(package.__file__).parent.glob("*.py")}
+        assert not submodules & set(package.__all__), package.__name__
