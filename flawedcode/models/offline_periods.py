@@ -166,7 +166,9 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
          lambda m: _year_end(m.group(1) or m.group(2) or m.group(3), found, default_year, end_day))
     take(rf"\b(?:since|after|starting(?:\s+in)?)\s+({MONTH})\.?\s*(?:of\s+)?({YEAR})\b",
          lambda m: _open_end(_month_period(m.group(1), m.group(2), default_year, end_day, m.group(0))))
-    take(rf"\b(?:since|after|starting(?:\s+in)?)\s+({YEAR})\b", lambda m: Period(f"{m.group(1)}-01-01", None, label=m.group(0)))
+    take(rf"\b(?:before|prior to)\s+({YEAR})\b", lambda m: Period(None, f"{int(m.group(1)) - 1}-12-31", label=m.group(0)))
+    take(rf"\b(?:after)\s+({YEAR})\b", lambda m: Period(f"{int(m.group(1)) + 1}-01-01", None, label=m.group(0)))
+    take(rf"\b(?:since|starting(?:\s+in)?)\s+({YEAR})\b", lambda m: Period(f"{m.group(1)}-01-01", None, label=m.group(0)))
     take(rf"\b(?:the\s+)?(?:start|beginning)\s+of\s+({MONTH})\.?\s*(?:of\s+)?({YEAR})?\b",
          lambda m: _month_period(m.group(1), m.group(2), default_year, end_day, m.group(0)))
     take(rf"\b({MONTH})\.?\s*(?:of\s+)?({YEAR})\b|\b({YEAR})-(\d{{2}})\b",
