@@ -116,6 +116,7 @@ class OffloadConfig(_Strict):
         description="More tools never offloaded, besides the read-only ones of tools.TOOL_SPECS (always exempt).",
     )
     preview_fraction: float = Field(0.12, gt=0, le=0.5, description="Stub size as a fraction of the original's tokens.")
+    key_lines_whole: bool = Field(False, description="Keep a preview's key lines (column list, statistics) whole whatever the share.")
 
 
 class SummarizationConfig(_Strict):
@@ -201,10 +202,10 @@ class StableCompactionConfig(_Strict):
     clear_at_least: int = Field(600, ge=0, description="Clear only when it frees at least this many tokens (one cache break must pay).")
     summary_trigger: float = Field(0.8, gt=0, le=1, description="Summarize within a turn once the context (after clearing) reaches this share.")
     keep_turns: int = Field(0, ge=0, description="Earlier turns kept whole (results cleared); older ones become digests.")
-    keep_requests: int = Field(2, ge=0, description="The latest digested requests also stay verbatim "
-                                                     "(follow-ups such as 'and for EFFR?' lean on them).")
+    keep_requests: int = Field(0, ge=0, description="The latest digested requests also kept verbatim (0: a digest's "
+                                                     "'Last request:' line is what a follow-up such as 'and for EFFR?' reads).")
     keep: float = Field(0.05, gt=0, lt=1, description="Share of the budget kept verbatim after the summary blocks.")
-    summaries_max: int = Field(500, gt=0, description="Consolidate the summary blocks and digests (one summary call) "
+    summaries_max: int = Field(650, gt=0, description="Consolidate the summary blocks and digests (one summary call) "
                                                       "once they pass this many tokens.")
     summary_chars: int = Field(400, gt=100, description="The length the summary instruction asks for (characters).")
 
@@ -238,8 +239,9 @@ class V3OffloadConfig(OffloadConfig):
     """v3 offloads earlier than v2: a result the current turn carries is written to the cache at full price."""
 
     threshold_tokens: int | None = Field(600, gt=0, description="Offload results longer than this many tokens (OR'ed with characters).")
-    preview_fraction: float = Field(0.2, gt=0, le=0.5,
-                                    description="Stub size as a fraction of the original's tokens (a smaller result needs a larger share).")
+    preview_fraction: float = Field(0.1, gt=0, le=0.5,
+                                    description="Stub size as a fraction of the original's tokens (its key lines are kept whole).")
+    key_lines_whole: bool = Field(True, description="Keep a preview's key lines (column list, statistics) whole whatever the share.")
 
 
 class V3Config(V2Config):

@@ -167,7 +167,7 @@ def test_a_digest_keeps_an_answers_figures_and_only_the_start_of_any_other_answe
                         "From the preview: money_markets/sofr rate: mean 4.8944, min 4.31 over 50 rows.")
     digest = turn_digest(3, "archives/c/0003.md", with_figures).content
     assert "Numbers reported:\n- From the preview: money_markets/sofr rate: mean 4.8944, min 4.31 over 50 rows." in digest
-    assert "I can read it" not in digest and "Request: Load 50 rows of SOFR data" in digest
+    assert "I can read it" not in digest and "Last request: Load 50 rows of SOFR data (answered)." in digest
     plain = turn_digest(4, "archives/c/0004.md", turn("Docs for money_markets/sofr: " + "the overnight rate " * 20)).content
     answer = plain.split("Answer: ", 1)[1]
     assert len(answer) == DIGEST_ANSWER_CHARS and answer.endswith("...")
@@ -184,15 +184,15 @@ def test_a_summary_cut_to_fit_drops_empty_headings_first_and_the_sessions_first_
     assert "Numbers reported:" not in tighter or "- " in tighter.split("Numbers reported:", 1)[1], "no empty heading"
 
 
-def test_old_turns_become_digests_but_the_latest_requests_stay_verbatim(tmp_path: Path) -> None:
+def test_old_turns_become_digests_and_a_follow_up_still_reads_the_requests_before_it(tmp_path: Path) -> None:
     agent = v3(tmp_path)
     for text in ["List ChartBook dataframes", "What was the average SOFR rate in 2023?", "and in 2024?", "And for EFFR?"]:
         reply = agent.send(text)
     assert "2024-01-02 to 2024-12-31" in reply  # the follow-up still knows the year asked two turns back
     digests = [m for m in agent.messages if is_summary_block(m) and "turn digest" in m.content]
     assert digests and any("mean 5.0097" in m.content for m in digests)
-    kept = [m.content for m in agent.messages if str(m.id).startswith("kept-request-")]
-    assert kept == ["What was the average SOFR rate in 2023?", "and in 2024?"]  # verbatim, for follow-ups
+    assert any("Last request: and in 2024? (answered)." in m.content for m in digests)  # verbatim, for follow-ups
+    assert not [m for m in agent.messages if str(m.id).startswith("kept-request-")]  # no second copy by default
 
 
 # --- sub-agents ---------------------------------------------------------------------------------

@@ -112,7 +112,8 @@ def offload(result: str, tool_name: str, arguments: dict[str, Any] | None = None
     path = save_result(saved, scratch_dir, tool_name, arguments or {})
     display_path = f"scratch/{path.name}"
     original_tokens = count_text(saved, encoding)
-    stub = build_stub(saved, tool_name, display_path, original_tokens, config.preview_fraction, encoding)
+    stub = build_stub(saved, tool_name, display_path, original_tokens, config.preview_fraction, encoding,
+                      key_lines_whole=config.key_lines_whole)
     if redaction.changed:
         stub += "\n" + redaction_note(redaction.kinds)
     return Offloaded(stub, path, display_path, original_tokens, count_text(stub, encoding), redaction.kinds)
@@ -191,8 +192,12 @@ def scratch_file_name(result: str, tool_name: str, arguments: dict[str, Any], di
 # --- the stub ------------------------------------------------------------------
 
 def build_stub(result: str, tool_name: str, display_path: str, original_tokens: int,
-               preview_fraction: float = 0.12, encoding: str = ENCODING_NAME) -> str:
-    """Header, a typed preview that fits the budget, and how to read the rest."""
+               preview_fraction: float = 0.12, encoding: str = ENCODING_NAME, key_lines_whole: bool = False) -> str:
+    """Header, a typed preview that fits the budget, and how to read the rest.
+
+    ``key_lines_whole`` (v3): the kind's key lines (``KEY_LINES``) are kept whole whatever the share, and a
+    later line that does not fit is left out rather than cut.
+    """
     lines = result.splitlines()
     kind, candidates = preview_candidates(result, tool_name)
     header = (f"{STUB_PREFIX}{display_path} | {len(result):,} characters, {len(lines):,} lines, "
@@ -200,17 +205,25 @@ def build_stub(result: str, tool_name: str, display_path: str, original_tokens: 
     footer = f"Full result: read_file(path='{display_path}')"
     budget = max(int(original_tokens * preview_fraction), 60)
     used = count_text(header, encoding) + count_text(footer, encoding) + 2
+    if key_lines_whole:
+        key = candidates[:KEY_LINES.get(kind.split(":")[0], 0)]
+        budget = max(budget, used + sum(count_text(line, encoding) + 1 for line in key))
     kept: list[str] = []
     for candidate in candidates:
         cost = count_text(candidate, encoding) + 1
         if used + cost > budget:
-            fitted = _fit_list_line(candidate, budget - used, encoding)
+            fitted = None if key_lines_whole else _fit_list_line(candidate, budget - used, encoding)
             if fitted:
                 kept.append(fitted)
             break
         kept.append(candidate)
         used += cost
     return "\n".join([header, *kept, footer])
+
+
+KEY_LINES = {"docs": 2, "table": 5}
+"""Per preview kind, how many of its first lines are key: a docs page's title and column list; a table's
+title, header and mean/min/max rows (kept whole under ``key_lines_whole``)."""
 
 
 def preview_candidates(result: str, tool_name: str) -> tuple[str, list[str]]:

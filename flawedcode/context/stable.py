@@ -27,7 +27,8 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
    the blocks (no model call)::
 
        [Conversation summary 7 | turn digest]
-       Request: Load SOFR data and report the average rate (tools: chartbook_load_data)
+       Tools: chartbook_load_data
+       Last request: Load SOFR data and report the average rate (answered).
        Numbers reported:
        - money_markets/sofr rate (percent), 2024-08-07 to 2024-12-31, 100 values: mean 4.8944.
 
@@ -280,8 +281,8 @@ def turn_digest(number: int, archive_path: str, turn: Sequence[AnyMessage]) -> H
     figures = [sentence for sentence in SENTENCE_END.split(answer_text) if FIGURE.search(sentence)]
     has_figure = bool(figures)
     answer_text = shorten(" ".join(figures), DIGEST_FIGURES_CHARS) if has_figure else shorten(answer_text, DIGEST_ANSWER_CHARS)
-    lines = [f"{SUMMARY_PREFIX} {number} | turn digest]", f"Request: {request_text}"
-             + (f" (tools: {', '.join(dict.fromkeys(calls))})" if calls else "")]
+    lines = [f"{SUMMARY_PREFIX} {number} | turn digest]", *([f"Tools: {', '.join(dict.fromkeys(calls))}"] if calls else []),
+             f"Last request: {request_text} ({'answered' if answer is not None else 'not answered yet'})."]
     if is_note_like(request_text):
         lines += ["User notes (verbatim):", f"- {request_text}"]
     if has_figure:  # a figure: in the section summaries carry forward
