@@ -195,6 +195,38 @@ def test_old_turns_become_digests_and_a_follow_up_still_reads_the_requests_befor
     assert not [m for m in agent.messages if str(m.id).startswith("kept-request-")]  # no second copy by default
 
 
+
+@pytest.mark.parametrize("turns, expected", [
+    (["List ChartBook dataframes", "What was the maximum EFFR rate in 2023?", "and for SOFR?"],
+     "money_markets/sofr rate (percent), 2023-01-03 to 2023-12-29"),
+    (["What was the minimum SOFR rate in 2024?", "Get docs for treasury_yields", "List ChartBook dataframes",
+      "What was the average EFFR rate in 2023?", "and in 2024?"], "money_markets/effr rate (percent), 2024-01-02 to 2024-12-31"),
+])
+def test_a_follow_up_after_its_request_was_digested_keeps_what_was_asked(tmp_path: Path, turns: list[str], expected: str) -> None:
+    agent = v3(tmp_path)
+    for text in turns:
+        reply = agent.send(text)
+    assert expected in reply and "no period was given" not in reply
+
+
+def test_v3_previews_keep_the_column_list_and_statistics_whole_and_v2s_are_unchanged(tmp_path: Path) -> None:
+    from flawedcode.config import OffloadConfig, V3OffloadConfig
+    from flawedcode.context.offload import offload
+    from flawedcode.tools import make_tools
+
+    tools = {tool.name: tool for tool in make_tools(workspace(tmp_path))}
+    docs = tools["chartbook_get_docs"].invoke({"pipeline": "money_markets", "dataframe": "effr"})
+    table = tools["chartbook_load_data"].invoke({"pipeline": "money_markets", "dataframe": "sofr", "limit": 50})
+    v3_docs = offload(docs, "chartbook_get_docs", {}, scratch_dir=tmp_path, config=V3OffloadConfig()).stub
+    assert ("Columns (9): date, rate, percentile_1, percentile_25, percentile_75, percentile_99, volume_bn, target_low, "
+            "target_high\n") in v3_docs and " more" not in v3_docs
+    v3_table = offload(table, "chartbook_load_data", {}, scratch_dir=tmp_path, config=V3OffloadConfig()).stub
+    assert all(line in v3_table for line in ("\nmean,", "\nmin,", "\nmax,", "date,rate,"))
+    v2 = offload(docs, "chartbook_get_docs", {}, scratch_dir=tmp_path, config=OffloadConfig()).stub
+    assert "Columns (9)" not in v2  # v2's 12% share of this short page has no room for the list (unchanged)
+    assert len(v3_docs) < len(offload(docs, "chartbook_get_docs", {}, scratch_dir=tmp_path,
+                                      config=V3OffloadConfig(key_lines_whole=False, preview_fraction=0.2)).stub) + 1
+
 # --- sub-agents ---------------------------------------------------------------------------------
 
 def test_delegated_work_keeps_the_parent_small_and_every_transcript_is_searchable(tmp_path: Path) -> None:

@@ -37,10 +37,12 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
    ``Answer: ...``: the request line already says what was done, and the archive holds the rest
    (``search_archive`` with the request's words finds the turn; a digest names no path: 15 tokens
    in every request, for a pointer the search gives anyway).
-   A note the user asked to keep is listed under ``User notes (verbatim):``. The latest
-   ``keep_requests`` (2) requests also stay verbatim, so a follow-up ("and for EFFR?") still reads.
+   The ``Last request: ... (answered).`` line is the one a summary block ends its story with, so a
+   follow-up ("and for EFFR?") reads the requests before it from the digests; ``keep_requests``
+   (default 0) keeps the latest ones verbatim besides (each turn would re-send and re-write them).
+   A note the user asked to keep is listed under ``User notes (verbatim):``.
 3. **Consolidate rarely, from cache**: at the start of a turn, when the blocks pass
-   ``summaries_max`` tokens, one summary replaces them (a ``consolidate`` event).
+   ``summaries_max`` (650) tokens, one summary replaces them (a ``consolidate`` event).
    The summary call **reuses the live prefix**: the leading part of what the previous agent
    call sent (same system text, tools, pinned goal and blocks; not that call's turn, which
    the summary does not need) plus the instruction last (``prompts/summary_v3.md``), so a
