@@ -215,7 +215,7 @@ class SubagentConfig(_Strict):
     budget_tokens: int = Field(4096, gt=0, description="The child's context budget (its own, whatever the parent's).")
     recursion_limit: int = Field(60, gt=0, description="Most graph steps of the child's one turn (a few per tool call).")
     summary_trigger: float = Field(0.6, gt=0, le=1, description="The child's own summary trigger, a share of its budget.")
-    result_tokens: int = Field(80, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
+    result_tokens: int = Field(64, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
 
 
 class MemoryConfig(_Strict):

@@ -3,7 +3,8 @@
 ``figures(pairs, percentiles, threshold, other)`` takes ``(date, value)`` pairs in date order and
 returns the ``STATS`` dict: ``mean``, ``median``, ``min`` / ``max`` (with ``min_date`` /
 ``max_date``), ``std`` (sample), ``count``, ``latest`` / ``first`` (``first_date`` / ``last_date``),
-``change`` (latest minus first), ``pct_change``, ``pNN`` (linear interpolation, numpy's and pandas'
+``change`` (latest minus first), ``pct_change``, ``sum``, ``range`` (max minus min), ``iqr`` (75th minus
+25th percentile), ``pNN`` (linear interpolation, numpy's and pandas'
 default), ``top`` / ``bottom`` (the ``RANKED`` largest and smallest, earlier dates first on ties, as
 pandas' ``nlargest``), the count past a ``threshold`` (``above``, ``below``, ``at or above``, ``at or
 below``, or ``true`` for a flag column) with ``first_when``, and ``corr`` (Pearson) with ``other``.
@@ -66,6 +67,8 @@ def figures(values: Pairs, percentiles: list[int] = (), threshold: tuple[str, fl
     }
     if numbers[0]:
         out["pct_change"] = (numbers[-1] / numbers[0] - 1) * 100
+    out["sum"], out["range"] = math.fsum(numbers), high[1] - low[1]
+    out["iqr"] = percentile(numbers, 75) - percentile(numbers, 25)
     for q in percentiles:
         out[f"p{q}"] = percentile(numbers, q)
     out["top"] = [list(pair) for pair in sorted(values, key=lambda pair: -pair[1])[:RANKED]]

@@ -6,6 +6,7 @@ computed here from the catalog with pandas, never copied from the model.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -190,3 +191,36 @@ def test_the_previous_request_is_quoted_from_what_it_sees(ask):
     assert "this is the first request I can see" in ask("what was my last question?")
     ask("mean effr in 2023")
     assert 'Your last request before this one was: "mean effr in 2023"' in ask("repeat my last question")
+
+
+def test_one_place_in_the_ranking_is_that_value(ask):
+    values = column("yield_curve/treasury_yields", "yield_10y", "2023-01-01", "2023-12-31")
+    second = values.sort_values(ascending=False, kind="stable").iloc[1]
+    assert f"the 2nd highest: {values.sort_values(ascending=False, kind='stable').index[1]:%Y-%m-%d} {second:.4f}" in ask(
+        "second highest 10y yield in 2023")
+
+
+@pytest.mark.parametrize(("request_text", "expected"), [
+    ("total SOFR volume in June 2024, summed over days",
+     lambda: f"sum {column('money_markets/sofr', 'volume_bn', '2024-06-01', '2024-06-30').sum():.4f}"),
+    ("what was the range (max minus min) of sofr in 2024?",
+     lambda: f"range (max minus min) {(lambda v: v.max() - v.min())(column('money_markets/sofr', 'rate', '2024-01-01', '2024-12-31')):.4f}"),
+    ("interquartile range of the 10y in 2024",
+     lambda: "interquartile range (75th minus 25th percentile) "
+             f"{(lambda v: v.quantile(0.75) - v.quantile(0.25))(column('yield_curve/treasury_yields', 'yield_10y', '2024-01-01', '2024-12-31')):.4f}"),
+])
+def test_sum_range_and_interquartile_range(ask, request_text, expected):
+    assert expected() in ask(request_text)
+
+
+def test_a_fiscal_year_is_asked_back_and_a_class_aside_is_filler(ask):
+    reply = ask("median 2y yield FY2024")
+    assert "could be calendar 2024 or the US federal fiscal year 2024 (2023-10-01 to 2024-09-30)" in reply
+    assert "I computed nothing" in reply and not re.search(r"\d\.\d{4}", reply)
+    expected = column("yield_curve/treasury_yields", "yield_10y", "2023-01-01", "2023-12-31").median()
+    assert f"median {expected:.4f}" in ask("for my students: what was the median 10-year Treasury yield in 2023?")
+
+
+def test_the_final_weeks_of_the_data_are_calendar_weeks(ask):
+    expected = column("yield_curve/repo_public", "iorb", "2024-12-18", "2024-12-31").mean()
+    assert f"2024-12-18 to 2024-12-31, 9 values: mean {expected:.4f}" in ask("avg iorb over the final 2 weeks of the data")

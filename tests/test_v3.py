@@ -238,6 +238,10 @@ def test_a_long_child_answer_is_cut_to_the_result_budget(tmp_path: Path) -> None
     runner = SubagentRunner(lambda c: SilentChild(), ConversationArchive(tmp_path, "p"), SessionLog(), COUNTER)
     clipped = runner.clip("word " * 2000)
     assert COUNTER.encoding.encode_ordinary(clipped).__len__() <= runner.config.result_tokens and " [...] " in clipped
+    conclusion = "money_markets/sofr rate (percent), 2024: mean 5.1548."
+    assert runner.clip("Docs for money_markets/sofr: " + "a column, " * 200 + "\n\n" + conclusion) == f"[...] {conclusion}"
+    too_long_last = runner.clip("Intro.\n\n" + "word " * 500 + conclusion)
+    assert too_long_last.startswith("Intro.") and too_long_last.endswith(conclusion)
 
 
 # --- memory -------------------------------------------------------------------------------------

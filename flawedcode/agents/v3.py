@@ -14,7 +14,7 @@ Unlike v2, v3 keeps its context small *and* cheap to send again (rules in ``flaw
   messages; whenever compaction takes it out of view it comes back as a short reminder;
   a finished item is never undone;
 - isolated sub-agents (``subagents.py``): ``task(description)`` runs a child (a v2 agent)
-  with its own context, budget, turn limit and trigger; the parent gets at most 80
+  with its own context, budget, turn limit and trigger; the parent gets at most 64
   tokens of its answer and the path of the child's archived transcript;
 - budgeted memory (``memory.py``): ``save_memory`` keeps facts in memory.md; every
   conversation starts with them, within 500 tokens, corrections first;

@@ -8,11 +8,12 @@ Deep Agents' ``task``). Rules:
   summary trigger from ``SubagentConfig`` (never the parent's: a child that inherits
   its parent's trigger summarizes at the parent's size), and no ``task`` tool (no
   nesting). It works in the same workspace, so files it writes are there.
-- **A short answer.** The parent receives at most ``result_tokens`` (80; at most ~300) tokens of the
-  child's final message (when longer: its start and its end, where the conclusion is,
-  around "[...]"), then one line naming the transcript::
+- **A short answer.** The parent receives at most ``result_tokens`` (64; at most ~300) tokens of the
+  child's final message (when longer: its last paragraph, where the conclusion is, after "[...] "; when
+  that alone is too long, a quarter from its start and the rest from its end around "[...]"), then one
+  line naming the transcript::
 
-      [Sub-agent 2 transcript: archives/<conversation>/0003.md; search_archive finds it]
+      [Sub-agent 2 transcript: archives/<conversation>/0003.md]
 
 - **Never empty.** When the child's last message is empty (a known failure of
   sub-agents) or the child failed, the answer says so and quotes the start of its
@@ -39,7 +40,9 @@ from flawedcode.context.archive import ConversationArchive
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
 
-TRANSCRIPT_LINE = "[Sub-agent {number} transcript: {path}; search_archive finds it]"
+PARAGRAPH = "\n\n"
+TRANSCRIPT_LINE = "[Sub-agent {number} transcript: {path}]"
+"""The line after a child's answer: where its whole transcript is (read_file or search_archive finds it there)."""
 
 
 class ChildAgent(Protocol):
@@ -101,15 +104,18 @@ class SubagentRunner:
         return f"{answer}\n{line}"
 
     def clip(self, text: str) -> str:
-        """``text`` within ``result_tokens`` tokens: when longer, its start and its end (where a child's
-        conclusion usually is) around " [...] "."""
+        """``text`` within ``result_tokens`` tokens: when longer, its last paragraph (a child's conclusion)
+        after "[...] " if that fits, else a little of its start and the rest from its end around " [...] "."""
         limit = self.config.result_tokens
         encoding = self.counter.encoding
         tokens = encoding.encode_ordinary(text)
         if len(tokens) <= limit:
             return text
+        conclusion = f"[...] {text.rsplit(PARAGRAPH, 1)[-1].strip()}"
+        if PARAGRAPH in text and len(encoding.encode_ordinary(conclusion)) <= limit:
+            return conclusion
         room = limit - len(encoding.encode_ordinary(" [...] ")) - 2  # 2: a token may split differently at the seams
-        head, tail = room * 2 // 5, room - room * 2 // 5
+        head, tail = room // 4, room - room // 4  # most of it from the end, where the conclusion is
         return f"{encoding.decode(tokens[:head]).rstrip()} [...] {encoding.decode(tokens[-tail:]).lstrip()}"
 
     def _count_calls(self, child_log: SessionLog) -> None:

@@ -42,7 +42,8 @@ from flawedcode.models.offline_stats import (
 DECIMALS = 4
 STAT_NAMES = {"mean": "mean", "median": "median", "min": "min", "max": "max", "std": "standard deviation",
               "count": "count", "latest": "latest", "first": "first", "change": "change", "corr": "correlation",
-              "pct_change": "percent change", "factor": "factor"}
+              "pct_change": "percent change", "factor": "factor", "sum": "sum",
+              "range": "range (max minus min)", "iqr": "interquartile range (75th minus 25th percentile)"}
 TRANSFORM_NAMES = {"diff": "daily changes", "pct": "daily percent changes"}
 UNIT_SHOWN = {"percent": "%", "bp": " bp", "$bn": " $bn", "index": "", "count": "", "years": " years"}
 
@@ -264,6 +265,16 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         if side == "true":
             return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days with {ask.series[0].column} set."
         return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days {side} {limit:g}{UNIT_SHOWN.get(unit, '')}."
+    nth = next((stat for stat in ask.stats if re.fullmatch(r"nth_(?:top|bottom)\d+", stat)), None)
+    if nth:
+        side, place = ("top", int(nth[7:])) if "top" in nth else ("bottom", int(nth[10:]))
+        ranking = out.get(side, [])
+        if len(ranking) < place:
+            return f"{head}, {dates}, {count} values: there is no {_ordinal(place)} {'highest' if side == 'top' else 'lowest'}."
+        date, value = ranking[place - 1]
+        before = "; ".join(f"{day} {number(figure)}" for day, figure in ranking[:place - 1])
+        return (f"{head}, {dates}, {count} values: the {_ordinal(place)} {'highest' if side == 'top' else 'lowest'}: "
+                f"{date} {number(value)} (before it: {before}).")
     ranked = next((stat for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)), None)
     if ranked:
         side, size = ("top", int(ranked[3:])) if ranked.startswith("top") else ("bottom", int(ranked[6:]))
@@ -297,6 +308,10 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
             text += f" (from {number(out['first'])} on {out.get('first_date')} to {number(out['latest'])} on {out.get('last_date')})"
         parts.append(text)
     return f"{head}, {dates}, {count} values: " + ", ".join(parts) + "."
+
+
+def _ordinal(place: int) -> str:
+    return f"{place}{'nd' if place == 2 else 'rd' if place == 3 else 'th'}"
 
 
 def _signed(value: float, stat: str) -> str:

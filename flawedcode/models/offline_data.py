@@ -62,6 +62,9 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = (
     ("change", r"\bchange[ds]?\b|\bmove[ds]?\b|\bmoved\b|\brise\b|\brose\b|\bfall\b|\bfell\b|\bdrop(?:ped)?\b|"
                r"\bincrease[ds]?\b|\bdecrease[ds]?\b"),
     ("corr", r"\bcorrelat\w*|\brelationship\b|\bco-?move\w*"),
+    ("sum", r"\btotal\b(?!\s+(?:return|volume_bn))|\bsum(?:med)?\b|\bcumulative\b|\badded up\b"),
+    ("iqr", r"\binterquartile range\b|\biqr\b"),
+    ("range", r"\b(?:max(?:imum)?|high(?:est)?)\s+minus\s+(?:min(?:imum)?|low(?:est)?)\b|\brange\b(?!\s+of\s+dates)"),
 )
 """Words for each statistic, tried on the clause (the first group is shorthand for several)."""
 SAME_PERIOD = (r"\b(?:the same|that|those|these) (?:year|period|dates|days|time ?frame|window|months?|quarter|range|"
@@ -102,6 +105,10 @@ COUNT = r"\d{1,2}|" + "|".join(NUMBER_WORDS)
 RANKED = re.compile(rf"\b(?P<side>top|bottom)\s+(?P<n>{COUNT})\b|"
                     rf"\b(?P<n2>{COUNT})\s+(?P<side2>highest|lowest|largest|smallest|biggest|top|bottom)\b")
 """'top 3', 'bottom 5', 'the five lowest': the N largest or smallest values."""
+NTH_PLACES = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+NTH_RANKED = re.compile(r"\b(?P<place>" + "|".join(NTH_PLACES) + r"|(?:[2-9]|10)(?:nd|rd|th))[\s-]+(?P<side>highest|largest|biggest|"
+                        r"lowest|smallest)\b")
+"""'the second highest', 'the 3rd lowest': one place in the ranking (up to ``figures.RANKED``)."""
 RANK_NOUN = re.compile(rf"({RANKED.pattern})\s+(?:days?|dates?|sessions?|readings?|values?|observations?|prints?)\b")
 FIRST_WHEN = re.compile(r"\bfirst (?:day|date|time|session)\b|\bwhen did\b.*\bfirst\b|\bfirst (?:went|fell|rose|dropped|closed)\b")
 COMPARISONS: dict[str, tuple[str, ...]] = {
@@ -179,6 +186,8 @@ def stats_in(clause: Clause) -> list[str]:
     for stat, pattern in STAT_PATTERNS:
         if re.search(pattern, text):
             found += SUMMARY_STATS if stat == "summary" else [stat]
+    if "iqr" in found:  # 'interquartile range' is not the range
+        found.remove("range")
     return list(dict.fromkeys(found))
 
 
@@ -241,7 +250,12 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if transform is not None and not combine:
         stats = [stat for stat in stats if stat != "change"] or ([] if inherits else list(DESCRIBE_STATS))
     ranked = RANKED.search(clause.rest)
-    if ranked:  # 'top 3 days', 'the 5 lowest': the N largest or smallest values, with their dates
+    nth = NTH_RANKED.search(clause.rest)
+    if nth:  # 'the second highest': that one value (and the ones above it)
+        place = NTH_PLACES.get(nth["place"]) or int(re.sub(r"\D", "", nth["place"]))
+        side = "bottom" if nth["side"] in ("lowest", "smallest") else "top"
+        stats, ranked = [f"nth_{side}{place}"], nth
+    elif ranked:  # 'top 3 days', 'the 5 lowest': the N largest or smallest values, with their dates
         written = ranked["n"] or ranked["n2"]
         count = int(written) if written.isdigit() else NUMBER_WORDS[written]
         side = "bottom" if (ranked["side"] or ranked["side2"]) in ("bottom", "lowest", "smallest") else "top"

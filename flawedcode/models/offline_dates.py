@@ -8,7 +8,8 @@ be a single meaning becomes a *problem* the reply states instead of a figure:
 
 - an ambiguous numeric day (``02/05/2024``: 2 May or 5 February?) is asked back;
 - an impossible day (``April 31st 2024``, ``30 February 2024``, ``2024-02-30``) is named as such;
-- a weekday that does not match its date is named.
+- a weekday that does not match its date is named;
+- a fiscal year (``FY2024``: calendar, or October to September?) is asked back.
 
 ``no_row_that_day(day, dates)`` explains a day the data has no row for: a weekend, a US federal
 holiday (named with pandas' ``USFederalHolidayCalendar``, the calendar the catalog's business
@@ -98,10 +99,25 @@ def _iso_days(text: str, problems: list[str]) -> str:
     return ISO_LIKE.sub(written, text)
 
 
+FISCAL_YEAR = re.compile(r"\bfy\s*'?(?P<year>(?:19|20)?\d\d)\b")
+"""'FY2024': the calendar year or the US federal fiscal year (October to September)? Asked back, never guessed."""
+
+
+def _fiscal_years(text: str, problems: list[str]) -> str:
+    def asked(match: re.Match[str]) -> str:
+        year = int(match["year"]) + (2000 if len(match["year"]) == 2 else 0)
+        problems.append(f"'{match.group(0)}' could be calendar {year} or the US federal fiscal year {year} "
+                        f"({year - 1}-10-01 to {year}-09-30); say which (for example '{year}' or "
+                        f"'from {year - 1}-10-01 to {year}-09-30')")
+        return " "
+
+    return FISCAL_YEAR.sub(asked, text)
+
+
 def read_days(text: str) -> Days:
     """The request with each written day made ISO, and the problems of those that are not one real day."""
     problems: list[str] = []
-    text = _iso_days(_with_ordinals(text), problems)
+    text = _iso_days(_fiscal_years(_with_ordinals(text), problems), problems)
     pieces: list[str] = []
     position = 0
     for match in WRITTEN_DAY.finditer(text):

@@ -23,7 +23,7 @@ what the student writes                     the period
 ``sep thru nov 2023``, ``Mar–May 2024``     those months, the first to the last
 ``1H24``, ``Q4'23``, ``4Q23``, ``'24``      shorthand years and halves (2-digit years are 20xx)
 ``last 20 business days``, ``past 60 days`` the last N rows (rows are business days)
-``last 3 months``, ``last month``,          counted back from the data's last date
+``last 3 months``, ``last 2 weeks``,        counted back from the data's last date (calendar days)
 ``last year``, ``year to date``
 ``ever``, ``whole sample``, ``all the data`` every row
 ==========================================  ===============================================
@@ -180,7 +180,7 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
     take(r"\b(?:the\s+)?(?:first|earliest|oldest)\s+(\d{1,3})\s+(?:business\s+|trading\s+)?"
          r"(?:days?|sessions?|observations?|rows?|records?|entries|values|points|obs)\b",
          lambda m: Period(first_rows=int(m.group(1)), label=m.group(0)))
-    take(r"\b(?:the\s+)?(?:last|past|previous)\s+(\d{1,2}|a|one)?\s*(weeks?|months?|years?)\b",
+    take(r"\b(?:the\s+)?(?:last|past|previous|final)\s+(\d{1,2}|a|one)?\s*(weeks?|months?|years?)(?:\s+(?:of|in)\s+the\s+data)?\b",
          lambda m: _counted_back(m, end_day))
     take(r"\byear to date\b", lambda m: Period(f"{end_day.year}-01-01", end_day.isoformat(), label="year to date"))
     take(ALL_ROWS_WORDS, lambda m: Period(every_row=True, label=m.group(0)))
@@ -297,8 +297,8 @@ def _year_end(year: str | None, found: list[tuple[int, Period]], default_year: i
 def _counted_back(match: re.Match[str], end_day: dt.date) -> Period:
     count_text, unit = match.group(1), match.group(2).rstrip("s")
     count = 1 if count_text in (None, "a", "one") else int(count_text)
-    if unit == "week":
-        return Period(last_rows=5 * count, label=match.group(0))
+    if unit == "week":  # calendar weeks back from the data's last day (a holiday is not a week shorter in rows)
+        return Period((end_day - dt.timedelta(days=7 * count - 1)).isoformat(), end_day.isoformat(), label=match.group(0))
     if unit == "month" and count == 1 and not count_text:
         first = end_day.replace(day=1)
         return Period(first.isoformat(), end_day.isoformat(), label=match.group(0))

@@ -69,7 +69,7 @@ ACTION_VERBS = ("load", "get", "fetch", "pull", "grab", "show", "list", "read", 
 """Verbs that start a new request after ', ' or ' and ' ('..., and tell me the average' stays one request)."""
 LEADING_CONNECTORS = re.compile(
     r"^(?:(?:and|then|also|next|finally|afterwards|after that|firstly|first(?=\s*[,:]|\s*$|\s+(?:" + "|".join(ACTION_VERBS) + r")\b)|"
-    r"second(?:ly)?|now|so|ok(?:ay)?|"
+    r"second(?:ly)?(?!\s+(?:highest|lowest|largest|smallest|biggest|half|quarter|week))|now|so|ok(?:ay)?|"
     r"to (?:begin|start)(?: with)?|start by|begin by|let'?s (?:begin|start) by|let'?s|step (?:one|two|three|\d+)|"
     r"first step|\d\)|\(\d\))\b[\s,:.-]*)+", re.IGNORECASE)
 KNOWN_WORDS = frozenset(
