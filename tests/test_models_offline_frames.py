@@ -221,6 +221,20 @@ def test_a_fiscal_year_is_asked_back_and_a_class_aside_is_filler(ask):
     assert f"median {expected:.4f}" in ask("for my students: what was the median 10-year Treasury yield in 2023?")
 
 
-def test_the_final_weeks_of_the_data_are_calendar_weeks(ask):
-    expected = column("yield_curve/repo_public", "iorb", "2024-12-18", "2024-12-31").mean()
-    assert f"2024-12-18 to 2024-12-31, 9 values: mean {expected:.4f}" in ask("avg iorb over the final 2 weeks of the data")
+def test_the_final_weeks_of_the_data_are_its_last_business_days(ask):
+    expected = column("yield_curve/repo_public", "iorb").iloc[-10:].mean()
+    assert f"2024-12-17 to 2024-12-31, 10 values: mean {expected:.4f}" in ask("avg iorb over the final 2 weeks of the data")
+
+
+def test_a_follow_up_can_move_the_period_and_before_a_year_ends_before_it(ask):
+    ask("average SOFR in Q1 2023")
+    assert f"mean {column('money_markets/sofr', 'rate', '2024-01-01', '2024-03-31').mean():.4f}" in ask("a year later?")
+    assert "2023-01-03 to 2023-12-29" in ask("sofr before 2024")
+
+
+def test_named_days_and_an_ambiguous_shorthand(ask):
+    assert ask("the 10y yield on Christmas Eve 2024") == (
+        f"yield_curve/treasury_yields yield_10y (percent) on 2024-12-24: {column('yield_curve/treasury_yields', 'yield_10y')['2024-12-24']:.4f}.")
+    assert "Thanksgiving Day, a US federal holiday" in ask("effr on thanksgiving 2023")
+    reply = ask("sofr vol 2024")
+    assert "'vol' could mean volume" in reply and "volatility" in reply and not re.search(r"\d\.\d{4}", reply)

@@ -37,6 +37,10 @@ QUALIFIERS = [
     ("{stat} {subject} in {year} without the outliers", "without"),
     ("{request}, year over year", "year over year"),
     ("weekly {request}", "weekly"),
+    ("{request} before the summer", "summer"),
+    ("volume-weighted {request}", "weighted"),
+    ("{stat} {subject} in FY{year}", "fiscal year"),
+    ("{stat} {subject} on {year}-02-30", "no February 30"),
 ]
 FIGURE = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
 

@@ -100,6 +100,8 @@ def docs_words(vocabulary: Vocabulary, pipeline: str, dataframe: str) -> set[str
 def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = ()) -> list[str]:
     """The words of a data clause that nothing in the ask (or a visible note: 'our limit') accounts for, in order."""
     text = filler_phrases().sub(" ", clause.rest)
+    if ask.shift:  # 'a year later': the words that moved the period
+        text = text.replace(ask.shift, " ")
     tags = {tag for series in ask.series if series.column for tag in vocabulary.info(series.ref, series.column).tags}
     tags |= {f"p{q}" for q in ask.percentiles}
     text = re.sub(r"\b\d{1,2}s\d{1,2}s\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s
@@ -168,8 +170,18 @@ def understood(ask: DataAsk, with_period: bool = True) -> str:
     return f"{what} over {ask.period.label or ask.period.describe()}" if with_period else what
 
 
+AMBIGUOUS_WORDS = {"vol": "volume (a *_volume_bn column) or volatility (the standard deviation)",
+                   "vols": "volumes or volatilities", "px": "a price or a level", "chg": "a change or a percent change"}
+"""Shorthand with two meanings: asked back, never guessed."""
+
+
 def decline_unused(ask: DataAsk, unused: list[str]) -> Task:
     """The reply to a clause with words the model could not use: what it understood, what it could not use."""
+    ambiguous = [word for word in unused if word in AMBIGUOUS_WORDS]
+    if ambiguous:
+        word = ambiguous[0]
+        return reply(f"I read this as {understood(ask)}, but '{word}' could mean {AMBIGUOUS_WORDS[word]}: which one? "
+                     "I computed nothing; say it in full and I'll answer.")
     words = ", ".join(f"'{word}'" for word in unused[:4])
     negated = [word for word in unused if word in NEGATIONS]
     why = ("I can't apply a negation or an exclusion" if negated else

@@ -25,6 +25,7 @@ is bound, one ``stat_script`` (offline_stats.py). Data steps and answers: offlin
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass, field, replace
@@ -165,6 +166,8 @@ class DataAsk:
     load_asked: bool = False
     """The request says load / fetch / pull: load the rows even for a statistic."""
     transform: str | None = None
+    shift: str = ""
+    """The words that moved a follow-up's period ('a year later'), used by it."""
     """'diff' (daily changes) or 'pct' (daily percent changes): the statistics are of these, not of levels."""
 
     @property
@@ -201,6 +204,9 @@ def names_only_a_series(clause: Clause) -> bool:
 def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = None) -> DataAsk | Task:
     """A clause's data request, or a reply saying what is missing or not there."""
     clause = replace(clause, rest=RANK_NOUN.sub(lambda match: match.group(1), clause.rest))  # 'top 3 days': no '3d' tenor
+    shift = SHIFT.search(clause.rest) if follow_up is not None and not clause.periods else None
+    if shift:  # 'a year later?': a period slot, not a series name
+        clause = replace(clause, rest=clause.rest[:shift.start()] + " " * len(shift.group(0)) + clause.rest[shift.end():])
     vocabulary = context.vocabulary
     stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
@@ -278,6 +284,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         percentiles = percentiles or list(follow_up.percentiles)
         ranked = ranked or (follow_up.limit is None and any(re.fullmatch(r"(?:top|bottom)\d+", s) for s in stats))
     period = clause.periods[0] if clause.periods else (follow_up.period if follow_up and not clause.periods else Period())
+    if shift and (period.start or period.end):  # 'a year later?', 'the quarter before': the same period, moved
+        period = shifted(period, shift)
     if not clause.periods and context.previous_ask is not None and re.search(SAME_PERIOD, clause.norm):
         period = context.previous_ask.period  # 'over the same year', 'for those dates'
     if period.point or (period.start and period.start == period.end):
@@ -290,8 +298,32 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
                   named, clause.norm, None if ranked else _row_count(clause.rest),
                   bool(re.search(r"\b(?:load|fetch|pull|grab|download)\b", clause.rest)),
-                  transform if not combine and not wants_rows else None)
+                  transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "")
     return _outside_coverage(ask) or ask
+
+
+SHIFT = re.compile(r"\b(?P<count>a|an|one|two|three|\d{1,2})?\s*(?P<unit>years?|quarters?|months?)\s+(?P<way>later|earlier|"
+                   r"before|after|on|back|ago)\b|\b(?:the\s+)?(?P<way2>previous|prior|next|following)\s+(?P<unit2>year|quarter|month)\b")
+"""'a year later', 'two quarters earlier', 'the previous month': the period before, moved by that much."""
+
+
+def shifted(period: Period, shift: re.Match[str]) -> Period:
+    unit = (shift["unit"] or shift["unit2"]).rstrip("s")
+    count = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, None: 1}.get(shift["count"]) or int(shift["count"])
+    months = count * {"year": 12, "quarter": 3, "month": 1}[unit]
+    if (shift["way"] or shift["way2"]) in ("earlier", "before", "back", "ago", "previous", "prior"):
+        months = -months
+
+    def move(day: str | None, last: bool) -> str | None:
+        if day is None:
+            return None
+        year, month = divmod(int(day[:4]) * 12 + int(day[5:7]) - 1 + months, 12)
+        length = calendar.monthrange(year, month + 1)[1]
+        number = length if last and int(day[8:]) == calendar.monthrange(int(day[:4]), int(day[5:7]))[1] else min(int(day[8:]), length)
+        return f"{year:04d}-{month + 1:02d}-{number:02d}"
+
+    start, end = move(period.start, False), move(period.end, True)
+    return replace(period, start=start, end=end, label=f"{start} to {end}" if start and start != end else (end or ""), assumed="")
 
 
 def context_unit(context: Context) -> str | None:

@@ -4,7 +4,8 @@
 outside the US), ``Nov 8 2023``, ``the third of June 2024``, ``saturday 6 july 2024``, ``2024/03/15``, ``20240315``,
 ``from the 8th to the 19th of April 2024``. Each is written back as ISO (``on 2024-04-22``,
 ``from 2024-04-08 to 2024-04-19``) for the period reader (offline_periods.py), and what cannot
-be a single meaning becomes a *problem* the reply states instead of a figure:
+be a single meaning becomes a *problem* the reply states instead of a figure. Named days (``Christmas
+Eve 2024``, ``Thanksgiving 2023``: pandas' US federal holiday calendar for the moving ones) are that day.
 
 - an ambiguous numeric day (``02/05/2024``: 2 May or 5 February?) is asked back;
 - an impossible day (``April 31st 2024``, ``30 February 2024``, ``2024-02-30``) is named as such;
@@ -114,10 +115,38 @@ def _fiscal_years(text: str, problems: list[str]) -> str:
     return FISCAL_YEAR.sub(asked, text)
 
 
+FIXED_DAYS = {"christmas eve": (12, 24), "new year's eve": (12, 31), "new years eve": (12, 31), "halloween": (10, 31),
+              "valentine's day": (2, 14), "valentines day": (2, 14), "st patrick's day": (3, 17), "boxing day": (12, 26)}
+"""Named days that are not US federal holidays (those come from pandas' calendar, by the words of their names)."""
+HOLIDAY_WORDS = {"christmas": "Christmas Day", "thanksgiving": "Thanksgiving Day", "labor day": "Labor Day",
+                 "memorial day": "Memorial Day", "independence day": "Independence Day", "juneteenth": "Juneteenth",
+                 "new year's day": "New Year's Day", "new years day": "New Year's Day", "veterans day": "Veterans Day",
+                 "columbus day": "Columbus Day", "mlk day": "Martin Luther King", "martin luther king day": "Martin Luther King",
+                 "presidents day": "Washington's Birthday", "presidents' day": "Washington's Birthday"}
+"""How a US federal holiday is called, and the words of pandas' name for it."""
+NAMED_DAY = re.compile(r"\b(?:on\s+)?(?P<name>" + "|".join(sorted(map(re.escape, FIXED_DAYS | HOLIDAY_WORDS), key=len, reverse=True))
+                       + r")(?:\s+(?:day\s+)?(?:of\s+|in\s+)?(?P<year>(?:19|20)\d\d))\b")
+
+
+def _named_days(text: str) -> str:
+    """'Christmas Eve 2024', 'Thanksgiving 2023': that day, as ISO."""
+    def day(match: re.Match[str]) -> str:
+        name, year = match["name"], int(match["year"])
+        if name in FIXED_DAYS:
+            return f" on {dt.date(year, *FIXED_DAYS[name]).isoformat()}"
+        from pandas.tseries.holiday import USFederalHolidayCalendar
+
+        named = USFederalHolidayCalendar().holidays(f"{year}-01-01", f"{year}-12-31", return_name=True)
+        found = [day for day, holiday in named.items() if HOLIDAY_WORDS[name].lower() in str(holiday).lower()]
+        return f" on {found[0]:%Y-%m-%d}" if found else match.group(0)
+
+    return NAMED_DAY.sub(day, text)
+
+
 def read_days(text: str) -> Days:
     """The request with each written day made ISO, and the problems of those that are not one real day."""
     problems: list[str] = []
-    text = _iso_days(_fiscal_years(_with_ordinals(text), problems), problems)
+    text = _iso_days(_fiscal_years(_named_days(_with_ordinals(text)), problems), problems)
     pieces: list[str] = []
     position = 0
     for match in WRITTEN_DAY.finditer(text):

@@ -183,12 +183,6 @@ class Vocabulary:
     def unit(self, ref: DataframeRef, column: str) -> str:
         return self.info(ref, column).unit
 
-    def aliases_of(self, ref: DataframeRef) -> list[str]:
-        """Every lower-case name that points at this dataframe (id, key, aliases)."""
-        names = [ref.key, ref.dataframe, ref.dataframe.replace("_", " ")]
-        names += [phrase for phrase, kind, value in self._phrases if kind == "alias" and value == ref.key]
-        return list(dict.fromkeys(names))
-
     def main_column(self, ref: DataframeRef) -> str | None:
         """What 'the SOFR' means: a column named like a level, or described as the dataframe itself."""
         numeric = [column for column in ref.columns if column != ref.date_column]

@@ -222,9 +222,6 @@ FIGURE_QUESTION = re.compile(
     r"\bdid you (?:find|get|report|compute|calculate|give)\b|\b(?:earlier|previously)\b|\bremind me (?:of )?the\b|"
     r"\bthat (?:number|figure)\b|\bthe first (?:figure|number|result)\b|\bthe [\w-]+ (?:figure|number)\b|"
     r"\bwe (?:found|got|computed)\b|\b(?:figure|number) you\b")
-FIGURE_STAT = {"mean": r"\bmean\b", "median": r"\bmedian\b", "min": r"\bmin\b", "max": r"\bmax\b",
-               "standard deviation": r"\bstandard deviation\b", "latest": r"\blatest\b", "change": r"\bchange\b",
-               "correlation": r"\bcorrelation\b", "count": r"\bcount\b"}
 ASKED_STAT = {"mean": r"\baverage|\bmean\b|\bavg\b", "median": r"\bmedian\b", "min": r"\bmin\b|\blowest\b|\bminimum\b",
               "max": r"\bmax\b|\bhighest\b|\bmaximum\b|\bpeak\b", "standard deviation": r"\bstandard deviation\b|\bvolatil",
               "latest": r"\blatest\b|\bcurrent\b", "change": r"\bchange\b", "correlation": r"\bcorrelat",
@@ -442,11 +439,6 @@ def visible_rows(earlier: list[BaseMessage], key: str) -> tuple[str, str] | None
         if parse_loaded_table(content) is not None:
             return "table", content
     return None
-
-
-def _mentions_any(line: str, clause: Clause) -> bool:
-    names = [n for ref in clause.mentions.dataframes for n in (ref.key, ref.dataframe)]
-    return not names or any(name in line.lower() for name in names)
 
 
 def scratch_path_about(earlier: list[BaseMessage], names: list[str]) -> str | None:

@@ -23,7 +23,7 @@ what the student writes                     the period
 ``sep thru nov 2023``, ``Mar–May 2024``     those months, the first to the last
 ``1H24``, ``Q4'23``, ``4Q23``, ``'24``      shorthand years and halves (2-digit years are 20xx)
 ``last 20 business days``, ``past 60 days`` the last N rows (rows are business days)
-``last 3 months``, ``last 2 weeks``,        counted back from the data's last date (calendar days)
+``last 3 months``, ``last month``,          counted back from the data's last date (``last 2 weeks``: 10 rows)
 ``last year``, ``year to date``
 ``ever``, ``whole sample``, ``all the data`` every row
 ==========================================  ===============================================
@@ -166,7 +166,9 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
          lambda m: _year_end(m.group(1) or m.group(2) or m.group(3), found, default_year, end_day))
     take(rf"\b(?:since|after|starting(?:\s+in)?)\s+({MONTH})\.?\s*(?:of\s+)?({YEAR})\b",
          lambda m: _open_end(_month_period(m.group(1), m.group(2), default_year, end_day, m.group(0))))
-    take(rf"\b(?:since|after|starting(?:\s+in)?)\s+({YEAR})\b", lambda m: Period(f"{m.group(1)}-01-01", None, label=m.group(0)))
+    take(rf"\b(?:before|prior to)\s+({YEAR})\b", lambda m: Period(None, f"{int(m.group(1)) - 1}-12-31", label=m.group(0)))
+    take(rf"\b(?:after)\s+({YEAR})\b", lambda m: Period(f"{int(m.group(1)) + 1}-01-01", None, label=m.group(0)))
+    take(rf"\b(?:since|starting(?:\s+in)?)\s+({YEAR})\b", lambda m: Period(f"{m.group(1)}-01-01", None, label=m.group(0)))
     take(rf"\b(?:the\s+)?(?:start|beginning)\s+of\s+({MONTH})\.?\s*(?:of\s+)?({YEAR})?\b",
          lambda m: _month_period(m.group(1), m.group(2), default_year, end_day, m.group(0)))
     take(rf"\b({MONTH})\.?\s*(?:of\s+)?({YEAR})\b|\b({YEAR})-(\d{{2}})\b",
@@ -297,8 +299,8 @@ def _year_end(year: str | None, found: list[tuple[int, Period]], default_year: i
 def _counted_back(match: re.Match[str], end_day: dt.date) -> Period:
     count_text, unit = match.group(1), match.group(2).rstrip("s")
     count = 1 if count_text in (None, "a", "one") else int(count_text)
-    if unit == "week":  # calendar weeks back from the data's last day (a holiday is not a week shorter in rows)
-        return Period((end_day - dt.timedelta(days=7 * count - 1)).isoformat(), end_day.isoformat(), label=match.group(0))
+    if unit == "week":
+        return Period(last_rows=5 * count, label=match.group(0))
     if unit == "month" and count == 1 and not count_text:
         first = end_day.replace(day=1)
         return Period(first.isoformat(), end_day.isoformat(), label=match.group(0))

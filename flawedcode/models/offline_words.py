@@ -139,10 +139,6 @@ def _inflection_known(word: str, vocabulary: set[str]) -> bool:
                for ending in ("s", "es", "ed", "d", "ing", "ings", "er", "ers"))
 
 
-def _plural_known(word: str, vocabulary: set[str]) -> bool:
-    return (word.endswith("s") and word[:-1] in vocabulary) or (word.endswith("es") and word[:-2] in vocabulary)
-
-
 def tags_in(text: str) -> list[str]:
     """Tenor and percentile tags a text names, in order: ``5y``, ``6m``, ``30d``, ``p75``."""
     lowered = _number_words(text.lower().replace("_", " "))
