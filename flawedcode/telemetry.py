@@ -428,7 +428,7 @@ class ServerCalibration:
     ``truncated`` event, the calls marked ``truncated``) for the charts and the benchmark; nothing reads it back.
     """
 
-    log: SessionLog
+    log: SessionLog = field(repr=False, compare=False)
     """Where its findings are recorded."""
     token_factor: float = 1.0
     """The server's steady reported/counted ratio when above 1 (the summary trigger uses it); else 1."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import io
 import os
 import stat
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from flawedcode import paths
+from flawedcode import cli, paths
 from flawedcode.agents import make_agent
 from flawedcode.infra import safefs
 from flawedcode.tools import Workspace, make_tools
@@ -372,7 +373,7 @@ def test_a_given_workspace_folder_is_kept(tmp_path):
     assert (tmp_path / "mine" / "analyze.py").exists()
 
 
-def test_chat_leaves_no_temporary_workspace_behind(tmp_path):
+def test_chat_leaves_no_temporary_workspace_behind(tmp_path, monkeypatch, capsys):
     temp = tmp_path / "temp"
     temp.mkdir()
     environment = os.environ | {"TMPDIR": str(temp), "TEMP": str(temp), "TMP": str(temp)}
@@ -381,10 +382,9 @@ def test_chat_leaves_no_temporary_workspace_behind(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "flawedcode-workspace-" in done.stdout  # it did make one ...
     assert not list(temp.glob("flawedcode-workspace-*"))  # ... and removed it
-    kept = tmp_path / "kept"
-    done = subprocess.run([sys.executable, "-m", "flawedcode", "chat", "--workspace", str(kept)], input="quit\n",
-                          capture_output=True, text=True, env=environment, timeout=300)
-    assert done.returncode == 0 and (kept / "analyze.py").exists()
+    kept = tmp_path / "kept"  # a workspace the user names is kept (in-process: the run above is the real command)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    assert cli.main(["chat", "--workspace", str(kept)]) == 0 and (kept / "analyze.py").exists(), capsys.readouterr().err
 
 
 def test_a_workspace_made_without_a_root_is_removed_at_exit(tmp_path):

@@ -238,3 +238,15 @@ def test_named_days_and_an_ambiguous_shorthand(ask):
     assert "Thanksgiving Day, a US federal holiday" in ask("effr on thanksgiving 2023")
     reply = ask("sofr vol 2024")
     assert "'vol' could mean volume" in reply and "volatility" in reply and not re.search(r"\d\.\d{4}", reply)
+
+
+def test_days_a_flag_marks_are_left_out_or_kept_from_its_own_table(ask):
+    sofr = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31")
+    flags = column("yield_curve/repo_public", "is_quarter_end", "2024-01-01", "2024-12-31").astype(bool)
+    kept = sofr[~flags.reindex(sofr.index, fill_value=False)]
+    reply = ask("average SOFR in 2024 excluding quarter-ends")
+    assert "without the days yield_curve/repo_public is_quarter_end marks" in reply and f"{len(kept)} values: mean {kept.mean():.4f}" in reply
+    effr = column("money_markets/effr", "rate", "2024-01-01", "2024-12-31")
+    month_ends = column("yield_curve/repo_public", "is_month_end", "2024-01-01", "2024-12-31").astype(bool)
+    only = effr[month_ends.reindex(effr.index, fill_value=False)]
+    assert f"{len(only)} values: median {only.median():.4f}" in ask("median effr only on month-ends in 2024")

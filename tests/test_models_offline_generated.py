@@ -27,7 +27,7 @@ QUALIFIERS = [
     ("{request} on purple days", "purple"),
     ("{request} at the cheapest", "cheapest"),
     ("{request} if feasible", "feasible"),
-    ("{request}, not counting quarter-ends", "not"),
+    ("{request}, not counting FOMC days", "not"),
     ("{request} excluding Mondays", "excluding"),
     ("{request} on 31/31/{year}", "31/31"),
     ("{request} on the 45th of May {year}", "45th"),

@@ -41,7 +41,9 @@ What it understands (the latest user request; see offline_intents.py)
     the top / bottom N values, correlation, latest, change, percent change; of levels or of daily
     changes ("volatility of daily moves"); differences between two columns or two dataframes
     ("was SOFR above EFFR on average, and by how many bp?"), and between two periods ("higher in
-    H1 than in H2, by how much?"); units from the docs, converted on request (offline_data.py). A
+    H1 than in H2, by how much?"); the days a flag column marks left out or kept, from its own table
+    ("excluding quarter-ends", "on month-ends": a script joins the two); units from the docs,
+    converted on request (offline_data.py). A
     correction ("sorry, make that EFFR", "no wait, 2024") or a follow-up ("and in 2023?", "in bp
     please?", "now do sofr") changes the slots it names and keeps the rest (statistic, period,
     threshold, transform, unit), also after a summary (its "Last request" line is what came before).

@@ -60,8 +60,8 @@ def data_next_step(task: Task, results: list[Any], context: Context) -> Step | N
     if task.steps and task.steps[0].intent == "script":
         if not results:
             return Step("run_python", {"code": script_for(ask, context), "timeout": 60})
-        if read_stat_output(results[0].content) is not None:
-            return None
+        if read_stat_output(results[0].content) is not None or ask.flag is not None:
+            return None  # a flag condition has no other way: loads would lose it
         return _next_load_step(load_steps(ask), results[1:], needs_rows=True)
     if task.steps and task.steps[0].intent == "read_file":  # rows already loaded, offloaded: read them back
         if not results:
@@ -112,12 +112,13 @@ def _copy_script(ask: DataAsk, page: str, context: Context) -> str | None:
 
 def script_for(ask: DataAsk, context: Context) -> str:
     series = [(s.ref.pipeline, s.ref.dataframe, s.column, s.ref.date_column) for s in ask.series[:2]]
+    flag = (ask.flag[0], ask.flag[1].pipeline, ask.flag[1].dataframe, ask.flag[2], ask.flag[1].date_column) if ask.flag else None
     start, end = ask.period.start, ask.period.end
     if ask.period.point:
         start = None
     title = f"{', '.join(_stat_name(stat) for stat in ask.stats)} of {_subject(ask)}"
     return stat_script(title, series, start, end, ask.combine, ask.period.last_rows or (None if (start or end or ask.period.every_row) else 100),
-                       ask.percentiles, ask.threshold, context.catalog_root, ask.transform)
+                       ask.percentiles, ask.threshold, context.catalog_root, ask.transform, flag)
 
 
 # ----------------------------------------------------------------------------- answers
@@ -224,7 +225,11 @@ def _subject(ask: DataAsk) -> str:
         return f"ratio {labels[0]} / {labels[1]}"
     if ask.combine == "correlation" and len(labels) == 2:
         return f"{labels[0]} and {labels[1]}"
-    return labels[0] if labels else "the data"
+    subject = labels[0] if labels else "the data"
+    if ask.flag:
+        how, ref, column = ask.flag
+        subject += f" {'without' if how == 'exclude' else 'only on'} the days {ref.key} {column} marks"
+    return subject
 
 
 def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) -> str:

@@ -100,8 +100,8 @@ def docs_words(vocabulary: Vocabulary, pipeline: str, dataframe: str) -> set[str
 def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = ()) -> list[str]:
     """The words of a data clause that nothing in the ask (or a visible note: 'our limit') accounts for, in order."""
     text = filler_phrases().sub(" ", clause.rest)
-    if ask.shift:  # 'a year later': the words that moved the period
-        text = text.replace(ask.shift, " ")
+    for used in (ask.shift, ask.flag_words):  # 'a year later', 'excluding quarter-ends': words a slot used
+        text = text.replace(used, " ") if used else text
     tags = {tag for series in ask.series if series.column for tag in vocabulary.info(series.ref, series.column).tags}
     tags |= {f"p{q}" for q in ask.percentiles}
     text = re.sub(r"\b\d{1,2}s\d{1,2}s\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s
@@ -167,6 +167,8 @@ def understood(ask: DataAsk, with_period: bool = True) -> str:
         what = f"the {stats} of {series}"
     if ask.threshold:
         what += f" (days {ask.threshold[0]} {ask.threshold[1]:g})"
+    if ask.flag:
+        what += f" ({ask.flag_words})"
     return f"{what} over {ask.period.label or ask.period.describe()}" if with_period else what
 
 

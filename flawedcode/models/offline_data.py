@@ -168,6 +168,9 @@ class DataAsk:
     transform: str | None = None
     shift: str = ""
     """The words that moved a follow-up's period ('a year later'), used by it."""
+    flag: tuple[str, DataframeRef, str] | None = None
+    """Rows left out or kept by a flag column: ('exclude' | 'only', its dataframe, the column): 'excluding quarter-ends'."""
+    flag_words: str = ""
     """'diff' (daily changes) or 'pct' (daily percent changes): the statistics are of these, not of levels."""
 
     @property
@@ -204,6 +207,10 @@ def names_only_a_series(clause: Clause) -> bool:
 def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = None) -> DataAsk | Task:
     """A clause's data request, or a reply saying what is missing or not there."""
     clause = replace(clause, rest=RANK_NOUN.sub(lambda match: match.group(1), clause.rest))  # 'top 3 days': no '3d' tenor
+    flag_match = FLAG_CONDITION.search(clause.rest)
+    flag = _flag_column(flag_match, context) if flag_match else None
+    if flag:  # 'excluding quarter-ends': a condition on rows, not a series name
+        clause = replace(clause, rest=clause.rest.replace(flag_match.group(0), " " * len(flag_match.group(0)), 1))
     shift = SHIFT.search(clause.rest) if follow_up is not None and not clause.periods else None
     if shift:  # 'a year later?': a period slot, not a series name
         clause = replace(clause, rest=clause.rest[:shift.start()] + " " * len(shift.group(0)) + clause.rest[shift.end():])
@@ -253,6 +260,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     transform = next((name for name, pattern in TRANSFORMS if re.search(pattern, clause.rest)), None)
     if inherits and transform is None:
         transform = follow_up.transform
+    flag = flag or (follow_up.flag if inherits else None)
     if transform is not None and not combine:
         stats = [stat for stat in stats if stat != "change"] or ([] if inherits else list(DESCRIBE_STATS))
     ranked = RANKED.search(clause.rest)
@@ -298,13 +306,30 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
                   named, clause.norm, None if ranked else _row_count(clause.rest),
                   bool(re.search(r"\b(?:load|fetch|pull|grab|download)\b", clause.rest)),
-                  transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "")
+                  transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "",
+                  flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "")
     return _outside_coverage(ask) or ask
 
 
 SHIFT = re.compile(r"\b(?P<count>a|an|one|two|three|\d{1,2})?\s*(?P<unit>years?|quarters?|months?)\s+(?P<way>later|earlier|"
                    r"before|after|on|back|ago)\b|\b(?:the\s+)?(?P<way2>previous|prior|next|following)\s+(?P<unit2>year|quarter|month)\b")
 """'a year later', 'two quarters earlier', 'the previous month': the period before, moved by that much."""
+
+
+FLAG_CONDITION = re.compile(r"\b(?P<how>excluding|exclude|except(?:\s+for|\s+on)?|without|leaving out|not counting|other than|"
+                            r"only on|only|just on|on|at|during|over)\s+(?:the\s+)?(?P<what>(?:quarter|month)[- ]?ends?(?:\s+days?)?)\b")
+"""'excluding quarter-ends', 'only on month-ends': the rows a flag column marks, left out or kept."""
+
+
+def _flag_column(match: re.Match[str], context: Context) -> tuple[str, DataframeRef, str] | None:
+    """The flag column a condition names (a column whose unit is 'flag' and whose name has its words), if one does."""
+    words = set(re.findall(r"[a-z]+", match["what"].replace("ends", "end"))) - {"day", "days"}
+    for ref in context.vocabulary.frames:
+        for column in ref.columns:
+            if context.vocabulary.unit(ref, column) == "flag" and words <= set(column.split("_")):
+                keeps = match["how"].startswith(("only", "just")) or match["how"] in ("on", "at", "during", "over")
+                return ("only" if keeps else "exclude"), ref, column
+    return None
 
 
 def shifted(period: Period, shift: re.Match[str]) -> Period:
@@ -619,6 +644,11 @@ def _outside_coverage(ask: DataAsk) -> Task | None:
 
 def plan_data(ask: DataAsk, context: Context) -> Task:
     """Loads (or one stat script) that get the figures the ask needs."""
+    if ask.flag is not None:  # the flag lives in its own table: only a script joins the two
+        if "run_python" not in context.tool_names:
+            return reply("I can't leave out or keep the days a flag marks without run_python, so I computed nothing. "
+                         "Ask without that condition.")
+        return Task("data", steps=[Step("script")], ask=ask)
     too_big = estimated_tokens(ask) > ROWS_IN_CONTEXT_SHARE * context.window_tokens
     all_data = ask.period.assumed == NO_PERIOD  # no period given: every row, which a script reads, not the context
     if not ask.wants_rows and (not ask.load_asked or all_data) and "run_python" in context.tool_names and too_big:

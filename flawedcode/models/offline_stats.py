@@ -140,12 +140,20 @@ print("STATS " + json.dumps(figures({arguments})))
 
 def stat_script(title: str, series: list[tuple[str, str, str, str]], start: str | None, end: str | None,
                 combine: str | None, last_rows: int | None, percentiles: list[int], threshold: tuple[str, float] | None,
-                root: str | None, transform: str | None = None) -> str:
-    """A short script computing the figures of ``series`` ((pipeline, dataframe, column, date column) each)."""
+                root: str | None, transform: str | None = None, flag: tuple[str, str, str, str, str] | None = None) -> str:
+    """A short script computing the figures of ``series`` ((pipeline, dataframe, column, date column) each).
+
+    ``flag`` ('exclude' | 'only', pipeline, dataframe, flag column, its date column) leaves out (or keeps only)
+    the days that column marks."""
     names = ["values", "other"][:len(series)]
     reads = [f"{name} = pairs(catalog.rows({pipeline!r}, {dataframe!r}, [{column!r}], start={start!r}, end={end!r}), "
              f"{column!r}{'' if date_column == 'date' else f', {date_column!r}'})"
              for name, (pipeline, dataframe, column, date_column) in zip(names, series)]
+    if flag is not None:
+        how, pipeline, dataframe, column, date_column = flag
+        reads.append(f"marked = {{row[{date_column!r}] for row in catalog.rows({pipeline!r}, {dataframe!r}, [{column!r}], "
+                     f"start={start!r}, end={end!r}) if row[{column!r}]}}")
+        reads += [f"{name} = [pair for pair in {name} if pair[0] {'not in' if how == 'exclude' else 'in'} marked]" for name in names]
     imports = ["figures", "pairs"]
     if len(series) > 1:
         reads.append(f"values, other = combined(values, other, {combine!r})")
