@@ -250,3 +250,10 @@ def test_days_a_flag_marks_are_left_out_or_kept_from_its_own_table(ask):
     month_ends = column("yield_curve/repo_public", "is_month_end", "2024-01-01", "2024-12-31").astype(bool)
     only = effr[month_ends.reindex(effr.index, fill_value=False)]
     assert f"{len(only)} values: median {only.median():.4f}" in ask("median effr only on month-ends in 2024")
+
+
+def test_the_end_of_a_month_is_one_day_and_ranking_words_name_no_column(ask):
+    assert ask("sofr at the end of march 2024") == (
+        "money_markets/sofr rate (percent) on 2024-03-29, the last day with a row on or before 2024-03-31: "
+        f"{column('money_markets/sofr', 'rate')['2024-03-29']:.4f}.")
+    assert ask("top 3 effr days in q2'24").startswith("money_markets/effr rate (percent), 2024-04-01 to 2024-06-28")

@@ -240,9 +240,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     else:
         found = None
         if follow_up is not None and not frames and (clause.mentions.columns or tags_in(clause.rest)):
-            found = _series_for(clause.rest, clause, context, follow_up.frames(), many=True, follow_up=follow_up)
+            found = _series_for(_unranked(clause.rest), clause, context, follow_up.frames(), many=True, follow_up=follow_up)
         if found is None or isinstance(found, Task):  # 'the 20y?' after the 30y: the same dataframe first
-            found = _series_for(clause.rest, clause, context, frames, many=True, follow_up=follow_up)
+            found = _series_for(_unranked(clause.rest), clause, context, frames, many=True, follow_up=follow_up)
         if isinstance(found, Task):
             return found
         series = found
@@ -349,6 +349,11 @@ def shifted(period: Period, shift: re.Match[str]) -> Period:
 
     start, end = move(period.start, False), move(period.end, True)
     return replace(period, start=start, end=end, label=f"{start} to {end}" if start and start != end else (end or ""), assumed="")
+
+
+def _unranked(text: str) -> str:
+    """The text without its ranking words ('top 3', 'the second highest'): they name no column (not 'target_high')."""
+    return NTH_RANKED.sub(" ", RANKED.sub(" ", text))
 
 
 def context_unit(context: Context) -> str | None:

@@ -19,7 +19,8 @@ what the student writes                     the period
 ``2024``                                    the year
 ``year end 2023``, ``end of Q3 2024``       the last value on or before that day (a point)
 ``the week of 2024-06-10``                  that Monday to Sunday (``week ending 2024-06-14``: the 7 days to it)
-``the last trading day of 2024``            the last value on or before its end (``first``: the first row of it)
+``the last trading day of 2024``            the last value on or before its end (``first``: the first row of it;
+                                            ``the end of March 2024`` too)
 ``sep thru nov 2023``, ``Mar–May 2024``     those months, the first to the last
 ``1H24``, ``Q4'23``, ``4Q23``, ``'24``      shorthand years and halves (2-digit years are 20xx)
 ``last 20 business days``, ``past 60 days`` the last N rows (rows are business days)
@@ -169,6 +170,8 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
     take(rf"\b(?:before|prior to)\s+({YEAR})\b", lambda m: Period(None, f"{int(m.group(1)) - 1}-12-31", label=m.group(0)))
     take(rf"\b(?:after)\s+({YEAR})\b", lambda m: Period(f"{int(m.group(1)) + 1}-01-01", None, label=m.group(0)))
     take(rf"\b(?:since|starting(?:\s+in)?)\s+({YEAR})\b", lambda m: Period(f"{m.group(1)}-01-01", None, label=m.group(0)))
+    take(rf"\b(?:at\s+|on\s+)?(?:the\s+)?(?:end|close)\s+of\s+(?:the\s+month\s+of\s+)?({MONTH})\.?\s*(?:of\s+)?({YEAR})\b",
+         lambda m: _month_end(m, default_year, end_day))
     take(rf"\b(?:the\s+)?(?:start|beginning)\s+of\s+({MONTH})\.?\s*(?:of\s+)?({YEAR})?\b",
          lambda m: _month_period(m.group(1), m.group(2), default_year, end_day, m.group(0)))
     take(rf"\b({MONTH})\.?\s*(?:of\s+)?({YEAR})\b|\b({YEAR})-(\d{{2}})\b",
@@ -188,6 +191,11 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
     take(ALL_ROWS_WORDS, lambda m: Period(every_row=True, label=m.group(0)))
     found.sort(key=lambda item: item[0])
     return _combine(text, found), rest
+
+
+def _month_end(match: re.Match[str], default_year: int | None, end_day: dt.date) -> Period | None:
+    month = _month_period(match.group(1), match.group(2), default_year, end_day, match.group(0))
+    return Period(None, month.end, point=True, label=match.group(0).strip()) if month else None
 
 
 def _week_of(day: str, label: str) -> Period:
