@@ -595,3 +595,12 @@ def test_asked_to_fix_code_it_shows_the_failure_and_says_it_cannot_edit(tools):
     answer = answer_of(turns[0])
     assert [name for name, _ in calls_of(turns[0])] == ["run_python", "read_file"]
     assert "can't edit code myself" in answer and "def annualized_volatility" in answer and "failed" in answer
+
+
+def test_a_column_asked_of_offloaded_docs_is_answered_from_the_saved_copy_not_with_the_stub(workspace):
+    from flawedcode.agents import make_agent
+
+    agent = make_agent("v2", model=OfflineModel(), workspace=workspace)
+    reply = agent.send("what units is reserves_bn in?")
+    assert "| `reserves_bn` | float64 | $bn | Reserve balances" in reply
+    assert "is saved in scratch/" not in reply and "Preview" not in reply

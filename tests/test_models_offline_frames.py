@@ -206,8 +206,8 @@ def test_one_place_in_the_ranking_is_that_value(ask):
     ("what was the range (max minus min) of sofr in 2024?",
      lambda: f"range (max minus min) {(lambda v: v.max() - v.min())(column('money_markets/sofr', 'rate', '2024-01-01', '2024-12-31')):.4f}"),
     ("interquartile range of the 10y in 2024",
-     lambda: "interquartile range (75th minus 25th percentile) "
-             f"{(lambda v: v.quantile(0.75) - v.quantile(0.25))(column('yield_curve/treasury_yields', 'yield_10y', '2024-01-01', '2024-12-31')):.4f}"),
+     lambda: "interquartile range (75th minus 25th percentile) " + "{:.4f}".format(
+         (lambda v: v.quantile(0.75) - v.quantile(0.25))(column('yield_curve/treasury_yields', 'yield_10y', '2024-01-01', '2024-12-31')))),
 ])
 def test_sum_range_and_interquartile_range(ask, request_text, expected):
     assert expected() in ask(request_text)
@@ -236,6 +236,9 @@ def test_named_days_and_an_ambiguous_shorthand(ask):
     assert ask("the 10y yield on Christmas Eve 2024") == (
         f"yield_curve/treasury_yields yield_10y (percent) on 2024-12-24: {column('yield_curve/treasury_yields', 'yield_10y')['2024-12-24']:.4f}.")
     assert "Thanksgiving Day, a US federal holiday" in ask("effr on thanksgiving 2023")
+    # A holiday's own name wins over a longer one that contains it (Juneteenth National Independence Day).
+    independence = ask("effr on independence day 2024")
+    assert "4 July 2024 is Independence Day" in independence and "Juneteenth" not in independence
     reply = ask("sofr vol 2024")
     assert "'vol' could mean volume" in reply and "volatility" in reply and not re.search(r"\d\.\d{4}", reply)
 

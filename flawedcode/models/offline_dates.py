@@ -137,8 +137,11 @@ def _named_days(text: str) -> str:
         from pandas.tseries.holiday import USFederalHolidayCalendar
 
         named = USFederalHolidayCalendar().holidays(f"{year}-01-01", f"{year}-12-31", return_name=True)
-        found = [day for day, holiday in named.items() if HOLIDAY_WORDS[name].lower() in str(holiday).lower()]
-        return f" on {found[0]:%Y-%m-%d}" if found else match.group(0)
+        wanted = HOLIDAY_WORDS[name].lower()
+        # The holiday whose name IS the words wins over one that only contains them: 'Independence Day' is
+        # July 4, not 'Juneteenth National Independence Day' (June 19), which comes first in the year.
+        found = sorted((str(holiday).lower() != wanted, day) for day, holiday in named.items() if wanted in str(holiday).lower())
+        return f" on {found[0][1]:%Y-%m-%d}" if found else match.group(0)
 
     return NAMED_DAY.sub(day, text)
 

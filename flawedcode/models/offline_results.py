@@ -139,6 +139,9 @@ def answer_task(task: Task, results: list[ToolResult], context: Context) -> str:
         return "I found no function matching that in the project's files. " + (answer_one(results[0], task) if results else "")
     if kind == "fix":
         return _fix_answer(results)
+    if kind == "docs" and any(result.name == "search_files" for result in results):
+        # The saved copy's matching rows answer the question; the stub that led to them would only bury them.
+        results = [result for result in results if not offload_path(result.content.strip())] or results
     return "\n\n".join(answer_one(result, task) for result in results)
 
 
