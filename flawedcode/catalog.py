@@ -225,11 +225,10 @@ class Catalog:
         entry = self._entry(pipeline, dataframe)
         parquet = pq.ParquetFile(entry.path)
         wanted = list(dict.fromkeys([entry.date_column, *columns]))
-        unknown = [column for column in wanted if column not in parquet.schema_arrow.names]
-        if unknown:
-            names = [name for name in parquet.schema_arrow.names if not name.startswith("__index_level_")]
-            raise CatalogError(f"Unknown column(s) {', '.join(map(repr, unknown))} in {pipeline}/{dataframe}. "
-                               f"Valid columns: {', '.join(names)}.")
+        if any(column not in parquet.schema_arrow.names for column in wanted):
+            # load's own check and message (did you mean, which dataframe has it). Only here: info() reads the
+            # date span, which imports pandas, and the rows themselves must not.
+            self._check_columns(self.info(pipeline, dataframe), wanted)
         table = parquet.read(columns=wanted)
         dates = table.column(entry.date_column)
         if pa.types.is_timestamp(dates.type) or pa.types.is_date(dates.type):  # as dates: to_pylist would need pandas

@@ -213,6 +213,7 @@ def test_unknown_column_lists_valid_columns_and_where_it_lives(catalog: Catalog)
     assert message.endswith(
         "Valid columns: date, rate, percentile_1, percentile_25, percentile_75, percentile_99, volume_bn, average_30d, index_value."
     )
+    assert error_of(lambda: catalog.rows("money_markets", "sofr", ["rat", "sofr_minus_iorb_bp"])) == message
 
 
 def test_inverted_date_range_says_so(catalog: Catalog) -> None:
