@@ -1,100 +1,11 @@
 """The offline teaching model: a deterministic, documented simulator of a tool-calling LLM.
 
-It is what every lesson, test and offline benchmark runs on. It is not an LLM
-and not a canned script: it reads what it is sent, within a finite window, and
-follows rules you can read here.
-
-What it sees
-    The system prompt (the leading system messages), the tool schemas it was
-    bound to, and as many of the most recent messages as fit in
-    ``max_input_tokens``, counted exactly with ``flawedcode.tokens.TokenCounter``.
-    With ``overflow="truncate"`` the oldest messages silently fall out (the
-    visible part never starts on a tool result whose call fell out); with
-    ``overflow="error"`` a request that does not fit raises LangChain's
-    ``ContextOverflowError`` naming both numbers, like a real API. Even in
-    truncate mode, a latest message that alone does not fit raises it.
-    **What falls out of the window is forgotten**: that is the deterministic
-    stand-in for context rot. Optionally (``attention_decay=AttentionDecay(seed)``, off
-    by default) it also rots before the window fills: each earlier message is used with
-    chance p(x, T) = A(T) * (1 - w(T) * (1 - U(x))), falling with the request's length T
-    and lowest in the middle (x = its relative position), calibrated to Liu et al.'s
-    76% / 54% / 63% at ~4K tokens and Chroma's 87.3% at ~300 vs 62.4% at ~113K tokens;
-    seeded by a hash, so the same request attends the same messages (offline_attention.py).
-
-What it understands (the latest user request; see offline_intents.py)
-    A message is split into clauses, done in order ("get the docs, then load the last
-    10 rows"; at most 12); each clause is normalized (shorthand, typos with rapidfuzz, number
-    words: offline_words.py; days with dateparser: offline_dates.py) and routed: first by the cue
-    table ``offline_intents.toml`` (one scorer, offline_cues.py: questions about its own context
-    window, what it offloaded or archived, what is failing in the project, how long a file is;
-    other modules add rows and planners there), then by the ordered built-in rules (goal questions
-    and statements, notes, recall, things no tool here can do, code fixes, file work, the catalog,
-    docs, data). Names come from the data (offline_entities.py): dataframes by id, title, initials
-    or a word only they have; columns by name or in words their docs use. Periods: days in any
-    common form (``22/04/2024`` day first, ``Nov 8 2023``, ``the third of June 2024``, ``from the
-    8th to the 19th of April 2024``, ``2024/03/15``), months and month ranges (``sep thru nov 2023``),
-    quarters, halves, short years (``1H24``, ``Q4'23``, ``'24``), weeks (``the week of 2024-06-10``),
-    one end of a period (``the last trading day of 2024``), year end, "last N business days"
-    (offline_periods.py). Statistics: mean, median, min, max, std, percentiles, count above / below
-    a threshold, inclusive or not ("at or above", "at least", ``>=``, "5.3 or more"; negated: "not
-    above 5.3%" is at or below), the first date past a threshold,
-    the top / bottom N values, correlation, latest, change, percent change; of levels or of daily
-    changes ("volatility of daily moves"); differences between two columns or two dataframes
-    ("was SOFR above EFFR on average, and by how many bp?"), and between two periods ("higher in
-    H1 than in H2, by how much?"); the days a flag column marks left out or kept, from its own table
-    ("excluding quarter-ends", "on month-ends": a script joins the two); units from the docs,
-    converted on request (offline_data.py). A
-    correction ("sorry, make that EFFR", "no wait, 2024") or a follow-up ("and in 2023?", "in bp
-    please?", "now do sofr") changes the slots it names and keeps the rest (statistic, period,
-    threshold, transform, unit), also after a summary (its "Last request" line is what came before).
-
-Complete or decline (offline_complete.py)
-    Every word of a data request must be used: grammar and filler (a data list), the words of the
-    statistics it applies, the words naming the series it chose (its docs included) and the numbers
-    it used. Anything else (an unknown word, "not"/"excluding" it cannot apply, a transform it does
-    not do) makes it say what it understood and what it could not use, and compute nothing. A day
-    that does not exist or is ambiguous (``02/05/2024``) is said, not guessed; a day with no row (a
-    weekend, a US federal holiday, named) gets the nearest days that have one. A statistic with no
-    period uses all the data and says so (never silently the last rows). Requests are bounded: a
-    message over 4,000 characters of prose or a word over 200 characters is declined by its length;
-    control characters are read as spaces, so no input can hang a turn.
-
-How it answers (see offline_answers.py and offline_results.py)
-    From tool results only. A statistic names the dataframe, the column, its unit, the dates
-    covered and the number of values (and the transform), then each statistic asked with 4
-    decimals; it never presents one statistic as another. Rows that would take more than
-    ``ROWS_IN_CONTEXT_SHARE`` of the window are not loaded: a short run_python script computes the
-    figures and prints one line (offline_stats.py). An offloaded load is read back from scratch/,
-    following continuation lines page by page; an offload stub is never read as a data table.
-    Errors are relayed with what to do; a call that never ran as made (an error result for other
-    arguments than it planned, e.g. cut off mid-JSON) is made again, within the call cap. Tests
-    run with pytest, else each ``test_*.py`` as a script (the project's own fallback).
-
-What it remembers (see offline_memory.py and offline_summary.py)
-    Only what is in its window. "What was my original goal?" comes from a visible
-    summary, else from the earliest visible request if nothing was cut, else: "I don't
-    know: the start of our conversation is no longer in my context window." Notes the
-    user asks it to keep ("remember that our limit is 3.5%") are quoted back when asked,
-    never used as data; summaries keep them. Recall questions are matched on their
-    qualifiers (dataframe, column, statistic, year, "first"); several matches make it
-    ask which; none makes it read a visible scratch/ file or search a visible archive,
-    else say it does not know. Asked to summarize a rendered conversation, it writes a
-    structured summary (goal verbatim, actions, numbers, notes, files, current state).
-
-What it cannot do
-    Reason beyond its rules, write prose, forecast, give advice, or edit code: asked to
-    fix code it shows the failing tests and the function and says it cannot edit code
-    (a real model can). Asked for a series, column or period the catalog does not have,
-    or a statistic it cannot compute, it says so and what it can do instead; when several
-    columns fit equally it asks which. It never invents a number: every figure it states
-    was read or computed.
-
-Bookkeeping
-    Same input, same output (tool call ids are hashes of what it saw).
-    ``usage_metadata`` holds exact counts of what it saw and wrote;
-    ``response_metadata["model_provider"] == "flawedcode"`` matches its
-    ``ls_provider``, and ``profile["max_input_tokens"]`` is its window, so
-    LangChain's SummarizationMiddleware token and fraction triggers work.
+It is what every lesson, test and offline benchmark runs on. It is not an LLM and not a canned
+script: it reads what it is sent, within a finite window (``max_input_tokens``, counted exactly;
+what falls out is forgotten), and follows rules you can read: the whole behaviour is in
+docs/offline-model.md, each part's contract in its module's docstring. This module is the
+LangChain side: the window it sees, the turn (plan the request, walk its steps against the tool
+results so far: the next call or the answer) and the reply's bookkeeping. Same input, same output.
 """
 
 from __future__ import annotations
