@@ -1,26 +1,9 @@
 """Data requests: which series, which statistics, which period, and how to get the figures.
 
-``read_data_ask(clause, context)`` turns a clause into a ``DataAsk`` or, when it cannot be
-answered, into a reply that says why (never a guess):
-
-- **series**: the columns named (exact names, or in words, see offline_entities); the
-  dataframe's main column when only a dataframe is named; "A minus B", "spread / gap /
-  difference between A and B", "A over B", "A vs B", "how far apart were A and B" and
-  "by how much did A exceed B" make a *difference*; "correlation between A and B" or
-  "how correlated were A and B" a *correlation*;
-- **statistics** (``STAT_PATTERNS``): mean, median, min, max, std, count, latest, change,
-  percentiles ("90th percentile" when no column is the 90th percentile), correlation, and
-  counts above / below a threshold; a period with no statistic describes the column;
-- **units**: "in bp / basis points", "in percent", "in trillions / billions / millions";
-  the docs give each column's unit; percent differences are also shown in bp;
-- **what it declines**: a series or column the catalog does not have (it names what is
-  there), a tenor no column has, a period outside the data, several equally good columns
-  in different dataframes (it asks which one).
-
-``plan_data`` makes the task: a load per dataframe (loads: with the columns, dates and
-row count asked), or for statistics either loads of just the needed columns or, when
-those rows would take more than ``ROWS_IN_CONTEXT_SHARE`` of the window and run_python
-is bound, one ``stat_script`` (offline_stats.py). Data steps and answers: offline_answers.py.
+``read_data_ask(clause, context)`` turns a clause into a ``DataAsk`` (series, statistics, transform,
+period, condition, unit) or, when it cannot be answered, into a reply that says why (never a guess);
+``plan_data`` makes its task: loads, or one ``stat_script`` when the rows would not fit. The words of
+statistics, combinations, transforms and conditions are patterns in offline_words.toml.
 """
 
 from __future__ import annotations
@@ -39,96 +22,45 @@ from flawedcode.models.offline_words import (
     NUMBER_WORDS,
     PERCENTILE,
     SYNONYMS,
+    WORDS,
     content_words,
     tags_in,
     unit_asked,
+    word_set,
 )
 
 STAT_ROWS = 100
 """A cap for a statistic's load when nothing else sets one (a statistic with no period uses all the data: Period.assumed)."""
 MAX_ROWS = 500
-
-STAT_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("summary", r"\bsummary stat\w*|\bdescriptive stat\w*|\bstats\b|\bstatistics\b"),
-    ("mean", r"\baverage[sd]?\b|\bmean\b|\btypical level\b|\bon average\b"),
-    ("median", r"\bmedian\b|\bmiddle value\b"),
-    ("min", r"\bmin\b|\bminimum\b|\blowest\b|\bsmallest\b|\btrough\b|\bhow low\b|\bbottom\b"),
-    ("max", r"\bmax\b|\bmaximum\b|\bhighest\b|\blargest\b|\bpeak\b|\bhow high\b|\bwidest\b|\bbiggest\b|\btop value\b"),
-    ("std", r"\bstandard deviation\b|\bvolatil\w*|\bdispersion\b|\bvariability\b"),
-    ("count", r"\bhow many\b(?! bp| basis| percent)|\bhow often\b|(?<![\w])#\s*(?:of\s+)?days\b|\bcount\b|"
-              r"\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
-    ("latest", r"\blatest\b|\bmost recent\b|\bcurrent\b|\bright now\b|\btoday\b|\bnewest\b|\blast value\b"),
-    ("pct_change", r"\b(?:percent(?:age)?|%)\s+change\b(?!s)"),
-    ("factor", r"\bby what factor\b|\bhow many times\b|\bwhat multiple\b"),
-    ("change", r"\bchange[ds]?\b|\bmove[ds]?\b|\bmoved\b|\brise\b|\brose\b|\bfall\b|\bfell\b|\bdrop(?:ped)?\b|"
-               r"\bincrease[ds]?\b|\bdecrease[ds]?\b"),
-    ("corr", r"\bcorrelat\w*|\brelationship\b|\bco-?move\w*"),
-    ("sum", r"\btotal\b(?!\s+(?:return|volume_bn))|\bsum(?:med)?\b|\bcumulative\b|\badded up\b"),
-    ("iqr", r"\binterquartile range\b|\biqr\b"),
-    ("range", r"\b(?:max(?:imum)?|high(?:est)?)\s+minus\s+(?:min(?:imum)?|low(?:est)?)\b|\brange\b(?!\s+of\s+dates)"),
-)
-"""Words for each statistic, tried on the clause (the first group is shorthand for several)."""
-SAME_PERIOD = (r"\b(?:the same|that|those|these) (?:year|period|dates|days|time ?frame|window|months?|quarter|range|"
-               r"time span|stretch)\b")
-"""Words for 'the period of the previous request'."""
+PATTERNS = WORDS["patterns"]
+STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple(WORDS["statistics"].items())
+TRANSFORMS: tuple[tuple[str, str], ...] = tuple(WORDS["transforms"].items())
+DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correlation"])
+SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"]
+RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION = (re.compile(PATTERNS[name]) for name in (
+    "ratio", "first_when", "sign", "negated", "shift", "flag_condition"))
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
 DESCRIBE_STATS = ["mean", "min", "max", "latest"]
-LOAD_WORDS = r"\b(?:load|fetch|pull|grab|download|rows?|records|entries|observations|give me|show me|display|get me|need)\b"
-DIFFERENCE = (
-    r"\b(?:spread|difference|gap|diff)\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|over|vs|versus|minus|to)\s+(?P<b>.+)",
-    r"\bhow far apart (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
-    r"\bby how much did\s+(?P<a>.+?)\s+(?:exceed|beat|top)\s+(?P<b>.+)",
-    r"^(?=.*\b(?:difference|spread|gap)\b).*?\bcompare\s+(?P<a>.+?)\s+(?:with|to|and|against)\s+(?P<b>.+?)(?::|$|\bwhat\b)",
-    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:minus|less)\s+(?P<b>[\w .'-]+)",
-    r"(?P<a>\b[\w.']+)\s*(?:-|vs\.?|versus|/)\s*(?P<b>[\w.']+)\s+(?:spread|difference|gap)\b",
-    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
-    r"^(?=.*\bby how (?:much|many)\b)(?:(?:was|were|is|are|did)\s+)?(?P<a>[\w .'-]+?)\s+(?:above|over|higher than|"
-    r"below|under|lower than|exceed)\s+(?P<b>[\w.'-]+(?:\s+[\w.'-]+)?)",
-)
-"""'A minus B' and its wordings; the last: 'was SOFR above EFFR on average, and by how many bp?' (the signed gap)."""
-RATIO = re.compile(r"\bratio (?:of|between)\s+(?P<a>.+?)\s+(?:to|and|over)\s+(?P<b>.+)")
-"""'the ratio of reserves to the TGA': A divided by B on each date both have."""
-CORRELATION = (
-    r"\bcorrelation\w*\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|with|vs|versus|to)\s+(?P<b>.+)",
-    r"\bhow correlated (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
-    r"\brelationship between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
-    r"(?<!.)(?P<a>.+?)\s+correlated with\s+(?P<b>.+)",
-    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
-)
-TRANSFORMS = (
-    ("pct", r"\b(?:daily|day-over-day|day-to-day|day on day)\s+(?:percent(?:age)?|%)\s+(?:changes?|moves?)\b|"
-            r"\b(?:daily\s+)?returns?\b"),
-    ("diff", r"\b(?:daily|day-over-day|day-to-day|day on day|day to day)\s+(?:changes?|moves?|movements?|differences?)\b|"
-             r"\b(?:first\s+)?differences\b(?!\s+between)|\bchanges\b"),
-)
-"""Words asking for statistics of daily changes instead of levels (the first that matches)."""
+NTH_PLACES: dict[str, int] = WORDS["ordinals"]
 COUNT = r"\d{1,2}|" + "|".join(NUMBER_WORDS)
 RANKED = re.compile(rf"\b(?P<side>top|bottom)\s+(?P<n>{COUNT})\b|"
                     rf"\b(?P<n2>{COUNT})\s+(?P<side2>highest|lowest|largest|smallest|biggest|top|bottom)\b")
 """'top 3', 'bottom 5', 'the five lowest': the N largest or smallest values."""
-NTH_PLACES = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
 NTH_RANKED = re.compile(r"\b(?P<place>" + "|".join(NTH_PLACES) + r"|(?:[2-9]|10)(?:nd|rd|th))[\s-]+(?P<side>highest|largest|biggest|"
                         r"lowest|smallest)\b")
 """'the second highest', 'the 3rd lowest': one place in the ranking (up to ``figures.RANKED``)."""
 RANK_NOUN = re.compile(rf"({RANKED.pattern})\s+(?:days?|dates?|sessions?|readings?|values?|observations?|prints?)\b")
-FIRST_WHEN = re.compile(r"\bfirst (?:day|date|time|session)\b|\bwhen did\b.*\bfirst\b|\bfirst (?:went|fell|rose|dropped|closed)\b")
-COMPARISONS: dict[str, tuple[str, ...]] = {
-    "at or above": ("at or above", "at least", "no less than", "greater than or equal to", "more than or equal to",
-                    "equal to or (?:above|greater than|more than|higher than)", ">=", "=>", "\u2265"),
-    "at or below": ("at or below", "at most", "no more than", "no higher than", "less than or equal to",
-                    "equal to or (?:below|less than|lower than)", "<=", "=<", "\u2264"),
-    "above": ("above", "over", "greater than", "more than", "higher than", "exceed\\w*", ">"),
-    "below": ("below", "under", "less than", "lower than", "<"),
-}
-"""How a comparison is written, by the side it counts (the longest wording is tried first)."""
-OR_MORE = {"more": "at or above", "above": "at or above", "higher": "at or above", "greater": "at or above",
-           "over": "at or above", "less": "at or below", "below": "at or below", "lower": "at or below", "under": "at or below"}
-"""'5.33 or more': the number's own side, inclusive."""
-_WORDINGS = sorted(((wording, side) for side, wordings in COMPARISONS.items() for wording in wordings), key=lambda item: -len(item[0]))
+OR_MORE: dict[str, str] = WORDS["or_more"]
+_WORDINGS = sorted(((wording, side) for side, wordings in WORDS["comparisons"].items() for wording in wordings), key=lambda item: -len(item[0]))
 THRESHOLD = re.compile(r"(?:(?<![\w<>=])(?P<op>" + "|".join(w if not w[0].isalpha() else rf"\b{w}\b" for w, _ in _WORDINGS)
                        + r")\s*(?:the\s+)?|(?<![\w.-])(?=-?\d+(?:\.\d+)?\s*(?:%|percent|bp)?\s+or\s+(?:" + "|".join(OR_MORE)
                        + r")\b))(?P<limit>-?\d+(?:\.\d+)?)(?:\s*(?P<unit>%|percent|bp))?"
                        + r"(?:\s+or\s+(?P<inclusive>" + "|".join(OR_MORE) + r")\b)?")
+"""A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
+NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
+FRAME_ONLY_WORDS = word_set("frame_only")
+STAT_WORDS = r"average\w*|mean|median|min|minimum|max|maximum|lowest|highest|peak|latest|std|standard|deviation|" \
+             r"volatility|volatile|change|changed|move|moved|count|spread|difference|gap|correlation|summary|stat|statistic"
 
 
 def comparison_side(match: re.Match[str]) -> str:
@@ -163,15 +95,11 @@ class DataAsk:
     columns_named: bool = False
     text: str = ""
     limit: int | None = None
-    load_asked: bool = False
-    """The request says load / fetch / pull: load the rows even for a statistic."""
-    transform: str | None = None
-    shift: str = ""
-    """The words that moved a follow-up's period ('a year later'), used by it."""
-    flag: tuple[str, DataframeRef, str] | None = None
-    """Rows left out or kept by a flag column: ('exclude' | 'only', its dataframe, the column): 'excluding quarter-ends'."""
+    load_asked: bool = False  # the request says load / fetch / pull: load the rows even for a statistic
+    transform: str | None = None  # 'diff' (daily changes) or 'pct' (daily percent changes): statistics of these
+    shift: str = ""  # the words that moved a follow-up's period ('a year later')
+    flag: tuple[str, DataframeRef, str] | None = None  # ('exclude' | 'only', dataframe, flag column): 'excluding quarter-ends'
     flag_words: str = ""
-    """'diff' (daily changes) or 'pct' (daily percent changes): the statistics are of these, not of levels."""
 
     @property
     def year(self) -> int | None:
@@ -218,7 +146,6 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
     if combine == "correlation":
-        stats = [stat for stat in stats if stat != "corr"] or ["corr"]
         stats = ["corr"]
     frames = list(clause.mentions.dataframes)
     if follow_up is not None and not frames and not clause.mentions.columns and not tags_in(clause.rest):
@@ -309,16 +236,6 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
                   transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "",
                   flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "")
     return _outside_coverage(ask) or ask
-
-
-SHIFT = re.compile(r"\b(?P<count>a|an|one|two|three|\d{1,2})?\s*(?P<unit>years?|quarters?|months?)\s+(?P<way>later|earlier|"
-                   r"before|after|on|back|ago)\b|\b(?:the\s+)?(?P<way2>previous|prior|next|following)\s+(?P<unit2>year|quarter|month)\b")
-"""'a year later', 'two quarters earlier', 'the previous month': the period before, moved by that much."""
-
-
-FLAG_CONDITION = re.compile(r"\b(?P<how>excluding|exclude|except(?:\s+for|\s+on)?|without|leaving out|not counting|other than|"
-                            r"only on|only|just on|on|at|during|over)\s+(?:the\s+)?(?P<what>(?:quarter|month)[- ]?ends?(?:\s+days?)?)\b")
-"""'excluding quarter-ends', 'only on month-ends': the rows a flag column marks, left out or kept."""
 
 
 def _flag_column(match: re.Match[str], context: Context) -> tuple[str, DataframeRef, str] | None:
@@ -478,16 +395,6 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
                  "load it or compute what you ask. You can also ask me to list the ChartBook dataframes.")
 
 
-FRAME_ONLY_WORDS = frozenset({"rate", "rates", "data", "series", "level", "value", "values", "number", "figure", "load",
-                              "row", "show", "give", "get", "fetch", "pull", "grab", "need", "display", "download", "day",
-                              "business", "trading", "last", "past", "recent", "observation", "record", "entry", "bp",
-                              "percent", "trillion", "billion", "million", "sample", "whole", "ever", "overall", "typical",
-                              "much", "many", "far", "apart", "higher", "lower", "exceed", "year", "month", "quarter",
-                              "end", "start", "how", "was", "were", "what", "the", "today", "current", "now"})
-STAT_WORDS = r"average\w*|mean|median|min|minimum|max|maximum|lowest|highest|peak|latest|std|standard|deviation|" \
-             r"volatility|volatile|change|changed|move|moved|count|spread|difference|gap|correlation|summary|stat|statistic"
-
-
 def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) -> bool:
     return bool(tags) or score >= 3 or (bool(frames) and score >= 2)
 
@@ -620,16 +527,6 @@ def _threshold(text: str) -> tuple[str, float] | None:
     if NEGATED.search(text[max(0, start - 40):start]):
         return NEGATION_OF[side], limit
     return side, limit
-
-
-COUNT_WORDS = r"\bhow many\b|\bhow often\b|\bcount\b|\bnumber of\b|(?<![\w])#\s*(?:of\s+)?days\b|\bdays\b.*\b(?:with|when|where)\b"
-"""A count question (the days past a threshold)."""
-NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
-
-
-SIGN_WORDS = re.compile(r"\b(negative|positive)\b")
-"""'days the spread was negative': below zero; 'positive': above zero."""
-NEGATED = re.compile(r"\b(?:not|never|no)\b[^.,;]*$|n't\b[^.,;]*$")
 
 
 def _outside_coverage(ask: DataAsk) -> Task | None:

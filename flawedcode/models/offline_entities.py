@@ -1,31 +1,8 @@
 """The offline model's vocabulary, read from the catalog and each dataframe's docs (no lists per dataframe).
 
-**Dataframes** are recognised by (case-insensitive, whole words, longest first):
-
-- ``pipeline/dataframe``, the dataframe id, or the id with spaces (``repo public``);
-- the title without its parenthesis (``secured overnight financing rate``) and the
-  title's initials when they make 3+ letters (``SOFR``, ``EFFR``);
-- a title bigram no other title has (``federal funds``, ``par yield``, ``zero-coupon yield``);
-- a *distinctive word*: an id word, title word, or capitalised word of the one-line
-  description that belongs to one dataframe only and (except id words) appears in
-  no other dataframe's columns (``treasury``, ``repo``, ``fitted``, ``Svensson``).
-
-A pipeline id (``money_markets``, also ``money markets``) is recognised as a pipeline.
-
-**Columns** are recognised by their exact name (``yield_10y``), or described in words,
-scored against what the docs' column table says (``ColumnInfo``):
-
-- *tags*: tenors and percentiles (``offline_words.tags_in``) in the column's name
-  (worth 3) or in its description (worth 1); every tag the request names must be there;
-- *words*: request words in the column's name (2 each) or description (1 each), plus 2
-  for each pair of words that appear side by side in both ("reserve balances");
-- *aliases*: a phrase the docs' notes put right before the column in parentheses, such
-  as "The 2s10s spread (`spread_10y_2y_bp`)" (worth 5).
-
-The best score wins. A dataframe's **main column** (what "the average SOFR" means) is
-a column named ``rate``/``value``/``price``/``close``, else the one whose description
-starts with the dataframe's initials or id (``EFFR: ...``); some dataframes have none.
-Units come from the docs' ``unit`` column (``percent``, ``bp``, ``$bn``, ...).
+``Vocabulary.find`` names the dataframes (by id, title, initials, a title pair or a word only they have),
+pipelines and exact column names in a request; ``match_columns`` scores the columns a phrase describes
+(tenor and percentile tags, name and docs words, the docs' aliases); ``main_column`` is what "the SOFR" means.
 """
 
 from __future__ import annotations
@@ -36,15 +13,12 @@ from functools import cache
 from pathlib import Path
 
 from flawedcode.catalog import Catalog
-from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in
+from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in, word_set
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
 KIND_ORDER = {"id": 0, "alias": 0, "pipeline": 1, "column": 2}
 """Dataframe names are matched before pipeline names ('par yield curve' is the par yield dataframe)."""
-COMBINED = frozenset({"minus", "spread", "difference", "gap", "ratio"})
-GENERIC_WORDS = frozenset({"sample", "data", "daily", "rate", "rates", "yield", "yields", "curve", "the", "of", "and",
-                           "on", "by", "with", "its", "in", "for", "us", "not", "research", "synthetic"})
-NOT_ACRONYMS = frozenset({"US", "USD", "NY", "THE", "AND", "FOR", "DATA", "SAMPLE", "NOT", "OFR"})
+COMBINED, GENERIC_WORDS, NOT_ACRONYMS = word_set("combined"), word_set("generic"), word_set("not_acronyms")
 
 
 @dataclass(frozen=True)
@@ -171,8 +145,7 @@ class Vocabulary:
 
     def names(self) -> set[str]:
         """Every identifier the catalog has, lower case: keys, ids, pipelines, columns."""
-        found = {name.lower() for ref in self.frames for name in (ref.key, ref.dataframe, ref.pipeline, *ref.columns)}
-        return found
+        return {name.lower() for ref in self.frames for name in (ref.key, ref.dataframe, ref.pipeline, *ref.columns)}
 
     def frames_with_column(self, column: str) -> list[DataframeRef]:
         return [ref for ref in self.frames if column in ref.columns]

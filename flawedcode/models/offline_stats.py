@@ -1,22 +1,9 @@
-"""Statistics the offline model computes, from loaded rows or with a short ``run_python`` script.
+"""Statistics from rows in the context, or from a short script when the rows would not fit.
 
-Rows in the context. A ``chartbook_load_data`` result (``# pipeline/dataframe: n rows x
-k columns, a to b`` then CSV), also read back from its offloaded copy in scratch/
-(``read_file`` pages are put back together by their ``(lines a-b of n)`` headers), is parsed
-into a ``LoadedTable``. An offload stub is never a table, even though its preview quotes
-a few rows: ``parse_loaded_table`` refuses any text that starts with the stub prefix.
-
-Rows that would not fit. When the rows a statistic needs would take more than
-``ROWS_IN_CONTEXT_SHARE`` of the window (about 5.5 tokens per cell), the model writes a
-script instead (``stat_script``): it reads the same rows with ``Catalog.rows`` in the
-run_python process (pyarrow, no pandas: it starts in about a quarter of a second),
-computes the figures with ``flawedcode.figures`` and prints one line ``STATS {json}``,
-which ``read_stat_output`` reads back. Only that line enters the context.
-
-The figures (``STATS``, see flawedcode/figures.py): mean, median, min / max (with their
-dates), std (sample), count, latest / first (with dates), change, percent change, pNN
-(linear percentile), the largest and smallest values, corr (Pearson, two series) and counts
-past a threshold. Both paths compute them with the same function, so they are the same figures.
+``parse_loaded_table`` reads a ``chartbook_load_data`` result (also put back together from read_file pages of
+its copy in scratch/; never an offload stub) into a ``LoadedTable``. ``stat_script`` writes a run_python script
+that reads the rows with ``Catalog.rows`` and prints one ``STATS {json}`` line of ``flawedcode.figures``
+(the same function both paths use), which ``read_stat_output`` reads back.
 """
 
 from __future__ import annotations
