@@ -282,31 +282,30 @@ def context_unit(context: Context) -> str | None:
     return None
 
 
+def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
+    """Two series and how they combine: 'correlation between A and B', 'the ratio of A to B', 'A minus B'."""
+    kinds = (("correlation", CORRELATION),) if "corr" in stats else (("ratio", (RATIO.pattern,)), ("difference", DIFFERENCE))
+    for combine, patterns in kinds:
+        for index, pattern in enumerate(patterns):
+            match = re.search(pattern, text)
+            sides = [_clean_side(match["a"]), _clean_side(match["b"])] if match else []
+            if not match or (combine != "correlation" and not all(sides)):
+                continue
+            if combine == "difference" and "vs" in pattern and not re.search("spread|difference|gap", text):
+                continue  # 'A vs B' alone is a comparison, not a difference
+            if combine == "difference" and index >= LOOSE_DIFFERENCES and not all(_names_something(side, context) for side in sides):
+                continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two
+            return combine, sides
+    return None, []
+
+
+LOOSE_DIFFERENCES = 5
+"""The difference patterns from this one on ('A-B spread', 'A vs B') count only when both sides name a series."""
+
+
 def _names_something(side: str, context: Context) -> bool:
     found = context.vocabulary.find(side)
     return bool(found.dataframes or found.columns or tags_in(side))
-
-
-def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
-    if "corr" in stats:
-        for pattern in CORRELATION:
-            match = re.search(pattern, text)
-            if match:
-                return "correlation", [_clean_side(match["a"]), _clean_side(match["b"])]
-        return None, []
-    ratio = RATIO.search(text)
-    if ratio and _clean_side(ratio["a"]) and _clean_side(ratio["b"]):
-        return "ratio", [_clean_side(ratio["a"]), _clean_side(ratio["b"])]
-    for pattern in DIFFERENCE:
-        match = re.search(pattern, text)
-        if match and _clean_side(match["a"]) and _clean_side(match["b"]):
-            if "vs" in pattern and "spread" not in text and "difference" not in text and "gap" not in text:
-                continue
-            sides = [_clean_side(match["a"]), _clean_side(match["b"])]
-            if pattern in DIFFERENCE[5:] and not all(_names_something(side, context) for side in sides):
-                continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two
-            return "difference", sides
-    return None, []
 
 
 def _share_head_noun(sides: list[str]) -> list[str]:
@@ -437,33 +436,24 @@ def nearest_columns(name: str, frames: list[DataframeRef], count: int = 3) -> li
 
 def _unknown_names(text: str, context: Context) -> list[str]:
     """Words that look like a series name the catalog does not have ('libor', 'bitcoin', 'svenpy07', 'swap rate')."""
-    words_known = context.vocabulary.known_words
-    known = _Known(words_known)
-    unknown = [token for token in re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z]+\d+[a-z0-9]*\b", text)
-               if not tags_in(token) and token not in known]
+    known = context.vocabulary.known_words
+
+    def unknown(word: str) -> bool:  # plurals count: 'bill' is known when the docs say 'bills'
+        return not ({word, word + "s", word + "es"} & known or (word.endswith("s") and word[:-1] in known))
+
+    found = [token for token in re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z]+\d+[a-z0-9]*\b", text)
+             if not tags_in(token) and unknown(token)]
     words = re.findall(r"[a-z&][a-z0-9&]*", text)
-    for index, word in enumerate(words):
-        following = words[index + 1] if index + 1 < len(words) else ""
-        if following in ("rate", "rates", "price", "prices", "index", "return", "returns", "inflation", "yield") \
-                and word not in known and word not in COMMON_WORDS and len(word) > 2:
-            unknown.append(word)
-    lone = [word for word in content_words(text) if word not in known and word not in COMMON_WORDS and len(word) > 2
-            and word not in SYNONYMS]
-    if not context.vocabulary.find(text).dataframes and not tags_in(text) and lone:
-        unknown += lone
-    return list(dict.fromkeys(unknown))
+    found += [word for word, following in zip(words, words[1:]) if following in SERIES_NOUNS and unknown(word)
+              and word not in COMMON_WORDS and len(word) > 2]
+    lone = [word for word in content_words(text) if unknown(word) and word not in COMMON_WORDS and len(word) > 2 and word not in SYNONYMS]
+    if not context.vocabulary.find(text).dataframes and not tags_in(text):
+        found += lone
+    return list(dict.fromkeys(found))
 
 
-class _Known:
-    """Membership in the known words, counting plurals ('bill' is known when the docs say 'bills')."""
-
-    def __init__(self, words: set[str]) -> None:
-        self.words = words
-
-    def __contains__(self, word: object) -> bool:
-        text = str(word)
-        return text in self.words or text + "s" in self.words or text + "es" in self.words or \
-            (text.endswith("s") and text[:-1] in self.words)
+SERIES_NOUNS = ("rate", "rates", "price", "prices", "index", "return", "returns", "inflation", "yield")
+"""'swap rate', 'bitcoin price': the word before one of these names a series."""
 
 
 def _not_in_catalog(unknown: list[str], frames: list[DataframeRef], context: Context) -> str:

@@ -183,7 +183,6 @@ class Vocabulary:
             if len(_initials(ref.title)) >= 3:
                 phrases.append((_initials(ref.title).lower(), "alias", ref.key))
         phrases += [(word, "alias", key) for word, key in self._distinctive_words().items()]
-        phrases += [(pair, "alias", key) for pair, key in self._distinctive_pairs().items()]
         for pipeline in self.pipelines():
             spaced = pipeline.replace("_", " ").lower()
             phrases += [(pipeline.lower(), "pipeline", pipeline), (spaced, "pipeline", pipeline),
@@ -195,38 +194,24 @@ class Vocabulary:
         return sorted(set(phrases), key=lambda item: (-len(item[0]), item))
 
     def _distinctive_words(self) -> dict[str, str]:
-        candidates: dict[str, set[str]] = {}
-        id_words: dict[str, set[str]] = {}
-        for ref in self.frames:
-            words = set(ref.dataframe.lower().split("_"))
-            id_words[ref.key] = set(words)
-            words |= set(re.findall(r"[a-z][a-z-]+", _plain_title(ref.title)))
-            words |= {word.lower() for word in re.findall(r"\b[A-Z][A-Za-z]{2,}\b", ref.description)}
-            candidates[ref.key] = {word for word in words if word not in GENERIC_WORDS and word not in STOP_WORDS}
-        chosen: dict[str, str] = {}
-        for key, words in candidates.items():
-            for word in words:
-                owners = [other for other, its in candidates.items() if word in its]
-                if len(owners) != 1:
-                    continue
-                if word in id_words[key] or not self._in_other_columns(word, key):
-                    chosen[word] = key
-        return chosen
-
-    def _in_other_columns(self, word: str, key: str) -> bool:
-        for (frame_key, _column), info in self.column_info.items():
-            if frame_key != key and ({word, singular(word)} & (set(info.name_words) | set(info.doc_words))):
-                return True
-        return False
-
-    def _distinctive_pairs(self) -> dict[str, str]:
+        """Words and title pairs only one dataframe has (a word in another's columns counts only if it is an id word)."""
+        words: dict[str, set[str]] = {}
         pairs: dict[str, set[str]] = {}
         for ref in self.frames:
-            words = _plain_title(ref.title).split()
-            for first, second in zip(words, words[1:]):
-                if first not in STOP_WORDS and second not in STOP_WORDS:
-                    pairs.setdefault(f"{first} {second}", set()).add(ref.key)
-        return {pair: next(iter(keys)) for pair, keys in pairs.items() if len(keys) == 1}
+            title = _plain_title(ref.title)
+            found = set(ref.dataframe.lower().split("_")) | set(re.findall(r"[a-z][a-z-]+", title))
+            found |= {word.lower() for word in re.findall(r"\b[A-Z][A-Za-z]{2,}\b", ref.description)}
+            words[ref.key] = {word for word in found if word not in GENERIC_WORDS and word not in STOP_WORDS}
+            title_words = title.split()
+            pairs[ref.key] = {f"{first} {second}" for first, second in zip(title_words, title_words[1:])
+                              if first not in STOP_WORDS and second not in STOP_WORDS}
+        chosen = {word: key for word, key in _owned_by_one(words).items()
+                  if word in self.frame(key).dataframe.lower().split("_") or not self._in_other_columns(word, key)}
+        return chosen | _owned_by_one(pairs)
+
+    def _in_other_columns(self, word: str, key: str) -> bool:
+        return any(frame_key != key and ({word, singular(word)} & (set(info.name_words) | set(info.doc_words)))
+                   for (frame_key, _column), info in self.column_info.items())
 
     def _words(self) -> set[str]:
         words: set[str] = set()
@@ -256,36 +241,25 @@ class Vocabulary:
                 for i in span:
                     taken[i] = True
                 found.append((match.start(), kind, value, phrase))
-        found.sort()
-        return self._mentions_from(found)
-
-    def _mentions_from(self, found: list[tuple[int, str, str, str]]) -> Mentions:
         mentions = Mentions()
-        for _, kind, value, phrase in found:
+        for _, kind, value, phrase in sorted(found):
+            ref = self.frame(value) if kind in ("id", "alias") else None
+            if ref is not None and ref not in mentions.dataframes:
+                mentions.dataframes.append(ref)
+            if kind == "id" and ref is not None and ref not in mentions.explicit_dataframes:
+                mentions.explicit_dataframes.append(ref)
             if kind in ("id", "alias"):
-                ref = self.frame(value)
-                if ref is not None and ref not in mentions.dataframes:
-                    mentions.dataframes.append(ref)
-                if kind == "id" and ref is not None and ref not in mentions.explicit_dataframes:
-                    mentions.explicit_dataframes.append(ref)
                 mentions.frame_words |= set(re.findall(r"[a-z]+", phrase))
             elif kind == "pipeline" and value not in mentions.pipelines:
                 mentions.pipelines.append(value)
             elif kind == "column" and value not in mentions.columns:
                 mentions.columns.append(value)
-        self._aliases_as_columns(mentions)
+        for explicit in mentions.explicit_dataframes:  # 'the sofr and effr columns of repo_public': columns, not dataframes
+            for ref in [ref for ref in mentions.dataframes if ref not in mentions.explicit_dataframes and ref.dataframe in explicit.columns]:
+                mentions.dataframes.remove(ref)
+                if ref.dataframe not in mentions.columns:
+                    mentions.columns.append(ref.dataframe)
         return mentions
-
-    def _aliases_as_columns(self, mentions: Mentions) -> None:
-        """'the sofr and effr columns of repo_public': names that are columns of an explicitly named dataframe."""
-        for explicit in mentions.explicit_dataframes:
-            for ref in list(mentions.dataframes):
-                if ref in mentions.explicit_dataframes:
-                    continue
-                if ref.dataframe in explicit.columns:
-                    mentions.dataframes.remove(ref)
-                    if ref.dataframe not in mentions.columns:
-                        mentions.columns.append(ref.dataframe)
 
     def match_columns(self, phrase: str, frames: list[DataframeRef] | None = None,
                       only_tags: list[str] | None = None, ignore: set[str] = frozenset()) -> ColumnMatch:
@@ -344,6 +318,15 @@ class Vocabulary:
                     scored.append((score, ref, column))
         scored.sort(key=lambda item: (-item[0], self.frames.index(item[1]), item[2]))
         return scored
+
+
+def _owned_by_one(candidates: dict[str, set[str]]) -> dict[str, str]:
+    """The words of only one key, and that key."""
+    owners: dict[str, list[str]] = {}
+    for key, words in candidates.items():
+        for word in words:
+            owners.setdefault(word, []).append(key)
+    return {word: keys[0] for word, keys in owners.items() if len(keys) == 1}
 
 
 def column_info(name: str, unit: str, description: str, aliases: tuple[str, ...]) -> ColumnInfo:
