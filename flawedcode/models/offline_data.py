@@ -59,8 +59,8 @@ THRESHOLD = re.compile(r"(?:(?<![\w<>=])(?P<op>" + "|".join(w if not w[0].isalph
 """A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
 NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
 FRAME_ONLY_WORDS = word_set("frame_only")
-STAT_WORDS = r"average\w*|mean|median|min|minimum|max|maximum|lowest|highest|peak|latest|std|standard|deviation|" \
-             r"volatility|volatile|change|changed|move|moved|count|spread|difference|gap|correlation|summary|stat|statistic"
+STAT_WORDS = PATTERNS["stat_word"]
+"""A word of a statistic (never a column's name)."""
 
 
 def comparison_side(match: re.Match[str]) -> str:
@@ -137,11 +137,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     clause = replace(clause, rest=RANK_NOUN.sub(lambda match: match.group(1), clause.rest))  # 'top 3 days': no '3d' tenor
     flag_match = FLAG_CONDITION.search(clause.rest)
     flag = _flag_column(flag_match, context) if flag_match else None
-    if flag:  # 'excluding quarter-ends': a condition on rows, not a series name
-        clause = replace(clause, rest=clause.rest.replace(flag_match.group(0), " " * len(flag_match.group(0)), 1))
     shift = SHIFT.search(clause.rest) if follow_up is not None and not clause.periods else None
-    if shift:  # 'a year later?': a period slot, not a series name
-        clause = replace(clause, rest=clause.rest[:shift.start()] + " " * len(shift.group(0)) + clause.rest[shift.end():])
+    for used in (flag_match if flag else None, shift):  # 'excluding quarter-ends', 'a year later?': slots, not series names
+        if used:
+            clause = replace(clause, rest=clause.rest[:used.start()] + " " * len(used.group(0)) + clause.rest[used.end():])
     vocabulary = context.vocabulary
     stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
@@ -150,29 +149,19 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     frames = list(clause.mentions.dataframes)
     if follow_up is not None and not frames and not clause.mentions.columns and not tags_in(clause.rest):
         frames = follow_up.frames()
-    if sides:
-        sides = _share_head_noun(sides)
-        series: list[Series] = []
-        for side in sides:
-            unit = "percent" if combine == "difference" else None
-            found = _series_for(side, clause, context, [], prefer_unit=unit)
-            if isinstance(found, Task) and frames:  # the side names no dataframe: the clause's dataframe
-                found = _series_for(side, clause, context, frames, prefer_unit=unit)
-            if isinstance(found, Task):
-                return found
-            series.append(found[0])
-        if len(series) < 2 or series[0] == series[1]:
-            combine = None
-            series = series[:1]
-    else:
-        found = None
-        if follow_up is not None and not frames and (clause.mentions.columns or tags_in(clause.rest)):
-            found = _series_for(_unranked(clause.rest), clause, context, follow_up.frames(), many=True, follow_up=follow_up)
-        if found is None or isinstance(found, Task):  # 'the 20y?' after the 30y: the same dataframe first
-            found = _series_for(_unranked(clause.rest), clause, context, frames, many=True, follow_up=follow_up)
-        if isinstance(found, Task):
-            return found
-        series = found
+    if sides:  # each side on its own; a side that names no dataframe: the clause's dataframe
+        unit = "percent" if combine == "difference" else None
+        found = [_first_found(side, clause, context, [[], frames] if frames else [[]], prefer_unit=unit) for side in _share_head_noun(sides)]
+    else:  # 'the 20y?' after the 30y: the same dataframe first
+        again = follow_up is not None and not frames and (clause.mentions.columns or tags_in(clause.rest))
+        found = [_first_found(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
+                              follow_up=follow_up)]
+    failed = next((one for one in found if isinstance(one, Task)), None)
+    if failed is not None:
+        return failed
+    series = [one[0] for one in found] if sides else found[0]
+    if sides and series[0] == series[1]:
+        combine, series = None, series[:1]
     inherits = follow_up is not None and not stats and not combine  # a follow-up keeps what it does not change
     if inherits and follow_up.series and not clause.mentions.columns and not tags_in(clause.rest):
         asked_column = follow_up.series[0].column  # 'top 3 days of SOFR volume' then 'and EFFR': EFFR's volume too
@@ -218,7 +207,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         wants_rows = follow_up.wants_rows
         percentiles = percentiles or list(follow_up.percentiles)
         ranked = ranked or (follow_up.limit is None and any(re.fullmatch(r"(?:top|bottom)\d+", s) for s in stats))
-    period = clause.periods[0] if clause.periods else (follow_up.period if follow_up and not clause.periods else Period())
+    period = clause.periods[0] if clause.periods else (follow_up.period if follow_up else Period())
     if shift and (period.start or period.end):  # 'a year later?', 'the quarter before': the same period, moved
         period = shifted(period, shift)
     if not clause.periods and context.previous_ask is not None and re.search(SAME_PERIOD, clause.norm):
@@ -394,6 +383,15 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
                  "load it or compute what you ask. You can also ask me to list the ChartBook dataframes.")
 
 
+def _first_found(text: str, clause: Clause, context: Context, pools: list[list[DataframeRef]], **options) -> list[Series] | Task:
+    """The series found within the first pool of dataframes that has them, else the last pool's reply."""
+    for pool in pools:
+        found = _series_for(text, clause, context, pool, **options)
+        if not isinstance(found, Task):
+            break
+    return found
+
+
 def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) -> bool:
     return bool(tags) or score >= 3 or (bool(frames) and score >= 2)
 
@@ -409,17 +407,16 @@ def _exact_series(columns: list[str], frames: list[DataframeRef], context: Conte
         owners = [ref for ref in (frames or context.vocabulary.frames_with_column(column)) if column in ref.columns]
         if not owners and frames:
             keys = ", ".join(ref.key for ref in frames)
-            near = nearest_columns(column, frames)
-            nearest = f" The nearest it has: {', '.join(near)}." if near else ""
-            return reply(f"I can't find a column '{column}' in {keys}.{nearest} I can list its columns: ask me for the docs of {keys}.")
+            return reply(f"I can't find a column '{column}' in {keys}.{nearest_columns(column, frames)} I can list its columns: "
+                         f"ask me for the docs of {keys}.")
         if len(owners) > 1:
             return reply(_which_one([(ref, column) for ref in owners]))
         series.append(Series(owners[0], column))
     return series
 
 
-def nearest_columns(name: str, frames: list[DataframeRef], count: int = 3) -> list[str]:
-    """The columns most like a name that is not there: same unit suffix ('_bn') or a word it means, then spelling."""
+def nearest_columns(name: str, frames: list[DataframeRef], count: int = 3) -> str:
+    """' The nearest it has: ...': the columns most like a name that is not there (unit suffix, a word it means, spelling)."""
     from rapidfuzz import fuzz  # the fuzzy matcher the typo fixer uses (offline_words.edits)
 
     parts = name.lower().split("_")
@@ -430,8 +427,8 @@ def nearest_columns(name: str, frames: list[DataframeRef], count: int = 3) -> li
                 + 30 * bool(set(parts[:-1] or parts) & set(words))
                 + fuzz.ratio(name.lower(), column.lower()) / 10)
     columns = [column for ref in frames for column in ref.columns if column != ref.date_column]
-    ranked = sorted(columns, key=score, reverse=True)
-    return [column for column in ranked[:count] if score(column) >= 20]
+    near = [column for column in sorted(columns, key=score, reverse=True)[:count] if score(column) >= 20]
+    return f" The nearest it has: {', '.join(near)}." if near else ""
 
 
 def _unknown_names(text: str, context: Context) -> list[str]:
@@ -460,9 +457,7 @@ def _not_in_catalog(unknown: list[str], frames: list[DataframeRef], context: Con
     names = ", ".join(f"'{word}'" for word in unknown[:3])
     if frames:
         keys = ", ".join(ref.key for ref in frames)
-        near = nearest_columns(unknown[0], frames)
-        nearest = f" The nearest it has: {', '.join(near)}." if near else ""
-        return (f"I can't find {names} in {keys}: it is not one of its columns.{nearest} I can list the columns: "
+        return (f"I can't find {names} in {keys}: it is not one of its columns.{nearest_columns(unknown[0], frames)} I can list the columns: "
                 f"ask me for the docs of {keys}.")
     return (f"I can't find {names} in the ChartBook catalog, so I have no figures for it. The catalog has "
             f"{_examples(context, 5)}; ask me to list it to see every dataframe.")

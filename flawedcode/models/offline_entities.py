@@ -135,10 +135,7 @@ class Vocabulary:
     # ------------------------------------------------------------------ lookups
 
     def frame(self, key_or_id: str) -> DataframeRef | None:
-        for ref in self.frames:
-            if key_or_id in (ref.key, ref.dataframe):
-                return ref
-        return None
+        return next((ref for ref in self.frames if key_or_id in (ref.key, ref.dataframe)), None)
 
     def pipelines(self) -> list[str]:
         return list(dict.fromkeys(ref.pipeline for ref in self.frames))
@@ -159,15 +156,9 @@ class Vocabulary:
     def main_column(self, ref: DataframeRef) -> str | None:
         """What 'the SOFR' means: a column named like a level, or described as the dataframe itself."""
         numeric = [column for column in ref.columns if column != ref.date_column]
-        for column in numeric:
-            if column.lower() in MAIN_COLUMN_NAMES:
-                return column
-        names = {ref.dataframe.lower(), _initials(ref.title).lower()} - {""}
-        for column in numeric:
-            description = self.info(ref, column).description.lower()
-            if any(description.startswith(name + ":") for name in names):
-                return column
-        return None
+        names = tuple(f"{name}:" for name in {ref.dataframe.lower(), _initials(ref.title).lower()} - {""})
+        return next((column for column in numeric if column.lower() in MAIN_COLUMN_NAMES), None) or \
+            next((column for column in numeric if self.info(ref, column).description.lower().startswith(names)), None)
 
     # ------------------------------------------------------------------ building
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import re
@@ -66,17 +67,11 @@ class LoadedTable:
 
 def parse_loaded_table(text: str) -> LoadedTable | None:
     """The table in a chartbook_load_data result (or a whole read-back of its copy); never an offload stub or part of a table."""
-    if text.lstrip().startswith(STUB_PREFIX):
-        return None
-    match = LOAD_HEADER.search(text)
+    match = None if text.lstrip().startswith(STUB_PREFIX) else LOAD_HEADER.search(text)
     if match is None:
         return None
-    body_lines: list[str] = []
-    for line in text[match.end():].lstrip("\n").splitlines():
-        if line.startswith("# "):
-            break
-        body_lines.append(line)
-    reader = csv.DictReader(io.StringIO("\n".join(body_lines)))
+    body = itertools.takewhile(lambda line: not line.startswith("# "), text[match.end():].lstrip("\n").splitlines())
+    reader = csv.DictReader(io.StringIO("\n".join(body)))
     records = [dict(row) for row in reader]
     if len(records) != int(match["rows"]):
         return None  # part of a table (a page of its copy): its figures would be figures of other rows
@@ -103,9 +98,9 @@ def assemble_pages(contents: list[str]) -> tuple[str | None, int | None]:
             lines[number] = line
     if total is None:
         return None, None
-    if all(number in lines for number in range(1, total + 1)):
+    missing = next((number for number in range(1, total + 1) if number not in lines), None)
+    if missing is None:
         return "\n".join(lines[number] for number in range(1, total + 1)), None
-    missing = next(number for number in range(1, total + 1) if number not in lines)
     return None, (next_offset if next_offset is not None and next_offset + 1 >= missing else missing - 1)
 
 
@@ -160,12 +155,8 @@ def stat_script(title: str, series: list[tuple[str, str, str, str]], start: str 
 
 def read_stat_output(content: str) -> dict[str, Any] | None:
     """The ``STATS`` line a stat script printed, or None (the script failed or printed something else)."""
-    if not content.startswith("# exit code 0"):
-        return None
-    match = STATS_LINE.search(content)
-    if match is None:
-        return None
+    match = STATS_LINE.search(content) if content.startswith("# exit code 0") else None
     try:
-        return json.loads(match["json"])
+        return json.loads(match["json"]) if match else None
     except json.JSONDecodeError:
         return None
