@@ -213,6 +213,13 @@ def _frames_only(context: Context, clause: Clause) -> DataAsk | None:
 
 
 
+def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
+    """'which dataframe has the volume_bn column?': the dataframes whose docs list each column named."""
+    homes = [(column, [ref.key for ref in context.vocabulary.frames_with_column(column)]) for column in clause.mentions.columns]
+    said = "; ".join(f"the column {column} is in {' and '.join(keys)}" for column, keys in homes)
+    return [reply(f"From the catalog's docs, {said}. Ask me for the docs of one to see its columns and units.")]
+
+
 def _plan_help(clause: Clause, context: Context) -> list[Task]:
     if has_any(clause.norm, ("thanks", "thank you")) and not has_any(clause.norm, ("help", "what can")):
         return [reply("You're welcome. Ask me for data, docs or files whenever you like.")]
@@ -235,6 +242,7 @@ GUARDS: dict[str, Test] = {
     "docs_again": lambda clause, context: (context.previous_rule == "docs" and bool(clause.mentions.dataframes)
                                           and len(clause.norm.split()) <= 4 and not clause.periods),
     "docs": _is_docs,
+    "column_question": lambda clause, context: bool(clause.mentions.columns) and not clause.periods and not stats_in(clause),
     "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
                                          or _follow_up(clause, context) is not None),
     "fix_code": files._is_fix_code, "write_file": files._is_write_file, "run_code": files._is_run_code,
@@ -362,6 +370,6 @@ for name, planner in {
     "list_files": files._plan_list_files, "read_file": files._plan_read_file,
     "list_catalog": lambda clause, context: [Task("catalog", steps=[Step("list_catalog")],
                                                   detail={"pipelines": clause.mentions.pipelines})],
-    "docs": _plan_docs, "data": _plan_data, "help": _plan_help,
+    "docs": _plan_docs, "data": _plan_data, "help": _plan_help, "column_home": _plan_column_home,
 }.items():
     register_planner(name, planner)

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from flawedcode.models.offline_cues import table
+from flawedcode.models.offline_dates import MONTHS
 
-MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
-MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4, "final": 4}
 PLACES = {"{date}": r"\d{4}-\d{2}-\d{2}", "{year}": r"(?:19|20)\d\d", "{month}": "|".join(sorted(MONTHS, key=len, reverse=True)),
           "{ordinal}": "|".join(ORDINAL)}
