@@ -204,6 +204,7 @@ BUILDERS: dict[str, Builder] = {
     "since_year": lambda m, r: Period(f"{m['year']}-01-01", None, label=m.group(0)),
     "month_end": lambda m, r: Period(None, _month(m, r).end, point=True, label=m.group(0).strip()),
     "month": _month,
+    "month_alone": lambda m, r: replace(_month(m, r), label=m["month"]),  # 'and april?' after a request: that month
     "year": lambda m, r: _months(int(m["year"]), 1, 12, m["year"]),
     "last_rows": lambda m, r: Period(last_rows=int(m["count"]), label=m.group(0)),
     "first_rows": lambda m, r: Period(first_rows=int(m["count"]), label=m.group(0)),
@@ -224,23 +225,17 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     periods = list(dict.fromkeys(period for _, period in found))
     if any(period.every_row for period in periods):
         periods = [period for period in periods if not period.every_row] or [periods[0]]
-    if len(periods) <= 1:
+    points = [period.point for period in periods]
+    if len(periods) <= 1 or (all(points) or (not any(points) and not all(period.start or period.end for period in periods))):
         return periods
-    if all(period.start or period.end for period in periods) and not any(p.point for p in periods):
+    if not any(points):  # two ranges: two periods when joined by 'or' / 'vs' / 'and', else the range that covers them
         separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then)\b", text)
-        ranged = re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text)
-        if separate and not ranged:
+        if separate and not re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text):
             return periods
-        starts = [p.start for p in periods if p.start]
-        ends = [p.end for p in periods if p.end]
-        return [Period(min(starts) if starts else None, max(ends) if ends else None,
-                       label=" to ".join(p.label for p in periods))]
-    if any(p.point for p in periods) and any(not p.point for p in periods):
-        # 'from the start of September 2024 to the end of the year': a range
-        starts = [p.start for p in periods if p.start]
-        ends = [p.end for p in periods if p.end]
-        return [Period(min(starts) if starts else None, max(ends) if ends else None, label=text)]
-    return periods
+        text = " to ".join(period.label for period in periods)
+    # 'from the start of September 2024 to the end of the year': a range from a day to a point
+    starts, ends = [period.start for period in periods if period.start], [period.end for period in periods if period.end]
+    return [Period(min(starts) if starts else None, max(ends) if ends else None, label=text)]
 
 
 def first_rows_range(period: Period, dates: list[str]) -> Period:
