@@ -357,7 +357,7 @@ def help_text(context: Context) -> str:
             "'Run the tests', 'What was my original goal?'.")
 
 
-for name, planner in {
+PLANNERS = {
     "remember": lambda clause, context: [reply(memory.acknowledge_note(clause.text))],
     "recall_note": lambda clause, context: [memory.plan_note_recall(clause, context)],
     "recall_figure": lambda clause, context: [memory.plan_figure_recall(clause, context)],
@@ -371,5 +371,7 @@ for name, planner in {
     "list_catalog": lambda clause, context: [Task("catalog", steps=[Step("list_catalog")],
                                                   detail={"pipelines": clause.mentions.pipelines})],
     "docs": _plan_docs, "data": _plan_data, "help": _plan_help, "column_home": _plan_column_home,
-}.items():
+}
+"""The planners of the rows this module routes (the context questions register theirs in offline_introspect.py)."""
+for name, planner in PLANNERS.items():
     register_planner(name, planner)
