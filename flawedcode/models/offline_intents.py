@@ -245,10 +245,11 @@ GUARDS: dict[str, Test] = {
     "column_question": lambda clause, context: bool(clause.mentions.columns) and not clause.periods and not stats_in(clause),
     "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
                                          or _follow_up(clause, context) is not None),
-    "fix_code": files._is_fix_code, "write_file": files._is_write_file, "run_code": files._is_run_code,
-    "run_tests": files._is_run_tests, "run_script": files._is_run_script, "show_function": files._is_show_function,
-    "search_archive": files._is_search_archive, "search_files": files._is_search_files,
-    "list_files": files._is_list_files, "read_file": files._is_read_file,
+    "has_code": lambda clause, context: bool(clause.code and clause.code.strip()),
+    "has_path": lambda clause, context: bool(clause.paths),
+    "has_script": lambda clause, context: any(path.endswith(".py") for path in clause.paths),
+    "last_path": lambda clause, context: bool(context.last_path),
+    "run_tests": files._is_run_tests, "show_function": files._is_show_function, "search_files": files._is_search_files,
 }
 """The tests a row names under ``guard`` that need the parsed clause or the conversation, not only its words."""
 
