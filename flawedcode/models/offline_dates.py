@@ -133,9 +133,10 @@ def read_days(text: str) -> Days:
         if day is None:
             pieces += [before, written]
         else:
-            start = _range_start(RANGE_START.search(before), day)
-            if start:
-                pieces += [before[:RANGE_START.search(before).start()], f" from {start.isoformat()} to {day.isoformat()}"]
+            opening = RANGE_START.search(before)
+            start = _range_start(opening, day)
+            if opening and start:
+                pieces += [before[:opening.start()], f" from {start.isoformat()} to {day.isoformat()}"]
             else:
                 pieces += [before, f" {day.isoformat()}" if re.search(r"\bon\s*$", before) else f" on {day.isoformat()}"]
         position = match.end()

@@ -56,7 +56,7 @@ def _docs_target(clause: Clause, context: Context) -> list:
     for column in clause.mentions.columns:
         owners += [ref for ref in context.vocabulary.frames_with_column(column) if ref not in owners]
     if owners:
-        return owners[:1] if len(clause.mentions.columns) >= 1 and len(owners) > 1 else owners
+        return owners[:1]
     match = context.vocabulary.match_columns(clause.rest)
     refs = list(dict.fromkeys(ref for ref, _ in match.columns))
     if match.columns and match.score >= 3 and len(refs) == 1:
