@@ -217,7 +217,8 @@ def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
     """'which dataframe has the volume_bn column?': the dataframes whose docs list each column named."""
     homes = [(column, [ref.key for ref in context.vocabulary.frames_with_column(column)]) for column in clause.mentions.columns]
     said = "; ".join(f"the column {column} is in {' and '.join(keys)}" for column, keys in homes)
-    return [reply(f"From the catalog's docs, {said}. Ask me for the docs of one to see its columns and units.")]
+    which = "its docs" if sum(len(keys) for _, keys in homes) == 1 else "the docs of one"
+    return [reply(f"From the catalog's docs, {said}. Ask me for {which} to see its columns and units.")]
 
 
 def _plan_help(clause: Clause, context: Context) -> list[Task]:
