@@ -1,39 +1,10 @@
 """Attention decay: the offline model's optional, seeded context rot before the window fills.
 
-Real models use a fact less reliably as the context grows, and least when it sits in the
-middle ("lost in the middle"). With ``OfflineModel(attention_decay=AttentionDecay(seed=7))``
-the offline model simulates that: before it decides, each earlier message of the request
-is *attended* (used) with a chance that falls with the context's length and with a U-shape
-over its position; a message it does not attend is as if it were not there. Off by
-default (``attention_decay=None``): the model then forgets only what falls out of its window.
-
-The rule, for a message whose middle sits at relative position ``x`` (0 = the start of the
-conversation, 1 = its end, by tokens) in a request of ``T`` input tokens::
-
-    p(x, T) = A(T) * (1 - w(T) * (1 - U(x)))
-
-- ``A(T)``, the chance at the best position, falls log-linearly with length between two
-  published points: 0.873 at 300 tokens and 0.624 at 113,000 tokens (Chroma, "Context Rot",
-  2025: GPT-4.1 on LongMemEval, focused ~300-token prompts vs the full ~113K-token ones);
-  constant outside them.
-- ``U(x)``, the position shape, is the parabola through Liu et al.'s three points, relative
-  to the first ("Lost in the Middle", TACL 2024: 20 documents of ~4K tokens, GPT-3.5-Turbo,
-  about 76% / 54% / 63% with the answer first / middle / last): U(0) = 1, U(0.5) = 54/76,
-  U(1) = 63/76.
-- ``w(T)``, the depth of the U, grows from 0 at 300 tokens (a focused prompt has no middle)
-  to 1 at 4,000 tokens (log-linear), and stays 1 above.
-
-So at 4,000 tokens p = 0.76 / 0.54 / 0.63 at the start / middle / end (Liu's points), at 300
-tokens 0.873 everywhere, and at 113K tokens 0.624 at the start (Chroma's points, there read as
-the best position: an approximation, said here). What is never decayed: the system prompt, the
-latest user request and everything after it (the current turn: the model always reads the
-question and the results it just asked for), and summary messages at the start are treated like
-any other message.
-
-Reproducible run to run: each draw is a hash of (seed, the message's text, T), never a global
-random state; the same request gives the same attended messages. A request from which a message
-was dropped is marked as cut (``Window.truncated``), so the model answers "I don't know" where
-it would have relied on the start of the conversation (it never answers from a guess).
+With ``OfflineModel(attention_decay=AttentionDecay(seed=7))`` each earlier message of a request is used
+with chance p(x, T) = A(T) * (1 - w(T) * (1 - U(x))): lower in a longer request (A, Chroma 2025) and in
+its middle (U, Liu et al. 2024), a message not used being as if absent; the system prompt and the current
+turn are never decayed, and each draw is a hash, so a request always attends the same messages. The rule,
+its calibration points and what it leaves out: docs/offline-model.md, "Attention decay".
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """Questions about the offline model's own context and the coding workspace, answered from what it sees.
 
-Registered as rows of the cue table (``offline_intents.toml``, read by ``offline_cues``):
-
-- ``context_window`` ("how full is your context window?"): the exact input token count of this
-  request (system prompt, tool schemas and the visible messages), the window, the share used, how
-  many messages it sees and whether older ones fell out.
-- ``offloaded`` ("which results did you move to scratch?"): the offload stubs it can see, each
-  with its scratch/ path and size; none visible is said, and so is a cut window (older stubs may
-  have fallen out).
-- ``archived`` ("what have you archived so far?"): the archive files the visible summaries and
-  compacted results name; none is said the same way.
-- ``failing_tests`` ("what's failing in the project, and why?"): runs the tests (pytest, else the
-  project's own ``python test_*.py`` fallback) and names each failing test, the assertion line
-  and the function it calls, from the test output; it never edits code.
-- ``previous_request`` ("what was my last question?"): the latest earlier request it can see, word
-  for word; none visible is said (the first request, or one that fell out of the window).
-- ``count_rows`` ("how long is data.csv?"): reads one line of the file and reports its line count
-  (a CSV's rows are its lines minus the header), never dumping the file.
+Planners (and answers) for cue-table rows (``offline_intents.toml``): how full its window is (the exact
+input token count), which results it offloaded or archived (the stubs and archive files it can see),
+what is failing in the project (from the test output; it never edits code), the previous request, and
+a file's row count (without dumping it). Each reply says when something fell out of its window.
 """
 
 from __future__ import annotations

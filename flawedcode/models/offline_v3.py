@@ -1,32 +1,10 @@
 """What the offline model does with v3's tools: a plan, sub-agents, memory, and summaries on the live prefix.
 
-Each rule applies only when its tool was bound to the model (v0-v2 never see them):
-
-- **A plan.** "Plan: 1) get docs for sofr 2) load 50 rows of SOFR data ..." (also "here is
-  the plan:", "make a plan:"; items split on numbers, ``;`` or new lines) calls
-  ``write_todos`` with every item pending. "Continue with the plan" / "next step" works
-  on the plan it can *see* before this request (the latest ``write_todos`` call or a
-  ``[Plan reminder: ...]`` message): the item in progress, else the first pending one,
-  is done as if asked directly, then ``write_todos`` marks it done. A finished item is
-  never picked again. No plan in view: it says so (it does not guess a step).
-  "What is the plan?" quotes the visible list.
-- **Sub-agents.** "Delegate to sub-agents: A; B; C" (also "use sub-agents to ...",
-  "hand off: ...") calls ``task(description)`` once per part. Without a ``task`` tool
-  it does the parts itself.
-- **Memory.** A note ("remember that I prefer basis points"; see offline_memory.py)
-  calls ``save_memory(fact)`` with the user's words; "Correction: ..." (or "actually,
-  ...") calls it with ``correction=true``. Recall needs no rule: the memory block's
-  ``User notes (verbatim):`` lines are notes it can see.
-- **Deferred tools.** When a request needs a tool that is not bound and a ``load_tools``
-  tool is, whose description names a group holding it ("group 'files' = write_file,
-  list_files, ..."), the first call is ``load_tools(group)``; the request is then carried
-  out with the tools that joined (``load_tools``'s own result is not one of its steps).
-  A group already asked for in this request is not asked for again.
-- **Summary on the live prefix.** A last message starting ``[Summary request]`` (v3's
-  summary call, ``prompts/summary_v3.md``) is answered with a structured summary of the
-  messages it names: the N messages after the pinned goal and the summary blocks (and the
-  blocks too when it says "consolidate earlier summaries: yes"); when it says "the goal is
-  pinned above", the summary does not repeat it (no ``## SESSION INTENT`` section).
+Each rule applies only when its tool was bound (v0-v2 never see them): a stated plan calls ``write_todos``
+and "continue" does the next item of the plan it can see; "delegate to sub-agents: A; B" calls ``task``
+per part; a note or correction calls ``save_memory``; a step whose tool is deferred first calls
+``load_tools(group)``; a ``[Summary request]`` is answered with a summary of the messages it names.
+The exact rules: docs/offline-model.md, "v3's tools".
 """
 
 from __future__ import annotations
@@ -190,35 +168,26 @@ def write_live_summary(text: str, earlier: list[BaseMessage]) -> str:
 DROP_ORDER = ("action", "request", "artifact", "number", "note")
 """Which lines go first when a summary must be shorter: old actions, then requests, paths, figures (the
 oldest first, but the session's first figure, which the summary writer keeps first, last of all), notes."""
+SECTION_KINDS = {"Actions (": "action", "Numbers reported:": "number", "User notes": "note", "## ARTIFACTS": "artifact"}
 
 
 def fit_summary(summary: str, max_chars: int | None) -> str:
     """The summary cut to ``max_chars`` by dropping whole lines, oldest first, least useful kind first."""
     if max_chars is None or len(summary) <= max_chars:
         return summary
-    summary = without_empty_headings(summary)  # a heading with nothing under it goes first
-    lines = summary.splitlines()
+    lines: list[str | None] = list(without_empty_headings(summary).splitlines())  # a heading with nothing under it goes first
     kinds, section = [], ""
     for line in lines:
-        if line.startswith("## ") or line.startswith(("Actions (", "Numbers reported:", "User notes")):
-            section = {"Actions (": "action", "Numbers reported:": "number", "User notes": "note"}.get(
-                next((key for key in ("Actions (", "Numbers reported:", "User notes") if line.startswith(key)), ""),
-                "artifact" if line == "## ARTIFACTS" else "")
-            kinds.append("")
-        elif line.startswith("Requests: "):
-            kinds.append("request")
-        elif line.startswith("- ") and section:
-            kinds.append(section)
-        else:
-            kinds.append("")
+        heading = next((kind for start, kind in SECTION_KINDS.items() if line.startswith(start)), None)
+        if heading or line.startswith("## "):
+            section = heading or ""
+        kinds.append("request" if line.startswith("Requests: ") else section if line.startswith("- ") and not heading else "")
     for kind in DROP_ORDER:
         of_kind = [index for index, line_kind in enumerate(kinds) if line_kind == kind]
-        if kind == "number" and len(of_kind) > 1:  # the session's first figure goes last (the summary keeps it first)
-            of_kind = [*of_kind[1:], of_kind[0]]
-        for index in of_kind:
+        for index in (of_kind[1:] + of_kind[:1]) if kind == "number" else of_kind:  # the session's first figure last
             if len("\n".join(line for line in lines if line is not None)) <= max_chars:
                 break
-            lines[index] = None  # type: ignore[call-overload]
+            lines[index] = None
     return without_empty_headings("\n".join(line for line in lines if line is not None))
 
 
@@ -229,16 +198,8 @@ def is_heading(line: str) -> bool:
 def without_empty_headings(summary: str) -> str:
     """The summary without headings that have nothing under them (blank lines between sections go too)."""
     lines = [line for line in summary.splitlines() if line.strip()]
-    kept = [line for index, line in enumerate(lines)
-            if not is_heading(line) or (index + 1 < len(lines) and not _closes(line, lines[index + 1]))]
-    return "\n".join(kept)
-
-
-def _closes(heading: str, following: str) -> bool:
-    """True when ``following`` starts another section (so ``heading`` has nothing under it)."""
-    if following.startswith("## "):
-        return True
-    return not heading.startswith("## ") and is_heading(following)
+    return "\n".join(line for index, line in enumerate(lines) if not is_heading(line) or (
+        index + 1 < len(lines) and not lines[index + 1].startswith("## ") and (line.startswith("## ") or not is_heading(lines[index + 1]))))
 
 
 # --- deferred tools --------------------------------------------------------------------------------
