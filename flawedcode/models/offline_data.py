@@ -1,26 +1,9 @@
 """Data requests: which series, which statistics, which period, and how to get the figures.
 
-``read_data_ask(clause, context)`` turns a clause into a ``DataAsk`` or, when it cannot be
-answered, into a reply that says why (never a guess):
-
-- **series**: the columns named (exact names, or in words, see offline_entities); the
-  dataframe's main column when only a dataframe is named; "A minus B", "spread / gap /
-  difference between A and B", "A over B", "A vs B", "how far apart were A and B" and
-  "by how much did A exceed B" make a *difference*; "correlation between A and B" or
-  "how correlated were A and B" a *correlation*;
-- **statistics** (``STAT_PATTERNS``): mean, median, min, max, std, count, latest, change,
-  percentiles ("90th percentile" when no column is the 90th percentile), correlation, and
-  counts above / below a threshold; a period with no statistic describes the column;
-- **units**: "in bp / basis points", "in percent", "in trillions / billions / millions";
-  the docs give each column's unit; percent differences are also shown in bp;
-- **what it declines**: a series or column the catalog does not have (it names what is
-  there), a tenor no column has, a period outside the data, several equally good columns
-  in different dataframes (it asks which one).
-
-``plan_data`` makes the task: a load per dataframe (loads: with the columns, dates and
-row count asked), or for statistics either loads of just the needed columns or, when
-those rows would take more than ``ROWS_IN_CONTEXT_SHARE`` of the window and run_python
-is bound, one ``stat_script`` (offline_stats.py). Data steps and answers: offline_answers.py.
+``read_data_ask(clause, context)`` turns a clause into a ``DataAsk`` (series, statistics, transform,
+period, condition, unit) or, when it cannot be answered, into a reply that says why (never a guess);
+``plan_data`` makes its task: loads, or one ``stat_script`` when the rows would not fit. The words of
+statistics, combinations, transforms and conditions are patterns in offline_words.toml.
 """
 
 from __future__ import annotations
@@ -39,96 +22,45 @@ from flawedcode.models.offline_words import (
     NUMBER_WORDS,
     PERCENTILE,
     SYNONYMS,
+    WORDS,
     content_words,
     tags_in,
     unit_asked,
+    word_set,
 )
 
 STAT_ROWS = 100
 """A cap for a statistic's load when nothing else sets one (a statistic with no period uses all the data: Period.assumed)."""
 MAX_ROWS = 500
-
-STAT_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("summary", r"\bsummary stat\w*|\bdescriptive stat\w*|\bstats\b|\bstatistics\b"),
-    ("mean", r"\baverage[sd]?\b|\bmean\b|\btypical level\b|\bon average\b"),
-    ("median", r"\bmedian\b|\bmiddle value\b"),
-    ("min", r"\bmin\b|\bminimum\b|\blowest\b|\bsmallest\b|\btrough\b|\bhow low\b|\bbottom\b"),
-    ("max", r"\bmax\b|\bmaximum\b|\bhighest\b|\blargest\b|\bpeak\b|\bhow high\b|\bwidest\b|\bbiggest\b|\btop value\b"),
-    ("std", r"\bstandard deviation\b|\bvolatil\w*|\bdispersion\b|\bvariability\b"),
-    ("count", r"\bhow many\b(?! bp| basis| percent)|\bhow often\b|(?<![\w])#\s*(?:of\s+)?days\b|\bcount\b|"
-              r"\bnumber of (?:observations|days|rows|values|dates)\b|\bdays (?:with|when|where)\b"),
-    ("latest", r"\blatest\b|\bmost recent\b|\bcurrent\b|\bright now\b|\btoday\b|\bnewest\b|\blast value\b"),
-    ("pct_change", r"\b(?:percent(?:age)?|%)\s+change\b(?!s)"),
-    ("factor", r"\bby what factor\b|\bhow many times\b|\bwhat multiple\b"),
-    ("change", r"\bchange[ds]?\b|\bmove[ds]?\b|\bmoved\b|\brise\b|\brose\b|\bfall\b|\bfell\b|\bdrop(?:ped)?\b|"
-               r"\bincrease[ds]?\b|\bdecrease[ds]?\b"),
-    ("corr", r"\bcorrelat\w*|\brelationship\b|\bco-?move\w*"),
-    ("sum", r"\btotal\b(?!\s+(?:return|volume_bn))|\bsum(?:med)?\b|\bcumulative\b|\badded up\b"),
-    ("iqr", r"\binterquartile range\b|\biqr\b"),
-    ("range", r"\b(?:max(?:imum)?|high(?:est)?)\s+minus\s+(?:min(?:imum)?|low(?:est)?)\b|\brange\b(?!\s+of\s+dates)"),
-)
-"""Words for each statistic, tried on the clause (the first group is shorthand for several)."""
-SAME_PERIOD = (r"\b(?:the same|that|those|these) (?:year|period|dates|days|time ?frame|window|months?|quarter|range|"
-               r"time span|stretch)\b")
-"""Words for 'the period of the previous request'."""
+PATTERNS = WORDS["patterns"]
+STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple(WORDS["statistics"].items())
+TRANSFORMS: tuple[tuple[str, str], ...] = tuple(WORDS["transforms"].items())
+DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correlation"])
+SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"]
+RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION = (re.compile(PATTERNS[name]) for name in (
+    "ratio", "first_when", "sign", "negated", "shift", "flag_condition"))
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
 DESCRIBE_STATS = ["mean", "min", "max", "latest"]
-LOAD_WORDS = r"\b(?:load|fetch|pull|grab|download|rows?|records|entries|observations|give me|show me|display|get me|need)\b"
-DIFFERENCE = (
-    r"\b(?:spread|difference|gap|diff)\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|over|vs|versus|minus|to)\s+(?P<b>.+)",
-    r"\bhow far apart (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
-    r"\bby how much did\s+(?P<a>.+?)\s+(?:exceed|beat|top)\s+(?P<b>.+)",
-    r"^(?=.*\b(?:difference|spread|gap)\b).*?\bcompare\s+(?P<a>.+?)\s+(?:with|to|and|against)\s+(?P<b>.+?)(?::|$|\bwhat\b)",
-    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:minus|less)\s+(?P<b>[\w .'-]+)",
-    r"(?P<a>\b[\w.']+)\s*(?:-|vs\.?|versus|/)\s*(?P<b>[\w.']+)\s+(?:spread|difference|gap)\b",
-    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
-    r"^(?=.*\bby how (?:much|many)\b)(?:(?:was|were|is|are|did)\s+)?(?P<a>[\w .'-]+?)\s+(?:above|over|higher than|"
-    r"below|under|lower than|exceed)\s+(?P<b>[\w.'-]+(?:\s+[\w.'-]+)?)",
-)
-"""'A minus B' and its wordings; the last: 'was SOFR above EFFR on average, and by how many bp?' (the signed gap)."""
-RATIO = re.compile(r"\bratio (?:of|between)\s+(?P<a>.+?)\s+(?:to|and|over)\s+(?P<b>.+)")
-"""'the ratio of reserves to the TGA': A divided by B on each date both have."""
-CORRELATION = (
-    r"\bcorrelation\w*\s+(?:between|of)\s+(?P<a>.+?)\s+(?:and|with|vs|versus|to)\s+(?P<b>.+)",
-    r"\bhow correlated (?:were|was|are|is)\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
-    r"\brelationship between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)",
-    r"(?<!.)(?P<a>.+?)\s+correlated with\s+(?P<b>.+)",
-    r"(?<![\w .'-])(?P<a>[\w .'-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .'-]+)",
-)
-TRANSFORMS = (
-    ("pct", r"\b(?:daily|day-over-day|day-to-day|day on day)\s+(?:percent(?:age)?|%)\s+(?:changes?|moves?)\b|"
-            r"\b(?:daily\s+)?returns?\b"),
-    ("diff", r"\b(?:daily|day-over-day|day-to-day|day on day|day to day)\s+(?:changes?|moves?|movements?|differences?)\b|"
-             r"\b(?:first\s+)?differences\b(?!\s+between)|\bchanges\b"),
-)
-"""Words asking for statistics of daily changes instead of levels (the first that matches)."""
+NTH_PLACES: dict[str, int] = WORDS["ordinals"]
 COUNT = r"\d{1,2}|" + "|".join(NUMBER_WORDS)
 RANKED = re.compile(rf"\b(?P<side>top|bottom)\s+(?P<n>{COUNT})\b|"
                     rf"\b(?P<n2>{COUNT})\s+(?P<side2>highest|lowest|largest|smallest|biggest|top|bottom)\b")
 """'top 3', 'bottom 5', 'the five lowest': the N largest or smallest values."""
-NTH_PLACES = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
 NTH_RANKED = re.compile(r"\b(?P<place>" + "|".join(NTH_PLACES) + r"|(?:[2-9]|10)(?:nd|rd|th))[\s-]+(?P<side>highest|largest|biggest|"
                         r"lowest|smallest)\b")
 """'the second highest', 'the 3rd lowest': one place in the ranking (up to ``figures.RANKED``)."""
 RANK_NOUN = re.compile(rf"({RANKED.pattern})\s+(?:days?|dates?|sessions?|readings?|values?|observations?|prints?)\b")
-FIRST_WHEN = re.compile(r"\bfirst (?:day|date|time|session)\b|\bwhen did\b.*\bfirst\b|\bfirst (?:went|fell|rose|dropped|closed)\b")
-COMPARISONS: dict[str, tuple[str, ...]] = {
-    "at or above": ("at or above", "at least", "no less than", "greater than or equal to", "more than or equal to",
-                    "equal to or (?:above|greater than|more than|higher than)", ">=", "=>", "\u2265"),
-    "at or below": ("at or below", "at most", "no more than", "no higher than", "less than or equal to",
-                    "equal to or (?:below|less than|lower than)", "<=", "=<", "\u2264"),
-    "above": ("above", "over", "greater than", "more than", "higher than", "exceed\\w*", ">"),
-    "below": ("below", "under", "less than", "lower than", "<"),
-}
-"""How a comparison is written, by the side it counts (the longest wording is tried first)."""
-OR_MORE = {"more": "at or above", "above": "at or above", "higher": "at or above", "greater": "at or above",
-           "over": "at or above", "less": "at or below", "below": "at or below", "lower": "at or below", "under": "at or below"}
-"""'5.33 or more': the number's own side, inclusive."""
-_WORDINGS = sorted(((wording, side) for side, wordings in COMPARISONS.items() for wording in wordings), key=lambda item: -len(item[0]))
+OR_MORE: dict[str, str] = WORDS["or_more"]
+_WORDINGS = sorted(((wording, side) for side, wordings in WORDS["comparisons"].items() for wording in wordings), key=lambda item: -len(item[0]))
 THRESHOLD = re.compile(r"(?:(?<![\w<>=])(?P<op>" + "|".join(w if not w[0].isalpha() else rf"\b{w}\b" for w, _ in _WORDINGS)
                        + r")\s*(?:the\s+)?|(?<![\w.-])(?=-?\d+(?:\.\d+)?\s*(?:%|percent|bp)?\s+or\s+(?:" + "|".join(OR_MORE)
                        + r")\b))(?P<limit>-?\d+(?:\.\d+)?)(?:\s*(?P<unit>%|percent|bp))?"
                        + r"(?:\s+or\s+(?P<inclusive>" + "|".join(OR_MORE) + r")\b)?")
+"""A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
+NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
+FRAME_ONLY_WORDS = word_set("frame_only")
+STAT_WORDS = PATTERNS["stat_word"]
+"""A word of a statistic (never a column's name)."""
 
 
 def comparison_side(match: re.Match[str]) -> str:
@@ -163,15 +95,11 @@ class DataAsk:
     columns_named: bool = False
     text: str = ""
     limit: int | None = None
-    load_asked: bool = False
-    """The request says load / fetch / pull: load the rows even for a statistic."""
-    transform: str | None = None
-    shift: str = ""
-    """The words that moved a follow-up's period ('a year later'), used by it."""
-    flag: tuple[str, DataframeRef, str] | None = None
-    """Rows left out or kept by a flag column: ('exclude' | 'only', its dataframe, the column): 'excluding quarter-ends'."""
+    load_asked: bool = False  # the request says load / fetch / pull: load the rows even for a statistic
+    transform: str | None = None  # 'diff' (daily changes) or 'pct' (daily percent changes): statistics of these
+    shift: str = ""  # the words that moved a follow-up's period ('a year later')
+    flag: tuple[str, DataframeRef, str] | None = None  # ('exclude' | 'only', dataframe, flag column): 'excluding quarter-ends'
     flag_words: str = ""
-    """'diff' (daily changes) or 'pct' (daily percent changes): the statistics are of these, not of levels."""
 
     @property
     def year(self) -> int | None:
@@ -209,43 +137,31 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     clause = replace(clause, rest=RANK_NOUN.sub(lambda match: match.group(1), clause.rest))  # 'top 3 days': no '3d' tenor
     flag_match = FLAG_CONDITION.search(clause.rest)
     flag = _flag_column(flag_match, context) if flag_match else None
-    if flag:  # 'excluding quarter-ends': a condition on rows, not a series name
-        clause = replace(clause, rest=clause.rest.replace(flag_match.group(0), " " * len(flag_match.group(0)), 1))
     shift = SHIFT.search(clause.rest) if follow_up is not None and not clause.periods else None
-    if shift:  # 'a year later?': a period slot, not a series name
-        clause = replace(clause, rest=clause.rest[:shift.start()] + " " * len(shift.group(0)) + clause.rest[shift.end():])
+    for used in (flag_match if flag else None, shift):  # 'excluding quarter-ends', 'a year later?': slots, not series names
+        if used:
+            clause = replace(clause, rest=clause.rest[:used.start()] + " " * len(used.group(0)) + clause.rest[used.end():])
     vocabulary = context.vocabulary
     stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
     if combine == "correlation":
-        stats = [stat for stat in stats if stat != "corr"] or ["corr"]
         stats = ["corr"]
     frames = list(clause.mentions.dataframes)
     if follow_up is not None and not frames and not clause.mentions.columns and not tags_in(clause.rest):
         frames = follow_up.frames()
-    if sides:
-        sides = _share_head_noun(sides)
-        series: list[Series] = []
-        for side in sides:
-            unit = "percent" if combine == "difference" else None
-            found = _series_for(side, clause, context, [], prefer_unit=unit)
-            if isinstance(found, Task) and frames:  # the side names no dataframe: the clause's dataframe
-                found = _series_for(side, clause, context, frames, prefer_unit=unit)
-            if isinstance(found, Task):
-                return found
-            series.append(found[0])
-        if len(series) < 2 or series[0] == series[1]:
-            combine = None
-            series = series[:1]
-    else:
-        found = None
-        if follow_up is not None and not frames and (clause.mentions.columns or tags_in(clause.rest)):
-            found = _series_for(_unranked(clause.rest), clause, context, follow_up.frames(), many=True, follow_up=follow_up)
-        if found is None or isinstance(found, Task):  # 'the 20y?' after the 30y: the same dataframe first
-            found = _series_for(_unranked(clause.rest), clause, context, frames, many=True, follow_up=follow_up)
-        if isinstance(found, Task):
-            return found
-        series = found
+    if sides:  # each side on its own; a side that names no dataframe: the clause's dataframe
+        unit = "percent" if combine == "difference" else None
+        found = [_first_found(side, clause, context, [[], frames] if frames else [[]], prefer_unit=unit) for side in _share_head_noun(sides)]
+    else:  # 'the 20y?' after the 30y: the same dataframe first
+        again = follow_up is not None and not frames and (clause.mentions.columns or tags_in(clause.rest))
+        found = [_first_found(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
+                              follow_up=follow_up)]
+    failed = next((one for one in found if isinstance(one, Task)), None)
+    if failed is not None:
+        return failed
+    series = [one[0] for one in found] if sides else found[0]
+    if sides and series[0] == series[1]:
+        combine, series = None, series[:1]
     inherits = follow_up is not None and not stats and not combine  # a follow-up keeps what it does not change
     if inherits and follow_up.series and not clause.mentions.columns and not tags_in(clause.rest):
         asked_column = follow_up.series[0].column  # 'top 3 days of SOFR volume' then 'and EFFR': EFFR's volume too
@@ -291,7 +207,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         wants_rows = follow_up.wants_rows
         percentiles = percentiles or list(follow_up.percentiles)
         ranked = ranked or (follow_up.limit is None and any(re.fullmatch(r"(?:top|bottom)\d+", s) for s in stats))
-    period = clause.periods[0] if clause.periods else (follow_up.period if follow_up and not clause.periods else Period())
+    period = clause.periods[0] if clause.periods else (follow_up.period if follow_up else Period())
     if shift and (period.start or period.end):  # 'a year later?', 'the quarter before': the same period, moved
         period = shifted(period, shift)
     if not clause.periods and context.previous_ask is not None and re.search(SAME_PERIOD, clause.norm):
@@ -309,16 +225,6 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
                   transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "",
                   flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "")
     return _outside_coverage(ask) or ask
-
-
-SHIFT = re.compile(r"\b(?P<count>a|an|one|two|three|\d{1,2})?\s*(?P<unit>years?|quarters?|months?)\s+(?P<way>later|earlier|"
-                   r"before|after|on|back|ago)\b|\b(?:the\s+)?(?P<way2>previous|prior|next|following)\s+(?P<unit2>year|quarter|month)\b")
-"""'a year later', 'two quarters earlier', 'the previous month': the period before, moved by that much."""
-
-
-FLAG_CONDITION = re.compile(r"\b(?P<how>excluding|exclude|except(?:\s+for|\s+on)?|without|leaving out|not counting|other than|"
-                            r"only on|only|just on|on|at|during|over)\s+(?:the\s+)?(?P<what>(?:quarter|month)[- ]?ends?(?:\s+days?)?)\b")
-"""'excluding quarter-ends', 'only on month-ends': the rows a flag column marks, left out or kept."""
 
 
 def _flag_column(match: re.Match[str], context: Context) -> tuple[str, DataframeRef, str] | None:
@@ -365,31 +271,30 @@ def context_unit(context: Context) -> str | None:
     return None
 
 
+def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
+    """Two series and how they combine: 'correlation between A and B', 'the ratio of A to B', 'A minus B'."""
+    kinds = (("correlation", CORRELATION),) if "corr" in stats else (("ratio", (RATIO.pattern,)), ("difference", DIFFERENCE))
+    for combine, patterns in kinds:
+        for index, pattern in enumerate(patterns):
+            match = re.search(pattern, text)
+            sides = [_clean_side(match["a"]), _clean_side(match["b"])] if match else []
+            if not match or (combine != "correlation" and not all(sides)):
+                continue
+            if combine == "difference" and "vs" in pattern and not re.search("spread|difference|gap", text):
+                continue  # 'A vs B' alone is a comparison, not a difference
+            if combine == "difference" and index >= LOOSE_DIFFERENCES and not all(_names_something(side, context) for side in sides):
+                continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two
+            return combine, sides
+    return None, []
+
+
+LOOSE_DIFFERENCES = 5
+"""The difference patterns from this one on ('A-B spread', 'A vs B') count only when both sides name a series."""
+
+
 def _names_something(side: str, context: Context) -> bool:
     found = context.vocabulary.find(side)
     return bool(found.dataframes or found.columns or tags_in(side))
-
-
-def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
-    if "corr" in stats:
-        for pattern in CORRELATION:
-            match = re.search(pattern, text)
-            if match:
-                return "correlation", [_clean_side(match["a"]), _clean_side(match["b"])]
-        return None, []
-    ratio = RATIO.search(text)
-    if ratio and _clean_side(ratio["a"]) and _clean_side(ratio["b"]):
-        return "ratio", [_clean_side(ratio["a"]), _clean_side(ratio["b"])]
-    for pattern in DIFFERENCE:
-        match = re.search(pattern, text)
-        if match and _clean_side(match["a"]) and _clean_side(match["b"]):
-            if "vs" in pattern and "spread" not in text and "difference" not in text and "gap" not in text:
-                continue
-            sides = [_clean_side(match["a"]), _clean_side(match["b"])]
-            if pattern in DIFFERENCE[5:] and not all(_names_something(side, context) for side in sides):
-                continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two
-            return "difference", sides
-    return None, []
 
 
 def _share_head_noun(sides: list[str]) -> list[str]:
@@ -478,14 +383,13 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
                  "load it or compute what you ask. You can also ask me to list the ChartBook dataframes.")
 
 
-FRAME_ONLY_WORDS = frozenset({"rate", "rates", "data", "series", "level", "value", "values", "number", "figure", "load",
-                              "row", "show", "give", "get", "fetch", "pull", "grab", "need", "display", "download", "day",
-                              "business", "trading", "last", "past", "recent", "observation", "record", "entry", "bp",
-                              "percent", "trillion", "billion", "million", "sample", "whole", "ever", "overall", "typical",
-                              "much", "many", "far", "apart", "higher", "lower", "exceed", "year", "month", "quarter",
-                              "end", "start", "how", "was", "were", "what", "the", "today", "current", "now"})
-STAT_WORDS = r"average\w*|mean|median|min|minimum|max|maximum|lowest|highest|peak|latest|std|standard|deviation|" \
-             r"volatility|volatile|change|changed|move|moved|count|spread|difference|gap|correlation|summary|stat|statistic"
+def _first_found(text: str, clause: Clause, context: Context, pools: list[list[DataframeRef]], **options) -> list[Series] | Task:
+    """The series found within the first pool of dataframes that has them, else the last pool's reply."""
+    for pool in pools:
+        found = _series_for(text, clause, context, pool, **options)
+        if not isinstance(found, Task):
+            break
+    return found
 
 
 def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) -> bool:
@@ -503,17 +407,16 @@ def _exact_series(columns: list[str], frames: list[DataframeRef], context: Conte
         owners = [ref for ref in (frames or context.vocabulary.frames_with_column(column)) if column in ref.columns]
         if not owners and frames:
             keys = ", ".join(ref.key for ref in frames)
-            near = nearest_columns(column, frames)
-            nearest = f" The nearest it has: {', '.join(near)}." if near else ""
-            return reply(f"I can't find a column '{column}' in {keys}.{nearest} I can list its columns: ask me for the docs of {keys}.")
+            return reply(f"I can't find a column '{column}' in {keys}.{nearest_columns(column, frames)} I can list its columns: "
+                         f"ask me for the docs of {keys}.")
         if len(owners) > 1:
             return reply(_which_one([(ref, column) for ref in owners]))
         series.append(Series(owners[0], column))
     return series
 
 
-def nearest_columns(name: str, frames: list[DataframeRef], count: int = 3) -> list[str]:
-    """The columns most like a name that is not there: same unit suffix ('_bn') or a word it means, then spelling."""
+def nearest_columns(name: str, frames: list[DataframeRef], count: int = 3) -> str:
+    """' The nearest it has: ...': the columns most like a name that is not there (unit suffix, a word it means, spelling)."""
     from rapidfuzz import fuzz  # the fuzzy matcher the typo fixer uses (offline_words.edits)
 
     parts = name.lower().split("_")
@@ -524,48 +427,37 @@ def nearest_columns(name: str, frames: list[DataframeRef], count: int = 3) -> li
                 + 30 * bool(set(parts[:-1] or parts) & set(words))
                 + fuzz.ratio(name.lower(), column.lower()) / 10)
     columns = [column for ref in frames for column in ref.columns if column != ref.date_column]
-    ranked = sorted(columns, key=score, reverse=True)
-    return [column for column in ranked[:count] if score(column) >= 20]
+    near = [column for column in sorted(columns, key=score, reverse=True)[:count] if score(column) >= 20]
+    return f" The nearest it has: {', '.join(near)}." if near else ""
 
 
 def _unknown_names(text: str, context: Context) -> list[str]:
     """Words that look like a series name the catalog does not have ('libor', 'bitcoin', 'svenpy07', 'swap rate')."""
-    words_known = context.vocabulary.known_words
-    known = _Known(words_known)
-    unknown = [token for token in re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z]+\d+[a-z0-9]*\b", text)
-               if not tags_in(token) and token not in known]
+    known = context.vocabulary.known_words
+
+    def unknown(word: str) -> bool:  # plurals count: 'bill' is known when the docs say 'bills'
+        return not ({word, word + "s", word + "es"} & known or (word.endswith("s") and word[:-1] in known))
+
+    found = [token for token in re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z]+\d+[a-z0-9]*\b", text)
+             if not tags_in(token) and unknown(token)]
     words = re.findall(r"[a-z&][a-z0-9&]*", text)
-    for index, word in enumerate(words):
-        following = words[index + 1] if index + 1 < len(words) else ""
-        if following in ("rate", "rates", "price", "prices", "index", "return", "returns", "inflation", "yield") \
-                and word not in known and word not in COMMON_WORDS and len(word) > 2:
-            unknown.append(word)
-    lone = [word for word in content_words(text) if word not in known and word not in COMMON_WORDS and len(word) > 2
-            and word not in SYNONYMS]
-    if not context.vocabulary.find(text).dataframes and not tags_in(text) and lone:
-        unknown += lone
-    return list(dict.fromkeys(unknown))
+    found += [word for word, following in zip(words, words[1:]) if following in SERIES_NOUNS and unknown(word)
+              and word not in COMMON_WORDS and len(word) > 2]
+    lone = [word for word in content_words(text) if unknown(word) and word not in COMMON_WORDS and len(word) > 2 and word not in SYNONYMS]
+    if not context.vocabulary.find(text).dataframes and not tags_in(text):
+        found += lone
+    return list(dict.fromkeys(found))
 
 
-class _Known:
-    """Membership in the known words, counting plurals ('bill' is known when the docs say 'bills')."""
-
-    def __init__(self, words: set[str]) -> None:
-        self.words = words
-
-    def __contains__(self, word: object) -> bool:
-        text = str(word)
-        return text in self.words or text + "s" in self.words or text + "es" in self.words or \
-            (text.endswith("s") and text[:-1] in self.words)
+SERIES_NOUNS = ("rate", "rates", "price", "prices", "index", "return", "returns", "inflation", "yield")
+"""'swap rate', 'bitcoin price': the word before one of these names a series."""
 
 
 def _not_in_catalog(unknown: list[str], frames: list[DataframeRef], context: Context) -> str:
     names = ", ".join(f"'{word}'" for word in unknown[:3])
     if frames:
         keys = ", ".join(ref.key for ref in frames)
-        near = nearest_columns(unknown[0], frames)
-        nearest = f" The nearest it has: {', '.join(near)}." if near else ""
-        return (f"I can't find {names} in {keys}: it is not one of its columns.{nearest} I can list the columns: "
+        return (f"I can't find {names} in {keys}: it is not one of its columns.{nearest_columns(unknown[0], frames)} I can list the columns: "
                 f"ask me for the docs of {keys}.")
     return (f"I can't find {names} in the ChartBook catalog, so I have no figures for it. The catalog has "
             f"{_examples(context, 5)}; ask me to list it to see every dataframe.")
@@ -620,16 +512,6 @@ def _threshold(text: str) -> tuple[str, float] | None:
     if NEGATED.search(text[max(0, start - 40):start]):
         return NEGATION_OF[side], limit
     return side, limit
-
-
-COUNT_WORDS = r"\bhow many\b|\bhow often\b|\bcount\b|\bnumber of\b|(?<![\w])#\s*(?:of\s+)?days\b|\bdays\b.*\b(?:with|when|where)\b"
-"""A count question (the days past a threshold)."""
-NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
-
-
-SIGN_WORDS = re.compile(r"\b(negative|positive)\b")
-"""'days the spread was negative': below zero; 'positive': above zero."""
-NEGATED = re.compile(r"\b(?:not|never|no)\b[^.,;]*$|n't\b[^.,;]*$")
 
 
 def _outside_coverage(ask: DataAsk) -> Task | None:

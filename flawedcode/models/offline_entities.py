@@ -1,31 +1,8 @@
 """The offline model's vocabulary, read from the catalog and each dataframe's docs (no lists per dataframe).
 
-**Dataframes** are recognised by (case-insensitive, whole words, longest first):
-
-- ``pipeline/dataframe``, the dataframe id, or the id with spaces (``repo public``);
-- the title without its parenthesis (``secured overnight financing rate``) and the
-  title's initials when they make 3+ letters (``SOFR``, ``EFFR``);
-- a title bigram no other title has (``federal funds``, ``par yield``, ``zero-coupon yield``);
-- a *distinctive word*: an id word, title word, or capitalised word of the one-line
-  description that belongs to one dataframe only and (except id words) appears in
-  no other dataframe's columns (``treasury``, ``repo``, ``fitted``, ``Svensson``).
-
-A pipeline id (``money_markets``, also ``money markets``) is recognised as a pipeline.
-
-**Columns** are recognised by their exact name (``yield_10y``), or described in words,
-scored against what the docs' column table says (``ColumnInfo``):
-
-- *tags*: tenors and percentiles (``offline_words.tags_in``) in the column's name
-  (worth 3) or in its description (worth 1); every tag the request names must be there;
-- *words*: request words in the column's name (2 each) or description (1 each), plus 2
-  for each pair of words that appear side by side in both ("reserve balances");
-- *aliases*: a phrase the docs' notes put right before the column in parentheses, such
-  as "The 2s10s spread (`spread_10y_2y_bp`)" (worth 5).
-
-The best score wins. A dataframe's **main column** (what "the average SOFR" means) is
-a column named ``rate``/``value``/``price``/``close``, else the one whose description
-starts with the dataframe's initials or id (``EFFR: ...``); some dataframes have none.
-Units come from the docs' ``unit`` column (``percent``, ``bp``, ``$bn``, ...).
+``Vocabulary.find`` names the dataframes (by id, title, initials, a title pair or a word only they have),
+pipelines and exact column names in a request; ``match_columns`` scores the columns a phrase describes
+(tenor and percentile tags, name and docs words, the docs' aliases); ``main_column`` is what "the SOFR" means.
 """
 
 from __future__ import annotations
@@ -36,15 +13,12 @@ from functools import cache
 from pathlib import Path
 
 from flawedcode.catalog import Catalog
-from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in
+from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in, word_set
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
 KIND_ORDER = {"id": 0, "alias": 0, "pipeline": 1, "column": 2}
 """Dataframe names are matched before pipeline names ('par yield curve' is the par yield dataframe)."""
-COMBINED = frozenset({"minus", "spread", "difference", "gap", "ratio"})
-GENERIC_WORDS = frozenset({"sample", "data", "daily", "rate", "rates", "yield", "yields", "curve", "the", "of", "and",
-                           "on", "by", "with", "its", "in", "for", "us", "not", "research", "synthetic"})
-NOT_ACRONYMS = frozenset({"US", "USD", "NY", "THE", "AND", "FOR", "DATA", "SAMPLE", "NOT", "OFR"})
+COMBINED, GENERIC_WORDS, NOT_ACRONYMS = word_set("combined"), word_set("generic"), word_set("not_acronyms")
 
 
 @dataclass(frozen=True)
@@ -161,18 +135,14 @@ class Vocabulary:
     # ------------------------------------------------------------------ lookups
 
     def frame(self, key_or_id: str) -> DataframeRef | None:
-        for ref in self.frames:
-            if key_or_id in (ref.key, ref.dataframe):
-                return ref
-        return None
+        return next((ref for ref in self.frames if key_or_id in (ref.key, ref.dataframe)), None)
 
     def pipelines(self) -> list[str]:
         return list(dict.fromkeys(ref.pipeline for ref in self.frames))
 
     def names(self) -> set[str]:
         """Every identifier the catalog has, lower case: keys, ids, pipelines, columns."""
-        found = {name.lower() for ref in self.frames for name in (ref.key, ref.dataframe, ref.pipeline, *ref.columns)}
-        return found
+        return {name.lower() for ref in self.frames for name in (ref.key, ref.dataframe, ref.pipeline, *ref.columns)}
 
     def frames_with_column(self, column: str) -> list[DataframeRef]:
         return [ref for ref in self.frames if column in ref.columns]
@@ -186,15 +156,9 @@ class Vocabulary:
     def main_column(self, ref: DataframeRef) -> str | None:
         """What 'the SOFR' means: a column named like a level, or described as the dataframe itself."""
         numeric = [column for column in ref.columns if column != ref.date_column]
-        for column in numeric:
-            if column.lower() in MAIN_COLUMN_NAMES:
-                return column
-        names = {ref.dataframe.lower(), _initials(ref.title).lower()} - {""}
-        for column in numeric:
-            description = self.info(ref, column).description.lower()
-            if any(description.startswith(name + ":") for name in names):
-                return column
-        return None
+        names = tuple(f"{name}:" for name in {ref.dataframe.lower(), _initials(ref.title).lower()} - {""})
+        return next((column for column in numeric if column.lower() in MAIN_COLUMN_NAMES), None) or \
+            next((column for column in numeric if self.info(ref, column).description.lower().startswith(names)), None)
 
     # ------------------------------------------------------------------ building
 
@@ -210,7 +174,6 @@ class Vocabulary:
             if len(_initials(ref.title)) >= 3:
                 phrases.append((_initials(ref.title).lower(), "alias", ref.key))
         phrases += [(word, "alias", key) for word, key in self._distinctive_words().items()]
-        phrases += [(pair, "alias", key) for pair, key in self._distinctive_pairs().items()]
         for pipeline in self.pipelines():
             spaced = pipeline.replace("_", " ").lower()
             phrases += [(pipeline.lower(), "pipeline", pipeline), (spaced, "pipeline", pipeline),
@@ -222,38 +185,24 @@ class Vocabulary:
         return sorted(set(phrases), key=lambda item: (-len(item[0]), item))
 
     def _distinctive_words(self) -> dict[str, str]:
-        candidates: dict[str, set[str]] = {}
-        id_words: dict[str, set[str]] = {}
-        for ref in self.frames:
-            words = set(ref.dataframe.lower().split("_"))
-            id_words[ref.key] = set(words)
-            words |= set(re.findall(r"[a-z][a-z-]+", _plain_title(ref.title)))
-            words |= {word.lower() for word in re.findall(r"\b[A-Z][A-Za-z]{2,}\b", ref.description)}
-            candidates[ref.key] = {word for word in words if word not in GENERIC_WORDS and word not in STOP_WORDS}
-        chosen: dict[str, str] = {}
-        for key, words in candidates.items():
-            for word in words:
-                owners = [other for other, its in candidates.items() if word in its]
-                if len(owners) != 1:
-                    continue
-                if word in id_words[key] or not self._in_other_columns(word, key):
-                    chosen[word] = key
-        return chosen
-
-    def _in_other_columns(self, word: str, key: str) -> bool:
-        for (frame_key, _column), info in self.column_info.items():
-            if frame_key != key and ({word, singular(word)} & (set(info.name_words) | set(info.doc_words))):
-                return True
-        return False
-
-    def _distinctive_pairs(self) -> dict[str, str]:
+        """Words and title pairs only one dataframe has (a word in another's columns counts only if it is an id word)."""
+        words: dict[str, set[str]] = {}
         pairs: dict[str, set[str]] = {}
         for ref in self.frames:
-            words = _plain_title(ref.title).split()
-            for first, second in zip(words, words[1:]):
-                if first not in STOP_WORDS and second not in STOP_WORDS:
-                    pairs.setdefault(f"{first} {second}", set()).add(ref.key)
-        return {pair: next(iter(keys)) for pair, keys in pairs.items() if len(keys) == 1}
+            title = _plain_title(ref.title)
+            found = set(ref.dataframe.lower().split("_")) | set(re.findall(r"[a-z][a-z-]+", title))
+            found |= {word.lower() for word in re.findall(r"\b[A-Z][A-Za-z]{2,}\b", ref.description)}
+            words[ref.key] = {word for word in found if word not in GENERIC_WORDS and word not in STOP_WORDS}
+            title_words = title.split()
+            pairs[ref.key] = {f"{first} {second}" for first, second in zip(title_words, title_words[1:])
+                              if first not in STOP_WORDS and second not in STOP_WORDS}
+        chosen = {word: key for word, key in _owned_by_one(words).items()
+                  if word in self.frame(key).dataframe.lower().split("_") or not self._in_other_columns(word, key)}
+        return chosen | _owned_by_one(pairs)
+
+    def _in_other_columns(self, word: str, key: str) -> bool:
+        return any(frame_key != key and ({word, singular(word)} & (set(info.name_words) | set(info.doc_words)))
+                   for (frame_key, _column), info in self.column_info.items())
 
     def _words(self) -> set[str]:
         words: set[str] = set()
@@ -283,36 +232,25 @@ class Vocabulary:
                 for i in span:
                     taken[i] = True
                 found.append((match.start(), kind, value, phrase))
-        found.sort()
-        return self._mentions_from(found)
-
-    def _mentions_from(self, found: list[tuple[int, str, str, str]]) -> Mentions:
         mentions = Mentions()
-        for _, kind, value, phrase in found:
+        for _, kind, value, phrase in sorted(found):
+            ref = self.frame(value) if kind in ("id", "alias") else None
+            if ref is not None and ref not in mentions.dataframes:
+                mentions.dataframes.append(ref)
+            if kind == "id" and ref is not None and ref not in mentions.explicit_dataframes:
+                mentions.explicit_dataframes.append(ref)
             if kind in ("id", "alias"):
-                ref = self.frame(value)
-                if ref is not None and ref not in mentions.dataframes:
-                    mentions.dataframes.append(ref)
-                if kind == "id" and ref is not None and ref not in mentions.explicit_dataframes:
-                    mentions.explicit_dataframes.append(ref)
                 mentions.frame_words |= set(re.findall(r"[a-z]+", phrase))
             elif kind == "pipeline" and value not in mentions.pipelines:
                 mentions.pipelines.append(value)
             elif kind == "column" and value not in mentions.columns:
                 mentions.columns.append(value)
-        self._aliases_as_columns(mentions)
+        for explicit in mentions.explicit_dataframes:  # 'the sofr and effr columns of repo_public': columns, not dataframes
+            for ref in [ref for ref in mentions.dataframes if ref not in mentions.explicit_dataframes and ref.dataframe in explicit.columns]:
+                mentions.dataframes.remove(ref)
+                if ref.dataframe not in mentions.columns:
+                    mentions.columns.append(ref.dataframe)
         return mentions
-
-    def _aliases_as_columns(self, mentions: Mentions) -> None:
-        """'the sofr and effr columns of repo_public': names that are columns of an explicitly named dataframe."""
-        for explicit in mentions.explicit_dataframes:
-            for ref in list(mentions.dataframes):
-                if ref in mentions.explicit_dataframes:
-                    continue
-                if ref.dataframe in explicit.columns:
-                    mentions.dataframes.remove(ref)
-                    if ref.dataframe not in mentions.columns:
-                        mentions.columns.append(ref.dataframe)
 
     def match_columns(self, phrase: str, frames: list[DataframeRef] | None = None,
                       only_tags: list[str] | None = None, ignore: set[str] = frozenset()) -> ColumnMatch:
@@ -371,6 +309,15 @@ class Vocabulary:
                     scored.append((score, ref, column))
         scored.sort(key=lambda item: (-item[0], self.frames.index(item[1]), item[2]))
         return scored
+
+
+def _owned_by_one(candidates: dict[str, set[str]]) -> dict[str, str]:
+    """The words of only one key, and that key."""
+    owners: dict[str, list[str]] = {}
+    for key, words in candidates.items():
+        for word in words:
+            owners.setdefault(word, []).append(key)
+    return {word: keys[0] for word, keys in owners.items() if len(keys) == 1}
 
 
 def column_info(name: str, unit: str, description: str, aliases: tuple[str, ...]) -> ColumnInfo:

@@ -1,28 +1,16 @@
-"""Statistics the offline model computes, from loaded rows or with a short ``run_python`` script.
+"""Statistics from rows in the context, or from a short script when the rows would not fit.
 
-Rows in the context. A ``chartbook_load_data`` result (``# pipeline/dataframe: n rows x
-k columns, a to b`` then CSV), also read back from its offloaded copy in scratch/
-(``read_file`` pages are put back together by their ``(lines a-b of n)`` headers), is parsed
-into a ``LoadedTable``. An offload stub is never a table, even though its preview quotes
-a few rows: ``parse_loaded_table`` refuses any text that starts with the stub prefix.
-
-Rows that would not fit. When the rows a statistic needs would take more than
-``ROWS_IN_CONTEXT_SHARE`` of the window (about 5.5 tokens per cell), the model writes a
-script instead (``stat_script``): it reads the same rows with ``Catalog.rows`` in the
-run_python process (pyarrow, no pandas: it starts in about a quarter of a second),
-computes the figures with ``flawedcode.figures`` and prints one line ``STATS {json}``,
-which ``read_stat_output`` reads back. Only that line enters the context.
-
-The figures (``STATS``, see flawedcode/figures.py): mean, median, min / max (with their
-dates), std (sample), count, latest / first (with dates), change, percent change, pNN
-(linear percentile), the largest and smallest values, corr (Pearson, two series) and counts
-past a threshold. Both paths compute them with the same function, so they are the same figures.
+``parse_loaded_table`` reads a ``chartbook_load_data`` result (also put back together from read_file pages of
+its copy in scratch/; never an offload stub) into a ``LoadedTable``. ``stat_script`` writes a run_python script
+that reads the rows with ``Catalog.rows`` and prints one ``STATS {json}`` line of ``flawedcode.figures``
+(the same function both paths use), which ``read_stat_output`` reads back.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import re
@@ -79,17 +67,11 @@ class LoadedTable:
 
 def parse_loaded_table(text: str) -> LoadedTable | None:
     """The table in a chartbook_load_data result (or a whole read-back of its copy); never an offload stub or part of a table."""
-    if text.lstrip().startswith(STUB_PREFIX):
-        return None
-    match = LOAD_HEADER.search(text)
+    match = None if text.lstrip().startswith(STUB_PREFIX) else LOAD_HEADER.search(text)
     if match is None:
         return None
-    body_lines: list[str] = []
-    for line in text[match.end():].lstrip("\n").splitlines():
-        if line.startswith("# "):
-            break
-        body_lines.append(line)
-    reader = csv.DictReader(io.StringIO("\n".join(body_lines)))
+    body = itertools.takewhile(lambda line: not line.startswith("# "), text[match.end():].lstrip("\n").splitlines())
+    reader = csv.DictReader(io.StringIO("\n".join(body)))
     records = [dict(row) for row in reader]
     if len(records) != int(match["rows"]):
         return None  # part of a table (a page of its copy): its figures would be figures of other rows
@@ -116,9 +98,9 @@ def assemble_pages(contents: list[str]) -> tuple[str | None, int | None]:
             lines[number] = line
     if total is None:
         return None, None
-    if all(number in lines for number in range(1, total + 1)):
+    missing = next((number for number in range(1, total + 1) if number not in lines), None)
+    if missing is None:
         return "\n".join(lines[number] for number in range(1, total + 1)), None
-    missing = next(number for number in range(1, total + 1) if number not in lines)
     return None, (next_offset if next_offset is not None and next_offset + 1 >= missing else missing - 1)
 
 
@@ -173,12 +155,8 @@ def stat_script(title: str, series: list[tuple[str, str, str, str]], start: str 
 
 def read_stat_output(content: str) -> dict[str, Any] | None:
     """The ``STATS`` line a stat script printed, or None (the script failed or printed something else)."""
-    if not content.startswith("# exit code 0"):
-        return None
-    match = STATS_LINE.search(content)
-    if match is None:
-        return None
+    match = STATS_LINE.search(content) if content.startswith("# exit code 0") else None
     try:
-        return json.loads(match["json"])
+        return json.loads(match["json"]) if match else None
     except json.JSONDecodeError:
         return None
