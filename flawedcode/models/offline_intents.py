@@ -122,7 +122,7 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     which_year = _which_year(asked)
     if which_year:
         return [reply(which_year)]
-    if asked.period.first_rows and asked.frames() and asked.frames()[0].start:
+    if (asked.period.first_rows or (asked.period.last_rows and asked.period.start)) and asked.frames() and asked.frames()[0].start:
         rows = first_rows_range(asked.period, trading_days(context.vocabulary, asked.frames()[0]))
         asked = replace(asked, period=rows, limit=None, stats=["latest"] if rows.start == rows.end and asked.stats ==
                         list(DESCRIBE_STATS) else asked.stats)

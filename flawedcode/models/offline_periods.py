@@ -225,11 +225,16 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     periods = list(dict.fromkeys(period for _, period in found))
     if any(period.every_row for period in periods):
         periods = [period for period in periods if not period.every_row] or [periods[0]]
+    counted = [period for period in periods if (period.first_rows or period.last_rows) and not period.start and not period.end]
+    dated = [period for period in periods if period.start and period.end and not period.point]
+    if len(periods) == 2 and len(counted) == 1 and len(dated) == 1:  # 'the first 10 trading days of 2024': N rows inside it
+        return [replace(dated[0], first_rows=counted[0].first_rows, last_rows=counted[0].last_rows,
+                        label=f"{counted[0].label.strip()} of {dated[0].label.strip()}")]
     points = [period.point for period in periods]
     if len(periods) <= 1 or (all(points) or (not any(points) and not all(period.start or period.end for period in periods))):
         return periods
     if not any(points):  # two ranges: two periods when joined by 'or' / 'vs' / 'and', else the range that covers them
-        separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then)\b", text)
+        separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then|than)\b", text)
         if separate and not re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text):
             return periods
         text = " to ".join(period.label for period in periods)
@@ -239,12 +244,12 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
 
 
 def first_rows_range(period: Period, dates: list[str]) -> Period:
-    """'the first 3 rows' (of the data, or of the period they start): the range from its first to its Nth row.
+    """'the first 3 rows' (of the data, or of the period they start), 'the last 5 days of March 2024': the range of those rows.
 
     ``dates`` are the days the dataframe has rows for (its own trading days), so holidays never make
     the range hold fewer rows or more."""
     inside = [date for date in dates if (not period.start or date >= period.start) and (not period.end or date <= period.end)]
-    chosen = inside[:period.first_rows]
+    chosen = inside[:period.first_rows] if period.first_rows else inside[-(period.last_rows or len(inside)):]
     if not chosen:
         return Period(period.start, period.end, label=period.label)
     return Period(chosen[0], chosen[-1], label=period.label)
