@@ -98,3 +98,11 @@ def test_higher_in_one_year_than_another_compares_the_two_years(ask):
     for year in ("2023", "2024"):
         assert f"mean {mean('money_markets/sofr', 'rate', f'{year}-01-01', f'{year}-12-31'):.4f}" in reply
     assert "2023-01-03 to 2024-12-31" not in reply  # never the two years merged into one summary
+
+
+@pytest.mark.parametrize(("follow_up", "start", "end"), [("a year earlier?", "2023-03-01", "2023-03-31"),
+                                                          ("the month after", "2024-04-01", "2024-04-30")])
+def test_a_period_moved_in_a_follow_up_is_the_previous_period_moved(ask, follow_up, start, end):
+    ask("average EFFR in March 2024")
+    reply = ask(follow_up)
+    assert f"mean {mean('money_markets/effr', 'rate', start, end):.4f}" in reply and "money_markets/effr" in reply

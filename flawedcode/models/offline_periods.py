@@ -243,6 +243,28 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     return [Period(min(starts) if starts else None, max(ends) if ends else None, label=text)]
 
 
+SHIFT = re.compile(table()["periods"]["shift"], re.IGNORECASE)
+SHIFT_MONTHS = {"year": 12, "quarter": 3, "month": 1}
+
+
+def shifted(text: str, period: Period) -> Period | None:
+    """The period moved as ``text`` asks ('a year earlier?'); None when it asks no move or the period has no dates."""
+    match = SHIFT.match(text.strip())
+    if match is None or not period.start or not period.end:
+        return None
+    months = int(match["count"] or 1) * SHIFT_MONTHS[match["unit"].lower()] * (-1 if match["way"].lower() in ("earlier", "before", "back") else 1)
+    return Period(_moved(period.start, months), _moved(period.end, months), label=match.group(0).strip(" ?.!"))
+
+
+def _moved(day: str, months: int) -> str:
+    """``day`` moved by whole months; the last day of a month stays the last day of its month."""
+    date = dt.date.fromisoformat(day)
+    year, month = divmod(date.year * 12 + date.month - 1 + months, 12)
+    length = calendar.monthrange(year, month + 1)[1]
+    last = date.day == calendar.monthrange(date.year, date.month)[1]
+    return dt.date(year, month + 1, length if last else min(date.day, length)).isoformat()
+
+
 def first_rows_range(period: Period, dates: list[str]) -> Period:
     """'the first 3 rows' (of the data, or of the period they start), 'the last 5 days of March 2024': the range of those rows.
 
