@@ -78,3 +78,31 @@ def test_which_dataframe_has_a_column_names_each_dataframe_that_has_it(ask):
 def test_what_i_asked_first_is_the_first_request(ask):
     ask("Get docs for money_markets/sofr")
     assert "Get docs for money_markets/sofr" in ask("what did I ask you first?")
+
+
+def test_the_first_n_trading_days_of_a_year_are_those_rows_only(ask):
+    frame = Catalog().load("money_markets", "sofr", start="2024-01-01", end="2024-12-31").head(10)
+    reply = ask("the average SOFR over the first 10 trading days of 2024")
+    assert f"mean {pd.to_numeric(frame['rate']).mean():.4f}" in reply and "10 values" in reply
+    assert f"{frame['date'].iloc[-1]:%Y-%m-%d}" in reply and reply.count("mean") == 1
+
+
+def test_the_last_n_days_of_a_month_are_its_last_rows(ask):
+    frame = Catalog().load("money_markets", "sofr", start="2024-03-01", end="2024-03-31").tail(5)
+    reply = ask("mean sofr over the last 5 days of march 2024")
+    assert f"mean {pd.to_numeric(frame['rate']).mean():.4f}" in reply and f"{frame['date'].iloc[0]:%Y-%m-%d} to 2024-03-29" in reply
+
+
+def test_higher_in_one_year_than_another_compares_the_two_years(ask):
+    reply = ask("is sofr higher in 2024 than in 2023?")
+    for year in ("2023", "2024"):
+        assert f"mean {mean('money_markets/sofr', 'rate', f'{year}-01-01', f'{year}-12-31'):.4f}" in reply
+    assert "2023-01-03 to 2024-12-31" not in reply  # never the two years merged into one summary
+
+
+@pytest.mark.parametrize(("follow_up", "start", "end"), [("a year earlier?", "2023-03-01", "2023-03-31"),
+                                                          ("the month after", "2024-04-01", "2024-04-30")])
+def test_a_period_moved_in_a_follow_up_is_the_previous_period_moved(ask, follow_up, start, end):
+    ask("average EFFR in March 2024")
+    reply = ask(follow_up)
+    assert f"mean {mean('money_markets/effr', 'rate', start, end):.4f}" in reply and "money_markets/effr" in reply

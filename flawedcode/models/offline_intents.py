@@ -29,7 +29,7 @@ from flawedcode.models.offline_data import (
 )
 from flawedcode.models.offline_dates import no_row_that_day
 from flawedcode.models.offline_entities import trading_days
-from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range
+from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range, shifted
 from flawedcode.models.offline_plan import CODE_BLOCK, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import unit_asked
 
@@ -122,7 +122,7 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     which_year = _which_year(asked)
     if which_year:
         return [reply(which_year)]
-    if asked.period.first_rows and asked.frames() and asked.frames()[0].start:
+    if (asked.period.first_rows or (asked.period.last_rows and asked.period.start)) and asked.frames() and asked.frames()[0].start:
         rows = first_rows_range(asked.period, trading_days(context.vocabulary, asked.frames()[0]))
         asked = replace(asked, period=rows, limit=None, stats=["latest"] if rows.start == rows.end and asked.stats ==
                         list(DESCRIBE_STATS) else asked.stats)
@@ -322,6 +322,9 @@ def plan(text: str, context: Context) -> list[Task]:
             # 'sorry, make that EFFR', 'no wait, 2024': the previous request with the slots this one names
             part = "what about " + part[corrected.end():]
             del tasks[len(tasks) - last_clause_tasks:]
+        moved = shifted(part, previous.period) if previous is not None else None
+        if moved:  # 'a year earlier?': the previous request over its period moved
+            part = f"what about from {moved.start} to {moved.end}"
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)
         last_clause_tasks = 0
         routed = route(clause, context)

@@ -225,11 +225,16 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     periods = list(dict.fromkeys(period for _, period in found))
     if any(period.every_row for period in periods):
         periods = [period for period in periods if not period.every_row] or [periods[0]]
+    counted = [period for period in periods if (period.first_rows or period.last_rows) and not period.start and not period.end]
+    dated = [period for period in periods if period.start and period.end and not period.point]
+    if len(periods) == 2 and len(counted) == 1 and len(dated) == 1:  # 'the first 10 trading days of 2024': N rows inside it
+        return [replace(dated[0], first_rows=counted[0].first_rows, last_rows=counted[0].last_rows,
+                        label=f"{counted[0].label.strip()} of {dated[0].label.strip()}")]
     points = [period.point for period in periods]
     if len(periods) <= 1 or (all(points) or (not any(points) and not all(period.start or period.end for period in periods))):
         return periods
     if not any(points):  # two ranges: two periods when joined by 'or' / 'vs' / 'and', else the range that covers them
-        separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then)\b", text)
+        separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then|than)\b", text)
         if separate and not re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text):
             return periods
         text = " to ".join(period.label for period in periods)
@@ -238,13 +243,35 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     return [Period(min(starts) if starts else None, max(ends) if ends else None, label=text)]
 
 
+SHIFT = re.compile(table()["periods"]["shift"], re.IGNORECASE)
+SHIFT_MONTHS = {"year": 12, "quarter": 3, "month": 1}
+
+
+def shifted(text: str, period: Period) -> Period | None:
+    """The period moved as ``text`` asks ('a year earlier?'); None when it asks no move or the period has no dates."""
+    match = SHIFT.match(text.strip())
+    if match is None or not period.start or not period.end:
+        return None
+    months = int(match["count"] or 1) * SHIFT_MONTHS[match["unit"].lower()] * (-1 if match["way"].lower() in ("earlier", "before", "back") else 1)
+    return Period(_moved(period.start, months), _moved(period.end, months), label=match.group(0).strip(" ?.!"))
+
+
+def _moved(day: str, months: int) -> str:
+    """``day`` moved by whole months; the last day of a month stays the last day of its month."""
+    date = dt.date.fromisoformat(day)
+    year, month = divmod(date.year * 12 + date.month - 1 + months, 12)
+    length = calendar.monthrange(year, month + 1)[1]
+    last = date.day == calendar.monthrange(date.year, date.month)[1]
+    return dt.date(year, month + 1, length if last else min(date.day, length)).isoformat()
+
+
 def first_rows_range(period: Period, dates: list[str]) -> Period:
-    """'the first 3 rows' (of the data, or of the period they start): the range from its first to its Nth row.
+    """'the first 3 rows' (of the data, or of the period they start), 'the last 5 days of March 2024': the range of those rows.
 
     ``dates`` are the days the dataframe has rows for (its own trading days), so holidays never make
     the range hold fewer rows or more."""
     inside = [date for date in dates if (not period.start or date >= period.start) and (not period.end or date <= period.end)]
-    chosen = inside[:period.first_rows]
+    chosen = inside[:period.first_rows] if period.first_rows else inside[-(period.last_rows or len(inside)):]
     if not chosen:
         return Period(period.start, period.end, label=period.label)
     return Period(chosen[0], chosen[-1], label=period.label)
