@@ -25,16 +25,18 @@ MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name
 MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
-DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
-WRITTEN_DAY = re.compile(
-    rf"\b(?:(?P<weekday>{'|'.join(WEEKDAYS)}),?\s+)?(?:the\s+)?(?:"
-    rf"{DAY}\s+(?:of\s+)?(?P<month>{MONTH})\.?,?\s+(?P<year>(?:19|20)\d\d)|"
-    rf"(?P<month2>{MONTH})\.?\s+(?:the\s+)?(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year2>(?:19|20)\d\d)|"
-    rf"(?P<a>\d{{1,2}})[/.](?P<b>\d{{1,2}})[/.](?P<year3>(?:19|20)\d\d))\b")
-"""Where a day is written (the shapes dateparser is then asked to read); the match is checked, not trusted."""
-RANGE_START = re.compile(rf"\b(?:from|between)\s+(?:the\s+)?(?:(?P<month>{MONTH})\.?\s+(?:the\s+)?)?(?P<day>\d{{1,2}})(?:st|nd|rd|th)?"
-                         rf"(?:\s+(?:of\s+)?(?P<month_after>{MONTH})\.?)?,?\s+(?:to|and|until|till|through|-)\s+$")
-"""The start of a day range before the day that ends it: 'from the 8th to', 'between March 4th and', 'from 28 march to'."""
+PLACES = {"{year}": r"(?:19|20)\d\d", "{month}": MONTH, "{weekday}": "|".join(WEEKDAYS)}
+
+
+def form(pattern: str, places: dict[str, str] = PLACES) -> re.Pattern[str]:
+    """A pattern of offline_intents.toml compiled, its ``{placeholders}`` written out."""
+    for place, written in places.items():
+        pattern = pattern.replace(place, f"(?:{written})")
+    return re.compile(pattern)
+
+
+WRITTEN_DAY, RANGE_START, ISO_LIKE, FISCAL_YEAR = (form(table()["dates"][name]) for name in
+                                                   ("written_day", "range_start", "year_first", "fiscal_year"))
 
 
 @dataclass
@@ -65,9 +67,6 @@ def _parse(written: str, order: str) -> dt.date | None:
     return parsed.date() if parsed else None
 
 
-ISO_LIKE = re.compile(r"(?<![\w/.-])(?P<year>(?:19|20)\d\d)(?:(?P<sep>[-/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})|"
-                      r"(?P<month2>[01]\d)(?P<day2>[0-3]\d))(?![\w/.-])")
-"""A day written year first: ``2024-03-15``, ``2024/03/15``, ``2024.03.15``, ``20240315``."""
 
 
 def _iso_days(text: str, problems: list[str]) -> str:
@@ -82,8 +81,6 @@ def _iso_days(text: str, problems: list[str]) -> str:
     return ISO_LIKE.sub(written, text)
 
 
-FISCAL_YEAR = re.compile(r"\bfy\s*'?(?P<year>(?:19|20)?\d\d)\b")
-"""'FY2024': the calendar year or the US federal fiscal year (October to September)? Asked back, never guessed."""
 
 
 def _fiscal_years(text: str, problems: list[str]) -> str:

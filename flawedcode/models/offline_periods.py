@@ -14,21 +14,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from flawedcode.models import offline_dates as dates
 from flawedcode.models.offline_cues import table
 from flawedcode.models.offline_dates import MONTHS
 
 ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4, "final": 4}
-PLACES = {"{date}": r"\d{4}-\d{2}-\d{2}", "{year}": r"(?:19|20)\d\d", "{month}": "|".join(sorted(MONTHS, key=len, reverse=True)),
-          "{ordinal}": "|".join(ORDINAL)}
-
-
-def _form(pattern: str) -> str:
-    for place, written in PLACES.items():
-        pattern = pattern.replace(place, f"(?:{written})")
-    return pattern
-
-
-FORMS = [(name, re.compile(_form(pattern))) for name, pattern in table()["periods"]["forms"]]
+PLACES = dates.PLACES | {"{date}": r"\d{4}-\d{2}-\d{2}", "{ordinal}": "|".join(ORDINAL)}
+FORMS = [(name, dates.form(pattern, PLACES)) for name, pattern in table()["periods"]["forms"]]
 """The period forms (``offline_intents.toml``'s ``[periods]``), in the order they are read; each names its builder."""
 SHORTHAND = [(re.compile(pattern), written) for pattern, written in table()["periods"]["shorthand"]]
 SPOKEN_YEAR = re.compile(r"\btwenty\s+twenty[- ]?(one|two|three|four|five|six|seven|eight|nine)\b")
