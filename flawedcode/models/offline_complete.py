@@ -46,18 +46,20 @@ CONDITION_WORDS = frozenset({day.lower() for day in calendar.day_name} | {day.lo
 def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
     """Every word that can name this series: its dataframe's id, title and description; its column's name and docs."""
     ref = series.ref
-    text = " ".join([ref.pipeline, ref.dataframe, ref.title, ref.description])
-    words = set(content_words(text)) | set(re.findall(r"[a-z]+", text.lower()))
+    words = _words_of(" ".join([ref.pipeline, ref.dataframe, ref.title, ref.description]))
     if series.column:
         info = vocabulary.info(ref, series.column)
-        words |= set(info.name_words) | set(info.doc_words) | set(re.split(r"[\W_]+", series.column.lower()))
-        words.add(series.column.lower())
+        words |= set(info.name_words) | set(re.split(r"[\W_]+", series.column.lower())) | {series.column.lower()}
         words |= {word for alias in info.aliases for word in TOKEN.findall(alias.lower()) + content_words(alias)}
-        words |= set(content_words(info.description)) | set(re.findall(r"[a-z]+", info.description.lower()))
+        words |= _words_of(info.description)  # its doc_words are among these
         words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     other_columns = {word for column in ref.columns if column != series.column
                      for word in vocabulary.info(ref, column).name_words}
     return (words | (docs_words(vocabulary.catalog_root, ref.pipeline, ref.dataframe) - other_columns)) - CONDITION_WORDS
+
+
+def _words_of(text: str) -> set[str]:
+    return set(content_words(text)) | set(re.findall(r"[a-z]+", text.lower()))
 
 
 @cache

@@ -147,13 +147,14 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if combine == "correlation":
         stats = ["corr"]
     frames = list(clause.mentions.dataframes)
-    if follow_up is not None and not frames and not clause.mentions.columns and not tags_in(clause.rest):
+    names_column = bool(clause.mentions.columns or tags_in(clause.rest))  # an exact column name, or a tenor / percentile
+    if follow_up is not None and not frames and not names_column:
         frames = follow_up.frames()
     if sides:  # each side on its own; a side that names no dataframe: the clause's dataframe
         unit = "percent" if combine == "difference" else None
         found = [_first_found(side, clause, context, [[], frames] if frames else [[]], prefer_unit=unit) for side in _share_head_noun(sides)]
     else:  # 'the 20y?' after the 30y: the same dataframe first
-        again = follow_up is not None and not frames and (clause.mentions.columns or tags_in(clause.rest))
+        again = follow_up is not None and not frames and names_column
         found = [_first_found(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
                               follow_up=follow_up)]
     failed = next((one for one in found if isinstance(one, Task)), None)
@@ -163,7 +164,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if sides and series[0] == series[1]:
         combine, series = None, series[:1]
     inherits = follow_up is not None and not stats and not combine  # a follow-up keeps what it does not change
-    if inherits and follow_up.series and not clause.mentions.columns and not tags_in(clause.rest):
+    if inherits and follow_up.series and not names_column:
         asked_column = follow_up.series[0].column  # 'top 3 days of SOFR volume' then 'and EFFR': EFFR's volume too
         series = [Series(s.ref, asked_column) if asked_column in s.ref.columns and s.column == vocabulary.main_column(s.ref)
                   else s for s in series]
@@ -216,13 +217,11 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = ["latest"] if not stats or stats == ["mean"] else stats
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
-    unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None)
-    named = bool(clause.mentions.columns or tags_in(clause.rest)) or any(
-        s.column and s.column != vocabulary.main_column(s.ref) for s in series)
-    ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
-                  named, clause.norm, None if ranked else _row_count(clause.rest),
-                  bool(re.search(r"\b(?:load|fetch|pull|grab|download)\b", clause.rest)),
-                  transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "",
+    unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None) or context_unit(context)
+    named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
+    ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
+                  limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
+                  transform=transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "",
                   flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "")
     return _outside_coverage(ask) or ask
 
