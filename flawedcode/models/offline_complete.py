@@ -75,8 +75,8 @@ def docs_words(root: object, pipeline: str, dataframe: str) -> frozenset[str]:
 def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = ()) -> list[str]:
     """The words of a data clause that nothing in the ask (or a visible note: 'our limit') accounts for, in order."""
     text = re.sub(WORDS["patterns"]["formatting"], " ", FILLER_PHRASES.sub(" ", clause.rest))  # 'rounded to 2 dp': how to show it
-    for used in (ask.shift, ask.flag_words, ask.transform_words):  # 'a year later', 'excluding quarter-ends': slots' words
-        text = text.replace(used, " ") if used else text
+    for used in ask.slot_words:  # 'a year later', 'excluding quarter-ends': words a slot used
+        text = text.replace(used, " ")
     tags = {tag for series in ask.series if series.column for tag in vocabulary.info(series.ref, series.column).tags}
     tags |= {f"p{q}" for q in ask.percentiles}
     text = re.sub(r"\b\d{1,2}s\d{1,2}s\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s

@@ -98,10 +98,9 @@ class DataAsk:
     limit: int | None = None
     load_asked: bool = False  # the request says load / fetch / pull: load the rows even for a statistic
     transform: str | None = None  # 'diff' (daily changes) or 'pct' (daily percent changes): statistics of these
-    shift: str = ""  # the words that moved a follow-up's period ('a year later')
     flag: tuple[str, DataframeRef, str] | None = None  # ('exclude' | 'only', dataframe, flag column): 'excluding quarter-ends'
     flag_words: str = ""
-    transform_words: str = ""  # the words that asked for the transform ('the largest single-day jump')
+    slot_words: tuple[str, ...] = ()  # words a slot used: 'a year later', 'excluding quarter-ends', 'the largest 1-day drop'
 
     @property
     def year(self) -> int | None:
@@ -227,11 +226,11 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = list(DESCRIBE_STATS)
     unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None) or context_unit(context)
     named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
+    transform = transform if not combine and not wants_rows else None
+    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match]
     ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
                   limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
-                  transform=transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "",
-                  transform_words=moved.group(0) if moved and transform and not combine and not wants_rows else "",
-                  flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "")
+                  transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used))
     return _outside_coverage(ask) or ask
 
 
