@@ -12,7 +12,7 @@ import re
 from functools import cache
 
 from flawedcode.catalog import Catalog
-from flawedcode.models.offline_answers import STAT_NAMES
+from flawedcode.models.offline_answers import STAT_NAMES, TRANSFORM_NAMES
 from flawedcode.models.offline_data import FRAME_ONLY_WORDS, DataAsk, Series
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Clause, Task, reply
@@ -112,6 +112,7 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
 def understood(ask: DataAsk, with_period: bool = True) -> str:
     """What a data ask means, in words: series, statistic, condition, period (no figure)."""
     series = (" minus " if ask.combine == "difference" else " and ").join(s.label for s in ask.series)
+    series = f"{TRANSFORM_NAMES[ask.transform]} of {series}" if ask.transform else series  # 'the mean of daily changes of ...'
     what = f"the rows of {series}" if ask.wants_rows else \
         f"the {', '.join(STAT_NAMES.get(stat, stat) for stat in ask.stats) or 'a summary'} of {series}"
     if ask.threshold:
