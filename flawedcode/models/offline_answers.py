@@ -1,21 +1,9 @@
-"""Data tasks step by step, and their answers: every figure labelled with what it is.
+"""Data tasks step by step, and their answers: every figure labelled with what it is (docs/offline-model.md).
 
-Steps. A data task first makes its planned calls (loads, or one stat script). A load
-whose result came back as an offload stub is read back from scratch/ when a statistic
-needs its rows, page after page while the last page ends with a continuation line
-(``# ... N more lines: read_file(path=..., offset=K)``). A stat script that fails (or
-prints no ``STATS`` line) is replaced by loads.
-
-Answers. A statistic reads, for example::
-
-    money_markets/sofr rate (percent), 2024-01-02 to 2024-12-31, 251 values: mean 5.1548 (515.4800 bp)
-
-naming the dataframe, the column, its unit, the dates the figures cover and how many
-values; only the statistics asked are stated (a period with no statistic gets mean, min,
-max and latest). Differences say ``A minus B`` and are given in the unit and in bp;
-correlations say ``correlation of A and B``. A load is described as before: its row count
-and dates, then mean / min / max / latest of the columns asked (or the main column).
-Figures have ``DECIMALS`` decimals.
+A data task makes its planned calls (loads, or one stat script; a failed script is replaced by loads); an offloaded
+load is read back from scratch/ page by page when a statistic needs its rows. A statistic reads
+``money_markets/sofr rate (percent), 2024-01-02 to 2024-12-31, 251 values: mean 5.1548 (515.4800 bp)``: the
+dataframe, column, unit, dates covered and number of values, then each statistic asked, with ``DECIMALS`` decimals.
 """
 
 from __future__ import annotations
@@ -27,10 +15,10 @@ from typing import Any
 from flawedcode.figures import combined, figures, transformed
 from flawedcode.models.offline_data import DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
+from flawedcode.models.offline_memory import read_back_step
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
     LOAD_HEADER,
-    READ_BACK_PAGES,
     LoadedTable,
     assemble_pages,
     offload_path,
@@ -45,6 +33,7 @@ STAT_NAMES = {"mean": "mean", "median": "median", "min": "min", "max": "max", "s
               "pct_change": "percent change", "factor": "factor", "sum": "sum",
               "range": "range (max minus min)", "iqr": "interquartile range (75th minus 25th percentile)"}
 TRANSFORM_NAMES = {"diff": "daily changes", "pct": "daily percent changes"}
+COMBINED_NAMES = {"difference": "spread {0} minus {1}", "ratio": "ratio {0} / {1}", "correlation": "{0} and {1}"}
 UNIT_SHOWN = {"percent": "%", "bp": " bp", "$bn": " $bn", "index": "", "count": "", "years": " years"}
 
 
@@ -57,48 +46,33 @@ def number(value: float) -> str:
 
 def data_next_step(task: Task, results: list[Any], context: Context) -> Step | None:
     ask: DataAsk = task.ask
-    if task.steps and task.steps[0].intent == "script":
+    first = task.steps[0] if task.steps else None
+    if first is not None and first.intent == "script":
         if not results:
             return Step("run_python", {"code": script_for(ask, context), "timeout": 60})
         if read_stat_output(results[0].content) is not None or ask.flag is not None:
             return None  # a flag condition has no other way: loads would lose it
         return _next_load_step(load_steps(ask), results[1:], needs_rows=True)
-    if task.steps and task.steps[0].intent == "read_file":  # rows already loaded, offloaded: read them back
-        if not results:
-            return task.steps[0]
-        text, next_offset = assemble_pages([result.content for result in results])
-        if text is not None or next_offset is None or results[-1].name != "read_file":
-            return None
-        if len(results) == 1 and (script := _copy_script(ask, results[0].content, context)):
-            return Step("run_python", {"code": script, "timeout": 60})
-        return Step("read_file", {**task.steps[0].roles, "offset": next_offset}) if len(results) < READ_BACK_PAGES else None
+    if first is not None and first.intent == "read_file":  # rows already loaded, offloaded: read them back
+        return read_back_step(first, results, lambda page: _copy_script(ask, page, context)) if results else first
     return _next_load_step(task.steps, results, needs_rows=not ask.wants_rows)
 
 
 def _next_load_step(steps: list[Step], results: list[Any], needs_rows: bool) -> Step | None:
+    """The next planned load; after an offloaded one whose rows are needed, the next page of its copy in scratch/."""
     position = 0
     for step in steps:
         if position >= len(results):
             return step
-        result = results[position]
+        path = offload_path(results[position].content)
         position += 1
-        path = offload_path(result.content)
-        if not path or not needs_rows:
-            continue
         pages: list[str] = []
-        while True:
-            text, next_offset = assemble_pages(pages)
-            if text is not None:
-                break
+        while path and needs_rows and assemble_pages(pages)[0] is None and len(pages) <= 20:
             if position >= len(results):
-                roles: dict[str, Any] = {"path": path, "limit": 2000}
-                if pages and next_offset:
-                    roles["offset"] = next_offset
-                return Step("read_file", roles)
+                next_offset = assemble_pages(pages)[1]
+                return Step("read_file", {"path": path, "limit": 2000, **({"offset": next_offset} if pages and next_offset else {})})
             pages.append(results[position].content)
             position += 1
-            if len(pages) > 20:
-                break
     return None
 
 
@@ -126,43 +100,32 @@ def script_for(ask: DataAsk, context: Context) -> str:
 
 def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
     ask: DataAsk = task.ask
-    errors = [result for result in results if result.content.lstrip().startswith("Error")]
     if task.steps and task.steps[0].intent == "script" and results:
-        output = read_stat_output(results[0].content)
-        if output is not None:
+        if (output := read_stat_output(results[0].content)) is not None:
             task.detail["figures"] = output
             return format_figures(ask, output, vocabulary)
         results = results[1:]
-        errors = [result for result in results if result.content.lstrip().startswith("Error")]
-    if errors:
+    if errors := [result for result in results if result.content.lstrip().startswith("Error")]:
         return relay_error(errors[0])
     scripted = [read_stat_output(result.content) for result in results if result.name == "run_python"]
     if scripted and scripted[0] is not None:  # a copy that paged in part, computed again over the same rows
         task.detail["figures"] = scripted[0]
         path = results[0].args.get("path", "scratch/")
         return f"{format_figures(ask, scripted[0], vocabulary)} (A script computed it over the rows of {path}: they did not fit my window.)"
-    if task.detail.get("rows"):
-        results = [ToolResult("chartbook_load_data", {}, task.detail["rows"]), *results]
-    tables = tables_in(results)
+    tables = tables_in([ToolResult("chartbook_load_data", {}, task.detail["rows"]), *results] if task.detail.get("rows") else results)
     if ask.wants_rows:
         described = [describe_table(table, ask, vocabulary) for table in tables.values()]
         stubs = [result for result in results if offload_path(result.content)]
-        if not described and stubs:
-            return describe_stub(stubs[0], vocabulary)
-        return "\n\n".join(described) or "I got no rows back."
+        return describe_stub(stubs[0], vocabulary) if stubs and not described else "\n\n".join(described) or "I got no rows back."
     series_values = [_values(tables, series) for series in ask.series[:2]]
     if any(values is None for values in series_values):
         return ("I could not see all the rows this needs in my context window, so I won't guess a figure. "
                 "Ask for a shorter period, or I can run a script on the data.")
-    first, other = series_values[0], None
-    if ask.combine and len(series_values) > 1:
-        first, other = combined(series_values[0], series_values[1], ask.combine)
-    lines = []
-    if len(ask.series) > 2 or (len(ask.series) == 2 and not ask.combine):
-        for series, values in zip(ask.series, [_values(tables, s) for s in ask.series]):
-            single = replace(ask, series=[series], combine=None)
-            lines.append(format_figures(single, _figures(single, values or [], None), vocabulary))
-        return "\n".join(lines)
+    if len(ask.series) > 2 or (len(ask.series) == 2 and not ask.combine):  # each series on its own line
+        singles = [replace(ask, series=[series], combine=None) for series in ask.series]
+        return "\n".join(format_figures(single, _figures(single, _values(tables, single.series[0]) or [], None), vocabulary)
+                         for single in singles)
+    first, other = combined(*series_values, ask.combine) if ask.combine and len(series_values) > 1 else (series_values[0], None)
     task.detail["figures"] = _figures(ask, first, other)
     return format_figures(ask, task.detail["figures"], vocabulary)
 
@@ -190,41 +153,27 @@ def _figures(ask: DataAsk, values: list[tuple[str, float]], other: list | None) 
 
 def _values(tables: dict[str, LoadedTable], series: Series) -> list[tuple[str, float]] | None:
     table = tables.get(series.ref.key)
-    if table is None or series.column not in table.header:
-        return None
-    return table.values(series.column)
+    return table.values(series.column) if table is not None and series.column in table.header else None
 
 
 def tables_in(results: list[Any]) -> dict[str, LoadedTable]:
     """The loaded tables among the results, by dataframe key (read-backs of offloaded copies put together)."""
-    tables: dict[str, LoadedTable] = {}
-    pages: dict[str, list[str]] = {}
+    texts, pages = [], {}
     for result in results:
-        if result.name in ("read_file",) or result.content.startswith("# scratch/"):
-            path = str(result.args.get("path") or result.args.get("file_path") or "")
-            pages.setdefault(path, []).append(result.content)
-            continue
-        table = parse_loaded_table(result.content)
-        if table is not None:
-            tables[table.key] = table
-    for contents in pages.values():
-        text, _ = assemble_pages(contents)
-        table = parse_loaded_table(text) if text else None
-        if table is not None:
-            tables[table.key] = table
-    return tables
+        if result.name == "read_file" or result.content.startswith("# scratch/"):
+            pages.setdefault(str(result.args.get("path") or result.args.get("file_path") or ""), []).append(result.content)
+        else:
+            texts.append(result.content)
+    texts += [text for contents in pages.values() if (text := assemble_pages(contents)[0])]
+    return {table.key: table for text in texts if (table := parse_loaded_table(text)) is not None}
 
 
 def _subject(ask: DataAsk) -> str:
     labels = [series.label for series in ask.series[:2]]
     if ask.transform and labels:
         return f"{TRANSFORM_NAMES[ask.transform]} of {labels[0]}"
-    if ask.combine == "difference" and len(labels) == 2:
-        return f"spread {labels[0]} minus {labels[1]}"
-    if ask.combine == "ratio" and len(labels) == 2:
-        return f"ratio {labels[0]} / {labels[1]}"
-    if ask.combine == "correlation" and len(labels) == 2:
-        return f"{labels[0]} and {labels[1]}"
+    if ask.combine in COMBINED_NAMES and len(labels) == 2:
+        return COMBINED_NAMES[ask.combine].format(*labels)
     subject = labels[0] if labels else "the data"
     if ask.flag:
         how, ref, column = ask.flag
@@ -234,93 +183,67 @@ def _subject(ask: DataAsk) -> str:
 
 def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) -> str:
     """One line: what, its unit, the dates covered, how many values, then each statistic asked."""
-    count = int(out.get("count", 0))
+    count, last = int(out.get("count", 0)), out.get("last_date")
     if not count:
         return f"No values of {_subject(ask)} in {ask.period.describe()}, so there is no figure to give."
     unit = vocabulary.unit(ask.series[0].ref, ask.series[0].column) if ask.series else ""
-    dates = f"{out.get('first_date')} to {out.get('last_date')}" if out.get("first_date") != out.get("last_date") else f"on {out.get('last_date')}"
-    if ask.period.assumed:
-        dates += f" ({ask.period.assumed})"
+    dates = f"{out.get('first_date')} to {last}" if out.get("first_date") != last else f"on {last}"
+    dates += f" ({ask.period.assumed})" if ask.period.assumed else ""
+    shown = "a ratio, no unit" if ask.combine == "ratio" else "percentage points" if ask.combine == "difference" and unit == "percent" else unit
+    head = f"{_subject(ask)} ({shown})" if shown else _subject(ask)
     if ask.stats == ["latest"] and ask.combine != "correlation" and ask.threshold is None:
-        value = out["latest"]
-        shown = "a ratio, no unit" if ask.combine == "ratio" else ("percentage points" if ask.combine == "difference" and
-                                                                  unit == "percent" else unit)
-        head = f"{_subject(ask)} ({shown})" if shown else _subject(ask)
-        figure = f"{number(value)}{_converted(value, unit, ask)}"
+        figure = f"{number(out['latest'])}{_converted(out['latest'], unit, ask)}"
         if ask.period.start and ask.period.start == ask.period.end:  # one day asked: that day's value
-            return f"{head} on {out.get('last_date')}: {figure}."
+            return f"{head} on {last}: {figure}."
         if ask.period.point:  # 'at the end of 2024': the last row on or before that day
-            where = "" if out.get("last_date") == ask.period.end else f", the last day with a row on or before {ask.period.end}"
-            return f"{head} on {out.get('last_date')}{where}: {figure}."
-        return f"{head}: latest {figure} on {out.get('last_date')}."
+            where = "" if last == ask.period.end else f", the last day with a row on or before {ask.period.end}"
+            return f"{head} on {last}{where}: {figure}."
+        return f"{head}: latest {figure} on {last}."
     if ask.combine == "correlation":
-        value = out.get("corr")
-        shown = number(value) if isinstance(value, float) else "not defined (a series does not vary)"
-        return f"Correlation of {_subject(ask)}, {dates}, {count} dates: {shown}."
-    unit_text = "percentage points" if (ask.combine == "difference" and unit == "percent") else unit
-    unit_text = "a ratio, no unit" if ask.combine == "ratio" else unit_text
-    head = f"{_subject(ask)} ({unit_text})" if unit_text else _subject(ask)
-    if ask.stats == ["first_when"] and ask.threshold is not None:
-        side, limit = ask.threshold
-        when = out.get("first_when")
-        found = f"first on {when}" if when else "never"
-        return f"{head}, {dates}, {count} values: {side} {limit:g}{UNIT_SHOWN.get(unit, '')} {found}."
+        value = number(out["corr"]) if isinstance(out.get("corr"), float) else "not defined (a series does not vary)"
+        return f"Correlation of {_subject(ask)}, {dates}, {count} dates: {value}."
     if ask.threshold is not None:
         side, limit = ask.threshold
+        past = f"{side} {limit:g}{UNIT_SHOWN.get(unit, '')}"
+        if ask.stats == ["first_when"]:
+            found = f"first on {out['first_when']}" if out.get("first_when") else "never"
+            return f"{head}, {dates}, {count} values: {past} {found}."
         if side == "true":
             return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days with {ask.series[0].column} set."
-        return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days {side} {limit:g}{UNIT_SHOWN.get(unit, '')}."
-    nth = next((stat for stat in ask.stats if re.fullmatch(r"nth_(?:top|bottom)\d+", stat)), None)
-    if nth:
-        side, place = ("top", int(nth[7:])) if "top" in nth else ("bottom", int(nth[10:]))
-        ranking = out.get(side, [])
+        return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days {past}."
+    head += f", {dates}, {count} values:"
+    ranked = next(filter(None, (re.fullmatch(r"(nth_)?(top|bottom)(\d+)", stat) for stat in sorted(ask.stats, key=lambda s: s[:4] != "nth_"))), None)
+    if ranked:  # 'the 5 highest days' or 'the 3rd lowest'
+        nth, side, place = ranked[1], ranked[2], int(ranked[3])
+        ranking, extreme = out.get(side, []), "highest" if side == "top" else "lowest"
+        if not nth:
+            return f"{head} the {min(place, count)} {extreme}: " + "; ".join(f"{date} {number(value)}" for date, value in ranking[:place]) + "."
         if len(ranking) < place:
-            return f"{head}, {dates}, {count} values: there is no {_ordinal(place)} {'highest' if side == 'top' else 'lowest'}."
-        date, value = ranking[place - 1]
+            return f"{head} there is no {_ordinal(place)} {extreme}."
         before = "; ".join(f"{day} {number(figure)}" for day, figure in ranking[:place - 1])
-        return (f"{head}, {dates}, {count} values: the {_ordinal(place)} {'highest' if side == 'top' else 'lowest'}: "
-                f"{date} {number(value)} (before it: {before}).")
-    ranked = next((stat for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)), None)
-    if ranked:
-        side, size = ("top", int(ranked[3:])) if ranked.startswith("top") else ("bottom", int(ranked[6:]))
-        shown = "; ".join(f"{date} {number(value)}" for date, value in out.get(side, [])[:size])
-        return f"{head}, {dates}, {count} values: the {min(size, count)} {'highest' if side == 'top' else 'lowest'}: {shown}."
-    parts = []
-    for stat in ask.stats:
-        if stat == "factor":  # 'by what factor': latest / first, and its inverse (which way it moved)
-            parts.append(f"latest / first {out['latest'] / out['first']:.{DECIMALS}f}, first / latest "
-                         f"{out['first'] / out['latest']:.{DECIMALS}f} (from {number(out['first'])} on {out.get('first_date')} "
-                         f"to {number(out['latest'])} on {out.get('last_date')})" if out.get("first") and out.get("latest")
-                         else "no factor: the first or latest value is zero")
-            continue
-        if stat not in out:
-            continue
-        value = out[stat]
-        if stat == "count":
-            parts.append(f"count {count}")
-            continue
-        if stat == "pct_change":  # relative: (latest / first - 1) x 100, whatever the column's unit
-            parts.append(f"percent change {value:+.{DECIMALS}f}% (from {number(out['first'])} on {out.get('first_date')} "
-                         f"to {number(out['latest'])} on {out.get('last_date')})")
-            continue
-        text = f"{_stat_name(stat)} {_signed(value, stat)}"
-        text += _converted(value, unit, ask)
-        if stat in ("min", "max"):
-            text += f" on {out.get(stat + '_date')}"
-        elif stat == "latest":
-            text += f" on {out.get('last_date')}"
-        elif stat == "change":
-            text += f" (from {number(out['first'])} on {out.get('first_date')} to {number(out['latest'])} on {out.get('last_date')})"
-        parts.append(text)
-    return f"{head}, {dates}, {count} values: " + ", ".join(parts) + "."
+        return f"{head} the {_ordinal(place)} {extreme}: {ranking[place - 1][0]} {number(ranking[place - 1][1])} (before it: {before})."
+    return f"{head} " + ", ".join(_stated(stat, out, unit, ask) for stat in ask.stats if stat in out or stat == "factor") + "."
+
+
+def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
+    """One statistic as the answer states it: named, signed for a change, converted, and dated where it has a date."""
+    span = f"(from {number(out.get('first', 0))} on {out.get('first_date')} to {number(out.get('latest', 0))} on {out.get('last_date')})"
+    if stat == "factor":  # 'by what factor': latest / first, and its inverse (which way it moved)
+        if not (out.get("first") and out.get("latest")):
+            return "no factor: the first or latest value is zero"
+        return f"latest / first {out['latest'] / out['first']:.{DECIMALS}f}, first / latest {out['first'] / out['latest']:.{DECIMALS}f} {span}"
+    if stat == "count":
+        return f"count {int(out['count'])}"
+    if stat == "pct_change":  # relative: (latest / first - 1) x 100, whatever the column's unit
+        return f"percent change {out[stat]:+.{DECIMALS}f}% {span}"
+    when = {"min": f" on {out.get('min_date')}", "max": f" on {out.get('max_date')}", "latest": f" on {out.get('last_date')}",
+            "change": f" {span}"}.get(stat, "")
+    value = out[stat]
+    return f"{_stat_name(stat)} {f'{value:+.{DECIMALS}f}' if stat == 'change' else number(value)}{_converted(value, unit, ask)}{when}"
 
 
 def _ordinal(place: int) -> str:
-    return f"{place}{'nd' if place == 2 else 'rd' if place == 3 else 'th'}"
-
-
-def _signed(value: float, stat: str) -> str:
-    return f"{value:+.{DECIMALS}f}" if stat == "change" else number(value)
+    return f"{place}{'th' if 10 <= place % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(place % 10, 'th')}"
 
 
 def _converted(value: float, unit: str, ask: DataAsk) -> str:
@@ -344,8 +267,7 @@ def describe_table(table: LoadedTable, ask: DataAsk | None, vocabulary: Vocabula
         main = vocabulary.main_column(ref) if ref else None
         asked = [main] if main in numeric else numeric[:1]
     for column in asked[:4]:
-        pairs = table.values(column)
-        if not pairs:
+        if not (pairs := table.values(column)):
             continue
         out = figures(pairs)
         lines.append(f"{table.key} {column}: mean {number(out['mean'])}, min {number(out['min'])} on {out['min_date']}, "
@@ -362,14 +284,10 @@ def describe_stub(result: Any, vocabulary: Vocabulary | None = None) -> str:
     preview = [line for line in lines[1:] if line.strip() and "read_file(" not in line][:8]
     pipeline, dataframe = result.args.get("pipeline"), result.args.get("dataframe")
     what = f"{result.name} for {pipeline}/{dataframe}" if pipeline and dataframe else result.name
-    text = f"The full result of {what} is saved in {path}" + (f" ({detail})" if detail else "") + "."
-    text += f" I can read it with read_file(path='{path}')."
-    statistics = preview_statistics(preview, vocabulary)
-    if statistics:
-        return text + " " + statistics
-    if preview:
-        text += " Preview:\n" + "\n".join(f"> {line}" for line in preview)
-    return text
+    text = f"The full result of {what} is saved in {path}{f' ({detail})' if detail else ''}. I can read it with read_file(path='{path}')."
+    if statistics := preview_statistics(preview, vocabulary):
+        return f"{text} {statistics}"
+    return text + (" Preview:\n" + "\n".join(f"> {line}" for line in preview) if preview else "")
 
 
 def preview_statistics(preview: list[str], vocabulary: Vocabulary | None) -> str:
@@ -392,19 +310,14 @@ def preview_statistics(preview: list[str], vocabulary: Vocabulary | None) -> str
 
 def relay_error(result: Any) -> str:
     problem = result.content.strip().removeprefix("Error:").strip()
-    if result.name.startswith("chartbook"):
-        advice = "Check the names (ask me to list the ChartBook dataframes) and ask again."
-    elif result.name in ("read_file", "list_files", "search_files", "write_file"):
-        advice = "Check the path (ask me to list the files) and ask again."
-    else:
-        advice = "Fix the input and ask again."
-    return f"{result.name} failed: {problem} {advice}"
+    advice = ("Check the names (ask me to list the ChartBook dataframes)" if result.name.startswith("chartbook") else
+              "Check the path (ask me to list the files)" if result.name in ("read_file", "list_files", "search_files", "write_file")
+              else "Fix the input")
+    return f"{result.name} failed: {problem} {advice} and ask again."
 
 
 def _stat_name(stat: str) -> str:
     """How an answer names a statistic: ``std`` -> 'standard deviation', ``p90`` -> '90th percentile', ``p1`` -> '1st percentile'."""
     if stat in STAT_NAMES or not re.fullmatch(r"p\d+", stat):
         return STAT_NAMES.get(stat, stat)
-    q = int(stat[1:])
-    suffix = "th" if 10 <= q % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(q % 10, "th")
-    return f"{q}{suffix} percentile"
+    return f"{_ordinal(int(stat[1:]))} percentile"

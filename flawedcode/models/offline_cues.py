@@ -1,40 +1,9 @@
-"""Intents as data: cue rows in ``offline_intents.toml``, one scorer, and a planner registered per intent.
+"""Intents as data: the rows of ``offline_intents.toml``, one scorer, and the planners registered by row name.
 
-A row of the table (``flawedcode/models/offline_intents.toml``, or a TOML file of your own given to
-``add_cue_file``)::
-
-    [[intent]]
-    name = "context_window"                    # the planner registered under this name plans it
-    cues = ["context window", "how full"]      # phrases, whole words, case ignored; "re:" starts a regex
-    needs_tools = []                           # tried only when one of these tools is bound ([] = always)
-    min_score = 1                              # how many cues must be found
-
-The scorer (``best_intent``) scores every row that has a registered planner and a bound tool: one
-point per cue found in the request's normalized text (offline_words.normalize: lower case, typos
-fixed). The highest score at or above ``min_score`` wins; a tie goes to the row read first. These
-rows are tried **before** the built-in routing table (``offline_intents.INTENT_RULES``), so a row
-is how a module teaches the offline model a new kind of request without editing its parser.
-
-Adding an intent from another module (v3's ``write_todos``, for example)::
-
-    from flawedcode.models.offline_cues import Intent, register_intent
-    from flawedcode.models.offline_plan import Step, Task
-
-    def plan_todos(clause, context):          # Clause and Context: offline_plan.py
-        return [Task("write_todos", steps=[Step("write_todos", {"todos": [...]})])]
-
-    def answer_todos(task, results, context):  # results: the ToolResults of the task's steps
-        return "I wrote the plan: ..."
-
-    register_intent(Intent("write_todos", cues=("todo", "to-do list", "plan the steps"),
-                           needs_tools=("write_todos",)), plan_todos, answer=answer_todos)
-
-A ``Step``'s intent is a tool name when it is not one of ``offline_plan.TOOL_NAMES_BY_INTENT``'s
-intents; its roles are filled by the bound tool's own parameter names (``fill_arguments``). The
-task's ``kind`` selects the answer function (without one, each tool result is quoted). Register at
-import time of the module that adds the tool; ``needs_tools`` keeps the intent silent for agents
-that do not bind it. Rows may instead live in your own TOML file: ``add_cue_file(path)`` and
-``register_planner(name, planner, answer=...)``.
+``ranked(text, tool_names)`` is the scorer: the rows whose cues are found in a request's
+normalized text, best first (lower ``rank``, then more cues found, then table order). The row
+format, and how another module adds an intent (``register_intent``), are in docs/offline-model.md
+("Intents as data").
 """
 
 from __future__ import annotations
@@ -49,23 +18,38 @@ from typing import Any
 
 CUE_FILE = Path(__file__).with_name("offline_intents.toml")
 
-Planner = Callable[[Any, Any], list[Any]]
-"""(clause, context) -> tasks (offline_plan.Clause, Context, Task)."""
+Planner = Callable[[Any, Any], list[Any] | None]
+"""(clause, context) -> tasks, or None to let the next row plan it (offline_plan.Clause, Context, Task)."""
 Answer = Callable[[Any, list[Any], Any], str]
 """(task, tool results, context) -> the reply text."""
 
 
 @dataclass(frozen=True)
 class Intent:
-    """One row of the cue table."""
+    """One row of the cue table (the fields: docs/offline-model.md, "Intents as data")."""
 
     name: str
-    cues: tuple[str, ...]
+    cues: tuple[str, ...] = ()
     needs_tools: tuple[str, ...] = ()
     min_score: int = 1
+    rank: int = 0
+    all: tuple[tuple[str, ...], ...] = ()
+    none: tuple[str, ...] = ()
+    guard: tuple[str, ...] = ()
+    plan: str = ""
+    task: str = ""
+    labels: tuple[str, ...] = ()
 
-    def score(self, text: str) -> int:
-        return sum(1 for cue in self.cues if _pattern(cue).search(text))
+    def score(self, text: str) -> int | None:
+        """How many cues are found; None when fewer than ``min_score``, a group of ``all`` has none or a ``none`` cue is found."""
+        if any(_found(cue, text) for cue in self.none) or any(not any(_found(cue, text) for cue in group) for group in self.all):
+            return None
+        score = sum(1 for cue in self.cues if _found(cue, text))
+        return score if score >= self.min_score else None
+
+    def label(self, text: str) -> str:
+        """The label of the first cue found (a row whose cues are a table of label = cue)."""
+        return next(label for label, cue in zip(self.labels, self.cues, strict=True) if _found(cue, text))
 
 
 _rows: dict[str, Intent] = {}
@@ -76,16 +60,33 @@ _answers: dict[str, Answer] = {}
 
 @cache
 def _pattern(cue: str) -> re.Pattern[str]:
-    if cue.startswith("re:"):
-        return re.compile(cue[3:])
-    return re.compile(r"(?<![\w])" + re.escape(cue.lower()) + r"(?![\w])")
+    return re.compile(cue[3:] if cue.startswith("re:") else r"(?<![\w])" + re.escape(cue.lower()) + r"(?![\w])")
+
+
+def _found(cue: str, text: str) -> bool:
+    return _pattern(cue).search(text) is not None
+
+
+@cache
+def table() -> dict[str, Any]:
+    """The package's own cue file, parsed (its other sections are lists the planners and parsers read)."""
+    return tomllib.loads(CUE_FILE.read_text(encoding="utf-8"))
 
 
 def read_cue_file(path: Path) -> list[Intent]:
     """The rows of one TOML cue file."""
-    rows = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("intent", [])
-    return [Intent(row["name"], tuple(row.get("cues", ())), tuple(row.get("needs_tools", ())), int(row.get("min_score", 1)))
-            for row in rows]
+    rows = table() if Path(path) == CUE_FILE else tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    return [_row(row) for row in rows.get("intent", [])]
+
+
+def _row(row: dict[str, Any]) -> Intent:
+    cues = row.get("cues", ())
+    named = cues if isinstance(cues, dict) else {}
+    return Intent(row["name"], tuple(named.values() if named else cues), tuple(row.get("needs_tools", ())),
+                  int(row.get("min_score", 1 if cues else 0)), int(row.get("rank", 0)),
+                  tuple(tuple(group) for group in row.get("all", ())), tuple(row.get("none", ())), tuple(row.get("guard", ())),
+                  row.get("plan", ""),
+                  row.get("task", ""), tuple(named))
 
 
 def add_cue_file(path: Path) -> None:
@@ -95,7 +96,7 @@ def add_cue_file(path: Path) -> None:
 
 
 def register_planner(name: str, planner: Planner, answer: Answer | None = None) -> None:
-    """The planner (and answer) for the row called ``name``."""
+    """The planner (and answer) of the rows that plan as ``name``."""
     _planners[name] = planner
     if answer is not None:
         _answers[name] = answer
@@ -104,25 +105,40 @@ def register_planner(name: str, planner: Planner, answer: Answer | None = None) 
 def register_intent(intent: Intent, planner: Planner, answer: Answer | None = None) -> None:
     """A row, its planner and its answer, in one call."""
     _rows[intent.name] = intent
-    register_planner(intent.name, planner, answer)
+    register_planner(intent.plan or intent.name, planner, answer)
+
+
+def ranked(text: str, tool_names: set[str]) -> list[Intent]:
+    """The rows found in a request's normalized text whose tools are bound, best first."""
+    _read_own_rows()
+    scored = []
+    for order, intent in enumerate(_rows.values()):
+        score = None if intent.needs_tools and not set(intent.needs_tools) & tool_names else intent.score(text)
+        if score is not None:
+            scored.append((intent.rank, -score, order, intent))
+    return [intent for *_, intent in sorted(scored, key=lambda item: item[:3])]
+
+
+def planner_for(intent: Intent) -> Planner | None:
+    """The planner registered for a row (by its ``plan`` name, else its own), if any."""
+    return _planners.get(intent.plan or intent.name)
 
 
 def best_intent(text: str, tool_names: set[str]) -> tuple[str, Planner] | None:
-    """The row that wins for a request's normalized text, with its planner; None when no row reaches its minimum."""
-    _read_own_rows()
-    best: tuple[int, str] | None = None
-    for name, intent in _rows.items():
-        if name not in _planners or (intent.needs_tools and not set(intent.needs_tools) & tool_names):
-            continue
-        score = intent.score(text)
-        if score >= intent.min_score and (best is None or score > best[0]):
-            best = (score, name)
-    return (best[1], _planners[best[1]]) if best else None
+    """The best row found in ``text`` that has a planner and no guard, with its planner; None when there is none."""
+    found = next((intent for intent in ranked(text, tool_names) if not intent.guard and planner_for(intent)), None)
+    return (found.name, planner_for(found)) if found else None
 
 
 def answer_for(kind: str) -> Answer | None:
     """The answer function registered for a task kind, if any."""
     return _answers.get(kind)
+
+
+def row(name: str) -> Intent:
+    """The row called ``name``."""
+    _read_own_rows()
+    return _rows[name]
 
 
 @cache

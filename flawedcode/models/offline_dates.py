@@ -1,25 +1,13 @@
 """Single days and day ranges as people write them, read with ``dateparser``; the data's own days for the rest.
 
-``read_days(text)`` finds the days in a (normalized) request: ``22/04/2024`` (day first, as
-outside the US), ``Nov 8 2023``, ``the third of June 2024``, ``saturday 6 july 2024``, ``2024/03/15``, ``20240315``,
-``from the 8th to the 19th of April 2024``. Each is written back as ISO (``on 2024-04-22``,
-``from 2024-04-08 to 2024-04-19``) for the period reader (offline_periods.py), and what cannot
-be a single meaning becomes a *problem* the reply states instead of a figure. Named days (``Christmas
-Eve 2024``, ``Thanksgiving 2023``: pandas' US federal holiday calendar for the moving ones) are that day.
-
-- an ambiguous numeric day (``02/05/2024``: 2 May or 5 February?) is asked back;
-- an impossible day (``April 31st 2024``, ``30 February 2024``, ``2024-02-30``) is named as such;
-- a weekday that does not match its date is named;
-- a fiscal year (``FY2024``: calendar, or October to September?) is asked back.
-
-``no_row_that_day(day, dates)`` explains a day the data has no row for: a weekend, a US federal
-holiday (named with pandas' ``USFederalHolidayCalendar``, the calendar the catalog's business
-days follow), or outside the data; with the nearest days that do have rows.
+``read_days(text)`` writes each day of a (normalized) request as ISO (``on 2024-04-22``, ``from
+2024-04-08 to 2024-04-19``) for the period reader (offline_periods.py); what cannot be one real day
+(ambiguous, impossible, a weekday that does not match, a fiscal year) becomes a *problem* the reply
+states instead of a figure. ``no_row_that_day`` explains a day the data has no row for. The forms:
+docs/offline-model.md, "Periods and days".
 
 Why dateparser: it is well kept, reads day-first and month-first numeric forms, month names,
-abbreviations and ordinals, runs offline, and takes about a millisecond per request after its
-first use (0.3 s to load). It is only asked about text that holds a year, so "10y" is a tenor,
-not "ten years ago".
+abbreviations and ordinals, and runs offline (about a millisecond per request after a 0.3 s load).
 """
 
 from __future__ import annotations
@@ -30,12 +18,9 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-                 "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
-                 "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
-                 "twentieth": 20, "twenty-first": 21, "twenty-second": 22, "twenty-third": 23, "twenty-fourth": 24,
-                 "twenty-fifth": 25, "twenty-sixth": 26, "twenty-seventh": 27, "twenty-eighth": 28,
-                 "twenty-ninth": 29, "thirtieth": 30, "thirty-first": 31}
+from flawedcode.models.offline_cues import table
+
+ORDINAL_WORDS = {word: number for number, word in enumerate(table()["dates"]["ordinals"], start=1)}
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
 MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
@@ -115,14 +100,9 @@ def _fiscal_years(text: str, problems: list[str]) -> str:
     return FISCAL_YEAR.sub(asked, text)
 
 
-FIXED_DAYS = {"christmas eve": (12, 24), "new year's eve": (12, 31), "new years eve": (12, 31), "halloween": (10, 31),
-              "valentine's day": (2, 14), "valentines day": (2, 14), "st patrick's day": (3, 17), "boxing day": (12, 26)}
+FIXED_DAYS: dict[str, tuple[int, int]] = {name: tuple(day) for name, day in table()["dates"]["fixed_days"].items()}
 """Named days that are not US federal holidays (those come from pandas' calendar, by the words of their names)."""
-HOLIDAY_WORDS = {"christmas": "Christmas Day", "thanksgiving": "Thanksgiving Day", "labor day": "Labor Day",
-                 "memorial day": "Memorial Day", "independence day": "Independence Day", "juneteenth": "Juneteenth",
-                 "new year's day": "New Year's Day", "new years day": "New Year's Day", "veterans day": "Veterans Day",
-                 "columbus day": "Columbus Day", "mlk day": "Martin Luther King", "martin luther king day": "Martin Luther King",
-                 "presidents day": "Washington's Birthday", "presidents' day": "Washington's Birthday"}
+HOLIDAY_WORDS: dict[str, str] = table()["dates"]["holidays"]
 """How a US federal holiday is called, and the words of pandas' name for it."""
 NAMED_DAY = re.compile(r"\b(?:on\s+)?(?P<name>" + "|".join(sorted(map(re.escape, FIXED_DAYS | HOLIDAY_WORDS), key=len, reverse=True))
                        + r")(?:\s+(?:day\s+)?(?:of\s+|in\s+)?(?P<year>(?:19|20)\d\d))\b")

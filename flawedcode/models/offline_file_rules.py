@@ -1,18 +1,19 @@
 """The file and code rules of the offline model's routing table (the table itself: offline_intents.py).
 
-Each rule is a test ``_is_<name>(clause, context)`` and a planner ``_plan_<name>(clause, context)``
-returning tasks. Scripts and tests run with ``RUN_TIMEOUT_SECONDS``; files named in words
-("the readme", "the analysis script") are found in a listing first; a function is found
-with ``search_files``; asked to fix code, it runs the tests and reads the failing function.
+Each rule is a test ``_is_<name>(clause, context)`` and a planner ``_plan_<name>(clause, context)`` returning
+tasks; their phrases are data (``offline_answers.toml``, ``[files]``). Scripts and tests run with ``RUN_TIMEOUT_SECONDS``.
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
+import tomllib
+from pathlib import Path, PurePosixPath
 
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, calls, has_any, reply
 
+WORDS = {key: tuple(value) if isinstance(value, list) else value
+         for key, value in tomllib.loads(Path(__file__).with_name("offline_answers.toml").read_text(encoding="utf-8"))["files"].items()}
 RUN_TIMEOUT_SECONDS = 60
 """run_python timeout for scripts and tests (a busy machine needs more than the tool's default 10 s)."""
 RUN_TESTS_CODE = """\
@@ -34,25 +35,23 @@ sys.exit(pytest.main(['-q']))
 """
 """Run the project's tests: with pytest when it is installed, else each test file as a script (what its docstring says)."""
 
-FIX_WORDS = r"\b(?:fix|repair|patch|debug|correct)\b.*\b(?:bug|code|function|calculation|formula|tests?|\w+\.py|volatility|it)\b|" \
-            r"\bmake the (?:failing )?tests pass\b|^(?:fix|debug) \S+\.py"
-RUN_VERBS = r"\b(?:run|execute|launch|kick off|start|python|try|eval)\b"
-TEST_WORDS = r"\btests?\b|\bpytest\b|\btest suite\b|\bunit tests\b|\bthe checks\b"
-READ_VERBS = ("read", "open", "show", "cat", "display", "print", "view", "look at", "see", "pull up", "head", "what is in", "contents")
+READ_VERBS = WORDS["read_verbs"]
+
+
+def _run_tests() -> Step:
+    return Step("run_python", {"code": RUN_TESTS_CODE, "command": "python -m pytest -q", "timeout": RUN_TIMEOUT_SECONDS})
 
 
 def _is_fix_code(clause: Clause, context: Context) -> bool:
-    return bool(re.search(FIX_WORDS, clause.norm)) and not clause.code
+    return bool(re.search(WORDS["fix"], clause.norm)) and not clause.code
 
 
 def _plan_fix_code(clause: Clause, context: Context) -> list[Task]:
-    return [Task("fix", steps=[Step("run_python", {"code": RUN_TESTS_CODE, "command": "python -m pytest -q",
-                                                   "timeout": RUN_TIMEOUT_SECONDS})])]
+    return [Task("fix", steps=[_run_tests()])]
 
 
 def _is_write_file(clause: Clause, context: Context) -> bool:
-    return bool(clause.paths) and has_any(clause.norm, ("write", "save", "create", "overwrite", "put", "store", "jot down",
-                                                        "make a file", "make file", "append", "record"))
+    return bool(clause.paths) and has_any(clause.norm, WORDS["write_verbs"])
 
 
 def _plan_write_file(clause: Clause, context: Context) -> list[Task]:
@@ -64,18 +63,15 @@ def _plan_write_file(clause: Clause, context: Context) -> list[Task]:
 
 
 def _content_for(text: str, path: str, quoted: list[str]) -> str | None:
+    """The text to write: quoted, else after a colon (after the path, then before it), else after 'saying'."""
     if quoted:
         return quoted[0]
-    after = text.split(path, 1)[1] if path in text else text
-    before = text.split(path, 1)[0]
-    for part in (after, before):
-        if ":" in part:
-            content = part.split(":", 1)[1].strip()
-            if content:
-                return content + "\n"
+    before, _, after = text.partition(path) if path in text else ("", "", text)
+    content = next((part.split(":", 1)[1].strip() for part in (after, before) if ":" in part and part.split(":", 1)[1].strip()), None)
     said = re.search(r"\b(?:saying|that says|which says|reading|with the (?:text|words|line)|containing)\s+(?:that\s+)?(.+)$", after,
                      re.IGNORECASE)  # 'save a note to notes.txt saying sofr averaged 5.1 in 2024'
-    return said.group(1).strip() + "\n" if said and said.group(1).strip() else None
+    content = content or (said.group(1).strip() if said else None)
+    return content + "\n" if content else None
 
 
 def _is_run_code(clause: Clause, context: Context) -> bool:
@@ -83,28 +79,26 @@ def _is_run_code(clause: Clause, context: Context) -> bool:
 
 
 def _plan_run_code(clause: Clause, context: Context) -> list[Task]:
-    return [calls(Step("run_python", {"code": clause.code if clause.code.endswith("\n") else clause.code + "\n",
-                                      "timeout": RUN_TIMEOUT_SECONDS}))]
+    return [calls(Step("run_python", {"code": clause.code if clause.code.endswith("\n") else clause.code + "\n", "timeout": RUN_TIMEOUT_SECONDS}))]
 
 
 def _is_run_tests(clause: Clause, context: Context) -> bool:
     test_paths = [path for path in clause.paths if PurePosixPath(path).name.startswith("test")]
     if re.search(r"\bdo (?:the )?tests pass\b|\bpytest\b", clause.norm):
         return True
-    if re.search(RUN_VERBS + r"|\bcheck whether\b|\bcheck if\b", clause.norm) and (re.search(TEST_WORDS, clause.norm) or test_paths):
+    asks_to_run = re.search(WORDS["run_verbs"] + r"|\bcheck whether\b|\bcheck if\b", clause.norm)
+    if asks_to_run and (re.search(WORDS["test_words"], clause.norm) or test_paths):
         return not [path for path in clause.paths if path.endswith(".py") and path not in test_paths]
     return False
 
 
 def _plan_run_tests(clause: Clause, context: Context) -> list[Task]:
-    return [calls(Step("run_python", {"code": RUN_TESTS_CODE, "command": "python -m pytest -q", "timeout": RUN_TIMEOUT_SECONDS}))]
+    return [calls(_run_tests())]
 
 
 def _is_run_script(clause: Clause, context: Context) -> bool:
-    if not re.search(RUN_VERBS, clause.norm):
-        return False
-    scripts = [path for path in clause.paths if path.endswith(".py")]
-    return bool(scripts) or bool(re.search(r"\b(?:it|the script|the analysis|analysis script|the report)\b", clause.norm))
+    return bool(re.search(WORDS["run_verbs"], clause.norm)) and (any(path.endswith(".py") for path in clause.paths)
+                                                                  or bool(re.search(WORDS["run_what"], clause.norm)))
 
 
 def _plan_run_script(clause: Clause, context: Context) -> list[Task]:
@@ -132,48 +126,36 @@ def _function_name(clause: Clause) -> str | None:
 def _is_show_function(clause: Clause, context: Context) -> bool:
     if clause.mentions.dataframes or clause.mentions.columns or _is_search_files(clause, context):
         return False
-    if re.search(r"\b(?:function|def|method|the code of|code for|the test for)\b", clause.norm):
+    if re.search(WORDS["function_words"], clause.norm):
         return True
-    if clause.paths:
-        return False  # 'open analyze.py and tell me what X is': the file
-    return _function_name(clause) is not None and has_any(clause.norm, READ_VERBS + ("what does",))
+    # with a path, 'open analyze.py and tell me what X is' is the file
+    return not clause.paths and _function_name(clause) is not None and has_any(clause.norm, READ_VERBS + ("what does",))
 
 
 def _plan_show_function(clause: Clause, context: Context) -> list[Task]:
     name = _function_name(clause)
-    words = [word for word in re.findall(r"[a-z]{4,}", clause.norm) if word not in FUNCTION_STOP]
+    words = [word for word in re.findall(r"[a-z]{4,}", clause.norm) if word not in WORDS["function_stop"]]
     pattern = rf"def \w*{re.escape(name)}\w*" if name else r"^\s*def \w+"
-    wants_test = "test" in clause.norm
     return [Task("function", steps=[Step("search_files", {"pattern": pattern})],
-                 detail={"name": name, "words": words, "test": wants_test})]
-
-
-FUNCTION_STOP = frozenset("show display print open code function that computes compute calculate does what please "
-                          "from with this into the volatility_ test see".split()) - {"volatility"}
+                 detail={"name": name, "words": words, "test": "test" in clause.norm})]
 
 
 def _is_search_archive(clause: Clause, context: Context) -> bool:
-    return has_any(clause.norm, ("archive", "archives", "archived")) and has_any(
-        clause.norm, ("search", "find", "look", "check", "recover", "grep"))
+    return has_any(clause.norm, WORDS["archive_words"]) and has_any(clause.norm, WORDS["archive_verbs"])
 
 
 def _plan_search_archive(clause: Clause, context: Context) -> list[Task]:
-    query = clause.quoted[0] if clause.quoted else search_words(clause.text, drop=ARCHIVE_DROP)
+    query = clause.quoted[0] if clause.quoted else search_words(clause.text, drop=WORDS["archive_drop"])
     return [calls(Step("search_archive", {"query": query or "goal"}))]
 
 
-ARCHIVE_DROP = ("archive", "archives", "archived", "conversation", "said", "say", "about", "what", "we", "check", "look")
-
-
 def _is_search_files(clause: Clause, context: Context) -> bool:
-    return has_any(clause.norm, ("search", "grep", "look for", "find where", "occurrences", "where is", "where are",
-                                 "which files mention", "anywhere", "find all")) and bool(_search_pattern(clause))
+    return has_any(clause.norm, WORDS["search_verbs"]) and bool(_search_pattern(clause))
 
 
 def _plan_search_files(clause: Clause, context: Context) -> list[Task]:
     roles = {"pattern": _search_pattern(clause)}
-    target = next((path for path in clause.paths if path != roles["pattern"]), None)
-    if target:
+    if target := next((path for path in clause.paths if path != roles["pattern"]), None):
         roles["path"] = target
     return [calls(Step("search_files", roles))]
 
@@ -181,34 +163,21 @@ def _plan_search_files(clause: Clause, context: Context) -> list[Task]:
 def _search_pattern(clause: Clause) -> str | None:
     if clause.quoted:
         return clause.quoted[0]
-    grep = re.search(r"\bgrep\s+(?:-\w+\s+)*([^\s]+)", clause.text)
-    if grep:
+    if grep := re.search(r"\bgrep\s+(?:-\w+\s+)*([^\s]+)", clause.text):
         return grep.group(1)
-    words = search_words(clause.text).split()
-    return words[0] if words else None
-
-
-SEARCH_STOPWORDS = frozenset(
-    "a an the for of in on to and or please can you could would me my our we i is are was were be where "
-    "search find look grep occurrences show all any every files file project code workspace that which what "
-    "used defined called mentioned mention mentions appears appear there it this these those with from word "
-    "anywhere todos".split())
+    return next(iter(search_words(clause.text).split()), None)
 
 
 def search_words(text: str, drop: tuple[str, ...] = ()) -> str:
-    words = [word for word in re.findall(r"[A-Za-z0-9_./-]+", text)
-             if word.lower() not in SEARCH_STOPWORDS and word.lower() not in drop]
-    if re.search(r"\btodos?\b", text, re.IGNORECASE):
-        words = ["TODO"] + words
-    return " ".join(words)
+    words = [word for word in re.findall(r"[A-Za-z0-9_./-]+", text) if word.lower() not in WORDS["search_stopwords"]
+             and word.lower() not in drop]
+    todo = ["TODO"] if re.search(r"\btodos?\b", text, re.IGNORECASE) else []
+    return " ".join(todo + words)
 
 
 def _is_list_files(clause: Clause, context: Context) -> bool:
-    if clause.has("list files"):
-        return True
-    return has_any(clause.norm, ("files", "folder", "directory", "project tree", "project structure", "workspace",
-                                 "folder structure", "tree")) and has_any(
-        clause.norm, ("list", "show", "what", "which", "see", "have")) and not clause.mentions.dataframes
+    return clause.has("list files") or (has_any(clause.norm, WORDS["list_words"]) and has_any(clause.norm, WORDS["list_verbs"])
+                                        and not clause.mentions.dataframes)
 
 
 def _plan_list_files(clause: Clause, context: Context) -> list[Task]:
@@ -217,32 +186,23 @@ def _plan_list_files(clause: Clause, context: Context) -> list[Task]:
 
 
 def _is_read_file(clause: Clause, context: Context) -> bool:
-    if clause.paths:
+    if clause.paths or (context.last_path and re.search(r"\bit\b", clause.norm) and has_any(clause.norm, READ_VERBS)):
         return True
-    if context.last_path and re.search(r"\bit\b", clause.norm) and has_any(clause.norm, READ_VERBS):
-        return True
-    return any(phrase in clause.norm for phrase in FILE_WORDS) and has_any(clause.norm, READ_VERBS + ("what", "in"))
-
-
-FILE_WORDS = {"readme": "readme", "the test file": "test_", "the tests file": "test_", "the data file": ".csv",
-              "the csv": ".csv", "analysis script": "analy"}
+    return any(phrase in clause.norm for phrase in WORDS["named"]) and has_any(clause.norm, READ_VERBS + ("what", "in"))
 
 
 def _plan_read_file(clause: Clause, context: Context) -> list[Task]:
     if not clause.paths and context.last_path and re.search(r"\bit\b", clause.norm):
         return [calls(Step("read_file", {"path": context.last_path}), path=context.last_path)]
     if not clause.paths:
-        hint = next(hint for phrase, hint in FILE_WORDS.items() if phrase in clause.norm)
+        hint = next(hint for phrase, hint in WORDS["named"].items() if phrase in clause.norm)
         return [Task("find_file", steps=[Step("list_files", {"path": "."})], detail={"hint": hint, "then": "read"})]
     tasks = []
     for path in clause.paths:
         roles: dict = {"path": path}
-        lines = re.search(r"\blines?\s+(\d+)\s*(?:-|to|through)\s*(\d+)", clause.norm)
-        if lines:
+        if lines := re.search(r"\blines?\s+(\d+)\s*(?:-|to|through)\s*(\d+)", clause.norm):
             roles["offset"], roles["limit"] = int(lines.group(1)) - 1, int(lines.group(2)) - int(lines.group(1)) + 1
         elif re.match(r"^head\b", clause.norm):
             roles["limit"] = 10
         tasks.append(calls(Step("read_file", roles), path=path))
     return tasks
-
-

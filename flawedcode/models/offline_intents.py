@@ -1,49 +1,9 @@
-"""How the offline model reads a request: its clauses, each clause's intent, and the plan.
+"""How the offline model reads a request: its clauses, each clause's intent (one scorer over the rows of
+``offline_intents.toml``), and the plan: the ``Task``s each clause asks for.
 
-``plan(text, context)`` splits a message into clauses ("get the docs, then load the
-last 10 rows" is two; so are sentences, ``;``, ``1) ... 2) ...``, ``and then``,
-``after that`` and ``, <verb>``), normalizes each (``offline_words``), and gives each
-to the first rule of ``INTENT_RULES`` whose test it passes. A rule's planner returns
-``Task``s (tool steps, or a reply when nothing should be called); it never changes
-its input. Clauses are done in order; a clause that names nothing leans on the one
-before it ("then load the last 10 rows" loads the dataframe just named), and a short
-follow-up leans on the previous request ("and for EFFR?", "what about 2024?").
-
-The rules, in order (the first that matches wins):
-
-====================  =================================================================
-rule                  a clause that...
-====================  =================================================================
-goal_question         asks what the goal / first request / objective was
-last_action           asks what was just done ("what did you just read?")
-goal_statement        states a goal ("My goal: ...", "I'm trying to ..."): remembered, nothing loaded
-remember              asks to keep a fact or preference ("remember that our limit is 3.5%")
-recall_note           asks back what the user said ("what limit did I give you?")
-recall_figure         asks back a figure found earlier ("the average you found", "the first figure")
-decline               asks for what no tool here can do (delete, git, email, advice, prose,
-                      forecasts, translations, statistics it cannot compute)
-fix_code              asks to fix / repair / patch / debug code
-write_file            write / save / create / put / store / jot down + a path
-run_code              holds a code block (three backticks, or one backtick inline)
-run_tests             run / execute / launch + tests / pytest, or "do the tests pass?"
-run_script            run / execute / launch / kick off / start + a script (or "it")
-show_function         shows a function (by name, or described: "the volatility function")
-search_archive        search / look / check + the archive
-search_files          search / grep / find / look for / where is / which files mention
-list_files            files / folder / workspace / project tree (ls, dir)
-read_file             names a file (a path, or "the readme", "the test file", "the data file")
-list_catalog          asks what data, datasets, dataframes, tables or pipelines there are
-docs                  docs / documentation / dictionary / schema / describe / "what is X"
-data                  loads rows or asks a statistic (see offline_data.py)
-help                  greets, thanks, or asks what the model can do
-====================  =================================================================
-
-How to add an intent
-    Add a row to the cue table (``offline_intents.toml``, or your own TOML file) and register a
-    planner for it with ``offline_cues.register_planner`` (or ``register_intent`` for both): rows
-    are scored before the rules above, so a new intent needs no change here. The contract, with an
-    example, is ``offline_cues.py``'s docstring; ``offline_introspect.py`` is a worked example.
-    Add requests in new words to ``tests/corpora/phrases_dev.yaml``.
+``plan(text, context)`` splits a message into clauses, reads each (``offline_plan.read_clause``) and
+gives it to the best row whose guards pass (``route``); the row's planner returns tasks and never
+changes its input. The rows, the guards and the planners: docs/offline-model.md ("Intents as data").
 """
 
 from __future__ import annotations
@@ -51,11 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from flawedcode.models import offline_file_rules as files
 from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_complete import decline_unused, understood, unused_words
-from flawedcode.models.offline_cues import best_intent
+from flawedcode.models.offline_cues import planner_for, ranked, register_planner, row, table
 from flawedcode.models.offline_data import (
     DESCRIBE_STATS,
     DataAsk,
@@ -68,186 +29,18 @@ from flawedcode.models.offline_data import (
 )
 from flawedcode.models.offline_dates import no_row_that_day
 from flawedcode.models.offline_entities import trading_days
-from flawedcode.models.offline_file_rules import (  # the rules for files and code
-    RUN_TESTS_CODE,
-    RUN_TIMEOUT_SECONDS,
-    _is_fix_code,
-    _is_list_files,
-    _is_read_file,
-    _is_run_code,
-    _is_run_script,
-    _is_run_tests,
-    _is_search_archive,
-    _is_search_files,
-    _is_show_function,
-    _is_write_file,
-    _plan_fix_code,
-    _plan_list_files,
-    _plan_read_file,
-    _plan_run_code,
-    _plan_run_script,
-    _plan_run_tests,
-    _plan_search_archive,
-    _plan_search_files,
-    _plan_show_function,
-    _plan_write_file,
-    run_script_code,
-)
 from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range
-from flawedcode.models.offline_plan import (
-    CODE_BLOCK,
-    Clause,
-    Context,
-    Step,
-    Task,
-    has_any,
-    read_clause,
-    reply,
-    split_clauses,
-)
+from flawedcode.models.offline_plan import CODE_BLOCK, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import unit_asked
 
-GOAL_WORDS = ("goal", "objective", "aim", "purpose", "set out", "first ask", "first asked", "asked first", "first request",
-              "originally", "original request", "original question", "initial", "started with", "at the start",
-              "at the beginning", "start of our conversation", "beginning of our conversation", "what was i trying",
-              "what am i trying", "what were we trying", "trying to do", "after originally", "task i set", "i asked u first",
-              "i asked you first", "first message", "want originally", "first question", "first thing i asked")
-QUESTION_CUES = ("what", "remind", "recall", "restate", "tell me", "which", "do you remember", "?")
-GOAL_NOUN = r"(?:overall\s+|main\s+|big\s+)?(?:goal|aim|objective|plan|task|mission|purpose)\b"
-GOAL_SCOPE = r"(?:\s+(?:for|of|in)\s+(?:today|this session|the session|this conversation|this chat|the day|now))?"
-GOAL_STATEMENT = re.compile(
-    rf"^(?:so,?\s+)?(?:(?:(?:my|our|the|today's)\s+{GOAL_NOUN}{GOAL_SCOPE}\s*(?:is|:|=|-|today)?)|{GOAL_NOUN}{GOAL_SCOPE}\s*[:=-]|"
-    r"(?:today\s+)?i'?m trying to|i am trying to|overall,? i want|today i want|the idea is)")
-"""A statement of the goal ('My goal: ...', 'Objective for this session: ...'): remembered, nothing loaded."""
-LAST_ACTION = (r"\bwhat did you (?:just )?(?:read|do|load|run|open|call|look at|fetch)\b", r"\bwhat (?:have|did) you just\b",
-               r"\b(?:last|previous|most recent) (?:tool|action|step|thing you did|call)\b", r"\bwhat was the last thing\b",
-               r"\bwhich tool did you (?:call|use) last\b", r"\bwhat (?:file|tool) did you just\b")
-UNSUPPORTED = {"skewness": r"\bskew\w*", "kurtosis": r"\bkurtosis\b", "a forecast": r"\bforecast\w*|\bpredict\w*|\bwill \w+ be\b|"
-               r"\bnext (?:month|week|year|meeting)\b|\bwhat will\b", "a regression": r"\bregress\w*|\bbeta of\b",
-               "value at risk": r"\bvar\b|\bvalue at risk\b", "a Sharpe ratio": r"\bsharpe\b", "cointegration": r"\bcointegrat\w*",
-               "autocorrelation": r"\bautocorrelation\b|\bauto-correlation\b", "an ARIMA model": r"\barima\b",
-               "a Granger causality test": r"\bgranger\b"}
-NO_TOOL = {"delete files": r"\b(?:delete|remove|rm|erase)\b", "use git": r"\b(?:git|commit|push)\b",
-           "send email": r"\be-?mail\b|\bsend (?:it|this|the results)\b", "translate text": r"\btranslat\w*",
-           "write prose": r"\b(?:essay|poem|story|blog post|article)\b",
-           "give investment advice": r"\bshould i (?:buy|sell|invest)\b|\binvest(?:ment)? advice\b"}
-@dataclass(frozen=True)
-class IntentRule:
-    """One row of the routing table: a name, a test, and the planner that makes its tasks."""
-
-    name: str
-    test: Callable[[Clause, Context], bool]
-    planner: Callable[[Clause, Context], list[Task]]
-
-
-# ----------------------------------------------------------------------------- tests and planners, in table order
-
-
-def _is_goal_question(clause: Clause, context: Context) -> bool:
-    return (has_any(clause.norm, GOAL_WORDS) and has_any(clause.norm, QUESTION_CUES)
-            and not GOAL_STATEMENT.search(clause.norm) and not clause.mentions.dataframes)
-
-
-def _plan_goal_question(clause: Clause, context: Context) -> list[Task]:
-    return [Task("goal")]
-
-
-def _is_last_action(clause: Clause, context: Context) -> bool:
-    return any(re.search(pattern, clause.norm) for pattern in LAST_ACTION)
-
-
-def _plan_last_action(clause: Clause, context: Context) -> list[Task]:
-    return [Task("last_action")]
-
-
-def _is_goal_statement(clause: Clause, context: Context) -> bool:
-    if GOAL_STATEMENT.search(clause.norm):
-        return True
-    return bool(re.match(r"^(?:i want to|i'd like to|i would like to)\b", clause.norm)) and context.clause_count > 1
-
-
-def _plan_goal_statement(clause: Clause, context: Context) -> list[Task]:
-    return [Task("goal_noted", text=clause.text)]
-
-
-def _is_remember(clause: Clause, context: Context) -> bool:
-    return memory.is_note(clause.norm) and "?" not in clause.text
-
-
-def _plan_remember(clause: Clause, context: Context) -> list[Task]:
-    return [reply(memory.acknowledge_note(clause.text))]
-
-
-def _is_recall_note(clause: Clause, context: Context) -> bool:
-    return memory.is_note_question(clause.norm, context)
-
-
-def _plan_recall_note(clause: Clause, context: Context) -> list[Task]:
-    return [memory.plan_note_recall(clause, context)]
-
-
-def _is_recall_figure(clause: Clause, context: Context) -> bool:
-    return memory.is_figure_question(clause.norm)
-
-
-def _plan_recall_figure(clause: Clause, context: Context) -> list[Task]:
-    return [memory.plan_figure_recall(clause, context)]
-
-
-def _cannot(clause: Clause) -> str | None:
-    for what, pattern in NO_TOOL.items():
-        if re.search(pattern, clause.norm) and not clause.code:
-            return f"I can't {what}: none of my tools does that."
-    for what, pattern in UNSUPPORTED.items():
-        if re.search(pattern, clause.norm):
-            return (f"I can't compute {what}. From the data I can compute the mean, median, min, max, standard "
-                    "deviation, percentiles, count, correlation, latest value and change over a period.")
-    return None
-
-
-def _is_decline(clause: Clause, context: Context) -> bool:
-    return _cannot(clause) is not None
-
-
-def _plan_decline(clause: Clause, context: Context) -> list[Task]:
-    text = _cannot(clause) or ""
-    return [reply(text + " I can read, write, list and search files, run Python, and load and summarise ChartBook data.")]
-
-
-CATALOG_WORDS = ("catalog", "catalogue", "available", "dataframes", "datasets", "data sets", "tables", "pipelines",
-                 "what data", "which data", "chartbook", "series can", "financial data", "list the data", "data do you have",
-                 "kind of data")
-
-
-def _is_list_catalog(clause: Clause, context: Context) -> bool:
-    if clause.mentions.dataframes and not has_any(clause.norm, ("list", "catalog", "catalogue", "pipelines", "dataframes",
-                                                                 "datasets", "what data", "which data")):
-        return False
-    return has_any(clause.norm, CATALOG_WORDS) or bool(clause.mentions.pipelines and not clause.mentions.columns)
-
-
-def _plan_list_catalog(clause: Clause, context: Context) -> list[Task]:
-    return [Task("catalog", steps=[Step("list_catalog")], detail={"pipelines": clause.mentions.pipelines})]
-
-
-DOCS_WORDS = ("docs", "doc", "documentation", "dictionary", "schema", "describe", "description", "definition", "define",
-              "explain", "readme", "metadata", "what columns", "which columns", "units", "unit", "come from", "source",
-              "tell me about", "what is", "what are", "mean", "measure", "called")
-
-
-DOCS_IGNORE = frozenset({"doc", "docs", "documentation", "dictionary", "schema", "describe", "description", "explain",
-                         "tell", "column", "columns", "unit", "units", "source", "mean", "measure", "called", "dataset"})
+CAN_DO = "I can read, write, list and search files, run Python, and load and summarise ChartBook data."
+STATISTICS = ("the mean, median, min, max, standard deviation, percentiles, count, correlation, latest value and change "
+              "over a period")
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
-    if re.fullmatch(r"\W*(?:the\s+)?(?:docs?|documentation)(?:\s+please)?\W*", clause.norm):
-        return True  # 'docs please': docs of which dataframe? (the planner asks)
-    if (context.previous_rule == "docs" and clause.mentions.dataframes and len(clause.norm.split()) <= 4
-            and not clause.periods and not re.search(r"\b(?:average|mean|median|min|max|latest|rows?|load)\b", clause.norm)):
-        return True  # 'and effr?' after a docs request
-    if not has_any(clause.norm, DOCS_WORDS) or clause.periods:
-        return False
-    if stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest):
+    """A docs word, and no period, statistic, percentile or spread that makes it a data question; a dataframe to describe."""
+    if clause.periods or (stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest)):
         return False
     if re.search(r"\b(?:\d{1,2}(?:st|nd|rd|th)|p\d{1,2})\s+(?:percentile\s+)?of\b", clause.rest):
         return False  # 'what is the 90th percentile of the 10y?': a statistic, not a definition
@@ -279,7 +72,7 @@ def _plan_docs(clause: Clause, context: Context) -> list[Task]:
         return [reply("Docs for which dataframe? Name one (ask me to list the ChartBook dataframes to see them).")]
     context.previous_frames = list(refs)
     columns = list(clause.mentions.columns)
-    match = context.vocabulary.match_columns(clause.rest, refs, ignore=clause.mentions.frame_words | DOCS_IGNORE)
+    match = context.vocabulary.match_columns(clause.rest, refs, ignore=clause.mentions.frame_words | set(table()["route"]["docs_ignore"]))
     if not columns and match.columns and match.score >= 3 and len(match.columns) <= 2:
         columns = [column for _, column in match.columns]
     source = has_any(clause.norm, ("source", "come from", "comes from", "where does", "where do"))
@@ -297,19 +90,8 @@ def _docs_task(ref, columns: list[str], clause: Clause, context: Context, source
     return Task("docs", steps=[Step("docs", {"pipeline": ref.pipeline, "dataframe": ref.dataframe})], detail=detail)
 
 
-def _is_data(clause: Clause, context: Context) -> bool:
-    return bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
-                or re.search(r"\b(?:load|rows?|fetch|pull|average|mean|median|min|max|latest|yield|rate|spread|volume|"
-                             r"percentile|correlation|standard deviation|data|compare)\b", clause.rest)
-                or _follow_up(clause, context) is not None)
-
-
-COURTESY = re.compile(r"^\W*(?:thanks|thank you|many thanks|cheers|great|perfect|nice|cool|awesome|ok|okay|got it)\b(?:\W+\w+){0,2}\W*$")
-"""'thanks!', 'great, thanks', 'ok cool': a reply to the answer, never a request for more data."""
-
-
 def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
-    if context.previous_ask is None or COURTESY.match(clause.norm):
+    if context.previous_ask is None or row("courtesy").score(clause.norm) is not None:
         return None
     if names_only_a_series(clause):  # 'now do sofr', 'and effr?', 'the 20y?': the same question of another series
         return context.previous_ask
@@ -429,50 +211,49 @@ def _frames_only(context: Context, clause: Clause) -> DataAsk | None:
     return DataAsk([Series(ref, "") for ref in context.previous_frames], wants_rows=True)
 
 
-HELP_WORDS = ("hello", "hi", "hey", "help", "what can you do", "who are you", "how does this work", "thanks", "thank you",
-              "good morning", "what are you")
-
-
-def _is_help(clause: Clause, context: Context) -> bool:
-    return ((has_any(clause.norm, HELP_WORDS) and (context.clause_count == 1 or len(clause.norm.split()) > 3))
-            or bool(COURTESY.match(clause.norm) and context.clause_count == 1))
 
 
 def _plan_help(clause: Clause, context: Context) -> list[Task]:
     if has_any(clause.norm, ("thanks", "thank you")) and not has_any(clause.norm, ("help", "what can")):
         return [reply("You're welcome. Ask me for data, docs or files whenever you like.")]
-    if COURTESY.match(clause.norm):
+    if row("courtesy").score(clause.norm) is not None:
         return [reply("Good. Ask me for data, docs or files whenever you like.")]
     return [reply(help_text(context))]
 
 
-INTENT_RULES: tuple[IntentRule, ...] = (
-    IntentRule("goal_question", _is_goal_question, _plan_goal_question),
-    IntentRule("last_action", _is_last_action, _plan_last_action),
-    IntentRule("goal_statement", _is_goal_statement, _plan_goal_statement),
-    IntentRule("remember", _is_remember, _plan_remember),
-    IntentRule("recall_note", _is_recall_note, _plan_recall_note),
-    IntentRule("recall_figure", _is_recall_figure, _plan_recall_figure),
-    IntentRule("decline", _is_decline, _plan_decline),
-    IntentRule("fix_code", _is_fix_code, _plan_fix_code),
-    IntentRule("write_file", _is_write_file, _plan_write_file),
-    IntentRule("run_code", _is_run_code, _plan_run_code),
-    IntentRule("run_tests", _is_run_tests, _plan_run_tests),
-    IntentRule("run_script", _is_run_script, _plan_run_script),
-    IntentRule("show_function", _is_show_function, _plan_show_function),
-    IntentRule("search_archive", _is_search_archive, _plan_search_archive),
-    IntentRule("search_files", _is_search_files, _plan_search_files),
-    IntentRule("list_files", _is_list_files, _plan_list_files),
-    IntentRule("read_file", _is_read_file, _plan_read_file),
-    IntentRule("list_catalog", _is_list_catalog, _plan_list_catalog),
-    IntentRule("docs", _is_docs, _plan_docs),
-    IntentRule("data", _is_data, _plan_data),
-    IntentRule("help", _is_help, _plan_help),
-)
-"""The routing table, read in order by ``plan``: the first rule whose test passes plans the clause."""
+Test = Callable[[Clause, Context], bool]
+GUARDS: dict[str, Test] = {
+    "no_dataframe": lambda clause, context: not clause.mentions.dataframes,
+    "no_code": lambda clause, context: not clause.code,
+    "several_clauses": lambda clause, context: context.clause_count > 1,
+    "alone": lambda clause, context: context.clause_count == 1,
+    "alone_or_long": lambda clause, context: context.clause_count == 1 or len(clause.norm.split()) > 3,
+    "note": lambda clause, context: memory.is_note(clause.norm) and "?" not in clause.text,
+    "note_question": lambda clause, context: memory.is_note_question(clause.norm, context),
+    "figure_question": lambda clause, context: memory.is_figure_question(clause.norm),
+    "pipelines_only": lambda clause, context: bool(clause.mentions.pipelines and not clause.mentions.columns),
+    "docs_again": lambda clause, context: (context.previous_rule == "docs" and bool(clause.mentions.dataframes)
+                                          and len(clause.norm.split()) <= 4 and not clause.periods),
+    "docs": _is_docs,
+    "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
+                                         or _follow_up(clause, context) is not None),
+    "fix_code": files._is_fix_code, "write_file": files._is_write_file, "run_code": files._is_run_code,
+    "run_tests": files._is_run_tests, "run_script": files._is_run_script, "show_function": files._is_show_function,
+    "search_archive": files._is_search_archive, "search_files": files._is_search_files,
+    "list_files": files._is_list_files, "read_file": files._is_read_file,
+}
+"""The tests a row names under ``guard`` that need the parsed clause or the conversation, not only its words."""
 
 
-# ----------------------------------------------------------------------------- the plan
+def route(clause: Clause, context: Context) -> tuple[str, list[Task]] | None:
+    """The best row whose guards pass and whose planner plans the clause: its plan name and its tasks."""
+    for intent in ranked(clause.norm, context.tool_names):
+        if all(GUARDS[name](clause, context) for name in intent.guard):
+            planner = planner_for(intent)
+            tasks = planner(clause, context) if planner else [Task(intent.task, text=clause.text)] if intent.task else None
+            if tasks is not None:
+                return intent.plan or intent.name, tasks
+    return None
 
 
 MAX_REQUEST_CHARS = 4000
@@ -511,15 +292,6 @@ CORRECTION = re.compile(
 """A correction of the previous request: what follows replaces the slots it names, the rest is kept."""
 
 
-def _cue_rule(clause: Clause, context: Context) -> IntentRule | None:
-    """The cue table's row for this clause (offline_cues.py), tried before the built-in rules; None if none plans it."""
-    found = best_intent(clause.norm, context.tool_names)
-    planned = found[1](clause, context) if found is not None else None
-    if found is None or planned is None:
-        return None
-    return IntentRule(found[0], lambda clause, context: True, lambda clause, context: planned)
-
-
 def plan(text: str, context: Context) -> list[Task]:
     """The tasks for one message, clause by clause, in order."""
     text, too_long = bounded(text)
@@ -542,15 +314,16 @@ def plan(text: str, context: Context) -> list[Task]:
             del tasks[len(tasks) - last_clause_tasks:]
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)
         last_clause_tasks = 0
-        rule = _cue_rule(clause, context) or next((rule for rule in INTENT_RULES if rule.test(clause, context)), None)
-        if rule is None:
+        routed = route(clause, context)
+        if routed is None:
             if len(parts) > 1:
                 continue  # a sentence that only sets the scene ("The volatility is wrong.")
             tasks.append(reply(not_understood(context)))
             continue
-        for task in rule.planner(clause, context):
-            task.rule = rule.name
-            context.previous_rule = rule.name if task.kind != "reply" else context.previous_rule
+        name, planned = routed
+        for task in planned:
+            task.rule = name
+            context.previous_rule = name if task.kind != "reply" else context.previous_rule
             if task.ask is not None:
                 context.previous_ask = task.ask
             if task.path:
@@ -576,4 +349,19 @@ def help_text(context: Context) -> str:
             "'Run the tests', 'What was my original goal?'.")
 
 
-__all__ = ["INTENT_RULES", "IntentRule", "RUN_TESTS_CODE", "RUN_TIMEOUT_SECONDS", "plan", "read_clause", "run_script_code"]
+for name, planner in {
+    "remember": lambda clause, context: [reply(memory.acknowledge_note(clause.text))],
+    "recall_note": lambda clause, context: [memory.plan_note_recall(clause, context)],
+    "recall_figure": lambda clause, context: [memory.plan_figure_recall(clause, context)],
+    "no_tool": lambda clause, context: [reply(f"I can't {row('no_tool').label(clause.norm)}: none of my tools does that. {CAN_DO}")],
+    "cannot_compute": lambda clause, context: [reply(f"I can't compute {row('cannot_compute').label(clause.norm)}. From the data I "
+                                                     f"can compute {STATISTICS}. {CAN_DO}")],
+    "fix_code": files._plan_fix_code, "write_file": files._plan_write_file, "run_code": files._plan_run_code,
+    "run_tests": files._plan_run_tests, "run_script": files._plan_run_script, "show_function": files._plan_show_function,
+    "search_archive": files._plan_search_archive, "search_files": files._plan_search_files,
+    "list_files": files._plan_list_files, "read_file": files._plan_read_file,
+    "list_catalog": lambda clause, context: [Task("catalog", steps=[Step("list_catalog")],
+                                                  detail={"pipelines": clause.mentions.pipelines})],
+    "docs": _plan_docs, "data": _plan_data, "help": _plan_help,
+}.items():
+    register_planner(name, planner)

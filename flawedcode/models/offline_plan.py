@@ -1,16 +1,9 @@
 """The offline model's plan vocabulary: clauses, steps, tasks and what a plan may know about the conversation.
 
-- A ``Clause`` is one request of a message, read: its normalized words, the dataframes
-  and columns it names, its periods, any code block, file paths and quoted text.
-- A ``Step`` is one tool call by intent and argument roles; ``fill_arguments`` spells the
-  roles as the bound tool's schema does (``path`` for ours, ``file_path`` for Deep Agents').
-- A ``Task`` is what one clause asks for: ``calls`` (fixed steps), ``reply`` (an answer with
-  no tool), ``data`` (loads or a script, see offline_data.py), ``find_file`` (list the
-  files, then read or run the one the words name), ``function`` (find a ``def``, then read
-  its file), ``fix`` (run the tests, read the failing function), ``recall`` (read back what
-  a visible stub, summary or the archive holds).
-- The ``Context`` is what planning may read: the vocabulary, the bound tools, the window
-  size, the earlier visible messages, and what earlier clauses named.
+A ``Clause`` is one request of a message, read; a ``Step`` one tool call by intent and argument roles
+(``fill_arguments`` spells them as the bound tool's schema does); a ``Task`` what one clause asks for
+(``calls``, ``reply``, ``data``, ``find_file``, ``function``, ``fix``, ``recall``, ...); the ``Context``
+what planning may read (vocabulary, bound tools, window, earlier messages, what earlier clauses named).
 """
 
 from __future__ import annotations
@@ -22,67 +15,30 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS
+from flawedcode.models.offline_cues import table
 from flawedcode.models.offline_dates import read_days
 from flawedcode.models.offline_entities import Mentions, Vocabulary
 from flawedcode.models.offline_periods import Period, read_periods
 from flawedcode.models.offline_words import COMMON_WORDS, normalize
 
-TOOL_NAMES_BY_INTENT: dict[str, tuple[str, ...]] = {
-    "list_catalog": ("chartbook_list",),
-    "docs": ("chartbook_get_docs",),
-    "load": ("chartbook_load_data",),
-    "read_file": ("read_file",),
-    "list_files": ("list_files", "ls"),
-    "search_files": ("search_files", "grep", "grep_search"),
-    "write_file": ("write_file",),
-    "run_python": ("run_python", "execute", "python"),
-    "search_archive": ("search_archive",),
-}
+TOOL_NAMES_BY_INTENT: dict[str, tuple[str, ...]] = {intent: tuple(names) for intent, names in table()["route"]["tools"].items()}
 """Which tool names can carry out an intent (ours first, then Deep Agents' names)."""
-
-PARAMETER_NAMES_BY_ROLE: dict[str, tuple[str, ...]] = {
-    "pipeline": ("pipeline",),
-    "dataframe": ("dataframe", "dataframe_id", "name"),
-    "columns": ("columns", "cols"),
-    "limit": ("limit", "n", "rows"),
-    "offset": ("offset",),
-    "start": ("start", "start_date"),
-    "end": ("end", "end_date"),
-    "path": ("path", "file_path", "filename", "file"),
-    "pattern": ("pattern", "regex", "query", "search"),
-    "query": ("query", "q", "pattern", "text"),
-    "content": ("content", "text", "contents", "data"),
-    "code": ("code", "source", "script"),
-    "command": ("command", "cmd"),
-    "timeout": ("timeout",),
-}
+PARAMETER_NAMES_BY_ROLE: dict[str, tuple[str, ...]] = {role: tuple(names) for role, names in table()["route"]["roles"].items()}
 """How a role is spelled in different tools' schemas: arguments are filled by the schema's own names."""
-
 PATH_PATTERN = re.compile(
     r"(?<![\w/.-])((?:scratch|archives)/[\w./-]+|[\w./-]*[\w-]\.(?:py|md|txt|csv|json|toml|ya?ml|cfg|ini|log|html))\b"
 )
 CODE_BLOCK = re.compile(r"```(?:[a-zA-Z0-9_+-]*\n)?(.*?)```|(?<![`\w])`([^`\n]+)`(?![`\w])", re.DOTALL)
 QUOTED = re.compile(r"(?<![\w])[\"'“‘]([^\"'”’]+)[\"'”’](?![\w])")
-ACTION_VERBS = ("load", "get", "fetch", "pull", "grab", "show", "list", "read", "open", "run", "execute", "launch",
-                "search", "find", "grep", "write", "save", "create", "describe", "display", "print", "check", "look",
-                "download")
+ACTION_VERBS = tuple(table()["route"]["action_verbs"])
 """Verbs that start a new request after ', ' or ' and ' ('..., and tell me the average' stays one request)."""
 LEADING_CONNECTORS = re.compile(
     r"^(?:(?:and|then|also|next|finally|afterwards|after that|firstly|first(?=\s*[,:]|\s*$|\s+(?:" + "|".join(ACTION_VERBS) + r")\b)|"
     r"second(?:ly)?(?!\s+(?:highest|lowest|largest|smallest|biggest|half|quarter|week))|now|so|ok(?:ay)?|"
     r"to (?:begin|start)(?: with)?|start by|begin by|let'?s (?:begin|start) by|let'?s|step (?:one|two|three|\d+)|"
     r"first step|\d\)|\(\d\))\b[\s,:.-]*)+", re.IGNORECASE)
-KNOWN_WORDS = frozenset(
-    "average mean median minimum maximum highest lowest latest current standard deviation percentile quartile "
-    "correlation correlated volatility volatile change changed spread difference between versus compare please "
-    "thanks what which where when how many much load fetch pull show list read open run execute launch search "
-    "find grep write save create describe documentation docs dictionary schema catalog catalogue dataframe "
-    "dataframes datasets tables pipeline pipelines files folder directory workspace project function tests "
-    "remember note goal objective original first yield yields rate rates treasury basis points percent year "
-    "years month months quarter week weeks days business trading rows observations script python "
-    "archive available there have with from that this into record records minus over under above below "
-    "would could should were been being about again originally initial trying wanted".split()
-)
+KNOWN_WORDS = frozenset(table()["route"]["known_words"])
+"""Words never corrected as typos."""
 
 
 @dataclass

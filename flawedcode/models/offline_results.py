@@ -1,22 +1,8 @@
-"""How the offline model carries out its tasks and answers from tool results.
+"""How the offline model carries out its tasks and answers from tool results (docs/offline-model.md).
 
-``next_step(task, results, context)`` is the next tool call a task needs given what its
-calls returned so far (or None when it has what it needs); ``answer_task`` writes its
-part of the reply. The model's tool results come back as (see flawedcode.tools):
-
-- ``chartbook_list``: ``pipeline/dataframe: title (N rows, K columns, start to end)`` lines;
-- ``chartbook_get_docs``: Markdown; the title is the first ``# `` heading and the columns
-  are the first cells of the data dictionary table (the rows of any column asked are quoted);
-- ``chartbook_load_data``: a ``# pipeline/dataframe: ...`` line then CSV (data tasks: offline_answers.py);
-- an offload stub ``[Offloaded: scratch/...`` (it says where the full result is);
-- anything starting ``Error:`` (it relays the error and what to do);
-- ``read_file`` pages (quoted, up to ``QUOTE_LINES`` lines), ``list_files``, ``search_files``,
-  ``run_python`` (``# exit code N`` then output), ``write_file``, ``search_archive``.
-
-Files named in words ("the readme", "the analysis script") are found in a ``list_files``
-listing first; a function is found with ``search_files`` (``def name``) and shown from its
-file; asked to fix code, it runs the tests, shows the failing function and says plainly
-that it cannot edit code itself.
+``next_step(task, results, context)`` is the next tool call a task needs given what its calls returned so far
+(None when it has what it needs); ``answer_task`` writes its part of the reply from those results: catalog lines,
+docs, rows (offline_answers.py), offload stubs, errors (relayed with what to do), files, searches and runs.
 """
 
 from __future__ import annotations
@@ -31,6 +17,10 @@ from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import offload_path
 
 QUOTE_LINES = 80
+FAILING_CALL = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<module>\w+)\.(?P=function)\b")
+QUOTED_AS = {"list_files": ("The workspace has:", 40), "search_archive": ("The archive search returned:", 12),
+             "read_file": ("read_file returned:", QUOTE_LINES)}
+"""How answer_one quotes a tool's result: its lead line and at most how many lines (others: '<tool> returned:', 12)."""
 LIST_LINE = re.compile(r"^(?P<key>[\w.-]+/[\w.-]+): (?P<title>.*?) \((?P<detail>\d[\d,]* rows.*)\)\s*$", re.MULTILINE)
 CODE_NOT_EDITED = ("I can't edit code myself: I'm the offline teaching model, a rule-based simulator, so I can show you "
                    "the failing test and the code but not write the fix. A real model can (switch the lesson's MODEL to "
@@ -63,9 +53,8 @@ def next_step(task: Task, results: list[ToolResult], context: Context) -> Step |
         if "search_files" in context.tool_names:
             return Step("search_files", {"pattern": "|".join(task.detail["columns"]), "path": path})
         return Step("read_file", {"path": path, "limit": 2000})
-    if task.kind == "fix" and len(results) == 1:
-        module = _failing_module(results[0].content)
-        return Step("read_file", {"path": module, "limit": 2000}) if module else None
+    if task.kind == "fix" and len(results) == 1 and (failing := FAILING_CALL.search(results[0].content)):
+        return Step("read_file", {"path": f"{failing['module']}.py", "limit": 2000})
     return None
 
 
@@ -101,14 +90,6 @@ def _function_hit(task: Task, content: str) -> tuple[str, int, str] | None:
 
     best = max(hits, key=score)
     return best if score(best)[0] > 1 or (score(best)[0] > 0 and not words) else (best if sum(w[:6] in best[2] for w in words) else None)
-
-
-FAILING_CALL = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<module>\w+)\.(?P=function)\b")
-
-
-def _failing_module(output: str) -> str | None:
-    match = FAILING_CALL.search(output)
-    return f"{match['module']}.py" if match else None
 
 
 # ----------------------------------------------------------------------------- answers
@@ -167,13 +148,8 @@ def answer_one(result: ToolResult, task: Task | None = None) -> str:
         if not lines or content.lower().startswith("no match"):
             return f"search_files found no match: {content[:200]}"
         return _quote(f"search_files found {len(lines)} matching lines:", content)
-    if name == "list_files":
-        return _quote("The workspace has:", content, max_lines=40)
-    if name == "search_archive":
-        return _quote("The archive search returned:", content)
-    if name == "read_file":
-        return _quote("read_file returned:", content, max_lines=QUOTE_LINES)
-    return _quote(f"{name} returned:", content)
+    lead, max_lines = QUOTED_AS.get(name, (f"{name} returned:", 12))
+    return _quote(lead, content, max_lines)
 
 
 def _describe_catalog(task: Task | None, content: str) -> str:
@@ -275,14 +251,10 @@ def _fix_answer(results: list[ToolResult]) -> str:
         failures = [line for line in output if line.startswith(("FAILED", "E ")) or "failed" in line or "passed" in line]
         parts.append("The tests say (" + (output[0].lstrip("# ") if output else "no output") + "):\n" + "\n".join(failures[-12:]))
     if len(results) > 1:
-        task = Task("function", detail={"name": _failing_function(results[0].content)})
+        failing = FAILING_CALL.search(results[0].content)
+        task = Task("function", detail={"name": failing["function"] if failing else None})
         parts.append("The function the failing test calls:\n" + _show_function(task, results[1]))
     return "\n\n".join(parts)
-
-
-def _failing_function(output: str) -> str | None:
-    match = FAILING_CALL.search(output)
-    return match["function"] if match else None
 
 
 def _quote(lead: str, content: str, max_lines: int = 12) -> str:
