@@ -106,3 +106,8 @@ def test_a_period_moved_in_a_follow_up_is_the_previous_period_moved(ask, follow_
     ask("average EFFR in March 2024")
     reply = ask(follow_up)
     assert f"mean {mean('money_markets/effr', 'rate', start, end):.4f}" in reply and "money_markets/effr" in reply
+
+
+def test_a_bound_inside_a_period_narrows_it(ask):
+    reply = ask("mean effr up to 2024-02-15 in 2024")
+    assert f"mean {mean('money_markets/effr', 'rate', '2024-01-01', '2024-02-15'):.4f}" in reply and "to 2024-02-15" in reply

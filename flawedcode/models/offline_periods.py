@@ -222,6 +222,11 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     if len(periods) == 2 and len(counted) == 1 and len(dated) == 1:  # 'the first 10 trading days of 2024': N rows inside it
         return [replace(dated[0], first_rows=counted[0].first_rows, last_rows=counted[0].last_rows,
                         label=f"{counted[0].label.strip()} of {dated[0].label.strip()}")]
+    bounds = [period for period in periods if bool(period.start) != bool(period.end) and not period.point]
+    if len(periods) == 2 and len(bounds) == 1 and len(dated) == 1 and dated[0].start <= (bounds[0].start or bounds[0].end) <= dated[0].end:
+        # 'up to 2024-02-15 in 2024': a bound inside the period it is in narrows it (never dropped)
+        return [Period(bounds[0].start or dated[0].start, bounds[0].end or dated[0].end,
+                       label=f"{dated[0].label.strip()}, {bounds[0].label.strip()}")]
     points = [period.point for period in periods]
     if len(periods) <= 1 or (all(points) or (not any(points) and not all(period.start or period.end for period in periods))):
         return periods
