@@ -2,8 +2,8 @@
 
 ``read_periods(text, data_end)`` returns the periods in a (normalized) request and the text with
 them taken out, each form read in turn and consuming its words (the forms, in order:
-docs/offline-model.md, "Periods and days"). Two periods joined by ``or`` / ``vs`` / ``and`` are
-two periods; anything else collapses to the range that covers them.
+docs/offline-model.md, "Periods and days"), then combined: two joined by ``or`` / ``vs`` / ``and``
+/ ``than`` stay two; N rows of a period, or a bound inside it, narrow it; else the range covering them.
 """
 
 from __future__ import annotations
