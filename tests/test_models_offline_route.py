@@ -111,3 +111,10 @@ def test_a_period_moved_in_a_follow_up_is_the_previous_period_moved(ask, follow_
 def test_a_bound_inside_a_period_narrows_it(ask):
     reply = ask("mean effr up to 2024-02-15 in 2024")
     assert f"mean {mean('money_markets/effr', 'rate', '2024-01-01', '2024-02-15'):.4f}" in reply and "to 2024-02-15" in reply
+
+
+@pytest.mark.parametrize(("request_text", "home"), [("what table holds the 10y yield?", "yield_curve/treasury_yields"),
+                                                     ("which table is the bgcr column in?", "yield_curve/repo_public")])
+def test_a_column_named_in_words_or_asked_where_it_lives_names_its_dataframe(ask, request_text, home):
+    reply = ask(request_text)
+    assert home in reply and "mean" not in reply and "could not use" not in reply

@@ -213,9 +213,17 @@ def _frames_only(context: Context, clause: Clause) -> DataAsk | None:
 
 
 
+def _columns_asked(clause: Clause, context: Context) -> list[str]:
+    """The columns a request names, by name or (one clear best match) in the words of their docs."""
+    if clause.mentions.columns:
+        return list(clause.mentions.columns)
+    match = context.vocabulary.match_columns(clause.rest)
+    return list(dict.fromkeys(column for _, column in match.columns)) if match.columns and match.score >= 3 else []
+
+
 def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
     """'which dataframe has the volume_bn column?': the dataframes whose docs list each column named."""
-    homes = [(column, [ref.key for ref in context.vocabulary.frames_with_column(column)]) for column in clause.mentions.columns]
+    homes = [(column, [ref.key for ref in context.vocabulary.frames_with_column(column)]) for column in _columns_asked(clause, context)]
     said = "; ".join(f"the column {column} is in {' and '.join(keys)}" for column, keys in homes)
     which = "its docs" if sum(len(keys) for _, keys in homes) == 1 else "the docs of one"
     return [reply(f"From the catalog's docs, {said}. Ask me for {which} to see its columns and units.")]
@@ -243,7 +251,7 @@ GUARDS: dict[str, Test] = {
     "docs_again": lambda clause, context: (context.previous_rule == "docs" and bool(clause.mentions.dataframes)
                                           and len(clause.norm.split()) <= 4 and not clause.periods),
     "docs": _is_docs,
-    "column_question": lambda clause, context: bool(clause.mentions.columns) and not clause.periods and not stats_in(clause),
+    "column_question": lambda clause, context: bool(_columns_asked(clause, context)) and not clause.periods and not stats_in(clause),
     "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
                                          or _follow_up(clause, context) is not None),
     "has_code": lambda clause, context: bool(clause.code and clause.code.strip()),
