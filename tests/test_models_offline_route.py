@@ -118,3 +118,8 @@ def test_a_bound_inside_a_period_narrows_it(ask):
 def test_a_column_named_in_words_or_asked_where_it_lives_names_its_dataframe(ask, request_text, home):
     reply = ask(request_text)
     assert home in reply and "mean" not in reply and "could not use" not in reply
+
+
+def test_asking_which_dataframes_a_pipeline_has_lists_them_not_columns(ask):
+    reply = ask("Which dataframes does the money_markets pipeline have?")
+    assert "catalog has 2 dataframes" in reply and "money_markets/effr" in reply and "the column" not in reply

@@ -251,7 +251,8 @@ GUARDS: dict[str, Test] = {
     "docs_again": lambda clause, context: (context.previous_rule == "docs" and bool(clause.mentions.dataframes)
                                           and len(clause.norm.split()) <= 4 and not clause.periods),
     "docs": _is_docs,
-    "column_question": lambda clause, context: bool(_columns_asked(clause, context)) and not clause.periods and not stats_in(clause),
+    "column_question": lambda clause, context: (not clause.mentions.dataframes and not clause.mentions.pipelines and not clause.periods
+                                                and not stats_in(clause) and bool(_columns_asked(clause, context))),
     "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
                                          or _follow_up(clause, context) is not None),
     "has_code": lambda clause, context: bool(clause.code and clause.code.strip()),
