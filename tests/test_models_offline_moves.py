@@ -85,3 +85,30 @@ def test_a_bound_two_tables_have_is_asked_back(ask, request_text):
 def test_rounding_asked_is_how_to_show_the_figure_not_an_unknown_number(ask):
     expected = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31").mean()
     assert f"mean {expected:.4f}" in ask("what was the mean SOFR in 2024, rounded to 2 decimals?")
+
+
+def test_the_daily_percent_change_is_the_transform_not_also_a_statistic(ask):
+    changes = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31").pct_change().dropna() * 100
+    reply = ask("median daily percent change of the 10y in 2024")
+    assert reply.startswith("daily percent changes of") and f"median {changes.median():.4f}" in reply and "percent change -" not in reply
+
+
+def test_the_tens_and_the_twos_are_the_tenors_they_name(ask):
+    tens = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    twos = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
+    reply = ask("whats the typical gap between the 10s and the 2s in 2024")
+    assert "yield_10y minus yield_curve/treasury_yields yield_2y" in reply and f"mean {(tens - twos).mean():.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "statistic"), [
+    ("which day had the biggest increase in effr in 2024", "max"),
+    ("when did sofr jump the most in 2024", "max"),
+    ("when did sofr fall the most in 2024", "min"),
+    ("the steepest daily fall of sofr in 2024", "min"),
+])
+def test_the_day_something_moved_most_is_a_statistic_of_daily_changes(ask, request_text, statistic):
+    key = "money_markets/effr" if "effr" in request_text else "money_markets/sofr"
+    changes = column(key, "rate", "2024-01-01", "2024-12-31").diff().dropna()
+    value = changes.max() if statistic == "max" else changes.min()
+    reply = ask(request_text)
+    assert reply.startswith(f"daily changes of {key} rate") and f"{statistic} {value:.4f} on " in reply and "mean" not in reply
