@@ -246,34 +246,29 @@ def _ordinal(place: int) -> str:
     return f"{place}{'th' if 10 <= place % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(place % 10, 'th')}"
 
 
-def _converted(value: float, unit: str, ask: DataAsk) -> str:
-    target = ask.unit
-    if unit == "percent" and (target == "bp" or ask.combine == "difference" or "change" in ask.stats):
+def _converted(value: float, unit: str, ask: DataAsk | None) -> str:
+    """The figure in the unit asked (bp, percentage points, $ trillion or million), or in bp for a spread or change of percents."""
+    if unit == "percent" and (ask.unit == "bp" or ask.combine == "difference" or "change" in ask.stats):
         return f" ({number(value * 100)} bp)"
-    if unit == "bp" and target == "percent":
+    if unit == "bp" and ask.unit == "percent":
         return f" ({number(value / 100)} percentage points)"
-    if unit == "$bn" and target in ("trillion", "million"):
-        factor, name = (0.001, "trillion") if target == "trillion" else (1000, "million")
+    if unit == "$bn" and ask.unit in ("trillion", "million"):
+        factor, name = (0.001, "trillion") if ask.unit == "trillion" else (1000, "million")
         return f" (${number(value * factor)} {name})"
     return ""
 
 
 def describe_table(table: LoadedTable, ask: DataAsk | None, vocabulary: Vocabulary) -> str:
-    lines = [f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}."]
+    """A load described: its row count and dates, then mean / min / max / latest of the columns asked (or the main one)."""
     numeric = table.numeric_columns()
     asked = [series.column for series in (ask.series if ask else []) if series.ref.key == table.key and series.column in numeric]
     if not asked:
         ref = vocabulary.frame(table.key)
         main = vocabulary.main_column(ref) if ref else None
         asked = [main] if main in numeric else numeric[:1]
-    for column in asked[:4]:
-        if not (pairs := table.values(column)):
-            continue
-        out = figures(pairs)
-        lines.append(f"{table.key} {column}: mean {number(out['mean'])}, min {number(out['min'])} on {out['min_date']}, "
-                     f"max {number(out['max'])} on {out['max_date']}, latest {number(out['latest'])} on "
-                     f"{out['last_date']} ({out['count']} values).")
-    return " ".join(lines)
+    described = [f"{table.key} {column}: " + ", ".join(_stated(stat, out, "", ask) for stat in ("mean", "min", "max", "latest"))
+                 + f" ({out['count']} values)." for column in asked[:4] if (out := figures(table.values(column)))["count"]]
+    return " ".join([f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}.", *described])
 
 
 def describe_stub(result: Any, vocabulary: Vocabulary | None = None) -> str:
