@@ -12,7 +12,7 @@ import re
 from functools import cache
 
 from flawedcode.catalog import Catalog
-from flawedcode.models.offline_answers import STAT_NAMES
+from flawedcode.models.offline_answers import STAT_NAMES, TRANSFORM_NAMES
 from flawedcode.models.offline_data import FRAME_ONLY_WORDS, DataAsk, Series
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Clause, Task, reply
@@ -46,18 +46,20 @@ CONDITION_WORDS = frozenset({day.lower() for day in calendar.day_name} | {day.lo
 def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
     """Every word that can name this series: its dataframe's id, title and description; its column's name and docs."""
     ref = series.ref
-    text = " ".join([ref.pipeline, ref.dataframe, ref.title, ref.description])
-    words = set(content_words(text)) | set(re.findall(r"[a-z]+", text.lower()))
+    words = _words_of(" ".join([ref.pipeline, ref.dataframe, ref.title, ref.description]))
     if series.column:
         info = vocabulary.info(ref, series.column)
-        words |= set(info.name_words) | set(info.doc_words) | set(re.split(r"[\W_]+", series.column.lower()))
-        words.add(series.column.lower())
+        words |= set(info.name_words) | set(re.split(r"[\W_]+", series.column.lower())) | {series.column.lower()}
         words |= {word for alias in info.aliases for word in TOKEN.findall(alias.lower()) + content_words(alias)}
-        words |= set(content_words(info.description)) | set(re.findall(r"[a-z]+", info.description.lower()))
+        words |= _words_of(info.description)  # its doc_words are among these
         words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     other_columns = {word for column in ref.columns if column != series.column
                      for word in vocabulary.info(ref, column).name_words}
     return (words | (docs_words(vocabulary.catalog_root, ref.pipeline, ref.dataframe) - other_columns)) - CONDITION_WORDS
+
+
+def _words_of(text: str) -> set[str]:
+    return set(content_words(text)) | set(re.findall(r"[a-z]+", text.lower()))
 
 
 @cache
@@ -72,9 +74,9 @@ def docs_words(root: object, pipeline: str, dataframe: str) -> frozenset[str]:
 
 def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = ()) -> list[str]:
     """The words of a data clause that nothing in the ask (or a visible note: 'our limit') accounts for, in order."""
-    text = FILLER_PHRASES.sub(" ", clause.rest)
-    for used in (ask.shift, ask.flag_words):  # 'a year later', 'excluding quarter-ends': words a slot used
-        text = text.replace(used, " ") if used else text
+    text = re.sub(WORDS["patterns"]["formatting"], " ", FILLER_PHRASES.sub(" ", clause.rest))  # 'rounded to 2 dp': how to show it
+    for used in ask.slot_words:  # 'a year later', 'excluding quarter-ends': words a slot used
+        text = text.replace(used, " ")
     tags = {tag for series in ask.series if series.column for tag in vocabulary.info(series.ref, series.column).tags}
     tags |= {f"p{q}" for q in ask.percentiles}
     text = re.sub(r"\b\d{1,2}s\d{1,2}s\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s
@@ -110,6 +112,7 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
 def understood(ask: DataAsk, with_period: bool = True) -> str:
     """What a data ask means, in words: series, statistic, condition, period (no figure)."""
     series = (" minus " if ask.combine == "difference" else " and ").join(s.label for s in ask.series)
+    series = f"{TRANSFORM_NAMES[ask.transform]} of {series}" if ask.transform else series  # 'the mean of daily changes of ...'
     what = f"the rows of {series}" if ask.wants_rows else \
         f"the {', '.join(STAT_NAMES.get(stat, stat) for stat in ask.stats) or 'a summary'} of {series}"
     if ask.threshold:

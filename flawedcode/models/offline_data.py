@@ -39,6 +39,7 @@ DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correla
 SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"]
 RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION = (re.compile(PATTERNS[name]) for name in (
     "ratio", "first_when", "sign", "negated", "shift", "flag_condition"))
+FALLS = PATTERNS["falls"]
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
 DESCRIBE_STATS = ["mean", "min", "max", "latest"]
 NTH_PLACES: dict[str, int] = WORDS["ordinals"]
@@ -97,9 +98,9 @@ class DataAsk:
     limit: int | None = None
     load_asked: bool = False  # the request says load / fetch / pull: load the rows even for a statistic
     transform: str | None = None  # 'diff' (daily changes) or 'pct' (daily percent changes): statistics of these
-    shift: str = ""  # the words that moved a follow-up's period ('a year later')
     flag: tuple[str, DataframeRef, str] | None = None  # ('exclude' | 'only', dataframe, flag column): 'excluding quarter-ends'
     flag_words: str = ""
+    slot_words: tuple[str, ...] = ()  # words a slot used: 'a year later', 'excluding quarter-ends', 'the largest 1-day drop'
 
     @property
     def year(self) -> int | None:
@@ -138,8 +139,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     flag_match = FLAG_CONDITION.search(clause.rest)
     flag = _flag_column(flag_match, context) if flag_match else None
     shift = SHIFT.search(clause.rest) if follow_up is not None and not clause.periods else None
-    for used in (flag_match if flag else None, shift):  # 'excluding quarter-ends', 'a year later?': slots, not series names
-        if used:
+    moved_to, moved = next(((name, match) for name, pattern in TRANSFORMS if (match := re.search(pattern, clause.rest))), (None, None))
+    for used in (flag_match if flag else None, shift, moved if moved and tags_in(moved.group(0)) else None):
+        if used:  # 'excluding quarter-ends', 'a year later?', 'the largest 1-day drop': slots, not series names (nor a 1d tenor)
             clause = replace(clause, rest=clause.rest[:used.start()] + " " * len(used.group(0)) + clause.rest[used.end():])
     vocabulary = context.vocabulary
     stats = stats_in(clause)
@@ -147,13 +149,17 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if combine == "correlation":
         stats = ["corr"]
     frames = list(clause.mentions.dataframes)
-    if follow_up is not None and not frames and not clause.mentions.columns and not tags_in(clause.rest):
+    names_column = bool(clause.mentions.columns or tags_in(clause.rest))  # an exact column name, or a tenor / percentile
+    if follow_up is not None and not frames and not names_column:
         frames = follow_up.frames()
-    if sides:  # each side on its own; a side that names no dataframe: the clause's dataframe
+    pair = follow_up is not None and bool(follow_up.combine) and not combine and not clause.mentions.dataframes and not names_column
+    if pair:  # 'and in 2023?', 'in bp?' after a spread: the same two series, combined the same way
+        combine, sides, found = follow_up.combine, [], [list(follow_up.series)]
+    elif sides:  # each side on its own; a side that names no dataframe: the clause's dataframe
         unit = "percent" if combine == "difference" else None
         found = [_first_found(side, clause, context, [[], frames] if frames else [[]], prefer_unit=unit) for side in _share_head_noun(sides)]
     else:  # 'the 20y?' after the 30y: the same dataframe first
-        again = follow_up is not None and not frames and (clause.mentions.columns or tags_in(clause.rest))
+        again = follow_up is not None and not frames and names_column
         found = [_first_found(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
                               follow_up=follow_up)]
     failed = next((one for one in found if isinstance(one, Task)), None)
@@ -162,8 +168,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     series = [one[0] for one in found] if sides else found[0]
     if sides and series[0] == series[1]:
         combine, series = None, series[:1]
-    inherits = follow_up is not None and not stats and not combine  # a follow-up keeps what it does not change
-    if inherits and follow_up.series and not clause.mentions.columns and not tags_in(clause.rest):
+    inherits = follow_up is not None and not stats and (not combine or pair)  # a follow-up keeps what it does not change
+    if inherits and follow_up.series and not names_column and not pair:
         asked_column = follow_up.series[0].column  # 'top 3 days of SOFR volume' then 'and EFFR': EFFR's volume too
         series = [Series(s.ref, asked_column) if asked_column in s.ref.columns and s.column == vocabulary.main_column(s.ref)
                   else s for s in series]
@@ -173,12 +179,14 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = [stat for stat in stats if stat != "mean"] + [f"p{q}" for q in percentiles]
     if "pct_change" in stats or "factor" in stats:
         stats = [stat for stat in stats if stat != "change"]
-    transform = next((name for name, pattern in TRANSFORMS if re.search(pattern, clause.rest)), None)
+    transform = moved_to
     if inherits and transform is None:
         transform = follow_up.transform
     flag = flag or (follow_up.flag if inherits else None)
     if transform is not None and not combine:
         stats = [stat for stat in stats if stat != "change"] or ([] if inherits else list(DESCRIBE_STATS))
+        if moved and re.search(FALLS, moved.group(0)):  # 'the largest daily drop': the most negative change
+            stats = ["min" if stat == "max" else stat for stat in stats]
     ranked = RANKED.search(clause.rest)
     nth = NTH_RANKED.search(clause.rest)
     if nth:  # 'the second highest': that one value (and the ones above it)
@@ -216,14 +224,13 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = ["latest"] if not stats or stats == ["mean"] else stats
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
-    unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None)
-    named = bool(clause.mentions.columns or tags_in(clause.rest)) or any(
-        s.column and s.column != vocabulary.main_column(s.ref) for s in series)
-    ask = DataAsk(series, stats, percentiles, combine, period, unit or context_unit(context), threshold, wants_rows,
-                  named, clause.norm, None if ranked else _row_count(clause.rest),
-                  bool(re.search(r"\b(?:load|fetch|pull|grab|download)\b", clause.rest)),
-                  transform if not combine and not wants_rows else None, shift=shift.group(0) if shift else "",
-                  flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "")
+    unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None) or context_unit(context)
+    named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
+    transform = transform if not combine and not wants_rows else None
+    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match]
+    ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
+                  limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
+                  transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used))
     return _outside_coverage(ask) or ask
 
 

@@ -163,25 +163,18 @@ class Vocabulary:
     # ------------------------------------------------------------------ building
 
     def _build_phrases(self) -> list[tuple[str, str, str]]:
-        phrases: list[tuple[str, str, str]] = []
+        """(phrase, kind, value) for every name: ids and titles of dataframes, pipelines, then the other column names."""
+        phrases: list[tuple[str, str, str]] = [(word, "alias", key) for word, key in self._distinctive_words().items()]
         for ref in self.frames:
-            phrases += [(ref.key.lower(), "id", ref.key), (ref.dataframe.lower(), "id", ref.key)]
-            if "_" in ref.dataframe:
-                phrases.append((ref.dataframe.replace("_", " ").lower(), "id", ref.key))
-            title = _plain_title(ref.title)
-            if title:
-                phrases.append((title, "alias", ref.key))
-            if len(_initials(ref.title)) >= 3:
-                phrases.append((_initials(ref.title).lower(), "alias", ref.key))
-        phrases += [(word, "alias", key) for word, key in self._distinctive_words().items()]
+            initials = _initials(ref.title).lower()
+            phrases += [(name, "id", ref.key) for name in (ref.key.lower(), ref.dataframe.lower(), ref.dataframe.replace("_", " ").lower())]
+            phrases += [(name, "alias", ref.key) for name in (_plain_title(ref.title), initials if len(initials) >= 3 else "") if name]
         for pipeline in self.pipelines():
             spaced = pipeline.replace("_", " ").lower()
-            phrases += [(pipeline.lower(), "pipeline", pipeline), (spaced, "pipeline", pipeline),
-                        (singular(spaced), "pipeline", pipeline)]
+            phrases += [(name, "pipeline", pipeline) for name in (pipeline.lower(), spaced, singular(spaced))]
         known = {phrase for phrase, _, _ in phrases}
-        for column in sorted({column for ref in self.frames for column in ref.columns if column != ref.date_column}):
-            if column.lower() not in known:
-                phrases.append((column.lower(), "column", column))
+        phrases += [(column.lower(), "column", column) for ref in self.frames for column in ref.columns
+                    if column != ref.date_column and column.lower() not in known]
         return sorted(set(phrases), key=lambda item: (-len(item[0]), item))
 
     def _distinctive_words(self) -> dict[str, str]:
