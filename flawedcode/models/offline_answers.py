@@ -9,7 +9,9 @@ dataframe, column, unit, dates covered and number of values, then each statistic
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from flawedcode.figures import combined, figures, transformed
@@ -28,13 +30,10 @@ from flawedcode.models.offline_stats import (
 )
 
 DECIMALS = 4
-STAT_NAMES = {"mean": "mean", "median": "median", "min": "min", "max": "max", "std": "standard deviation",
-              "count": "count", "latest": "latest", "first": "first", "change": "change", "corr": "correlation",
-              "pct_change": "percent change", "factor": "factor", "sum": "sum",
-              "range": "range (max minus min)", "iqr": "interquartile range (75th minus 25th percentile)"}
-TRANSFORM_NAMES = {"diff": "daily changes", "pct": "daily percent changes"}
-COMBINED_NAMES = {"difference": "spread {0} minus {1}", "ratio": "ratio {0} / {1}", "correlation": "{0} and {1}"}
-UNIT_SHOWN = {"percent": "%", "bp": " bp", "$bn": " $bn", "index": "", "count": "", "years": " years"}
+NAMES = tomllib.loads(Path(__file__).with_name("offline_answers.toml").read_text(encoding="utf-8"))["answers"]
+STAT_NAMES: dict[str, str] = NAMES["stats"]
+"""How an answer names each statistic (a percentile ``pN`` is named by ``_stat_name``)."""
+TRANSFORM_NAMES, COMBINED_NAMES, UNIT_SHOWN = NAMES["transforms"], NAMES["combined"], NAMES["units"]
 
 
 def number(value: float) -> str:
