@@ -1,4 +1,4 @@
-"""The offline model reads the whole request: days, corrections, negations, transforms and new operations.
+"""The offline model reads the whole request: days, corrections, negations, transforms, moves and new operations.
 
 Each request runs through a real v2 agent on the 8,192-token offline model; every expected figure is
 computed here from the catalog with pandas, never copied from the model.
@@ -260,3 +260,81 @@ def test_the_end_of_a_month_is_one_day_and_ranking_words_name_no_column(ask):
         "money_markets/sofr rate (percent) on 2024-03-29, the last day with a row on or before 2024-03-31: "
         f"{column('money_markets/sofr', 'rate')['2024-03-29']:.4f}.")
     assert ask("top 3 effr days in q2'24").startswith("money_markets/effr rate (percent), 2024-04-01 to 2024-06-28")
+
+
+# Two series, daily moves, range bounds: the question asked, or asked back.
+
+
+def spread_mean(year: str) -> float:
+    sofr = column("money_markets/sofr", "rate", f"{year}-01-01", f"{year}-12-31")
+    effr = column("money_markets/effr", "rate", f"{year}-01-01", f"{year}-12-31")
+    return (sofr - effr).dropna().mean()
+
+
+@pytest.mark.parametrize("request_text", [
+    "was SOFR higher on average than EFFR in 2024? by how many bp?",
+    "was SOFR above EFFR on average in 2024, and by how many bp?",
+    "is sofr higher than effr on average in 2024",
+])
+def test_was_a_above_b_is_answered_with_the_signed_difference(ask, request_text):
+    reply = ask(request_text)
+    expected = spread_mean("2024")
+    assert "sofr rate minus money_markets/effr rate" in reply and f"mean {expected:.4f} ({expected * 100:.4f} bp)" in reply
+    assert "514.7" not in reply  # never one side's own mean in bp, as if it were the gap
+
+
+def test_a_follow_up_after_a_spread_keeps_the_spread(ask):
+    ask("what's the average spread between SOFR and EFFR in 2024?")
+    reply = ask("and in 2023?")
+    assert "minus" in reply and f"mean {spread_mean('2023'):.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "statistic"), [
+    ("what was the biggest single-day jump in SOFR in 2024?", "max"),
+    ("what was the largest daily drop in SOFR in 2024?", "min"),
+    ("the largest one-day fall in sofr in 2024", "min"),
+    ("which day had the biggest increase in effr in 2024", "max"),
+    ("when did sofr jump the most in 2024", "max"),
+    ("when did sofr fall the most in 2024", "min"),
+    ("the steepest daily fall of sofr in 2024", "min"),
+])
+def test_the_largest_move_in_a_day_is_a_statistic_of_daily_changes(ask, request_text, statistic):
+    key = "money_markets/effr" if "effr" in request_text else "money_markets/sofr"
+    changes = column(key, "rate", "2024-01-01", "2024-12-31").diff().dropna()
+    value = changes.max() if statistic == "max" else changes.min()
+    day = (changes.idxmax() if statistic == "max" else changes.idxmin()).date().isoformat()
+    reply = ask(request_text)
+    assert reply.startswith(f"daily changes of {key} rate") and f"{statistic} {value:.4f} on {day}" in reply and "mean" not in reply
+
+
+def test_a_bound_of_the_target_range_names_the_target_columns(ask):
+    expected = column("money_markets/effr", "target_high", "2024-01-01", "2024-12-31").mean()
+    assert f"mean {expected:.4f}" in ask("what was the upper bound of the effr target range on average in 2024?")
+    expected = column("money_markets/effr", "target_low", "2023-01-01", "2023-12-31").mean()
+    assert f"effr target_low (percent), 2023-01-03 to 2023-12-29, 249 values: mean {expected:.4f}" in ask("what about the lower bound in 2023?")
+
+
+@pytest.mark.parametrize("request_text", ["average of the target range lower bound in 2023", "average upper bound of SOFR in 2024"])
+def test_a_bound_two_tables_have_is_asked_back(ask, request_text):
+    reply = ask(request_text)
+    assert "Which one do you mean" in reply and "effr target_" in reply and "fed_funds_target_" in reply
+    assert "money_markets/sofr rate (percent)" not in reply  # never SOFR's own level for its 'upper bound'
+
+
+def test_rounding_asked_is_how_to_show_the_figure_not_an_unknown_number(ask):
+    expected = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31").mean()
+    assert f"mean {expected:.4f}" in ask("what was the mean SOFR in 2024, rounded to 2 decimals?")
+
+
+def test_the_daily_percent_change_is_the_transform_not_also_a_statistic(ask):
+    changes = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31").pct_change().dropna() * 100
+    reply = ask("median daily percent change of the 10y in 2024")
+    assert reply.startswith("daily percent changes of") and f"median {changes.median():.4f}" in reply and "percent change -" not in reply
+
+
+def test_the_tens_and_the_twos_are_the_tenors_they_name(ask):
+    tens = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    twos = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
+    reply = ask("whats the typical gap between the 10s and the 2s in 2024")
+    assert "yield_10y minus yield_curve/treasury_yields yield_2y" in reply and f"mean {(tens - twos).mean():.4f}" in reply
+

@@ -79,7 +79,7 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
         text = text.replace(used, " ")
     tags = {tag for series in ask.series if series.column for tag in vocabulary.info(series.ref, series.column).tags}
     tags |= {f"p{q}" for q in ask.percentiles}
-    text = re.sub(r"\b\d{1,2}s\d{1,2}s\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s
+    text = re.sub(r"\b\d{1,2}s(?:\d{1,2}s)?\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s, the 10s
     text = TENOR.sub(lambda match: " " if tags_in(match.group(0))[:1] and tags_in(match.group(0))[0] in tags else match.group(0), text)
     text = PERCENTILE.sub(lambda match: " " if set(tags_in(match.group(0))) & tags else match.group(0), text)
     ranked = [int(stat.lstrip("topbm")) for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)]

@@ -184,9 +184,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         transform = follow_up.transform
     flag = flag or (follow_up.flag if inherits else None)
     if transform is not None and not combine:
-        stats = [stat for stat in stats if stat != "change"] or ([] if inherits else list(DESCRIBE_STATS))
+        asked = [stat for stat in stats if stat not in ("change", "pct_change")]
         if moved and re.search(FALLS, moved.group(0)):  # 'the largest daily drop': the most negative change
-            stats = ["min" if stat == "max" else stat for stat in stats]
+            asked = ["min" if stat == "max" else stat for stat in asked]
+        stats = asked or ([] if inherits else list(DESCRIBE_STATS))
     ranked = RANKED.search(clause.rest)
     nth = NTH_RANKED.search(clause.rest)
     if nth:  # 'the second highest': that one value (and the ones above it)
