@@ -1,7 +1,8 @@
 """The file and code rules of the offline model's routing table (the table itself: offline_intents.py).
 
-Each rule is a test ``_is_<name>(clause, context)`` and a planner ``_plan_<name>(clause, context)`` returning
-tasks; their phrases are data (``offline_answers.toml``, ``[files]``). Scripts and tests run with ``RUN_TIMEOUT_SECONDS``.
+Each rule is a row of ``offline_intents.toml`` and a planner ``_plan_<name>(clause, context)`` returning tasks; three
+rows also need a test here (``_is_run_tests``, ``_is_show_function``, ``_is_search_files``). Their phrases are data
+(``offline_answers.toml``, ``[files]``). Scripts and tests run with ``RUN_TIMEOUT_SECONDS``.
 """
 
 from __future__ import annotations
@@ -26,16 +27,8 @@ def _run_tests() -> Step:
     return Step("run_python", {"code": RUN_TESTS_CODE, "command": "python -m pytest -q", "timeout": RUN_TIMEOUT_SECONDS})
 
 
-def _is_fix_code(clause: Clause, context: Context) -> bool:
-    return bool(re.search(WORDS["fix"], clause.norm)) and not clause.code
-
-
 def _plan_fix_code(clause: Clause, context: Context) -> list[Task]:
     return [Task("fix", steps=[_run_tests()])]
-
-
-def _is_write_file(clause: Clause, context: Context) -> bool:
-    return bool(clause.paths) and has_any(clause.norm, WORDS["write_verbs"])
 
 
 def _plan_write_file(clause: Clause, context: Context) -> list[Task]:
@@ -58,10 +51,6 @@ def _content_for(text: str, path: str, quoted: list[str]) -> str | None:
     return content + "\n" if content else None
 
 
-def _is_run_code(clause: Clause, context: Context) -> bool:
-    return clause.code is not None and clause.code.strip() != ""
-
-
 def _plan_run_code(clause: Clause, context: Context) -> list[Task]:
     return [calls(Step("run_python", {"code": clause.code if clause.code.endswith("\n") else clause.code + "\n", "timeout": RUN_TIMEOUT_SECONDS}))]
 
@@ -78,11 +67,6 @@ def _is_run_tests(clause: Clause, context: Context) -> bool:
 
 def _plan_run_tests(clause: Clause, context: Context) -> list[Task]:
     return [calls(_run_tests())]
-
-
-def _is_run_script(clause: Clause, context: Context) -> bool:
-    return bool(re.search(WORDS["run_verbs"], clause.norm)) and (any(path.endswith(".py") for path in clause.paths)
-                                                                  or bool(re.search(WORDS["run_what"], clause.norm)))
 
 
 def _plan_run_script(clause: Clause, context: Context) -> list[Task]:
@@ -124,10 +108,6 @@ def _plan_show_function(clause: Clause, context: Context) -> list[Task]:
                  detail={"name": name, "words": words, "test": "test" in clause.norm})]
 
 
-def _is_search_archive(clause: Clause, context: Context) -> bool:
-    return has_any(clause.norm, WORDS["archive_words"]) and has_any(clause.norm, WORDS["archive_verbs"])
-
-
 def _plan_search_archive(clause: Clause, context: Context) -> list[Task]:
     query = clause.quoted[0] if clause.quoted else search_words(clause.text, drop=WORDS["archive_drop"])
     return [calls(Step("search_archive", {"query": query or "goal"}))]
@@ -159,20 +139,9 @@ def search_words(text: str, drop: tuple[str, ...] = ()) -> str:
     return " ".join(todo + words)
 
 
-def _is_list_files(clause: Clause, context: Context) -> bool:
-    return clause.has("list files") or (has_any(clause.norm, WORDS["list_words"]) and has_any(clause.norm, WORDS["list_verbs"])
-                                        and not clause.mentions.dataframes)
-
-
 def _plan_list_files(clause: Clause, context: Context) -> list[Task]:
     folder = next((path for path in ("scratch", "archives") if re.search(rf"\b{path}\b", clause.norm)), ".")
     return [calls(Step("list_files", {"path": folder}))]
-
-
-def _is_read_file(clause: Clause, context: Context) -> bool:
-    if clause.paths or (context.last_path and re.search(r"\bit\b", clause.norm) and has_any(clause.norm, READ_VERBS)):
-        return True
-    return any(phrase in clause.norm for phrase in WORDS["named"]) and has_any(clause.norm, READ_VERBS + ("what", "in"))
 
 
 def _plan_read_file(clause: Clause, context: Context) -> list[Task]:
