@@ -9,7 +9,9 @@ dataframe, column, unit, dates covered and number of values, then each statistic
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from flawedcode.figures import combined, figures, transformed
@@ -28,13 +30,10 @@ from flawedcode.models.offline_stats import (
 )
 
 DECIMALS = 4
-STAT_NAMES = {"mean": "mean", "median": "median", "min": "min", "max": "max", "std": "standard deviation",
-              "count": "count", "latest": "latest", "first": "first", "change": "change", "corr": "correlation",
-              "pct_change": "percent change", "factor": "factor", "sum": "sum",
-              "range": "range (max minus min)", "iqr": "interquartile range (75th minus 25th percentile)"}
-TRANSFORM_NAMES = {"diff": "daily changes", "pct": "daily percent changes"}
-COMBINED_NAMES = {"difference": "spread {0} minus {1}", "ratio": "ratio {0} / {1}", "correlation": "{0} and {1}"}
-UNIT_SHOWN = {"percent": "%", "bp": " bp", "$bn": " $bn", "index": "", "count": "", "years": " years"}
+NAMES = tomllib.loads(Path(__file__).with_name("offline_answers.toml").read_text(encoding="utf-8"))["answers"]
+STAT_NAMES: dict[str, str] = NAMES["stats"]
+"""How an answer names each statistic (a percentile ``pN`` is named by ``_stat_name``)."""
+TRANSFORM_NAMES, COMBINED_NAMES, UNIT_SHOWN = NAMES["transforms"], NAMES["combined"], NAMES["units"]
 
 
 def number(value: float) -> str:
@@ -246,34 +245,29 @@ def _ordinal(place: int) -> str:
     return f"{place}{'th' if 10 <= place % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(place % 10, 'th')}"
 
 
-def _converted(value: float, unit: str, ask: DataAsk) -> str:
-    target = ask.unit
-    if unit == "percent" and (target == "bp" or ask.combine == "difference" or "change" in ask.stats):
+def _converted(value: float, unit: str, ask: DataAsk | None) -> str:
+    """The figure in the unit asked (bp, percentage points, $ trillion or million), or in bp for a spread or change of percents."""
+    if unit == "percent" and (ask.unit == "bp" or ask.combine == "difference" or "change" in ask.stats):
         return f" ({number(value * 100)} bp)"
-    if unit == "bp" and target == "percent":
+    if unit == "bp" and ask.unit == "percent":
         return f" ({number(value / 100)} percentage points)"
-    if unit == "$bn" and target in ("trillion", "million"):
-        factor, name = (0.001, "trillion") if target == "trillion" else (1000, "million")
+    if unit == "$bn" and ask.unit in ("trillion", "million"):
+        factor, name = (0.001, "trillion") if ask.unit == "trillion" else (1000, "million")
         return f" (${number(value * factor)} {name})"
     return ""
 
 
 def describe_table(table: LoadedTable, ask: DataAsk | None, vocabulary: Vocabulary) -> str:
-    lines = [f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}."]
+    """A load described: its row count and dates, then mean / min / max / latest of the columns asked (or the main one)."""
     numeric = table.numeric_columns()
     asked = [series.column for series in (ask.series if ask else []) if series.ref.key == table.key and series.column in numeric]
     if not asked:
         ref = vocabulary.frame(table.key)
         main = vocabulary.main_column(ref) if ref else None
         asked = [main] if main in numeric else numeric[:1]
-    for column in asked[:4]:
-        if not (pairs := table.values(column)):
-            continue
-        out = figures(pairs)
-        lines.append(f"{table.key} {column}: mean {number(out['mean'])}, min {number(out['min'])} on {out['min_date']}, "
-                     f"max {number(out['max'])} on {out['max_date']}, latest {number(out['latest'])} on "
-                     f"{out['last_date']} ({out['count']} values).")
-    return " ".join(lines)
+    described = [f"{table.key} {column}: " + ", ".join(_stated(stat, out, "", ask) for stat in ("mean", "min", "max", "latest"))
+                 + f" ({out['count']} values)." for column in asked[:4] if (out := figures(table.values(column)))["count"]]
+    return " ".join([f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}.", *described])
 
 
 def describe_stub(result: Any, vocabulary: Vocabulary | None = None) -> str:

@@ -16,23 +16,7 @@ WORDS = {key: tuple(value) if isinstance(value, list) else value
          for key, value in tomllib.loads(Path(__file__).with_name("offline_answers.toml").read_text(encoding="utf-8"))["files"].items()}
 RUN_TIMEOUT_SECONDS = 60
 """run_python timeout for scripts and tests (a busy machine needs more than the tool's default 10 s)."""
-RUN_TESTS_CODE = """\
-import glob, runpy, sys, traceback
-try:
-    import pytest
-except ImportError:  # no pytest here (make demo installs none): the project's own fallback, python test_*.py
-    failed = 0
-    for path in sorted(glob.glob('test_*.py')):
-        print(f'pytest is not installed: python {path}')
-        try:
-            runpy.run_path(path, run_name='__main__')
-        except Exception:
-            failed += 1
-            traceback.print_exc(file=sys.stdout)
-            print(f'FAILED {path} - {sys.exc_info()[0].__name__}')
-    sys.exit(1 if failed else 0)
-sys.exit(pytest.main(['-q']))
-"""
+RUN_TESTS_CODE = WORDS["run_tests_code"]
 """Run the project's tests: with pytest when it is installed, else each test file as a script (what its docstring says)."""
 
 READ_VERBS = WORDS["read_verbs"]

@@ -72,7 +72,9 @@ def goal_in_summary(text: str) -> str | None:
     if match := GOAL_LINE.search(text):
         return match.group(1).strip()
     section = re.search(r"^## SESSION INTENT\s*\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
-    return " ".join(line.strip() for line in section.group(1).splitlines() if line.strip()) or None if section else None
+    if section is None:
+        return None
+    return " ".join(line.strip() for line in section.group(1).splitlines() if line.strip()) or None
 
 
 def clip(text: str, limit: int) -> str:

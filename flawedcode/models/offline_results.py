@@ -8,6 +8,7 @@ docs, rows (offline_answers.py), offload stubs, errors (relayed with what to do)
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_answers import answer_data, answer_period_gap, data_next_step, describe_stub, relay_error
@@ -61,8 +62,7 @@ def next_step(task: Task, results: list[ToolResult], context: Context) -> Step |
 def _found_file_step(task: Task, listing: ToolResult) -> Step | None:
     files = [line.split(" (")[0] for line in listing.content.splitlines()[1:] if not line.endswith("/")]
     hint = task.detail.get("hint", "")
-    chosen = next((path for path in files if hint.lower() in path.lower() and not (hint == ".py" and "test" in path)), None)
-    if chosen is None:
+    if (chosen := next((path for path in files if hint.lower() in path.lower() and not (hint == ".py" and "test" in path)), None)) is None:
         return None
     if task.detail.get("then") == "run":
         return Step("run_python", {"code": run_script_code(chosen), "command": f"python {chosen}", "timeout": RUN_TIMEOUT_SECONDS})
@@ -70,17 +70,11 @@ def _found_file_step(task: Task, listing: ToolResult) -> Step | None:
 
 
 def _function_hit(task: Task, content: str) -> tuple[str, int, str] | None:
-    hits = []
-    for line in content.splitlines():
-        match = re.match(r"^(?P<path>[^:]+):(?P<line>\d+):\s*def (?P<name>\w+)", line)
-        if match:
-            hits.append((match["path"], int(match["line"]), match["name"]))
-    if not hits:
+    matches = (re.match(r"^(?P<path>[^:]+):(?P<line>\d+):\s*def (?P<name>\w+)", line) for line in content.splitlines())
+    if not (hits := [(match["path"], int(match["line"]), match["name"]) for match in matches if match]):
         return None
-    name = task.detail.get("name")
-    if name:
-        exact = [hit for hit in hits if hit[2] == name]
-        return (exact or hits)[0]
+    if name := task.detail.get("name"):
+        return next((hit for hit in hits if hit[2] == name), hits[0])
     words = task.detail.get("words", [])
     wants_test = task.detail.get("test", False)
 
@@ -95,32 +89,26 @@ def _function_hit(task: Task, content: str) -> tuple[str, int, str] | None:
 # ----------------------------------------------------------------------------- answers
 
 
+ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
+    "reply": lambda task, results, context: task.text,
+    "goal": lambda task, results, context: memory.answer_goal(context.earlier, context.system, context.truncated),
+    "last_action": lambda task, results, context: memory.answer_last_action(context.earlier),
+    "data": lambda task, results, context: answer_data(task, results, context.vocabulary),
+    "period_gap": lambda task, results, context: answer_period_gap(task),
+    "recall": lambda task, results, context: memory.answer_recall_from_read(task, results, context),
+    "note_recall": lambda task, results, context: memory.answer_note_from_archive(results),
+    "fix": lambda task, results, context: _fix_answer(results),
+}
+"""The answer of each task kind; a kind registered in offline_cues comes first, and any other quotes each result."""
+
+
 def answer_task(task: Task, results: list[ToolResult], context: Context) -> str:
-    kind = task.kind
-    registered = answer_for(kind)
-    if registered is not None:
-        return registered(task, results, context)
-    if kind == "reply":
-        return task.text
-    if kind == "goal":
-        return memory.answer_goal(context.earlier, context.system, context.truncated)
-    if kind == "last_action":
-        return memory.answer_last_action(context.earlier)
-    if kind == "data":
-        return answer_data(task, results, context.vocabulary)
-    if kind == "period_gap":
-        return answer_period_gap(task)
-    if kind == "recall":
-        return memory.answer_recall_from_read(task, results, context)
-    if kind == "note_recall":
-        return memory.answer_note_from_archive(results)
-    if kind == "function" and len(results) >= 2:
-        return _show_function(task, results[-1])
-    if kind == "function":
-        return "I found no function matching that in the project's files. " + (answer_one(results[0], task) if results else "")
-    if kind == "fix":
-        return _fix_answer(results)
-    if kind == "docs" and any(result.name == "search_files" for result in results):
+    if (answer := answer_for(task.kind) or ANSWERS.get(task.kind)) is not None:
+        return answer(task, results, context)
+    if task.kind == "function":
+        return _show_function(task, results[-1]) if len(results) >= 2 else (
+            "I found no function matching that in the project's files. " + (answer_one(results[0], task) if results else ""))
+    if task.kind == "docs" and any(result.name == "search_files" for result in results):
         # The saved copy's matching rows answer the question; the stub that led to them would only bury them.
         results = [result for result in results if not offload_path(result.content.strip())] or results
     return "\n\n".join(answer_one(result, task) for result in results)
@@ -143,11 +131,10 @@ def answer_one(result: ToolResult, task: Task | None = None) -> str:
         return content.splitlines()[0] + "."
     if name == "search_files" and task is not None and task.kind == "docs":
         return _quote("From the saved docs:", content)
+    if name == "search_files" and (not content or content.lower().startswith("no match")):
+        return f"search_files found no match: {content[:200]}"
     if name == "search_files":
-        lines = content.splitlines()
-        if not lines or content.lower().startswith("no match"):
-            return f"search_files found no match: {content[:200]}"
-        return _quote(f"search_files found {len(lines)} matching lines:", content)
+        return _quote(f"search_files found {len(content.splitlines())} matching lines:", content)
     lead, max_lines = QUOTED_AS.get(name, (f"{name} returned:", 12))
     return _quote(lead, content, max_lines)
 
@@ -156,8 +143,7 @@ def _describe_catalog(task: Task | None, content: str) -> str:
     entries = [(m["key"], m["title"], m["detail"]) for m in LIST_LINE.finditer(content)]
     if not entries:
         return _quote("chartbook_list returned:", content)
-    pipelines = task.detail.get("pipelines", []) if task is not None else []
-    if pipelines:
+    if pipelines := task.detail.get("pipelines", []) if task is not None else []:
         entries = [entry for entry in entries if entry[0].split("/")[0] in pipelines] or entries
     listed = "; ".join(f"{key} ({title}, {detail})" for key, title, detail in entries)
     return f"The ChartBook catalog has {len(entries)} dataframes: {listed}."
@@ -166,32 +152,24 @@ def _describe_catalog(task: Task | None, content: str) -> str:
 def parse_docs(text: str) -> tuple[str, list[str]]:
     """(title, column names) of a Markdown data dictionary."""
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "")
-    columns: list[str] = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped.startswith("|"):
-            continue
-        first = stripped.strip("|").split("|")[0].strip().strip("`*").strip()
-        if not first or set(first) <= set("-: ") or first.lower() in ("column", "name", "field", "variable"):
-            continue
-        if re.fullmatch(r"[\w.%-]+", first) and first not in columns:
-            columns.append(first)
-    return title, columns
+    cells = [line.strip().strip("|").split("|")[0].strip().strip("`*").strip() for line in text.splitlines() if line.strip().startswith("|")]
+    columns = [cell for cell in cells if cell and not set(cell) <= set("-: ") and cell.lower() not in ("column", "name", "field", "variable")
+               and re.fullmatch(r"[\w.%-]+", cell)]
+    return title, list(dict.fromkeys(columns))
 
 
 def _describe_docs(result: ToolResult, content: str) -> str:
     title, columns = parse_docs(content)
     pipeline, dataframe = result.args.get("pipeline"), result.args.get("dataframe")
     label = f"{result.name} for {pipeline}/{dataframe}" if pipeline and dataframe else result.name
-    text = f"Docs from {label}: {title or 'untitled'}."
-    description = re.search(r"^## Description\s*\n+(.+?)(?:\n\n|\Z)", content, re.MULTILINE | re.DOTALL)
-    if description:
-        text += f" {description.group(1).strip()}"
-    if columns:
-        text += f" Columns ({len(columns)}): {', '.join(columns)}."
-    else:
-        text += " I found no column table in what I can see."
-    return text
+    text = f"Docs from {label}: {title or 'untitled'}." + (f" {description}" if (description := _docs_section(content, "Description")) else "")
+    return text + (f" Columns ({len(columns)}): {', '.join(columns)}." if columns else " I found no column table in what I can see.")
+
+
+def _docs_section(content: str, title: str) -> str | None:
+    """The first paragraph under a docs page's ``## title`` heading."""
+    section = re.search(rf"^## {title}\s*\n+(.+?)(?:\n\n|\Z)", content, re.MULTILINE | re.DOTALL)
+    return section.group(1).strip() if section else None
 
 
 def _asked_column_rows(task: Task | None, content: str) -> str:
@@ -201,9 +179,8 @@ def _asked_column_rows(task: Task | None, content: str) -> str:
             and any(re.search(rf"(?<![\w])`?{re.escape(column)}`?(?![\w])", line.split("|")[1] if line.count("|") > 1 else line)
                     for column in columns)]
     text = "".join(f"\nFrom the docs: {row}" for row in rows[:5])
-    source = re.search(r"^## Source\s*\n+(.+?)(?:\n\n|\Z)", content, re.MULTILINE | re.DOTALL)
-    if source and task is not None and task.detail.get("source", True):
-        text += f"\nSource: {source.group(1).strip()}"
+    if (source := _docs_section(content, "Source")) and task is not None and task.detail.get("source", True):
+        text += f"\nSource: {source}"
     notes = [line.strip("- ").strip() for line in content.splitlines() if line.startswith("- ") and
              any(column in line for column in columns)]
     text += "".join(f"\nNote: {note}" for note in notes[:2])
@@ -211,26 +188,19 @@ def _asked_column_rows(task: Task | None, content: str) -> str:
 
 
 def _describe_run(content: str) -> str:
-    lines = content.splitlines()
-    status = lines[0].lstrip("# ").strip() if lines and lines[0].startswith("# exit code") else "finished"
-    output = lines[1:] if lines and lines[0].startswith("# exit code") else lines
-    tail = output[-20:]
-    text = f"The code ran ({status})."
-    if tail:
-        text += " Output" + (" (last 20 lines)" if len(output) > 20 else "") + ":\n" + "\n".join(tail)
-    return text
+    status, output = "finished", content.splitlines()
+    if output and output[0].startswith("# exit code"):
+        status, output = output[0].lstrip("# ").strip(), output[1:]
+    shown = f" Output{' (last 20 lines)' if len(output) > 20 else ''}:\n" + "\n".join(output[-20:]) if output else ""
+    return f"The code ran ({status}).{shown}"
 
 
 def _show_function(task: Task, read: ToolResult) -> str:
     lines = read.content.splitlines()
     path_match = re.match(r"^# (\S+) \(lines", lines[0]) if lines else None
-    path = path_match.group(1) if path_match else "the file"
-    body = lines[1:]
-    name = task.detail.get("name")
-    hit = _function_hit(task, "\n".join(f"{path}:{i + 1}: {line.strip()}" for i, line in enumerate(body)
-                                        if line.lstrip().startswith("def ")))
-    if hit:
-        name = hit[2]
+    path, body = path_match.group(1) if path_match else "the file", lines[1:]
+    hit = _function_hit(task, "\n".join(f"{path}:{i + 1}: {line.strip()}" for i, line in enumerate(body) if line.lstrip().startswith("def ")))
+    name = hit[2] if hit else task.detail.get("name")
     start = next((i for i, line in enumerate(body) if re.match(rf"\s*def {re.escape(name or '')}\b", line)), None)
     if start is None:
         return _quote(f"I could not find that function; {path} holds:", read.content, max_lines=QUOTE_LINES)
@@ -240,8 +210,7 @@ def _show_function(task: Task, read: ToolResult) -> str:
         end += 1
     while end > start and not body[end - 1].strip():
         end -= 1
-    code = "\n".join(body[start:end])
-    return f"{name} in {path} (lines {start + 1}-{end}):\n```python\n{code}\n```"
+    return f"{name} in {path} (lines {start + 1}-{end}):\n```python\n" + "\n".join(body[start:end]) + "\n```"
 
 
 def _fix_answer(results: list[ToolResult]) -> str:
@@ -259,6 +228,4 @@ def _fix_answer(results: list[ToolResult]) -> str:
 
 def _quote(lead: str, content: str, max_lines: int = 12) -> str:
     lines = content.splitlines()
-    shown = "\n".join(lines[:max_lines])
-    more = f"\n(... {len(lines) - max_lines} more lines)" if len(lines) > max_lines else ""
-    return f"{lead}\n{shown}{more}"
+    return f"{lead}\n" + "\n".join(lines[:max_lines]) + (f"\n(... {len(lines) - max_lines} more lines)" if len(lines) > max_lines else "")

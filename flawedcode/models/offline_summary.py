@@ -1,11 +1,7 @@
-"""Summaries the offline model writes when asked to summarize a rendered conversation.
-
-Given ``<message type="...">`` blocks (``get_buffer_string(messages, format="xml")``) inside a
-summary prompt, it extracts, and never invents: the original goal verbatim (from an earlier
-summary's goal line, else the first request), the later requests, the tool calls with their
-outcomes, the numbers its answers reported, what the user asked it to remember, the
-scratch/ and archives/ paths, and whether the last request was answered, under
-``## SESSION INTENT / ## SUMMARY / ## ARTIFACTS / ## NEXT STEPS``.
+"""Summaries the offline model writes when asked to summarize a conversation rendered as ``<message type="...">``
+blocks (``get_buffer_string(messages, format="xml")``): extracted, never invented, under ``## SESSION INTENT /
+## SUMMARY / ## ARTIFACTS / ## NEXT STEPS`` (the goal verbatim, requests, tool calls and outcomes, numbers reported,
+the user's notes, scratch/ and archives/ paths, and whether the last request was answered).
 """
 
 from __future__ import annotations
