@@ -80,13 +80,12 @@ def read_cue_file(path: Path) -> list[Intent]:
 
 
 def _row(row: dict[str, Any]) -> Intent:
+    """A TOML row as an Intent (its ``cues`` may be a table of label = cue)."""
     cues = row.get("cues", ())
-    named = cues if isinstance(cues, dict) else {}
-    return Intent(row["name"], tuple(named.values() if named else cues), tuple(row.get("needs_tools", ())),
-                  int(row.get("min_score", 1 if cues else 0)), int(row.get("rank", 0)),
-                  tuple(tuple(group) for group in row.get("all", ())), tuple(row.get("none", ())), tuple(row.get("guard", ())),
-                  row.get("plan", ""),
-                  row.get("task", ""), tuple(named))
+    return Intent(row["name"], tuple(cues.values() if isinstance(cues, dict) else cues), tuple(row.get("needs_tools", ())),
+                  row.get("min_score", 1 if cues else 0), row.get("rank", 0), tuple(map(tuple, row.get("all", ()))),
+                  tuple(row.get("none", ())), tuple(row.get("guard", ())), row.get("plan", ""), row.get("task", ""),
+                  tuple(cues) if isinstance(cues, dict) else ())
 
 
 def add_cue_file(path: Path) -> None:

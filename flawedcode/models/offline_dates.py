@@ -25,14 +25,18 @@ MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name
 MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
-DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
-WRITTEN_DAY = re.compile(
-    rf"\b(?:(?P<weekday>{'|'.join(WEEKDAYS)}),?\s+)?(?:the\s+)?(?:"
-    rf"{DAY}\s+(?:of\s+)?(?P<month>{MONTH})\.?,?\s+(?P<year>(?:19|20)\d\d)|"
-    rf"(?P<month2>{MONTH})\.?\s+(?:the\s+)?(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year2>(?:19|20)\d\d)|"
-    rf"(?P<a>\d{{1,2}})[/.](?P<b>\d{{1,2}})[/.](?P<year3>(?:19|20)\d\d))\b")
-"""Where a day is written (the shapes dateparser is then asked to read); the match is checked, not trusted."""
-RANGE_START = re.compile(r"\b(?:from|between)\s+(?:the\s+)?(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+(?:to|and|until|till|through|-)\s+$")
+PLACES = {"{year}": r"(?:19|20)\d\d", "{month}": MONTH, "{weekday}": "|".join(WEEKDAYS)}
+
+
+def form(pattern: str, places: dict[str, str] = PLACES) -> re.Pattern[str]:
+    """A pattern of offline_intents.toml compiled, its ``{placeholders}`` written out."""
+    for place, written in places.items():
+        pattern = pattern.replace(place, f"(?:{written})")
+    return re.compile(pattern)
+
+
+WRITTEN_DAY, RANGE_START, ISO_LIKE, FISCAL_YEAR = (form(table()["dates"][name]) for name in
+                                                   ("written_day", "range_start", "year_first", "fiscal_year"))
 
 
 @dataclass
@@ -63,9 +67,6 @@ def _parse(written: str, order: str) -> dt.date | None:
     return parsed.date() if parsed else None
 
 
-ISO_LIKE = re.compile(r"(?<![\w/.-])(?P<year>(?:19|20)\d\d)(?:(?P<sep>[-/.])(?P<month>\d{1,2})(?P=sep)(?P<day>\d{1,2})|"
-                      r"(?P<month2>[01]\d)(?P<day2>[0-3]\d))(?![\w/.-])")
-"""A day written year first: ``2024-03-15``, ``2024/03/15``, ``2024.03.15``, ``20240315``."""
 
 
 def _iso_days(text: str, problems: list[str]) -> str:
@@ -75,18 +76,11 @@ def _iso_days(text: str, problems: list[str]) -> str:
         if not 1 <= month <= 12:
             problems.append(f"'{match.group(0)}' is not a day: there is no month {month}")
             return " "
-        length = calendar.monthrange(year, month)[1]
-        if not 1 <= number <= length:
-            problems.append(f"'{match.group(0)}' is not a day: there is no {calendar.month_name[month]} {number}, {year} "
-                            f"({calendar.month_name[month]} {year} has {length} days)")
-            return " "
-        return f"{year:04d}-{month:02d}-{number:02d}"
+        return f"{year:04d}-{month:02d}-{number:02d}" if _real(year, month, number, match.group(0), problems) else " "
 
     return ISO_LIKE.sub(written, text)
 
 
-FISCAL_YEAR = re.compile(r"\bfy\s*'?(?P<year>(?:19|20)?\d\d)\b")
-"""'FY2024': the calendar year or the US federal fiscal year (October to September)? Asked back, never guessed."""
 
 
 def _fiscal_years(text: str, problems: list[str]) -> str:
@@ -114,13 +108,10 @@ def _named_days(text: str) -> str:
         name, year = match["name"], int(match["year"])
         if name in FIXED_DAYS:
             return f" on {dt.date(year, *FIXED_DAYS[name]).isoformat()}"
-        from pandas.tseries.holiday import USFederalHolidayCalendar
-
-        named = USFederalHolidayCalendar().holidays(f"{year}-01-01", f"{year}-12-31", return_name=True)
         wanted = HOLIDAY_WORDS[name].lower()
         # The holiday whose name IS the words wins over one that only contains them: 'Independence Day' is
         # July 4, not 'Juneteenth National Independence Day' (June 19), which comes first in the year.
-        found = sorted((str(holiday).lower() != wanted, day) for day, holiday in named.items() if wanted in str(holiday).lower())
+        found = sorted((holiday.lower() != wanted, day) for day, holiday in _holidays(year).items() if wanted in holiday.lower())
         return f" on {found[0][1]:%Y-%m-%d}" if found else match.group(0)
 
     return NAMED_DAY.sub(day, text)
@@ -139,14 +130,26 @@ def read_days(text: str) -> Days:
         if day is None:
             pieces += [before, written]
         else:
-            start = RANGE_START.search(before)
-            if start and 1 <= int(start["day"]) < day.day:
-                pieces += [before[:start.start()], f" from {day.replace(day=int(start['day'])).isoformat()} to {day.isoformat()}"]
+            opening = RANGE_START.search(before)
+            start = _range_start(opening, day)
+            if opening and start:
+                pieces += [before[:opening.start()], f" from {start.isoformat()} to {day.isoformat()}"]
             else:
                 pieces += [before, f" {day.isoformat()}" if re.search(r"\bon\s*$", before) else f" on {day.isoformat()}"]
         position = match.end()
     pieces.append(text[position:])
     return Days("".join(pieces), problems)
+
+
+def _range_start(match: re.Match[str] | None, end: dt.date) -> dt.date | None:
+    """The first day of a range that ends on ``end`` (its month and year unless it names its own month), if it is before it."""
+    if match is None:
+        return None
+    month = MONTHS[(match["month"] or match["month_after"] or calendar.month_abbr[end.month]).lower().rstrip(".")]
+    if not 1 <= int(match["day"]) <= calendar.monthrange(end.year, month)[1]:
+        return None
+    start = dt.date(end.year, month, int(match["day"]))
+    return start if start < end else None
 
 
 def _one_day(match: re.Match[str], problems: list[str]) -> dt.date | None:
@@ -161,10 +164,7 @@ def _one_day(match: re.Match[str], problems: list[str]) -> dt.date | None:
     else:
         month = MONTHS[(match["month"] or match["month2"]).lower()]
         number, year = int(match["day"] or match["day2"]), int(match["year"] or match["year2"])
-        length = calendar.monthrange(year, month)[1]
-        if not 1 <= number <= length:
-            problems.append(f"'{written}' is not a day: there is no {calendar.month_name[month]} {number}, {year} "
-                            f"({calendar.month_name[month]} {year} has {length} days)")
+        if not _real(year, month, number, written, problems):
             return None
         day = _parse(f"{number} {calendar.month_name[month]} {year}", "DMY")
     if day is None:
@@ -176,12 +176,27 @@ def _one_day(match: re.Match[str], problems: list[str]) -> dt.date | None:
     return day
 
 
-def holiday_name(day: dt.date) -> str | None:
-    """The US federal holiday on this day, if any (the calendar the catalog's business days follow)."""
+def _real(year: int, month: int, number: int, written: str, problems: list[str]) -> bool:
+    """Whether day ``number`` of that month exists; if not, the problem says why."""
+    length = calendar.monthrange(year, month)[1]
+    if not 1 <= number <= length:
+        problems.append(f"'{written}' is not a day: there is no {calendar.month_name[month]} {number}, {year} "
+                        f"({calendar.month_name[month]} {year} has {length} days)")
+    return 1 <= number <= length
+
+
+@cache
+def _holidays(year: int) -> dict[dt.date, str]:
+    """The US federal holidays of a year by day (pandas' calendar: the one the catalog's business days follow)."""
     from pandas.tseries.holiday import USFederalHolidayCalendar
 
-    names = USFederalHolidayCalendar().holidays(day.isoformat(), day.isoformat(), return_name=True)
-    return str(names.iloc[0]) if len(names) else None
+    named = USFederalHolidayCalendar().holidays(f"{year}-01-01", f"{year}-12-31", return_name=True)
+    return {day.date(): str(name) for day, name in named.items()}
+
+
+def holiday_name(day: dt.date) -> str | None:
+    """The US federal holiday on this day, if any."""
+    return _holidays(day.year).get(day)
 
 
 def no_row_that_day(day: dt.date, dates: list[str], key: str) -> str:

@@ -29,7 +29,7 @@ from flawedcode.models.offline_data import (
 )
 from flawedcode.models.offline_dates import no_row_that_day
 from flawedcode.models.offline_entities import trading_days
-from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range
+from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range, shifted
 from flawedcode.models.offline_plan import CODE_BLOCK, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import unit_asked
 
@@ -56,7 +56,7 @@ def _docs_target(clause: Clause, context: Context) -> list:
     for column in clause.mentions.columns:
         owners += [ref for ref in context.vocabulary.frames_with_column(column) if ref not in owners]
     if owners:
-        return owners[:1] if len(clause.mentions.columns) >= 1 and len(owners) > 1 else owners
+        return owners[:1]
     match = context.vocabulary.match_columns(clause.rest)
     refs = list(dict.fromkeys(ref for ref, _ in match.columns))
     if match.columns and match.score >= 3 and len(refs) == 1:
@@ -122,7 +122,7 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     which_year = _which_year(asked)
     if which_year:
         return [reply(which_year)]
-    if asked.period.first_rows and asked.frames() and asked.frames()[0].start:
+    if (asked.period.first_rows or (asked.period.last_rows and asked.period.start)) and asked.frames() and asked.frames()[0].start:
         rows = first_rows_range(asked.period, trading_days(context.vocabulary, asked.frames()[0]))
         asked = replace(asked, period=rows, limit=None, stats=["latest"] if rows.start == rows.end and asked.stats ==
                         list(DESCRIBE_STATS) else asked.stats)
@@ -213,6 +213,22 @@ def _frames_only(context: Context, clause: Clause) -> DataAsk | None:
 
 
 
+def _columns_asked(clause: Clause, context: Context) -> list[str]:
+    """The columns a request names, by name or (one clear best match) in the words of their docs."""
+    if clause.mentions.columns:
+        return list(clause.mentions.columns)
+    match = context.vocabulary.match_columns(clause.rest)
+    return list(dict.fromkeys(column for _, column in match.columns)) if match.columns and match.score >= 3 else []
+
+
+def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
+    """'which dataframe has the volume_bn column?': the dataframes whose docs list each column named."""
+    homes = [(column, [ref.key for ref in context.vocabulary.frames_with_column(column)]) for column in _columns_asked(clause, context)]
+    said = "; ".join(f"the column {column} is in {' and '.join(keys)}" for column, keys in homes)
+    which = "its docs" if sum(len(keys) for _, keys in homes) == 1 else "the docs of one"
+    return [reply(f"From the catalog's docs, {said}. Ask me for {which} to see its columns and units.")]
+
+
 def _plan_help(clause: Clause, context: Context) -> list[Task]:
     if has_any(clause.norm, ("thanks", "thank you")) and not has_any(clause.norm, ("help", "what can")):
         return [reply("You're welcome. Ask me for data, docs or files whenever you like.")]
@@ -235,12 +251,15 @@ GUARDS: dict[str, Test] = {
     "docs_again": lambda clause, context: (context.previous_rule == "docs" and bool(clause.mentions.dataframes)
                                           and len(clause.norm.split()) <= 4 and not clause.periods),
     "docs": _is_docs,
+    "column_question": lambda clause, context: (not clause.mentions.dataframes and not clause.mentions.pipelines and not clause.periods
+                                                and not stats_in(clause) and bool(_columns_asked(clause, context))),
     "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
                                          or _follow_up(clause, context) is not None),
-    "fix_code": files._is_fix_code, "write_file": files._is_write_file, "run_code": files._is_run_code,
-    "run_tests": files._is_run_tests, "run_script": files._is_run_script, "show_function": files._is_show_function,
-    "search_archive": files._is_search_archive, "search_files": files._is_search_files,
-    "list_files": files._is_list_files, "read_file": files._is_read_file,
+    "has_code": lambda clause, context: bool(clause.code and clause.code.strip()),
+    "has_path": lambda clause, context: bool(clause.paths),
+    "has_script": lambda clause, context: any(path.endswith(".py") for path in clause.paths),
+    "last_path": lambda clause, context: bool(context.last_path),
+    "run_tests": files._is_run_tests, "show_function": files._is_show_function, "search_files": files._is_search_files,
 }
 """The tests a row names under ``guard`` that need the parsed clause or the conversation, not only its words."""
 
@@ -312,6 +331,9 @@ def plan(text: str, context: Context) -> list[Task]:
             # 'sorry, make that EFFR', 'no wait, 2024': the previous request with the slots this one names
             part = "what about " + part[corrected.end():]
             del tasks[len(tasks) - last_clause_tasks:]
+        moved = shifted(part, previous.period) if previous is not None else None
+        if moved:  # 'a year earlier?': the previous request over its period moved
+            part = f"what about from {moved.start} to {moved.end}"
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)
         last_clause_tasks = 0
         routed = route(clause, context)
@@ -349,7 +371,7 @@ def help_text(context: Context) -> str:
             "'Run the tests', 'What was my original goal?'.")
 
 
-for name, planner in {
+PLANNERS = {
     "remember": lambda clause, context: [reply(memory.acknowledge_note(clause.text))],
     "recall_note": lambda clause, context: [memory.plan_note_recall(clause, context)],
     "recall_figure": lambda clause, context: [memory.plan_figure_recall(clause, context)],
@@ -362,6 +384,8 @@ for name, planner in {
     "list_files": files._plan_list_files, "read_file": files._plan_read_file,
     "list_catalog": lambda clause, context: [Task("catalog", steps=[Step("list_catalog")],
                                                   detail={"pipelines": clause.mentions.pipelines})],
-    "docs": _plan_docs, "data": _plan_data, "help": _plan_help,
-}.items():
+    "docs": _plan_docs, "data": _plan_data, "help": _plan_help, "column_home": _plan_column_home,
+}
+"""The planners of the rows this module routes (the context questions register theirs in offline_introspect.py)."""
+for name, planner in PLANNERS.items():
     register_planner(name, planner)

@@ -18,6 +18,7 @@ from flawedcode.models.offline_cues import register_planner
 from flawedcode.models.offline_file_rules import RUN_TESTS_CODE, RUN_TIMEOUT_SECONDS
 from flawedcode.models.offline_memory import is_summary_message, text_of
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, ToolResult, reply
+from flawedcode.models.offline_results import FAILING_CALL
 from flawedcode.models.offline_stats import READ_HEADER
 
 ARCHIVE_FILE = re.compile(r"archives/[\w./-]+?\.(?:jsonl|md)")
@@ -26,7 +27,6 @@ ASSERT_LINE = re.compile(r"^>\s+(?P<line>.+)$", re.MULTILINE)
 LOCATION = re.compile(r"^(?P<file>[\w./-]+\.py):(?P<line>\d+): (?P<error>\w+)$", re.MULTILINE)
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\w+)\n\s+(?P<code>.+)$', re.MULTILINE)
 """A traceback frame (the python test_*.py fallback prints these instead of pytest's report)."""
-CALLED = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<module>\w+)\.(?P=function)\b")
 
 
 def _seen(context: Context) -> str:
@@ -84,7 +84,7 @@ def answer_failing_tests(task: Task, results: list[ToolResult], context: Context
     lines += [f"- {test}" + (f": {why.strip()}" if why else "") for test, why in failed]
     asserts = ASSERT_LINE.findall(output)
     locations = LOCATION.findall(output)
-    called = sorted({f"{module}.{function}" for function, module in CALLED.findall(output)})
+    called = sorted({f"{module}.{function}" for function, module in FAILING_CALL.findall(output)})
     frames = [frame for frame in FRAME.finditer(output) if Path(frame["file"]).name.startswith("test_")]
     if asserts:
         where = f" ({locations[0][0]}, line {locations[0][1]})" if locations else ""

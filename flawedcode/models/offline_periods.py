@@ -2,8 +2,8 @@
 
 ``read_periods(text, data_end)`` returns the periods in a (normalized) request and the text with
 them taken out, each form read in turn and consuming its words (the forms, in order:
-docs/offline-model.md, "Periods and days"). Two periods joined by ``or`` / ``vs`` / ``and`` are
-two periods; anything else collapses to the range that covers them.
+docs/offline-model.md, "Periods and days"), then combined: two joined by ``or`` / ``vs`` / ``and``
+/ ``than`` stay two; N rows of a period, or a bound inside it, narrow it; else the range covering them.
 """
 
 from __future__ import annotations
@@ -14,22 +14,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from flawedcode.models import offline_dates as dates
 from flawedcode.models.offline_cues import table
+from flawedcode.models.offline_dates import MONTHS
 
-MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
-MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4, "final": 4}
-PLACES = {"{date}": r"\d{4}-\d{2}-\d{2}", "{year}": r"(?:19|20)\d\d", "{month}": "|".join(sorted(MONTHS, key=len, reverse=True)),
-          "{ordinal}": "|".join(ORDINAL)}
-
-
-def _form(pattern: str) -> str:
-    for place, written in PLACES.items():
-        pattern = pattern.replace(place, f"(?:{written})")
-    return pattern
-
-
-FORMS = [(name, re.compile(_form(pattern))) for name, pattern in table()["periods"]["forms"]]
+PLACES = dates.PLACES | {"{date}": r"\d{4}-\d{2}-\d{2}", "{ordinal}": "|".join(ORDINAL)}
+FORMS = [(name, dates.form(pattern, PLACES)) for name, pattern in table()["periods"]["forms"]]
 """The period forms (``offline_intents.toml``'s ``[periods]``), in the order they are read; each names its builder."""
 SHORTHAND = [(re.compile(pattern), written) for pattern, written in table()["periods"]["shorthand"]]
 SPOKEN_YEAR = re.compile(r"\btwenty\s+twenty[- ]?(one|two|three|four|five|six|seven|eight|nine)\b")
@@ -205,6 +196,7 @@ BUILDERS: dict[str, Builder] = {
     "since_year": lambda m, r: Period(f"{m['year']}-01-01", None, label=m.group(0)),
     "month_end": lambda m, r: Period(None, _month(m, r).end, point=True, label=m.group(0).strip()),
     "month": _month,
+    "month_alone": lambda m, r: replace(_month(m, r), label=m["month"]),  # 'and april?' after a request: that month
     "year": lambda m, r: _months(int(m["year"]), 1, 12, m["year"]),
     "last_rows": lambda m, r: Period(last_rows=int(m["count"]), label=m.group(0)),
     "first_rows": lambda m, r: Period(first_rows=int(m["count"]), label=m.group(0)),
@@ -225,32 +217,58 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     periods = list(dict.fromkeys(period for _, period in found))
     if any(period.every_row for period in periods):
         periods = [period for period in periods if not period.every_row] or [periods[0]]
-    if len(periods) <= 1:
+    counted = [period for period in periods if (period.first_rows or period.last_rows) and not period.start and not period.end]
+    dated = [period for period in periods if period.start and period.end and not period.point]
+    if len(periods) == 2 and len(counted) == 1 and len(dated) == 1:  # 'the first 10 trading days of 2024': N rows inside it
+        return [replace(dated[0], first_rows=counted[0].first_rows, last_rows=counted[0].last_rows,
+                        label=f"{counted[0].label.strip()} of {dated[0].label.strip()}")]
+    bounds = [period for period in periods if bool(period.start) != bool(period.end) and not period.point]
+    if len(periods) == 2 and len(bounds) == 1 and len(dated) == 1 and dated[0].start <= (bounds[0].start or bounds[0].end) <= dated[0].end:
+        # 'up to 2024-02-15 in 2024': a bound inside the period it is in narrows it (never dropped)
+        return [Period(bounds[0].start or dated[0].start, bounds[0].end or dated[0].end,
+                       label=f"{dated[0].label.strip()}, {bounds[0].label.strip()}")]
+    points = [period.point for period in periods]
+    if len(periods) <= 1 or (all(points) or (not any(points) and not all(period.start or period.end for period in periods))):
         return periods
-    if all(period.start or period.end for period in periods) and not any(p.point for p in periods):
-        separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then)\b", text)
-        ranged = re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text)
-        if separate and not ranged:
+    if not any(points):  # two ranges: two periods when joined by 'or' / 'vs' / 'and', else the range that covers them
+        separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then|than)\b", text)
+        if separate and not re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text):
             return periods
-        starts = [p.start for p in periods if p.start]
-        ends = [p.end for p in periods if p.end]
-        return [Period(min(starts) if starts else None, max(ends) if ends else None,
-                       label=" to ".join(p.label for p in periods))]
-    if any(p.point for p in periods) and any(not p.point for p in periods):
-        # 'from the start of September 2024 to the end of the year': a range
-        starts = [p.start for p in periods if p.start]
-        ends = [p.end for p in periods if p.end]
-        return [Period(min(starts) if starts else None, max(ends) if ends else None, label=text)]
-    return periods
+        text = " to ".join(period.label for period in periods)
+    # 'from the start of September 2024 to the end of the year': a range from a day to a point
+    starts, ends = [period.start for period in periods if period.start], [period.end for period in periods if period.end]
+    return [Period(min(starts) if starts else None, max(ends) if ends else None, label=text)]
+
+
+SHIFT = re.compile(table()["periods"]["shift"], re.IGNORECASE)
+SHIFT_MONTHS = {"year": 12, "quarter": 3, "month": 1}
+
+
+def shifted(text: str, period: Period) -> Period | None:
+    """The period moved as ``text`` asks ('a year earlier?'); None when it asks no move or the period has no dates."""
+    match = SHIFT.match(text.strip())
+    if match is None or not period.start or not period.end:
+        return None
+    months = int(match["count"] or 1) * SHIFT_MONTHS[match["unit"].lower()] * (-1 if match["way"].lower() in ("earlier", "before", "back") else 1)
+    return Period(_moved(period.start, months), _moved(period.end, months), label=match.group(0).strip(" ?.!"))
+
+
+def _moved(day: str, months: int) -> str:
+    """``day`` moved by whole months; the last day of a month stays the last day of its month."""
+    date = dt.date.fromisoformat(day)
+    year, month = divmod(date.year * 12 + date.month - 1 + months, 12)
+    length = calendar.monthrange(year, month + 1)[1]
+    last = date.day == calendar.monthrange(date.year, date.month)[1]
+    return dt.date(year, month + 1, length if last else min(date.day, length)).isoformat()
 
 
 def first_rows_range(period: Period, dates: list[str]) -> Period:
-    """'the first 3 rows' (of the data, or of the period they start): the range from its first to its Nth row.
+    """'the first 3 rows' (of the data, or of the period they start), 'the last 5 days of March 2024': the range of those rows.
 
     ``dates`` are the days the dataframe has rows for (its own trading days), so holidays never make
     the range hold fewer rows or more."""
     inside = [date for date in dates if (not period.start or date >= period.start) and (not period.end or date <= period.end)]
-    chosen = inside[:period.first_rows]
+    chosen = inside[:period.first_rows] if period.first_rows else inside[-(period.last_rows or len(inside)):]
     if not chosen:
         return Period(period.start, period.end, label=period.label)
     return Period(chosen[0], chosen[-1], label=period.label)

@@ -118,9 +118,6 @@ class Clause:
     def has(self, *phrases: str) -> bool:
         return has_any(self.norm, phrases)
 
-    def matches(self, pattern: str) -> bool:
-        return re.search(pattern, self.norm) is not None
-
 
 def has_any(text: str, phrases: tuple[str, ...]) -> bool:
     lowered = text.lower()

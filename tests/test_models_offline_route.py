@@ -1,0 +1,125 @@
+"""The offline model routes each request by one scorer over the rows of offline_intents.toml.
+
+Each request runs through a real v2 agent on the offline model; expected figures are computed here
+from the catalog with pandas, and the rows are checked as data (every guard and planner they name exists).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from flawedcode.agents import make_agent
+from flawedcode.catalog import Catalog
+from flawedcode.models import OfflineModel
+from flawedcode.models.offline_cues import CUE_FILE, planner_for, ranked, read_cue_file
+from flawedcode.models.offline_intents import GUARDS
+from flawedcode.tools import Workspace
+
+
+def mean(key: str, name: str, start: str, end: str) -> float:
+    frame = Catalog().load(*key.split("/"), start=start, end=end)
+    return float(pd.to_numeric(frame[name]).mean())
+
+
+@pytest.fixture
+def ask(tmp_path: Path):
+    workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    agent = make_agent("v2", model=OfflineModel(), workspace=workspace)
+    return agent.send
+
+
+def test_every_row_names_guards_and_a_planner_that_exist():
+    for intent in read_cue_file(CUE_FILE):
+        assert set(intent.guard) <= set(GUARDS), intent.name
+        assert planner_for(intent) is not None or intent.task, f"{intent.name} has no planner and no task"
+
+
+def test_rows_are_tried_by_rank_then_by_the_number_of_cues_found():
+    found = ranked("what was my original goal? how full is your context window, how many tokens are you using?", set())
+    assert [intent.rank for intent in found] == sorted(intent.rank for intent in found)
+    assert found[0].name == "context_window"  # rank 0, three cues found
+    assert "goal_question" in [intent.name for intent in found]
+
+
+@pytest.mark.parametrize("month", ["april", "may"])
+def test_a_month_alone_after_a_data_request_changes_only_the_period(ask, month):
+    ask("average EFFR in March 2024")
+    number = {"april": 4, "may": 5}[month]
+    start, end = pd.Period(f"2024-{number:02d}").start_time.date(), pd.Period(f"2024-{number:02d}").end_time.date()
+    expected = mean("money_markets/effr", "rate", str(start), str(end))
+    reply = ask("and april?" if month == "april" else "what about may?")
+    assert f"mean {expected:.4f}" in reply and f"2024-{number:02d}-01" in reply
+
+
+def test_a_day_range_written_with_month_names_is_that_range(ask):
+    expected = mean("money_markets/sofr", "rate", "2024-03-04", "2024-03-08")
+    reply = ask("mean sofr between March 4th and March 8th, 2024")
+    assert f"mean {expected:.4f}" in reply and "2024-03-04 to 2024-03-08" in reply
+
+
+def test_a_day_range_across_two_months_is_that_range(ask):
+    expected = mean("money_markets/sofr", "rate", "2024-03-28", "2024-04-03")
+    assert f"mean {expected:.4f}" in ask("mean sofr from 28 march to 3 april 2024")
+
+
+def test_asking_what_datasets_there_are_lists_the_catalog_not_a_figure(ask):
+    reply = ask("what datasets have you got")
+    assert "ChartBook catalog has" in reply and "figure" not in reply
+
+
+def test_which_dataframe_has_a_column_names_each_dataframe_that_has_it(ask):
+    reply = ask("which dataframe has the volume_bn column?")
+    assert "money_markets/sofr" in reply and "money_markets/effr" in reply and "mean" not in reply
+
+
+def test_what_i_asked_first_is_the_first_request(ask):
+    ask("Get docs for money_markets/sofr")
+    assert "Get docs for money_markets/sofr" in ask("what did I ask you first?")
+
+
+def test_the_first_n_trading_days_of_a_year_are_those_rows_only(ask):
+    frame = Catalog().load("money_markets", "sofr", start="2024-01-01", end="2024-12-31").head(10)
+    reply = ask("the average SOFR over the first 10 trading days of 2024")
+    assert f"mean {pd.to_numeric(frame['rate']).mean():.4f}" in reply and "10 values" in reply
+    assert f"{frame['date'].iloc[-1]:%Y-%m-%d}" in reply and reply.count("mean") == 1
+
+
+def test_the_last_n_days_of_a_month_are_its_last_rows(ask):
+    frame = Catalog().load("money_markets", "sofr", start="2024-03-01", end="2024-03-31").tail(5)
+    reply = ask("mean sofr over the last 5 days of march 2024")
+    assert f"mean {pd.to_numeric(frame['rate']).mean():.4f}" in reply and f"{frame['date'].iloc[0]:%Y-%m-%d} to 2024-03-29" in reply
+
+
+def test_higher_in_one_year_than_another_compares_the_two_years(ask):
+    reply = ask("is sofr higher in 2024 than in 2023?")
+    for year in ("2023", "2024"):
+        assert f"mean {mean('money_markets/sofr', 'rate', f'{year}-01-01', f'{year}-12-31'):.4f}" in reply
+    assert "2023-01-03 to 2024-12-31" not in reply  # never the two years merged into one summary
+
+
+@pytest.mark.parametrize(("follow_up", "start", "end"), [("a year earlier?", "2023-03-01", "2023-03-31"),
+                                                          ("the month after", "2024-04-01", "2024-04-30")])
+def test_a_period_moved_in_a_follow_up_is_the_previous_period_moved(ask, follow_up, start, end):
+    ask("average EFFR in March 2024")
+    reply = ask(follow_up)
+    assert f"mean {mean('money_markets/effr', 'rate', start, end):.4f}" in reply and "money_markets/effr" in reply
+
+
+def test_a_bound_inside_a_period_narrows_it(ask):
+    reply = ask("mean effr up to 2024-02-15 in 2024")
+    assert f"mean {mean('money_markets/effr', 'rate', '2024-01-01', '2024-02-15'):.4f}" in reply and "to 2024-02-15" in reply
+
+
+@pytest.mark.parametrize(("request_text", "home"), [("what table holds the 10y yield?", "yield_curve/treasury_yields"),
+                                                     ("which table is the bgcr column in?", "yield_curve/repo_public")])
+def test_a_column_named_in_words_or_asked_where_it_lives_names_its_dataframe(ask, request_text, home):
+    reply = ask(request_text)
+    assert home in reply and "mean" not in reply and "could not use" not in reply
+
+
+def test_asking_which_dataframes_a_pipeline_has_lists_them_not_columns(ask):
+    reply = ask("Which dataframes does the money_markets pipeline have?")
+    assert "catalog has 2 dataframes" in reply and "money_markets/effr" in reply and "the column" not in reply
