@@ -338,3 +338,9 @@ def test_the_tens_and_the_twos_are_the_tenors_they_name(ask):
     reply = ask("whats the typical gap between the 10s and the 2s in 2024")
     assert "yield_10y minus yield_curve/treasury_yields yield_2y" in reply and f"mean {(tens - twos).mean():.4f}" in reply
 
+
+
+@pytest.mark.parametrize("request_text", ["how much did reserves fall over 2024?", "did reserves decline in 2024?"])
+def test_a_fall_or_a_decline_over_a_period_is_its_change(ask, request_text):
+    reserves = column("yield_curve/repo_public", "reserves_bn", "2024-01-01", "2024-12-31")
+    assert f"change {reserves.iloc[-1] - reserves.iloc[0]:.4f}" in ask(request_text)
