@@ -41,6 +41,8 @@ QUALIFIERS = [
     ("volume-weighted {request}", "weighted"),
     ("{stat} {subject} in FY{year}", "fiscal year"),
     ("{stat} {subject} on {year}-02-30", "no February 30"),
+    ("{stat} real {subject} in {year}", "real"),
+    ("{request}, for each month", "each month"),
 ]
 FIGURE = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
 

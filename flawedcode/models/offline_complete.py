@@ -55,7 +55,8 @@ def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
         words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     other_columns = {word for column in ref.columns if column != series.column
                      for word in vocabulary.info(ref, column).name_words}
-    return (words | (docs_words(vocabulary.catalog_root, ref.pipeline, ref.dataframe) - other_columns)) - CONDITION_WORDS
+    docs = docs_words(vocabulary.catalog_root, ref.pipeline, ref.dataframe) - other_columns - word_set("narrowing")
+    return (words | docs) - CONDITION_WORDS
 
 
 def _words_of(text: str) -> set[str]:
