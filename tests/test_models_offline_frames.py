@@ -275,6 +275,8 @@ def spread_mean(year: str) -> float:
     "was SOFR higher on average than EFFR in 2024? by how many bp?",
     "was SOFR above EFFR on average in 2024, and by how many bp?",
     "is sofr higher than effr on average in 2024",
+    "how much higher was sofr than effr on average in 2024, in bp?",
+    "how many bp higher was SOFR than EFFR in 2024",
 ])
 def test_was_a_above_b_is_answered_with_the_signed_difference(ask, request_text):
     reply = ask(request_text)
