@@ -9,12 +9,11 @@ dataframe, column, unit, dates covered and number of values, then each statistic
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from flawedcode.figures import combined, figures, transformed
+from flawedcode.models.offline_cues import data_file
 from flawedcode.models.offline_data import DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_memory import read_back_step
@@ -30,7 +29,7 @@ from flawedcode.models.offline_stats import (
 )
 
 DECIMALS = 4
-NAMES = tomllib.loads(Path(__file__).with_name("offline_answers.toml").read_text(encoding="utf-8"))["answers"]
+NAMES = data_file("offline_answers.toml")["answers"]
 STAT_NAMES: dict[str, str] = NAMES["stats"]
 """How an answer names each statistic (a percentile ``pN`` is named by ``_stat_name``)."""
 TRANSFORM_NAMES, COMBINED_NAMES, UNIT_SHOWN = NAMES["transforms"], NAMES["combined"], NAMES["units"]

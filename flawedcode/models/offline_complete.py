@@ -32,6 +32,8 @@ from flawedcode.models.offline_words import (
 
 TOKEN = re.compile(r"[a-z0-9][a-z0-9'/.:_-]*[a-z0-9']|[a-z0-9]")
 NEGATIONS = word_set("negations")
+NARROWING = word_set("narrowing")
+"""Words that change what a series is: never taken from its docs page as naming it (offline_words.toml)."""
 KNOWN = STOP_WORDS | COMMON_WORDS | FRAME_ONLY_WORDS | {word for name in ("filler", "understood") for word in WORDS["words"][name]
                                                        if " " not in word}
 """Words every data request may use: grammar, filler, and the words of the statistics and units it applies."""
@@ -55,7 +57,7 @@ def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
         words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     other_columns = {word for column in ref.columns if column != series.column
                      for word in vocabulary.info(ref, column).name_words}
-    docs = docs_words(vocabulary.catalog_root, ref.pipeline, ref.dataframe) - other_columns - word_set("narrowing")
+    docs = docs_words(vocabulary.catalog_root, ref.pipeline, ref.dataframe) - other_columns - NARROWING
     return (words | docs) - CONDITION_WORDS
 
 

@@ -68,9 +68,14 @@ def _found(cue: str, text: str) -> bool:
 
 
 @cache
+def data_file(name: str) -> dict[str, Any]:
+    """One of the offline model's TOML files beside this module, parsed once."""
+    return tomllib.loads(Path(__file__).with_name(name).read_text(encoding="utf-8"))
+
+
 def table() -> dict[str, Any]:
     """The package's own cue file, parsed (its other sections are lists the planners and parsers read)."""
-    return tomllib.loads(CUE_FILE.read_text(encoding="utf-8"))
+    return data_file(CUE_FILE.name)
 
 
 def read_cue_file(path: Path) -> list[Intent]:

@@ -8,13 +8,13 @@ rows also need a test here (``_is_run_tests``, ``_is_show_function``, ``_is_sear
 from __future__ import annotations
 
 import re
-import tomllib
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
+from flawedcode.models.offline_cues import data_file
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, calls, has_any, reply
 
 WORDS = {key: tuple(value) if isinstance(value, list) else value
-         for key, value in tomllib.loads(Path(__file__).with_name("offline_answers.toml").read_text(encoding="utf-8"))["files"].items()}
+         for key, value in data_file("offline_answers.toml")["files"].items()}
 RUN_TIMEOUT_SECONDS = 60
 """run_python timeout for scripts and tests (a busy machine needs more than the tool's default 10 s)."""
 RUN_TESTS_CODE = WORDS["run_tests_code"]

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -21,6 +19,7 @@ from flawedcode.figures import figures
 from flawedcode.formats import ARCHIVE_LINE as ARCHIVE_LINE_TEXT
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
 from flawedcode.formats import LOAD_HEADER, SUMMARY_PREFIX
+from flawedcode.models.offline_cues import data_file
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import (
     READ_BACK_PAGES,
@@ -33,7 +32,7 @@ from flawedcode.models.offline_stats import (
 )
 from flawedcode.models.offline_words import content_words, normalize, tags_in
 
-PHRASES = tomllib.loads(Path(__file__).with_name("offline_answers.toml").read_text(encoding="utf-8"))
+PHRASES = data_file("offline_answers.toml")
 LANGCHAIN_SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
 GOAL_LINE = re.compile(rf"^{re.escape(GOAL_LINE_TEXT.strip())}[ \t]*(.+)$", re.MULTILINE)
 ARCHIVE_LINE = re.compile(rf"^{re.escape(ARCHIVE_LINE_TEXT.strip())}\s*(archives/\S+)", re.MULTILINE)
