@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from functools import cache
 
-from flawedcode.catalog import Catalog
 from flawedcode.models.offline_answers import STAT_NAMES, TRANSFORM_NAMES
 from flawedcode.models.offline_data import FRAME_ONLY_WORDS, DataAsk, Series
 from flawedcode.models.offline_entities import Vocabulary
@@ -23,6 +21,7 @@ from flawedcode.models.offline_words import (
     STOP_WORDS,
     SYNONYMS,
     TENOR,
+    TOKEN,
     WORDS,
     content_words,
     singular,
@@ -30,7 +29,6 @@ from flawedcode.models.offline_words import (
     word_set,
 )
 
-TOKEN = re.compile(r"[a-z0-9][a-z0-9'/.:_-]*[a-z0-9']|[a-z0-9]")
 NEGATIONS = word_set("negations")
 NARROWING = word_set("narrowing")
 """Words that change what a series is: never taken from its docs page as naming it (offline_words.toml)."""
@@ -57,22 +55,12 @@ def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
         words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     other_columns = {word for column in ref.columns if column != series.column
                      for word in vocabulary.info(ref, column).name_words}
-    docs = docs_words(vocabulary.catalog_root, ref.pipeline, ref.dataframe) - other_columns - NARROWING
+    docs = vocabulary.docs_words.get(ref.key, frozenset()) - other_columns - NARROWING
     return (words | docs) - CONDITION_WORDS
 
 
 def _words_of(text: str) -> set[str]:
     return set(content_words(text)) | set(re.findall(r"[a-z]+", text.lower()))
-
-
-@cache
-def docs_words(root: object, pipeline: str, dataframe: str) -> frozenset[str]:
-    """The words of a dataframe's docs (its notes say 'Treasury bill', 'reverse repo', 'account balance')."""
-    try:
-        text = (Catalog(root) if root is not None else Catalog()).docs(pipeline, dataframe).lower()
-    except Exception:  # noqa: BLE001 - no docs: only the names count
-        text = ""
-    return frozenset(TOKEN.findall(text)) | frozenset(content_words(text))
 
 
 def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = ()) -> list[str]:

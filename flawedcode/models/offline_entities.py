@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from flawedcode.catalog import Catalog
-from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in, word_set
+from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, TOKEN, content_words, singular, tags_in, word_set
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
 KIND_ORDER = {"id": 0, "alias": 0, "pipeline": 1, "column": 2}
@@ -90,13 +90,16 @@ class Vocabulary:
     _phrases: list[tuple[str, str, str]] = field(default_factory=list)  # (phrase, kind, value)
     known_words: set[str] = field(default_factory=set)
     catalog_root: Path | None = None
+    docs_words: dict[str, frozenset[str]] = field(default_factory=dict)
+    """The words of each dataframe's docs, by key (its notes say 'Treasury bill', 'reverse repo', 'account balance')."""
 
     @classmethod
     def from_catalog(cls, catalog_root: Path | None = None) -> Vocabulary:
         """Read the catalog and its docs; an unreadable catalog gives an empty vocabulary (file tools still work)."""
         frames: list[DataframeRef] = []
         infos: dict[tuple[str, str], ColumnInfo] = {}
-        doc_words: set[str] = set()
+        docs_words: dict[str, frozenset[str]] = {}
+        known: set[str] = set()
         try:
             catalog = Catalog(catalog_root) if catalog_root is not None else Catalog()
             for info in catalog.dataframes():
@@ -109,27 +112,17 @@ class Vocabulary:
                 except Exception:  # noqa: BLE001 - missing docs: names only
                     docs, table = "", {}
                 aliases = docs_aliases(docs)
-                doc_words |= set(re.findall(r"[a-z]+", docs.lower()))
+                docs_words[ref.key] = frozenset(TOKEN.findall(docs.lower())) | frozenset(content_words(docs))
+                known |= set(re.findall(r"[a-z]+", docs.lower()))
                 for column in info.columns:
                     doc = table.get(column)
                     infos[(ref.key, column)] = column_info(column, doc.unit if doc else "", doc.description if doc else "",
                                                            aliases.get(column, ()))
         except Exception:  # noqa: BLE001 - no catalog means no catalog names, not a crash
             frames = []
-        vocabulary = cls.from_frames(frames, infos, catalog_root)
-        vocabulary.known_words |= doc_words
-        return vocabulary
-
-    @classmethod
-    def from_frames(cls, frames: list[DataframeRef], infos: dict[tuple[str, str], ColumnInfo] | None = None,
-                    catalog_root: Path | None = None) -> Vocabulary:
-        infos = dict(infos or {})
-        for ref in frames:
-            for column in ref.columns:
-                infos.setdefault((ref.key, column), column_info(column, "", "", ()))
-        vocabulary = cls(frames=list(frames), column_info=infos, catalog_root=catalog_root)
+        vocabulary = cls(frames=frames, column_info=infos, catalog_root=catalog_root, docs_words=docs_words)
         vocabulary._phrases = vocabulary._build_phrases()
-        vocabulary.known_words = vocabulary._words() | vocabulary.names()
+        vocabulary.known_words = vocabulary._words() | vocabulary.names() | known
         return vocabulary
 
     # ------------------------------------------------------------------ lookups
