@@ -24,6 +24,7 @@ from flawedcode.models.offline_words import (
     TOKEN,
     WORDS,
     content_words,
+    message,
     singular,
     tags_in,
     word_set,
@@ -118,12 +119,8 @@ def decline_unused(ask: DataAsk, unused: list[str]) -> Task:
     ambiguous = WORDS["ambiguous"]  # shorthand with two meanings ('vol'): asked back, never guessed
     word = next((word for word in unused if word in ambiguous), None)
     if word:
-        return reply(f"I read this as {understood(ask)}, but '{word}' could mean {ambiguous[word]}: which one? "
-                     "I computed nothing; say it in full and I'll answer.")
-    words = ", ".join(f"'{word}'" for word in unused[:4])
-    them = "them" if len(unused) > 1 else "it"
+        return reply(message("ambiguous_word", understood=understood(ask), word=word, meanings=ambiguous[word]))
     why = ("I can't apply a negation or an exclusion" if any(word in NEGATIONS for word in unused) else
            f"{'they name' if len(unused) > 1 else 'it names'} no column, date, statistic or condition I know")
-    return reply(f"I read this as {understood(ask)}, but I could not use {words}: {why}, and without {them} I would be "
-                 f"answering a different question, so I computed nothing. Rephrase without {them}, or ask me for the docs "
-                 "to see the columns, dates and statistics I can use.")
+    return reply(message("unused_words", understood=understood(ask), words=", ".join(f"'{word}'" for word in unused[:4]), why=why,
+                         them="them" if len(unused) > 1 else "it"))

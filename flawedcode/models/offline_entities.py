@@ -8,6 +8,7 @@ pipelines and exact column names in a request; ``match_columns`` scores the colu
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -299,11 +300,8 @@ class Vocabulary:
 
 def _owned_by_one(candidates: dict[str, set[str]]) -> dict[str, str]:
     """The words of only one key, and that key."""
-    owners: dict[str, list[str]] = {}
-    for key, words in candidates.items():
-        for word in words:
-            owners.setdefault(word, []).append(key)
-    return {word: keys[0] for word, keys in owners.items() if len(keys) == 1}
+    counts = Counter(word for words in candidates.values() for word in words)
+    return {word: key for key, words in candidates.items() for word in words if counts[word] == 1}
 
 
 def column_info(name: str, unit: str, description: str, aliases: tuple[str, ...]) -> ColumnInfo:
@@ -343,16 +341,15 @@ def _initials(title: str) -> str:
     return initials if len(initials) == len(words) and initials.upper() not in NOT_ACRONYMS else ""
 
 
-@cache
-def _dates_of(catalog_root: Path | None, pipeline: str, dataframe: str, date_column: str) -> tuple[str, ...]:
-    catalog = Catalog(catalog_root) if catalog_root is not None else Catalog()
-    column = catalog.load(pipeline, dataframe)[date_column]
-    return tuple(sorted(f"{day:%Y-%m-%d}" for day in column))
-
-
 def trading_days(vocabulary: Vocabulary, ref: DataframeRef) -> list[str]:
     """The days a dataframe has rows for (ISO, sorted), read once from the catalog; [] if it cannot be read."""
+    return list(_dates_of(vocabulary.catalog_root, ref.pipeline, ref.dataframe, ref.date_column))
+
+
+@cache
+def _dates_of(catalog_root: Path | None, pipeline: str, dataframe: str, date_column: str) -> tuple[str, ...]:
     try:
-        return list(_dates_of(vocabulary.catalog_root, ref.pipeline, ref.dataframe, ref.date_column))
+        column = (Catalog(catalog_root) if catalog_root is not None else Catalog()).load(pipeline, dataframe)[date_column]
     except Exception:  # noqa: BLE001 - no dates known: no day is declined for want of a row
-        return []
+        return ()
+    return tuple(sorted(f"{day:%Y-%m-%d}" for day in column))
