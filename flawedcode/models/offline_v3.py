@@ -16,25 +16,18 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import get_buffer_string
 
 from flawedcode.models import offline_memory as memory
+from flawedcode.models.offline_cues import data_file
 from flawedcode.models.offline_intents import plan
 from flawedcode.models.offline_plan import TOOL_NAMES_BY_INTENT, Context, Step, Task, ToolResult, calls, reply, tool_name_for
 from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.offline_words import normalize
 
-PLAN_STATEMENT = re.compile(r"^\s*(?:(?:here(?:'s| is) (?:the|my|our) plan|(?:make|write|save|keep) (?:a|this|the) plan|"
-                            r"(?:my|our|the|a) plan|plan)(?: with| of)?(?: these| the following)?(?: \d+)?(?: steps| items)?"
-                            r"(?: for (?:today|this session))?\s*[:\-]\s*)(?P<items>.+)$", re.IGNORECASE | re.DOTALL)
-PLAN_ITEM_SPLIT = re.compile(r"(?:^|\s|;)\(?\d{1,2}[.)]\s+|\s*;\s*|\n+\s*[-*]?\s*")
-CONTINUE = re.compile(r"^\s*(?:ok(?:ay)?[,.]?\s+|now\s+|please\s+)*(?:continue|carry on|keep going|proceed|go on|do the next "
-                      r"(?:step|item|one)|next (?:step|item)|(?:work on|do) the next (?:step|item) of the plan)"
-                      r"(?:\s+(?:with|on)\s+(?:the|our|my)\s+plan)?\s*[.!]?\s*$", re.IGNORECASE)
-SHOW_PLAN = re.compile(r"^\s*(?:what(?:'s| is) (?:the|our|my) plan|show (?:me )?(?:the|our|my) plan|where are we in the plan)"
-                       r"\s*\??\s*$", re.IGNORECASE)
-DELEGATE = re.compile(r"^\s*(?:please\s+)?(?:delegate(?: (?:this|these|it))?(?: to (?:a |one |separate )?sub-?agents?(?: each)?)?|"
-                      r"hand (?:it |these |this )?off(?: to sub-?agents?)?|use (?:a |one |separate )?sub-?agents?(?: each)?"
-                      r"(?: to| for)?|in (?:a |separate )?sub-?agents?)\s*[:,-]?\s*(?P<work>.+)$", re.IGNORECASE | re.DOTALL)
-CORRECTION = re.compile(r"^\s*(?:correction|actually|update|i was wrong)\s*[:,-]\s*(?P<fact>.+)$", re.IGNORECASE | re.DOTALL)
-REMINDER_LINE = re.compile(r"^- \[(pending|in_progress|done)\] (.+)$", re.MULTILINE)
+PATTERNS = data_file("offline_v3.toml")["v3"]["patterns"]
+FLAGS = {"plan_item_split": 0, "reminder_line": re.MULTILINE}
+PLAN_STATEMENT, PLAN_ITEM_SPLIT, CONTINUE, SHOW_PLAN, DELEGATE, CORRECTION, REMINDER_LINE = (
+    re.compile(PATTERNS[name], FLAGS.get(name, re.IGNORECASE | re.DOTALL)) for name in (
+        "plan_statement", "plan_item_split", "continue", "show_plan", "delegate", "correction", "reminder_line"))
+"""The message-level rules' patterns (offline_v3.toml), matched against the whole message."""
 LIVE_SUMMARY = "[Summary request]"
 LEAVING = re.compile(r"the (\d+) messages after them")
 MERGE = re.compile(r"the (\d+) summary blocks after the first (\d+) messages")
