@@ -158,10 +158,11 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         combine, sides, found = follow_up.combine, [], [list(follow_up.series)]
     elif sides:  # each side on its own; a side that names no dataframe: the clause's dataframe
         unit = "percent" if combine == "difference" else None
-        found = [_series_for(side, clause, context, frames, prefer_unit=unit) for side in _share_head_noun(sides)]
+        found = [_series_for(side, clause, context, [[], frames] if frames else [[]], prefer_unit=unit) for side in _share_head_noun(sides)]
     else:  # 'the 20y?' after the 30y: the same dataframe first
         again = follow_up is not None and not frames and names_column
-        found = [_series_for(_unranked(clause.rest), clause, context, follow_up.frames() if again else frames, many=True, follow_up=follow_up)]
+        found = [_series_for(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
+                             follow_up=follow_up)]
     failed = next((one for one in found if isinstance(one, Task)), None)
     if failed is not None:
         return failed
@@ -319,12 +320,12 @@ def _clean_side(side: str) -> str:
     return " ".join(side.split()).strip(" ,?:.")
 
 
-def _series_for(text: str, clause: Clause, context: Context, frames: list[DataframeRef], **options) -> list[Series] | Task:
-    """The series a phrase names: in the dataframes it names, else in ``frames`` (the clause's), else in the whole catalog."""
-    found = _series_in(text, clause, context, frames, **options)
-    if isinstance(found, Task) and found.detail.get("missing") and frames:
-        wider = _series_in(text, clause, context, [], **options)
-        return found if isinstance(wider, Task) else wider
+def _series_for(text: str, clause: Clause, context: Context, pools: list[list[DataframeRef]], **options) -> list[Series] | Task:
+    """The series a phrase names, in the first pool of dataframes that has them ([]: the whole catalog); else the last pool's reply."""
+    for pool in pools:
+        found = _series_in(text, clause, context, pool, **options)
+        if not isinstance(found, Task):
+            break
     return found
 
 
@@ -349,7 +350,7 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
         return _exact_series(exact, local_frames, context)
     unknown = _unknown_names(text, context)
     if unknown:
-        return _missing(_not_in_catalog(unknown, mentions.dataframes or clause.mentions.dataframes, context))
+        return reply(_not_in_catalog(unknown, mentions.dataframes or clause.mentions.dataframes, context))
     tags = tags_in(text)
     if any(tag.startswith("p") for tag in tags) and not _some_column_has_all(tags, local_frames, context):
         tags = [tag for tag in tags if not tag.startswith("p")]  # '90th percentile of the 10y': a statistic
@@ -375,7 +376,7 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
         if len(series) == len(tags):
             return series
     if not match.columns and match.missing:
-        return _missing(_no_tenor(match.missing, local_frames, context))
+        return reply(_no_tenor(match.missing, local_frames, context))
     if match.columns and _strong_enough(match.score, tags, local_frames):
         owners = list(dict.fromkeys(ref for ref, _ in match.columns))
         if len(owners) > 1 or (len(match.columns) > 1 and not clause.mentions.columns):
@@ -402,11 +403,6 @@ def _main_series(frames: list[DataframeRef], clause: Clause, context: Context, m
     return reply(_which_column(next(ref for ref, column in mains if not column), context))
 
 
-def _missing(text: str) -> Task:
-    """A reply saying the series is not in the dataframes looked in (the whole catalog may have it)."""
-    return Task("reply", text=text, detail={"missing": True})
-
-
 def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) -> bool:
     return bool(tags) or score >= 3 or (bool(frames) and score >= 2)
 
@@ -421,7 +417,7 @@ def _exact_series(columns: list[str], frames: list[DataframeRef], context: Conte
     for column in columns:
         owners = [ref for ref in (frames or context.vocabulary.frames_with_column(column)) if column in ref.columns]
         if not owners and frames:
-            return _missing(message("no_column_named", column=column, keys=", ".join(ref.key for ref in frames),
+            return reply(message("no_column_named", column=column, keys=", ".join(ref.key for ref in frames),
                                     nearest=nearest_columns(column, frames)))
         if len(owners) > 1:
             return reply(_which_one([(ref, column) for ref in owners]))
