@@ -38,6 +38,7 @@ class Intent:
     guard: tuple[str, ...] = ()
     plan: str = ""
     task: str = ""
+    reply: str = ""
     labels: tuple[str, ...] = ()
 
     def score(self, text: str) -> int | None:
@@ -78,6 +79,16 @@ def table() -> dict[str, Any]:
     return data_file(CUE_FILE.name)
 
 
+def message(name: str, **values: Any) -> str:
+    """The reply ``name`` of ``[messages]`` in the cue file, its ``{names}`` filled in."""
+    return fill(table()["messages"][name], **values)
+
+
+def fill(template: str, **values: Any) -> str:
+    """A reply template filled in: ``values``, and the messages that have no ``{names}`` of their own (``{can_do}``)."""
+    return template.format(**{key: text for key, text in table()["messages"].items() if "{" not in text} | values)
+
+
 def read_cue_file(path: Path) -> list[Intent]:
     """The rows of one TOML cue file."""
     rows = table() if Path(path) == CUE_FILE else tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -87,10 +98,10 @@ def read_cue_file(path: Path) -> list[Intent]:
 def _row(row: dict[str, Any]) -> Intent:
     """A TOML row as an Intent (its ``cues`` may be a table of label = cue)."""
     cues = row.get("cues", ())
-    return Intent(row["name"], tuple(cues.values() if isinstance(cues, dict) else cues), tuple(row.get("needs_tools", ())),
-                  row.get("min_score", 1 if cues else 0), row.get("rank", 0), tuple(map(tuple, row.get("all", ()))),
-                  tuple(row.get("none", ())), tuple(row.get("guard", ())), row.get("plan", ""), row.get("task", ""),
-                  tuple(cues) if isinstance(cues, dict) else ())
+    fields = {key: tuple(map(tuple, value)) if key == "all" else tuple(value) if isinstance(value, list) else value
+              for key, value in row.items() if key != "cues"}
+    return Intent(**({"min_score": 1 if cues else 0} | fields), cues=tuple(cues.values() if isinstance(cues, dict) else cues),
+                  labels=tuple(cues) if isinstance(cues, dict) else ())
 
 
 def add_cue_file(path: Path) -> None:

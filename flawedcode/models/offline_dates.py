@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from flawedcode.models.offline_cues import table
+from flawedcode.models.offline_cues import message, table
 
 ORDINAL_WORDS = {word: number for number, word in enumerate(table()["dates"]["ordinals"], start=1)}
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
@@ -67,28 +67,22 @@ def _parse(written: str, order: str) -> dt.date | None:
     return parsed.date() if parsed else None
 
 
-
-
 def _iso_days(text: str, problems: list[str]) -> str:
     """Year-first days written as ISO; one that is not a real day is a problem and leaves the text."""
     def written(match: re.Match[str]) -> str:
         year, month, number = int(match["year"]), int(match["month"] or match["month2"]), int(match["day"] or match["day2"])
         if not 1 <= month <= 12:
-            problems.append(f"'{match.group(0)}' is not a day: there is no month {month}")
+            problems.append(message("no_month", written=match.group(0), month=month))
             return " "
         return f"{year:04d}-{month:02d}-{number:02d}" if _real(year, month, number, match.group(0), problems) else " "
 
     return ISO_LIKE.sub(written, text)
 
 
-
-
 def _fiscal_years(text: str, problems: list[str]) -> str:
     def asked(match: re.Match[str]) -> str:
         year = int(match["year"]) + (2000 if len(match["year"]) == 2 else 0)
-        problems.append(f"'{match.group(0)}' could be calendar {year} or the US federal fiscal year {year} "
-                        f"({year - 1}-10-01 to {year}-09-30); say which (for example '{year}' or "
-                        f"'from {year - 1}-10-01 to {year}-09-30')")
+        problems.append(message("fiscal_year", written=match.group(0), year=year, before=year - 1))
         return " "
 
     return FISCAL_YEAR.sub(asked, text)
@@ -157,8 +151,8 @@ def _one_day(match: re.Match[str], problems: list[str]) -> dt.date | None:
     if match["a"]:
         first, second, year = int(match["a"]), int(match["b"]), int(match["year3"])
         if first <= 12 and second <= 12 and first != second:
-            problems.append(f"'{written}' could be {dt.date(year, second, first):%-d %B %Y} (day first) or "
-                            f"{dt.date(year, first, second):%B %-d, %Y} (month first); write it as YYYY-MM-DD")
+            problems.append(message("ambiguous_day", written=written, day_first=dt.date(year, second, first),
+                                    month_first=dt.date(year, first, second)))
             return None
         day = _parse(f"{first}/{second}/{year}", "DMY" if first > 12 else "MDY")
     else:
@@ -168,10 +162,10 @@ def _one_day(match: re.Match[str], problems: list[str]) -> dt.date | None:
             return None
         day = _parse(f"{number} {calendar.month_name[month]} {year}", "DMY")
     if day is None:
-        problems.append(f"I could not read '{written}' as a date")
+        problems.append(message("unreadable_day", written=written))
         return None
     if match["weekday"] and WEEKDAYS[match["weekday"]] != day.weekday():
-        problems.append(f"{day:%-d %B %Y} is a {day:%A}, not a {match['weekday'].title()}")
+        problems.append(message("wrong_weekday", day=day, weekday=match["weekday"].title()))
         return None
     return day
 
@@ -180,8 +174,7 @@ def _real(year: int, month: int, number: int, written: str, problems: list[str])
     """Whether day ``number`` of that month exists; if not, the problem says why."""
     length = calendar.monthrange(year, month)[1]
     if not 1 <= number <= length:
-        problems.append(f"'{written}' is not a day: there is no {calendar.month_name[month]} {number}, {year} "
-                        f"({calendar.month_name[month]} {year} has {length} days)")
+        problems.append(message("no_such_day", written=written, month=calendar.month_name[month], number=number, year=year, length=length))
     return 1 <= number <= length
 
 
@@ -205,14 +198,7 @@ def no_row_that_day(day: dt.date, dates: list[str], key: str) -> str:
     before = max((date for date in dates if date < iso), default=None)
     after = min((date for date in dates if date > iso), default=None)
     holiday = holiday_name(day)
-    if day.weekday() >= 5:
-        why = f"{day:%-d %B %Y} is a {day:%A}: there is no row that day (the data has one row per business day)"
-    elif holiday:
-        why = f"{day:%-d %B %Y} is {holiday}, a US federal holiday: there is no row that day"
-    elif not dates or iso < dates[0] or iso > dates[-1]:
-        span = f"{dates[0]} to {dates[-1]}" if dates else "no dates"
-        return f"{key} has no row on {iso}: it covers {span}. I can answer for any day inside that range."
-    else:
-        why = f"{key} has no row on {iso}"
-    nearest = " and ".join(date for date in (before, after) if date)
-    return f"{why}. The nearest days with a row in {key} are {nearest}; ask for one of them."
+    if not dates or (day.weekday() < 5 and not holiday and (iso < dates[0] or iso > dates[-1])):
+        return message("outside_data", key=key, day=iso, span=f"{dates[0]} to {dates[-1]}" if dates else "no dates")
+    why = message("weekend" if day.weekday() >= 5 else "holiday" if holiday else "no_row", day=day, holiday=holiday, key=key)
+    return message("nearest_rows", why=why, key=key, nearest=" and ".join(date for date in (before, after) if date))

@@ -16,7 +16,7 @@ from dataclasses import replace
 from flawedcode.models import offline_file_rules as files
 from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_complete import decline_unused, understood, unused_words
-from flawedcode.models.offline_cues import planner_for, ranked, register_planner, row, table
+from flawedcode.models.offline_cues import fill, message, planner_for, ranked, register_planner, row, table
 from flawedcode.models.offline_data import (
     DESCRIBE_STATS,
     DataAsk,
@@ -32,10 +32,6 @@ from flawedcode.models.offline_entities import trading_days
 from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range, shifted
 from flawedcode.models.offline_plan import CODE_BLOCK, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import unit_asked
-
-CAN_DO = "I can read, write, list and search files, run Python, and load and summarise ChartBook data."
-STATISTICS = ("the mean, median, min, max, standard deviation, percentiles, count, correlation, latest value and change "
-              "over a period")
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
@@ -69,7 +65,7 @@ def _docs_target(clause: Clause, context: Context) -> list:
 def _plan_docs(clause: Clause, context: Context) -> list[Task]:
     refs = _docs_target(clause, context)
     if not refs:
-        return [reply("Docs for which dataframe? Name one (ask me to list the ChartBook dataframes to see them).")]
+        return [reply(message("docs_which"))]
     context.previous_frames = list(refs)
     columns = list(clause.mentions.columns)
     match = context.vocabulary.match_columns(clause.rest, refs, ignore=clause.mentions.frame_words | set(table()["route"]["docs_ignore"]))
@@ -111,8 +107,7 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if isinstance(asked, Task):
         return [asked]
     if clause.date_problems:
-        return [reply(f"I read this as {understood(asked, with_period=False)}, but {'; '.join(clause.date_problems)}. I computed nothing; "
-                      "give the day as YYYY-MM-DD and I can answer.")]
+        return [reply(message("bad_day", understood=understood(asked, with_period=False), problems="; ".join(clause.date_problems)))]
     unused = unused_words(clause, asked, context.vocabulary, memory.visible_notes(context.earlier))
     if unused:  # complete or decline (offline_complete.py): never answer the wider question
         return [decline_unused(asked, unused)]
@@ -172,8 +167,7 @@ def _which_year(ask: DataAsk) -> str | None:
     if len(years) < 2:
         return None
     named = re.sub(r"^(?:in|for|during|of)\s+", "", ask.period.label).strip() or ask.period.start[:7]
-    return (f"Which year do you mean? I read this as {understood(ask, with_period=False)} in {named}, and the data has "
-            f"it in {', '.join(years)}. Say the year (for example '{named} {years[-1]}') and I'll answer.")
+    return message("which_year", understood=understood(ask, with_period=False), named=named, years=", ".join(years), last=years[-1])
 
 
 def _day_without_row(ask: DataAsk, context: Context) -> str | None:
@@ -226,15 +220,7 @@ def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
     homes = [(column, [ref.key for ref in context.vocabulary.frames_with_column(column)]) for column in _columns_asked(clause, context)]
     said = "; ".join(f"the column {column} is in {' and '.join(keys)}" for column, keys in homes)
     which = "its docs" if sum(len(keys) for _, keys in homes) == 1 else "the docs of one"
-    return [reply(f"From the catalog's docs, {said}. Ask me for {which} to see its columns and units.")]
-
-
-def _plan_help(clause: Clause, context: Context) -> list[Task]:
-    if has_any(clause.norm, ("thanks", "thank you")) and not has_any(clause.norm, ("help", "what can")):
-        return [reply("You're welcome. Ask me for data, docs or files whenever you like.")]
-    if row("courtesy").score(clause.norm) is not None:
-        return [reply("Good. Ask me for data, docs or files whenever you like.")]
-    return [reply(help_text(context))]
+    return [reply(message("column_home", said=said, which=which))]
 
 
 Test = Callable[[Clause, Context], bool]
@@ -242,7 +228,6 @@ GUARDS: dict[str, Test] = {
     "no_dataframe": lambda clause, context: not clause.mentions.dataframes,
     "no_code": lambda clause, context: not clause.code,
     "several_clauses": lambda clause, context: context.clause_count > 1,
-    "alone": lambda clause, context: context.clause_count == 1,
     "alone_or_long": lambda clause, context: context.clause_count == 1 or len(clause.norm.split()) > 3,
     "note": lambda clause, context: memory.is_note(clause.norm) and "?" not in clause.text,
     "note_question": lambda clause, context: memory.is_note_question(clause.norm, context),
@@ -269,7 +254,10 @@ def route(clause: Clause, context: Context) -> tuple[str, list[Task]] | None:
     for intent in ranked(clause.norm, context.tool_names):
         if all(GUARDS[name](clause, context) for name in intent.guard):
             planner = planner_for(intent)
-            tasks = planner(clause, context) if planner else [Task(intent.task, text=clause.text)] if intent.task else None
+            if intent.reply:  # a row that only answers: its template, the label of the cue found filled in
+                tasks = [reply(fill(intent.reply, label=intent.label(clause.norm) if intent.labels else ""))]
+            else:
+                tasks = planner(clause, context) if planner else [Task(intent.task, text=clause.text)] if intent.task else None
             if tasks is not None:
                 return intent.plan or intent.name, tasks
     return None
@@ -293,14 +281,10 @@ def bounded(text: str) -> tuple[str, str | None]:
     text = CONTROL_CHARACTERS.sub(" ", text)
     prose = CODE_BLOCK.sub(" ", text)
     if len(prose) > MAX_REQUEST_CHARS:
-        return text, (f"I can't read that message as a request: it is {len(prose):,} characters long (outside code "
-                      f"blocks) and I read requests of at most {MAX_REQUEST_CHARS:,}. Put long material in a file or a "
-                      "code block, then ask me about it.")
+        return text, message("too_long", length=len(prose), limit=MAX_REQUEST_CHARS)
     long_word = next((word for word in prose.split() if len(word) > MAX_WORD_CHARS), None)
     if long_word is not None:
-        return text, (f"I can't use the {len(long_word):,}-character word '{long_word[:24]}...' in your message: "
-                      f"no name, date or path I know is longer than {MAX_WORD_CHARS} characters. Nothing was run. "
-                      "Put long material in a file or a code block, then ask me about it.")
+        return text, message("long_word", length=len(long_word), start=long_word[:24], limit=MAX_WORD_CHARS)
     return text, None
 
 
@@ -320,8 +304,7 @@ def plan(text: str, context: Context) -> list[Task]:
     parts = split_clauses(text)
     context.clause_count = len(parts)
     if len(parts) > MAX_CLAUSES:
-        tasks.append(reply(f"Your message holds {len(parts)} requests; I do the first {MAX_CLAUSES} (ask again for "
-                           f"the rest, from '{parts[MAX_CLAUSES][:60]}')."))
+        tasks.append(reply(message("too_many", count=len(parts), limit=MAX_CLAUSES, rest=parts[MAX_CLAUSES][:60])))
         parts = parts[:MAX_CLAUSES]
     last_clause_tasks = 0
     for part in parts:
@@ -340,7 +323,7 @@ def plan(text: str, context: Context) -> list[Task]:
         if routed is None:
             if len(parts) > 1:
                 continue  # a sentence that only sets the scene ("The volatility is wrong.")
-            tasks.append(reply(not_understood(context)))
+            tasks.append(reply(message("not_understood", help=help_text(context))))
             continue
         name, planned = routed
         for task in planned:
@@ -357,34 +340,22 @@ def plan(text: str, context: Context) -> list[Task]:
     return [task for task in tasks if task.kind != "goal_noted"] or tasks
 
 
-def not_understood(context: Context) -> str:
-    return ("I don't understand that request: I'm the offline teaching model, a deterministic simulator with fixed "
-            "rules, not an LLM. " + help_text(context))
-
-
 def help_text(context: Context) -> str:
-    example = context.vocabulary.frames[-1].key if context.vocabulary.frames else "money_markets/sofr"
-    return ("I'm the offline teaching model: I can list the ChartBook catalog, get a dataframe's docs, load its rows and "
-            "compute statistics (mean, median, min, max, standard deviation, percentiles, count, correlation, latest "
-            "value, change, spreads), and read, write, list, search and run files. Try: 'List ChartBook dataframes', "
-            f"'Get docs for {example}', 'What was the average of {example} in 2024?', 'Read analyze.py', "
-            "'Run the tests', 'What was my original goal?'.")
+    """What the model can do, with examples from the catalog it was given."""
+    return message("help", example=context.vocabulary.frames[-1].key if context.vocabulary.frames else "money_markets/sofr")
 
 
 PLANNERS = {
     "remember": lambda clause, context: [reply(memory.acknowledge_note(clause.text))],
     "recall_note": lambda clause, context: [memory.plan_note_recall(clause, context)],
     "recall_figure": lambda clause, context: [memory.plan_figure_recall(clause, context)],
-    "no_tool": lambda clause, context: [reply(f"I can't {row('no_tool').label(clause.norm)}: none of my tools does that. {CAN_DO}")],
-    "cannot_compute": lambda clause, context: [reply(f"I can't compute {row('cannot_compute').label(clause.norm)}. From the data I "
-                                                     f"can compute {STATISTICS}. {CAN_DO}")],
     "fix_code": files._plan_fix_code, "write_file": files._plan_write_file, "run_code": files._plan_run_code,
     "run_tests": files._plan_run_tests, "run_script": files._plan_run_script, "show_function": files._plan_show_function,
     "search_archive": files._plan_search_archive, "search_files": files._plan_search_files,
     "list_files": files._plan_list_files, "read_file": files._plan_read_file,
     "list_catalog": lambda clause, context: [Task("catalog", steps=[Step("list_catalog")],
                                                   detail={"pipelines": clause.mentions.pipelines})],
-    "docs": _plan_docs, "data": _plan_data, "help": _plan_help, "column_home": _plan_column_home,
+    "docs": _plan_docs, "data": _plan_data, "help": lambda clause, context: [reply(help_text(context))], "column_home": _plan_column_home,
 }
 """The planners of the rows this module routes (the context questions register theirs in offline_introspect.py)."""
 for name, planner in PLANNERS.items():

@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage
 
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.models.offline_cues import table
-from flawedcode.models.offline_dates import read_days
+from flawedcode.models.offline_dates import form, read_days
 from flawedcode.models.offline_entities import Mentions, Vocabulary
 from flawedcode.models.offline_periods import Period, read_periods
 from flawedcode.models.offline_words import COMMON_WORDS, normalize
@@ -25,18 +25,10 @@ TOOL_NAMES_BY_INTENT: dict[str, tuple[str, ...]] = {intent: tuple(names) for int
 """Which tool names can carry out an intent (ours first, then Deep Agents' names)."""
 PARAMETER_NAMES_BY_ROLE: dict[str, tuple[str, ...]] = {role: tuple(names) for role, names in table()["route"]["roles"].items()}
 """How a role is spelled in different tools' schemas: arguments are filled by the schema's own names."""
-PATH_PATTERN = re.compile(
-    r"(?<![\w/.-])((?:scratch|archives)/[\w./-]+|[\w./-]*[\w-]\.(?:py|md|txt|csv|json|toml|ya?ml|cfg|ini|log|html))\b"
-)
-CODE_BLOCK = re.compile(r"```(?:[a-zA-Z0-9_+-]*\n)?(.*?)```|(?<![`\w])`([^`\n]+)`(?![`\w])", re.DOTALL)
-QUOTED = re.compile(r"(?<![\w])[\"'“‘]([^\"'”’]+)[\"'”’](?![\w])")
-ACTION_VERBS = tuple(table()["route"]["action_verbs"])
-"""Verbs that start a new request after ', ' or ' and ' ('..., and tell me the average' stays one request)."""
-LEADING_CONNECTORS = re.compile(
-    r"^(?:(?:and|then|also|next|finally|afterwards|after that|firstly|first(?=\s*[,:]|\s*$|\s+(?:" + "|".join(ACTION_VERBS) + r")\b)|"
-    r"second(?:ly)?(?!\s+(?:highest|lowest|largest|smallest|biggest|half|quarter|week))|now|so|ok(?:ay)?|"
-    r"to (?:begin|start)(?: with)?|start by|begin by|let'?s (?:begin|start) by|let'?s|step (?:one|two|three|\d+)|"
-    r"first step|\d\)|\(\d\))\b[\s,:.-]*)+", re.IGNORECASE)
+PATTERNS = {name: form(pattern, {"{verbs}": "|".join(table()["route"]["action_verbs"])}) for name, pattern in table()["route"]["patterns"].items()}
+"""The shapes a message is split and read by (``[route.patterns]``): paths, code, quotes, connectors, goals, clause breaks."""
+PATH_PATTERN, CODE_BLOCK, QUOTED, LEADING_CONNECTORS, GOAL_START, CLAUSE_BREAK = (PATTERNS[name] for name in (
+    "path", "code_block", "quoted", "leading_connectors", "goal_start", "clause_break"))
 KNOWN_WORDS = frozenset(table()["route"]["known_words"])
 """Words never corrected as typos."""
 
@@ -124,11 +116,6 @@ def has_any(text: str, phrases: tuple[str, ...]) -> bool:
     return any(re.search(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", lowered) for phrase in phrases)
 
 
-GOAL_START = re.compile(
-    r"^\s*(?:so,?\s+)?(?:(?:my|our|the)\s+(?:overall\s+|main\s+)?(?:goal|aim|objective|plan|task|mission|purpose)\b|"
-    r"goal\b|(?:today\s+)?i'?m trying to|i am trying to|overall,? i want|i want to|i'd like to)", re.IGNORECASE)
-
-
 HELD = re.compile(r"\x00(\d+)\x00")
 
 
@@ -141,16 +128,12 @@ def split_clauses(text: str) -> list[str]:
         return f"\x00{len(blocks) - 1}\x00"
 
     held = QUOTED.sub(hold, CODE_BLOCK.sub(hold, text.replace("\x00", " ")))  # NUL marks the held parts
-    verbs = "|".join(ACTION_VERBS)
     sentences = re.split(r"(?<=[.!?;])\s+(?=[A-Za-z0-9(])|;|\n+(?!\s*\x00)", held)
-    within = re.compile(
-        rf"(?:,\s*|\s+)(?:and\s+)?then\b[,:]?|(?:,\s*|\s+)after that\b,?|,\s*next\b,?|\s+(?=\d\)\s)|"
-        rf",\s+(?=(?:and\s+)?(?:also\s+)?(?:{verbs})\b)|\s+and\s+(?=(?:also\s+)?(?:{verbs})\b)", re.IGNORECASE)
     parts: list[str] = []
     for sentence in sentences:
         if not sentence or not sentence.strip(" ,."):
             continue
-        parts += [sentence] if GOAL_START.match(sentence) else [part for part in within.split(sentence) if part]
+        parts += [sentence] if GOAL_START.match(sentence) else [part for part in CLAUSE_BREAK.split(sentence) if part]
     clauses = []
     for part in parts:
         part = LEADING_CONNECTORS.sub("", part.strip(" ,")).strip()
