@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from functools import cache
 
-from flawedcode.catalog import Catalog
 from flawedcode.models.offline_answers import STAT_NAMES, TRANSFORM_NAMES
 from flawedcode.models.offline_data import FRAME_ONLY_WORDS, DataAsk, Series
 from flawedcode.models.offline_entities import Vocabulary
@@ -23,14 +21,15 @@ from flawedcode.models.offline_words import (
     STOP_WORDS,
     SYNONYMS,
     TENOR,
+    TOKEN,
     WORDS,
     content_words,
+    message,
     singular,
     tags_in,
     word_set,
 )
 
-TOKEN = re.compile(r"[a-z0-9][a-z0-9'/.:_-]*[a-z0-9']|[a-z0-9]")
 NEGATIONS = word_set("negations")
 NARROWING = word_set("narrowing")
 """Words that change what a series is: never taken from its docs page as naming it (offline_words.toml)."""
@@ -57,22 +56,12 @@ def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
         words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     other_columns = {word for column in ref.columns if column != series.column
                      for word in vocabulary.info(ref, column).name_words}
-    docs = docs_words(vocabulary.catalog_root, ref.pipeline, ref.dataframe) - other_columns - NARROWING
+    docs = vocabulary.docs_words.get(ref.key, frozenset()) - other_columns - NARROWING
     return (words | docs) - CONDITION_WORDS
 
 
 def _words_of(text: str) -> set[str]:
     return set(content_words(text)) | set(re.findall(r"[a-z]+", text.lower()))
-
-
-@cache
-def docs_words(root: object, pipeline: str, dataframe: str) -> frozenset[str]:
-    """The words of a dataframe's docs (its notes say 'Treasury bill', 'reverse repo', 'account balance')."""
-    try:
-        text = (Catalog(root) if root is not None else Catalog()).docs(pipeline, dataframe).lower()
-    except Exception:  # noqa: BLE001 - no docs: only the names count
-        text = ""
-    return frozenset(TOKEN.findall(text)) | frozenset(content_words(text))
 
 
 def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = ()) -> list[str]:
@@ -130,12 +119,8 @@ def decline_unused(ask: DataAsk, unused: list[str]) -> Task:
     ambiguous = WORDS["ambiguous"]  # shorthand with two meanings ('vol'): asked back, never guessed
     word = next((word for word in unused if word in ambiguous), None)
     if word:
-        return reply(f"I read this as {understood(ask)}, but '{word}' could mean {ambiguous[word]}: which one? "
-                     "I computed nothing; say it in full and I'll answer.")
-    words = ", ".join(f"'{word}'" for word in unused[:4])
-    them = "them" if len(unused) > 1 else "it"
+        return reply(message("ambiguous_word", understood=understood(ask), word=word, meanings=ambiguous[word]))
     why = ("I can't apply a negation or an exclusion" if any(word in NEGATIONS for word in unused) else
            f"{'they name' if len(unused) > 1 else 'it names'} no column, date, statistic or condition I know")
-    return reply(f"I read this as {understood(ask)}, but I could not use {words}: {why}, and without {them} I would be "
-                 f"answering a different question, so I computed nothing. Rephrase without {them}, or ask me for the docs "
-                 "to see the columns, dates and statistics I can use.")
+    return reply(message("unused_words", understood=understood(ask), words=", ".join(f"'{word}'" for word in unused[:4]), why=why,
+                         them="them" if len(unused) > 1 else "it"))

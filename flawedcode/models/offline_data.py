@@ -24,6 +24,7 @@ from flawedcode.models.offline_words import (
     SYNONYMS,
     WORDS,
     content_words,
+    message,
     tags_in,
     unit_asked,
     word_set,
@@ -157,11 +158,11 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         combine, sides, found = follow_up.combine, [], [list(follow_up.series)]
     elif sides:  # each side on its own; a side that names no dataframe: the clause's dataframe
         unit = "percent" if combine == "difference" else None
-        found = [_first_found(side, clause, context, [[], frames] if frames else [[]], prefer_unit=unit) for side in _share_head_noun(sides)]
+        found = [_series_for(side, clause, context, [[], frames] if frames else [[]], prefer_unit=unit) for side in _share_head_noun(sides)]
     else:  # 'the 20y?' after the 30y: the same dataframe first
         again = follow_up is not None and not frames and names_column
-        found = [_first_found(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
-                              follow_up=follow_up)]
+        found = [_series_for(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
+                             follow_up=follow_up)]
     failed = next((one for one in found if isinstance(one, Task)), None)
     if failed is not None:
         return failed
@@ -272,8 +273,8 @@ def _unranked(text: str) -> str:
 
 def context_unit(context: Context) -> str | None:
     """A unit the user asked answers in ('I prefer answers in basis points'), if visible."""
-    for message in context.earlier:
-        text = str(message.content).lower() if message.type == "human" else ""
+    for earlier in context.earlier:
+        text = str(earlier.content).lower() if earlier.type == "human" else ""
         if re.search(r"\bprefer\b.*\b(?:basis points|bps?)\b", text):
             return "bp"
     return None
@@ -319,16 +320,25 @@ def _clean_side(side: str) -> str:
     return " ".join(side.split()).strip(" ,?:.")
 
 
-def _series_for(text: str, clause: Clause, context: Context, frames: list[DataframeRef], many: bool = False,
-                follow_up: DataAsk | None = None, prefer_unit: str | None = None,
-                only_frame: DataframeRef | None = None) -> list[Series] | Task:
+def _series_for(text: str, clause: Clause, context: Context, pools: list[list[DataframeRef]], **options) -> list[Series] | Task:
+    """The series a phrase names, in the first pool of dataframes that has them ([]: the whole catalog); else the last pool's reply."""
+    for pool in pools:
+        found = _series_in(text, clause, context, pool, **options)
+        if not isinstance(found, Task):
+            break
+    return found
+
+
+def _series_in(text: str, clause: Clause, context: Context, frames: list[DataframeRef], many: bool = False,
+               follow_up: DataAsk | None = None, prefer_unit: str | None = None,
+               only_frame: DataframeRef | None = None) -> list[Series] | Task:
     vocabulary = context.vocabulary
     mentions = vocabulary.find(text)
     local_frames = [only_frame] if only_frame else (mentions.dataframes or frames)
     if many and only_frame is None and len(local_frames) > 1:  # 'the average EFFR and SOFR rates': each on its own
         found: list[Series] = []
         for ref in local_frames:
-            each = _series_for(text, clause, context, frames, False, follow_up, prefer_unit, only_frame=ref)
+            each = _series_in(text, clause, context, frames, False, follow_up, prefer_unit, only_frame=ref)
             if isinstance(each, Task):
                 return each
             found += [series for series in each if series not in found]
@@ -347,16 +357,15 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
         text = re.sub(r"\bpercentiles?\b", " ", PERCENTILE.sub(" ", text))  # ... so its words name no column
     residual = [word for word in content_words(text) if word not in mentions.frame_words and word not in FRAME_ONLY_WORDS
                 and word not in COMMON_WORDS and not re.fullmatch(STAT_WORDS, word)]
-    if follow_up is not None and follow_up.series and not tags and not residual and not mentions.dataframes:
-        return list(follow_up.series)  # 'and the min?': the series asked just before
-    if local_frames and not tags and not residual:  # 'sofr', 'the fed funds rate': the dataframe's main column
-        match = vocabulary.match_columns("", local_frames)
-    else:
-        names = {word for ref in local_frames for column in ref.columns for word in vocabulary.info(ref, column).name_words}
-        match = vocabulary.match_columns(text, local_frames or None, only_tags=tags, ignore=mentions.frame_words - names)
-        if prefer_unit and len(match.columns) > 1:
-            preferred = [(ref, column) for ref, column in match.columns if vocabulary.unit(ref, column) == prefer_unit]
-            match.columns = preferred or match.columns
+    if not tags and not residual:  # 'and the min?': the series asked just before; 'sofr': the dataframe's main column
+        if follow_up is not None and follow_up.series and not mentions.dataframes:
+            return list(follow_up.series)
+        if local_frames:
+            return _main_series(local_frames, clause, context, many)
+    names = {word for ref in local_frames for column in ref.columns for word in vocabulary.info(ref, column).name_words}
+    match = vocabulary.match_columns(text, local_frames or None, only_tags=tags, ignore=mentions.frame_words - names)
+    if prefer_unit and len(match.columns) > 1:
+        match.columns = [(ref, column) for ref, column in match.columns if vocabulary.unit(ref, column) == prefer_unit] or match.columns
     separate = len(tags) > 1 and re.search(r"\band\b|,", text) and not re.search(r"spread|minus|difference|gap|\d+s\d+s", text)
     if (separate or not match.columns) and len(tags) > 1 and many:
         series: list[Series] = []
@@ -375,29 +384,23 @@ def _series_for(text: str, clause: Clause, context: Context, frames: list[Datafr
                 return [Series(ref, column) for ref, column in match.columns]
             return reply(_which_one(match.columns))
         return [Series(*match.columns[0])]
-    if len(local_frames) >= 1:
-        mains = [(ref, vocabulary.main_column(ref)) for ref in local_frames]
-        if all(column for _, column in mains):
-            return [Series(ref, column) for ref, column in mains] if many else [Series(*mains[0])]
-        if re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
-            return [Series(ref, "") for ref in local_frames]
-        missing = next(ref for ref, column in mains if not column)
-        return reply(_which_column(missing, context))
+    if local_frames:
+        return _main_series(local_frames, clause, context, many)
     if follow_up is not None:
         return list(follow_up.series)
     if match.columns:
         return reply(_which_one(match.columns))
-    return reply("Which data do you mean? Name a dataframe (for example " + _examples(context) + ") or a column, and I'll "
-                 "load it or compute what you ask. You can also ask me to list the ChartBook dataframes.")
+    return reply(message("which_data", examples=_examples(context)))
 
 
-def _first_found(text: str, clause: Clause, context: Context, pools: list[list[DataframeRef]], **options) -> list[Series] | Task:
-    """The series found within the first pool of dataframes that has them, else the last pool's reply."""
-    for pool in pools:
-        found = _series_for(text, clause, context, pool, **options)
-        if not isinstance(found, Task):
-            break
-    return found
+def _main_series(frames: list[DataframeRef], clause: Clause, context: Context, many: bool) -> list[Series] | Task:
+    """What 'sofr' or 'the fed funds rate' means: each dataframe's main column (all its columns for a load)."""
+    mains = [(ref, context.vocabulary.main_column(ref)) for ref in frames]
+    if all(column for _, column in mains):
+        return [Series(ref, column) for ref, column in mains] if many else [Series(*mains[0])]
+    if re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
+        return [Series(ref, "") for ref in frames]
+    return reply(_which_column(next(ref for ref, column in mains if not column), context))
 
 
 def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) -> bool:
@@ -414,9 +417,8 @@ def _exact_series(columns: list[str], frames: list[DataframeRef], context: Conte
     for column in columns:
         owners = [ref for ref in (frames or context.vocabulary.frames_with_column(column)) if column in ref.columns]
         if not owners and frames:
-            keys = ", ".join(ref.key for ref in frames)
-            return reply(f"I can't find a column '{column}' in {keys}.{nearest_columns(column, frames)} I can list its columns: "
-                         f"ask me for the docs of {keys}.")
+            return reply(message("no_column_named", column=column, keys=", ".join(ref.key for ref in frames),
+                                    nearest=nearest_columns(column, frames)))
         if len(owners) > 1:
             return reply(_which_one([(ref, column) for ref in owners]))
         series.append(Series(owners[0], column))
@@ -462,35 +464,26 @@ SERIES_NOUNS = ("rate", "rates", "price", "prices", "index", "return", "returns"
 
 
 def _not_in_catalog(unknown: list[str], frames: list[DataframeRef], context: Context) -> str:
-    names = ", ".join(f"'{word}'" for word in unknown[:3])
+    names, keys = ", ".join(f"'{word}'" for word in unknown[:3]), ", ".join(ref.key for ref in frames)
     if frames:
-        keys = ", ".join(ref.key for ref in frames)
-        return (f"I can't find {names} in {keys}: it is not one of its columns.{nearest_columns(unknown[0], frames)} I can list the columns: "
-                f"ask me for the docs of {keys}.")
-    return (f"I can't find {names} in the ChartBook catalog, so I have no figures for it. The catalog has "
-            f"{_examples(context, 5)}; ask me to list it to see every dataframe.")
+        return message("not_a_column", names=names, keys=keys, nearest=nearest_columns(unknown[0], frames))
+    return message("not_in_catalog", names=names, examples=_examples(context, 5))
 
 
 def _no_tenor(missing: list[str], frames: list[DataframeRef], context: Context) -> str:
-    pool = frames or context.vocabulary.frames
-    have = sorted({tag for ref in pool for column in ref.columns for tag in context.vocabulary.info(ref, column).name_tags
-                   if tag[-1:] == missing[0][-1:]}, key=lambda tag: (len(tag), tag))
-    where = ", ".join(ref.key for ref in frames) if frames else "the catalog"
-    text = f"I can't find a {', '.join(missing)} column in {where}, so I have no figure for it."
-    if have:
-        text += f" The ones I can use: {', '.join(have)}."
-    return text + " Ask me for the docs to see every column."
+    have = sorted({tag for ref in frames or context.vocabulary.frames for column in ref.columns
+                   for tag in context.vocabulary.info(ref, column).name_tags if tag[-1:] == missing[0][-1:]}, key=lambda tag: (len(tag), tag))
+    return message("no_tenor", tags=", ".join(missing), where=", ".join(ref.key for ref in frames) or "the catalog",
+                   have=f" The ones I can use: {', '.join(have)}." if have else "")
 
 
 def _which_one(candidates: list[tuple[DataframeRef, str]]) -> str:
-    options = "; ".join(f"{ref.key} {column}" for ref, column in candidates[:6])
-    return f"Which one do you mean: {options}? Several columns fit what you wrote; name one and I'll answer."
+    return message("which_one", options="; ".join(f"{ref.key} {column}" for ref, column in candidates[:6]))
 
 
 def _which_column(ref: DataframeRef, context: Context) -> str:
     columns = ", ".join(column for column in ref.columns if column != ref.date_column)
-    shown = columns if len(columns) < 400 else columns[:400] + "..."
-    return f"Which column of {ref.key} do you mean? It has: {shown}."
+    return message("which_column", key=ref.key, columns=columns if len(columns) < 400 else columns[:400] + "...")
 
 
 def _examples(context: Context, count: int = 3) -> str:
@@ -528,9 +521,7 @@ def _outside_coverage(ask: DataAsk) -> Task | None:
         if not ref.start or not ref.end:
             continue
         if (start and start > ref.end) or (end and end < ref.start):
-            asked = ask.period.label or ask.period.describe()
-            return reply(f"I don't have data for {asked}: {ref.key} only covers {ref.start} to {ref.end}. "
-                         f"I can answer for any period inside that range.")
+            return reply(message("outside_coverage", asked=ask.period.label or ask.period.describe(), key=ref.key, start=ref.start, end=ref.end))
     return None
 
 
@@ -541,8 +532,7 @@ def plan_data(ask: DataAsk, context: Context) -> Task:
     """Loads (or one stat script) that get the figures the ask needs."""
     if ask.flag is not None:  # the flag lives in its own table: only a script joins the two
         if "run_python" not in context.tool_names:
-            return reply("I can't leave out or keep the days a flag marks without run_python, so I computed nothing. "
-                         "Ask without that condition.")
+            return reply(message("flag_needs_python"))
         return Task("data", steps=[Step("script")], ask=ask)
     too_big = estimated_tokens(ask) > ROWS_IN_CONTEXT_SHARE * context.window_tokens
     all_data = ask.period.assumed == NO_PERIOD  # no period given: every row, which a script reads, not the context

@@ -8,12 +8,13 @@ pipelines and exact column names in a request; ``match_columns`` scores the colu
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from flawedcode.catalog import Catalog
-from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, content_words, singular, tags_in, word_set
+from flawedcode.models.offline_words import STAT_WORDS, STOP_WORDS, SYNONYMS, TOKEN, content_words, singular, tags_in, word_set
 
 MAIN_COLUMN_NAMES = ("rate", "value", "price", "close", "level")
 KIND_ORDER = {"id": 0, "alias": 0, "pipeline": 1, "column": 2}
@@ -90,13 +91,16 @@ class Vocabulary:
     _phrases: list[tuple[str, str, str]] = field(default_factory=list)  # (phrase, kind, value)
     known_words: set[str] = field(default_factory=set)
     catalog_root: Path | None = None
+    docs_words: dict[str, frozenset[str]] = field(default_factory=dict)
+    """The words of each dataframe's docs, by key (its notes say 'Treasury bill', 'reverse repo', 'account balance')."""
 
     @classmethod
     def from_catalog(cls, catalog_root: Path | None = None) -> Vocabulary:
         """Read the catalog and its docs; an unreadable catalog gives an empty vocabulary (file tools still work)."""
         frames: list[DataframeRef] = []
         infos: dict[tuple[str, str], ColumnInfo] = {}
-        doc_words: set[str] = set()
+        docs_words: dict[str, frozenset[str]] = {}
+        known: set[str] = set()
         try:
             catalog = Catalog(catalog_root) if catalog_root is not None else Catalog()
             for info in catalog.dataframes():
@@ -109,27 +113,17 @@ class Vocabulary:
                 except Exception:  # noqa: BLE001 - missing docs: names only
                     docs, table = "", {}
                 aliases = docs_aliases(docs)
-                doc_words |= set(re.findall(r"[a-z]+", docs.lower()))
+                docs_words[ref.key] = frozenset(TOKEN.findall(docs.lower())) | frozenset(content_words(docs))
+                known |= set(re.findall(r"[a-z]+", docs.lower()))
                 for column in info.columns:
                     doc = table.get(column)
                     infos[(ref.key, column)] = column_info(column, doc.unit if doc else "", doc.description if doc else "",
                                                            aliases.get(column, ()))
         except Exception:  # noqa: BLE001 - no catalog means no catalog names, not a crash
             frames = []
-        vocabulary = cls.from_frames(frames, infos, catalog_root)
-        vocabulary.known_words |= doc_words
-        return vocabulary
-
-    @classmethod
-    def from_frames(cls, frames: list[DataframeRef], infos: dict[tuple[str, str], ColumnInfo] | None = None,
-                    catalog_root: Path | None = None) -> Vocabulary:
-        infos = dict(infos or {})
-        for ref in frames:
-            for column in ref.columns:
-                infos.setdefault((ref.key, column), column_info(column, "", "", ()))
-        vocabulary = cls(frames=list(frames), column_info=infos, catalog_root=catalog_root)
+        vocabulary = cls(frames=frames, column_info=infos, catalog_root=catalog_root, docs_words=docs_words)
         vocabulary._phrases = vocabulary._build_phrases()
-        vocabulary.known_words = vocabulary._words() | vocabulary.names()
+        vocabulary.known_words = vocabulary._words() | vocabulary.names() | known
         return vocabulary
 
     # ------------------------------------------------------------------ lookups
@@ -306,11 +300,8 @@ class Vocabulary:
 
 def _owned_by_one(candidates: dict[str, set[str]]) -> dict[str, str]:
     """The words of only one key, and that key."""
-    owners: dict[str, list[str]] = {}
-    for key, words in candidates.items():
-        for word in words:
-            owners.setdefault(word, []).append(key)
-    return {word: keys[0] for word, keys in owners.items() if len(keys) == 1}
+    counts = Counter(word for words in candidates.values() for word in words)
+    return {word: key for key, words in candidates.items() for word in words if counts[word] == 1}
 
 
 def column_info(name: str, unit: str, description: str, aliases: tuple[str, ...]) -> ColumnInfo:
@@ -350,16 +341,15 @@ def _initials(title: str) -> str:
     return initials if len(initials) == len(words) and initials.upper() not in NOT_ACRONYMS else ""
 
 
-@cache
-def _dates_of(catalog_root: Path | None, pipeline: str, dataframe: str, date_column: str) -> tuple[str, ...]:
-    catalog = Catalog(catalog_root) if catalog_root is not None else Catalog()
-    column = catalog.load(pipeline, dataframe)[date_column]
-    return tuple(sorted(f"{day:%Y-%m-%d}" for day in column))
-
-
 def trading_days(vocabulary: Vocabulary, ref: DataframeRef) -> list[str]:
     """The days a dataframe has rows for (ISO, sorted), read once from the catalog; [] if it cannot be read."""
+    return list(_dates_of(vocabulary.catalog_root, ref.pipeline, ref.dataframe, ref.date_column))
+
+
+@cache
+def _dates_of(catalog_root: Path | None, pipeline: str, dataframe: str, date_column: str) -> tuple[str, ...]:
     try:
-        return list(_dates_of(vocabulary.catalog_root, ref.pipeline, ref.dataframe, ref.date_column))
+        column = (Catalog(catalog_root) if catalog_root is not None else Catalog()).load(pipeline, dataframe)[date_column]
     except Exception:  # noqa: BLE001 - no dates known: no day is declined for want of a row
-        return []
+        return ()
+    return tuple(sorted(f"{day:%Y-%m-%d}" for day in column))

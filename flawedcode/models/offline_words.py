@@ -19,6 +19,11 @@ WORDS = tomllib.loads(Path(__file__).with_name("offline_words.toml").read_text(e
 """The word lists and patterns of offline_words.toml: the one place the model's vocabulary is written."""
 
 
+def message(name: str, **fields: object) -> str:
+    """A ``[messages]`` template of offline_words.toml, filled in."""
+    return WORDS["messages"][name].format(**fields)
+
+
 def word_set(name: str) -> frozenset[str]:
     """A ``[lists]`` entry of offline_words.toml: space-separated words."""
     return frozenset(WORDS["lists"][name].split())
@@ -31,6 +36,8 @@ STOP_WORDS, COMMON_WORDS, STAT_WORDS = word_set("stop"), word_set("common"), wor
 TENOR = re.compile(WORDS["patterns"]["tenor"])
 PERCENTILE = re.compile(WORDS["patterns"]["percentile"])
 WORD = re.compile(r"[a-z][a-z0-9_'-]*")
+TOKEN = re.compile(r"[a-z0-9][a-z0-9'/.:_-]*[a-z0-9']|[a-z0-9]")
+"""A word of a request or a docs page as the completeness check reads it ('2s10s', "fed's", 'on_rrp')."""
 NUMBER_NAMES = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 
 
