@@ -360,3 +360,14 @@ def test_a_statistic_asked_after_a_data_request_is_of_the_same_series_and_period
     expected = column("money_markets/sofr", "rate", "2024-07-01", "2024-12-31").std()
     reply = ask("How volatile was SOFR in H2 2024? give me the standard deviation")
     assert f"standard deviation {expected:.4f}" in reply and "stopped after" not in reply
+
+
+def test_a_statistic_with_its_own_period_after_a_data_request_keeps_the_series(ask):
+    ask("mean sofr in 2024")
+    reply = ask("give me the std for 2023")
+    assert f"standard deviation {column('money_markets/sofr', 'rate', '2023-01-01', '2023-12-31').std():.4f}" in reply
+
+
+def test_a_statistic_after_a_docs_request_is_of_its_main_column(ask):
+    reply = ask("get docs for money_markets/sofr, then give me the mean")
+    assert f"mean {column('money_markets/sofr', 'rate').mean():.4f}" in reply and "stopped after" not in reply

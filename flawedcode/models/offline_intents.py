@@ -31,7 +31,7 @@ from flawedcode.models.offline_dates import no_row_that_day
 from flawedcode.models.offline_entities import trading_days
 from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range, shifted
 from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
-from flawedcode.models.offline_words import unit_asked
+from flawedcode.models.offline_words import tags_in, unit_asked
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
@@ -93,8 +93,8 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
         return None
     if names_only_a_series(clause):  # 'now do sofr', 'and effr?', 'the 20y?': the same question of another series
         return context.previous_ask
-    if stats_in(clause) and not (clause.mentions.dataframes or clause.mentions.columns or clause.periods):
-        return context.previous_ask  # 'give me the standard deviation': another statistic of the same series and period
+    if stats_in(clause) and not (clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or _described(clause, context)):
+        return context.previous_ask  # 'give me the standard deviation', 'the max in 2023?': another statistic of the same series
     leaning = PATTERNS["leaning"].match(clause.norm)
     if clause.mentions.dataframes and not leaning:
         return None
@@ -108,7 +108,9 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
 def _plan_data(clause: Clause, context: Context) -> list[Task]:
     follow_up = _follow_up(clause, context)
     if follow_up is None and not clause.mentions.dataframes and context.previous_frames:  # 'then load the last 10 rows'
-        follow_up = DataAsk([Series(ref, "") for ref in context.previous_frames], wants_rows=True)
+        main = bool(stats_in(clause))  # 'get the docs, then give me the mean': of its main column, never of a column ''
+        follow_up = DataAsk([Series(ref, context.vocabulary.main_column(ref) if main else "") for ref in context.previous_frames],
+                            wants_rows=not main)
     asked = _those_two(clause, context) or read_data_ask(clause, context, follow_up)
     if isinstance(asked, Task):
         return [asked]
