@@ -346,3 +346,13 @@ def test_the_tens_and_the_twos_are_the_tenors_they_name(ask):
 def test_a_fall_or_a_decline_over_a_period_is_its_change(ask, request_text):
     reserves = column("yield_curve/repo_public", "reserves_bn", "2024-01-01", "2024-12-31")
     assert f"change {reserves.iloc[-1] - reserves.iloc[0]:.4f}" in ask(request_text)
+
+
+def test_the_sides_of_a_spread_come_from_the_dataframe_it_names(ask):
+    reply = ask("spread between the 10y and 2y in fed_yield_curve in 2024")
+    assert "Which one do you mean" in reply and "fed_yield_curve SVENY10" in reply and "SVENPY10" in reply
+    assert "treasury_yields" not in reply and not re.search(r"\d\.\d{4}", reply)  # never the Treasury curve's 10y for the fitted one
+    sofr = column("yield_curve/repo_public", "sofr", "2024-01-01", "2024-12-31")
+    effr = column("yield_curve/repo_public", "effr", "2024-01-01", "2024-12-31")
+    reply = ask("spread between sofr and effr in repo_public in 2024")
+    assert "yield_curve/repo_public sofr minus yield_curve/repo_public effr" in reply and f"mean {(sofr - effr).mean():.4f}" in reply

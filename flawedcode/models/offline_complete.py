@@ -7,7 +7,6 @@ docs; the numbers it used); ``decline_unused`` says what it understood and what 
 
 from __future__ import annotations
 
-import calendar
 import re
 
 from flawedcode.models.offline_answers import STAT_NAMES, TRANSFORM_NAMES
@@ -39,8 +38,7 @@ KNOWN = STOP_WORDS | COMMON_WORDS | FRAME_ONLY_WORDS | {word for name in ("fille
 FILLER_PHRASES = re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted((phrase for phrase in WORDS["words"]["filler"] if " " in phrase),
                                                                                key=len, reverse=True))) + r")(?![\w])")
 COMPARISON = re.compile(WORDS["patterns"]["comparison"])
-CONDITION_WORDS = frozenset({day.lower() for day in calendar.day_name} | {day.lower() + "s" for day in calendar.day_name}
-                            | {"weekend", "weekends", "weekday", "weekdays", "holiday", "holidays"})
+CONDITION_WORDS = word_set("conditions")
 """Words that would select rows ('on Wednesdays'): never taken as naming a series, so a request with one is declined."""
 
 
