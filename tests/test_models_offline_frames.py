@@ -356,3 +356,10 @@ def test_the_sides_of_a_spread_come_from_the_dataframe_it_names(ask):
     effr = column("yield_curve/repo_public", "effr", "2024-01-01", "2024-12-31")
     reply = ask("spread between sofr and effr in repo_public in 2024")
     assert "yield_curve/repo_public sofr minus yield_curve/repo_public effr" in reply and f"mean {(sofr - effr).mean():.4f}" in reply
+
+
+def test_a_word_naming_another_column_of_the_table_is_never_dropped(ask):
+    reply = ask("the dvp and tri-party overnight rates in 2024, averages")  # 'dvp' names repo_public, and its dvp_* columns
+    assert "could not use 'dvp'" in reply and "I computed nothing" in reply and not re.search(r"\d\.\d{4}", reply)
+    expected = column("yield_curve/repo_public", "dvp_on_rate", "2024-01-01", "2024-12-31").mean()
+    assert f"mean {expected:.4f}" in ask("average dvp overnight rate in 2024")

@@ -43,19 +43,24 @@ CONDITION_WORDS = word_set("conditions")
 
 
 def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
-    """Every word that can name this series: its dataframe's id, title and description; its column's name and docs."""
+    """Every word that can name this series: its dataframe's id, title, description and docs, less the words naming its
+    other columns ('DVP' in repo_public's description names no tri-party column); its column's name and docs."""
     ref = series.ref
-    words = _words_of(" ".join([ref.pipeline, ref.dataframe, ref.title, ref.description]))
+    words = _words_of(f"{ref.pipeline} {ref.dataframe}")
     if series.column:
         info = vocabulary.info(ref, series.column)
         words |= set(info.name_words) | set(re.split(r"[\W_]+", series.column.lower())) | {series.column.lower()}
         words |= {word for alias in info.aliases for word in TOKEN.findall(alias.lower()) + content_words(alias)}
         words |= _words_of(info.description)  # its doc_words are among these
         words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
-    other_columns = {word for column in ref.columns if column != series.column
-                     for word in vocabulary.info(ref, column).name_words}
-    docs = vocabulary.docs_words.get(ref.key, frozenset()) - other_columns - NARROWING
-    return (words | docs) - CONDITION_WORDS
+    others = other_columns_words(series, vocabulary)
+    docs = vocabulary.docs_words.get(ref.key, frozenset()) - others - NARROWING
+    return (words | (_words_of(f"{ref.title} {ref.description}") - (others if series.column else set())) | docs) - CONDITION_WORDS
+
+
+def other_columns_words(series: Series, vocabulary: Vocabulary) -> set[str]:
+    """The words naming the other columns of a series' dataframe ('dvp' beside tri_party_on_rate)."""
+    return {word for column in series.ref.columns if column != series.column for word in vocabulary.info(series.ref, column).name_words}
 
 
 def _words_of(text: str) -> set[str]:
@@ -76,7 +81,8 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     numbers = {float(count) for count in (ask.limit, ask.period.last_rows, ask.period.first_rows) if count}
     numbers |= {float(count) for count in ranked} | ({ask.threshold[1]} if ask.threshold else set())
     known = KNOWN | {word for word, value in NUMBER_WORDS.items() if value in ranked}
-    named: set[str] = set(clause.mentions.frame_words) | {word for note in notes for word in content_words(note)}
+    others = set().union(*(other_columns_words(series, vocabulary) for series in ask.series if series.column))
+    named: set[str] = (set(clause.mentions.frame_words) - others) | {word for note in notes for word in content_words(note)}
     for series in ask.series:
         named |= series_words(series, vocabulary)
     negation_used = ask.threshold is not None and ask.threshold[0].startswith("at or")  # 'not above 5.3': at or below
