@@ -363,3 +363,11 @@ def test_a_word_naming_another_column_of_the_table_is_never_dropped(ask):
     assert "could not use 'dvp'" in reply and "I computed nothing" in reply and not re.search(r"\d\.\d{4}", reply)
     expected = column("yield_curve/repo_public", "dvp_on_rate", "2024-01-01", "2024-12-31").mean()
     assert f"mean {expected:.4f}" in ask("average dvp overnight rate in 2024")
+
+
+def test_a_curve_spread_no_column_holds_is_the_longer_tenor_minus_the_shorter(ask):
+    thirty = column("yield_curve/treasury_yields", "yield_30y", "2024-01-01", "2024-12-31")
+    five = column("yield_curve/treasury_yields", "yield_5y", "2024-01-01", "2024-12-31")
+    reply = ask("average 5s30s in 2024")  # a spread, never the two levels side by side
+    assert "yield_30y minus yield_curve/treasury_yields yield_5y" in reply and f"mean {(thirty - five).mean():.4f}" in reply
+    assert "spread_10y_2y_bp (bp)" in ask("mean 2s10s in 2024")  # a spread the data has is its own column

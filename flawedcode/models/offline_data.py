@@ -271,6 +271,9 @@ def context_unit(context: Context) -> str | None:
 def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
     """Two series and how they combine: 'correlation between A and B', 'the ratio of A to B', 'A minus B'."""
     kinds = (("correlation", CORRELATION),) if "corr" in stats else (("ratio", (RATIO.pattern,)), ("difference", DIFFERENCE))
+    curve = re.search(PATTERNS["curve_spread"], text) if "corr" not in stats else None
+    if curve and not _some_column_has_all(tags_in(curve.group(0)), [], context):  # '5s30s': the 30y minus the 5y
+        return "difference", [curve["long"], curve["short"]]
     for combine, patterns in kinds:
         for index, pattern in enumerate(patterns):
             match = re.search(pattern, text)
@@ -547,36 +550,31 @@ def plan_data(ask: DataAsk, context: Context) -> Task:
 
 
 def load_steps(ask: DataAsk) -> list[Step]:
+    """One load per dataframe: the columns asked, the period's dates and a row cap (``_row_cap``)."""
+    period, cap = ask.period, _row_cap(ask)
     steps = []
     for ref in ask.frames():
-        roles: dict = {"pipeline": ref.pipeline, "dataframe": ref.dataframe}
-        columns = [series.column for series in ask.series if series.ref == ref and series.column]
-        if columns and (ask.columns_named or not ask.wants_rows):
-            roles["columns"] = list(dict.fromkeys(columns))
-        period = ask.period
-        limit = period.last_rows
-        if period.start or period.end:
-            roles["start"], roles["end"] = period.start, period.end
-            limit = 1 if period.point else (limit or MAX_ROWS)
-        elif period.every_row:
-            limit = MAX_ROWS
-        elif not limit and ask.limit:
-            limit = ask.limit
-        elif not limit and not ask.wants_rows:
-            limit = STAT_ROWS
-        if limit:
-            roles["limit"] = min(limit, MAX_ROWS)
+        columns = list(dict.fromkeys(series.column for series in ask.series if series.ref == ref and series.column))
+        named = columns if ask.columns_named or not ask.wants_rows else []  # rows asked of the main column: every column
+        roles = {"pipeline": ref.pipeline, "dataframe": ref.dataframe, "columns": named or None, "start": period.start, "end": period.end,
+                 "limit": min(cap, MAX_ROWS) if cap else None}
         steps.append(Step("load", {key: value for key, value in roles.items() if value is not None}))
     return steps
 
 
+def _row_cap(ask: DataAsk) -> int | None:
+    """The rows a load may return: one for a point; the rows the period or the request names; else a cap (none for a load)."""
+    period = ask.period
+    if period.start or period.end:
+        return 1 if period.point else period.last_rows or MAX_ROWS
+    if period.every_row:
+        return MAX_ROWS
+    return period.last_rows or ask.limit or (None if ask.wants_rows else STAT_ROWS)
+
+
 def estimated_tokens(ask: DataAsk) -> float:
     """Roughly how many tokens the rows a statistic needs would take in the context."""
-    total = 0.0
-    for ref in ask.frames():
-        columns = len([series for series in ask.series if series.ref == ref]) + 1
-        total += _rows_in(ask.period, ref) * columns * TOKENS_PER_CELL
-    return total
+    return sum(_rows_in(ask.period, ref) * (len([s for s in ask.series if s.ref == ref]) + 1) * TOKENS_PER_CELL for ref in ask.frames())
 
 
 def _rows_in(period: Period, ref: DataframeRef) -> int:
