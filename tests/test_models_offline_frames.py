@@ -371,3 +371,9 @@ def test_a_curve_spread_no_column_holds_is_the_longer_tenor_minus_the_shorter(as
     reply = ask("average 5s30s in 2024")  # a spread, never the two levels side by side
     assert "yield_30y minus yield_curve/treasury_yields yield_5y" in reply and f"mean {(thirty - five).mean():.4f}" in reply
     assert "spread_10y_2y_bp (bp)" in ask("mean 2s10s in 2024")  # a spread the data has is its own column
+
+
+@pytest.mark.parametrize("request_text", ["average sofr in 2024 in trillions", "mean reserves in 2024 in bp"])
+def test_a_unit_the_values_cannot_be_written_in_is_said_not_dropped(ask, request_text):
+    reply = ask(request_text)
+    assert "I can't give" in reply and "I computed nothing" in reply and not re.search(r"\d\.\d{4}", reply)

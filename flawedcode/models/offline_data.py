@@ -55,6 +55,7 @@ THRESHOLD = form(PATTERNS["threshold"], {"{ops}": OPERATORS, "{or_more}": "|".jo
 """A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
 NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
 FRAME_ONLY_WORDS = word_set("frame_only")
+UNIT_FITS: dict[str, list[str]] = WORDS["unit_fits"]
 STAT_WORDS = PATTERNS["stat_word"]
 """A word of a statistic (never a column's name)."""
 
@@ -215,6 +216,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
     unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None) or context_unit(context)
+    misfit = next((s for s in series if s.column and unit_asked(clause.norm) and vocabulary.unit(s.ref, s.column) not in UNIT_FITS[unit]), None)
+    if misfit:  # 'sofr in trillions', 'reserves in bp': a unit its values cannot be written in
+        return reply(message("unit_misfit", series=misfit.label, unit=unit, has=vocabulary.unit(misfit.ref, misfit.column) or "no unit"))
     named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     transform = transform if not combine and not wants_rows else None
     used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match]
