@@ -16,10 +16,10 @@ from flawedcode.figures import combined, figures, transformed
 from flawedcode.models.offline_cues import data_file
 from flawedcode.models.offline_data import DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
-from flawedcode.models.offline_memory import read_back_step
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
     LOAD_HEADER,
+    READ_BACK_PAGES,
     LoadedTable,
     assemble_pages,
     offload_path,
@@ -54,6 +54,19 @@ def data_next_step(task: Task, results: list[Any], context: Context) -> Step | N
     if first is not None and first.intent == "read_file":  # rows already loaded, offloaded: read them back
         return read_back_step(first, results, lambda page: _copy_script(ask, page, context)) if results else first
     return _next_load_step(task.steps, results, needs_rows=not ask.wants_rows)
+
+
+def read_back_step(first: Step, results: list[Any], script: Any) -> Step | None:
+    """The next call of a read back of a scratch/ copy: none once it is whole (or a script ran); a script over the
+    same rows after a first page that ends with a continuation line (``script(page)``, None if none can), else the next page."""
+    if any(result.name != "read_file" for result in results):
+        return None
+    text, next_offset = assemble_pages([result.content for result in results])
+    if text is not None or next_offset is None:
+        return None
+    if len(results) == 1 and (code := script(results[0].content)):
+        return Step("run_python", {"code": code, "timeout": 60})
+    return Step("read_file", {**first.roles, "offset": next_offset}) if len(results) < READ_BACK_PAGES else None
 
 
 def _next_load_step(steps: list[Step], results: list[Any], needs_rows: bool) -> Step | None:

@@ -8,28 +8,19 @@ Its phrases are data: ``offline_answers.toml``.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from flawedcode.figures import figures
 from flawedcode.formats import ARCHIVE_LINE as ARCHIVE_LINE_TEXT
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
-from flawedcode.formats import LOAD_HEADER, SUMMARY_PREFIX
+from flawedcode.formats import SUMMARY_PREFIX
 from flawedcode.models.offline_cues import data_file
+from flawedcode.models.offline_data import DataAsk, Series
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
-from flawedcode.models.offline_stats import (
-    READ_BACK_PAGES,
-    READ_HEADER,
-    assemble_pages,
-    offload_path,
-    parse_loaded_table,
-    read_stat_output,
-    stat_script,
-)
+from flawedcode.models.offline_stats import offload_path, parse_loaded_table
 from flawedcode.models.offline_words import content_words, normalize, tags_in
 
 PHRASES = data_file("offline_answers.toml")
@@ -41,6 +32,8 @@ NOTE = re.compile(PHRASES["notes"]["note"].replace("{lead_in}", NOTE_LEAD_IN).re
 """A statement for the model to keep (a fact, a name, a preference), not a data request."""
 FIGURE_QUESTION = re.compile(PHRASES["recall"]["question"])
 ASKED_STAT: dict[str, str] = PHRASES["recall"]["stats"]
+STAT_KEYS = {"mean": "mean", "median": "median", "min": "min", "max": "max", "standard deviation": "std", "latest": "latest", "change": "change"}
+"""The statistics a recall can compute again from a copy of one series' rows (a question's name -> a data task's)."""
 SAVED_WORDS = re.compile(PHRASES["recall"]["saved"])
 FIGURE = re.compile(r"\b(mean|median|min|max|standard deviation|latest|change|count|\d{1,2}th percentile)\s+([+-]?\d+\.\d+)")
 DATES = re.compile(r"(\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})")
@@ -265,93 +258,31 @@ def _one_figure(chosen: list[Figure], several: str) -> str | None:
 
 
 def plan_figure_recall(clause: Clause, context: Context) -> Task:
+    """A figure asked back: the visible one that fits, else computed again from a visible scratch/ copy of its rows
+    (a data task, read back as any offloaded load is), else searched in a visible archive, else 'I don't know'."""
     if found := _one_figure(_qualified(visible_figures(context.earlier), clause, context), "I can see several figures that fit"):
         return reply(found)
-    path = scratch_path_about(context.earlier, [n for ref in clause.mentions.dataframes for n in (ref.key, ref.dataframe)])
-    if path and "read_file" in context.tool_names:
-        return Task("recall", steps=[Step("read_file", {"path": path, "limit": 2000})], detail={"clause": clause})
-    stats = [stat for stat in _stats_asked(clause.norm) if stat != "minus"]
+    asked = _stats_asked(clause.norm)
+    stats = [STAT_KEYS[stat] for stat in asked if stat in STAT_KEYS] if set(asked) <= set(STAT_KEYS) else []
+    copy = scratch_copy_about(context, clause.mentions.dataframes)
+    if copy and (stats or not asked) and "read_file" in context.tool_names:
+        path, ref = copy
+        column = next((c for c in clause.mentions.columns if c in ref.columns), None) or context.vocabulary.main_column(ref)
+        return Task("data", steps=[Step("read_file", {"path": path, "limit": 2000})], ask=DataAsk([Series(ref, column)], stats or ["mean"]))
     if archive_visible(context.earlier) and "search_archive" in context.tool_names:
         specific = [c for c in clause.mentions.columns if "_" in c or any(ch.isdigit() for ch in c)]
-        words = [ref.dataframe for ref in clause.mentions.dataframes] + specific[:1] + stats[:1]
+        words = [ref.dataframe for ref in clause.mentions.dataframes] + specific[:1] + [s for s in asked if s != "minus"][:1]
         return Task("recall", steps=[Step("search_archive", {"query": " ".join(words) or "mean"})], detail={"clause": clause})
-    asked = (_stats_asked(clause.norm) or ["figure"])[0]
-    return reply(f"I don't know: I can't see the {asked if asked != 'minus' else 'spread'} you are asking about in my "
+    what = (asked or ["figure"])[0]
+    return reply(f"I don't know: I can't see the {what if what != 'minus' else 'spread'} you are asking about in my "
                  f"context window, and I can see no saved file that holds it. {DONT_KNOW_FIGURE}")
 
 
-def recall_next_step(task: Task, results: list[Any], context: Context) -> Step | None:
-    """After a read of a scratch/ copy of a load: nothing more if it was whole, else a script over the same rows, else the next page."""
-    return read_back_step(task.steps[0], results, lambda page: _recount_script(task, page, context))
-
-
-def read_back_step(first: Step, results: list[Any], script: Any) -> Step | None:
-    """The next call of a read back of a scratch/ copy: none once it is whole (or a script ran); a script over the
-    same rows after a first page that ends with a continuation line (``script(page)``, None if none can), else the next page."""
-    if any(result.name != "read_file" for result in results):
-        return None
-    text, next_offset = assemble_pages([result.content for result in results])
-    if text is not None or next_offset is None:
-        return None
-    if len(results) == 1 and (code := script(results[0].content)):
-        return Step("run_python", {"code": code, "timeout": 60})
-    return Step("read_file", {**first.roles, "offset": next_offset}) if len(results) < READ_BACK_PAGES else None
-
-
-def _loaded_series(task: Task, page: str, context: Context) -> tuple[Any, str, re.Match] | None:
-    """The dataframe, column and load header of a copy's first page (the column asked, else the main one it holds)."""
-    header = LOAD_HEADER.search(page)
-    if (ref := context.vocabulary.frame(header["key"]) if header else None) is None:
-        return None
-    after = page[header.end():].lstrip("\n").splitlines()
-    held = after[0].split(",") if after and not after[0].startswith("# ") else list(ref.columns)
-    column = next((c for c in task.detail["clause"].mentions.columns if c in held), None) or context.vocabulary.main_column(ref)
-    return (ref, column, header) if column in held else None
-
-
-def _recount_script(task: Task, page: str, context: Context) -> str | None:
-    if (series := _loaded_series(task, page, context)) is None or "run_python" not in context.tool_names:
-        return None
-    ref, column, header = series
-    return stat_script(f"figures of {ref.key} {column}, the rows of the copy in scratch/", [(ref.pipeline, ref.dataframe, column,
-                       ref.date_column)], header["start"], header["end"], None, None, [], None, context.catalog_root)
-
-
-def _partial_read(task: Task, results: list[Any], stat: str, context: Context) -> str | None:
-    """The answer when a copy was read only in part: from the script over the same rows, or saying what was seen."""
-    pages = [result.content for result in results if result.name == "read_file"]
-    if not pages or assemble_pages(pages)[0] is not None or (where := READ_HEADER.match(pages[0])) is None:
-        return None
-    seen = f"lines 1-{max(int(match['b']) for page in pages if (match := READ_HEADER.match(page)))} of the {where['n']} in {where['path']}"
-    out = next((read_stat_output(result.content) for result in results if result.name == "run_python"), None)
-    if out and stat in out and (series := _loaded_series(task, pages[0], context)):
-        ref, column, header = series
-        return (f"The {stat} of {ref.key} {column} was {out[stat]:.4f} ({out['first_date']} to {out['last_date']}, "
-                f"{int(out['count'])} values). I could read only {seen}, so I computed it again with a script over the "
-                f"same rows ({ref.key} from {header['start']} to {header['end']}).")
-    return f"I could read only {seen} (my window has no room for more), so I won't state a {stat} of part of the rows. {DONT_KNOW_FIGURE}"
-
-
-def answer_recall_from_read(task: Task, results: list[Any], context: Context) -> str:
-    """After reading a scratch/ file or searching the archive: the figure that fits every qualifier asked, or 'I don't know'."""
+def answer_recall_from_archive(task: Task, results: list[Any], context: Context) -> str:
+    """After searching the archive: the figure that fits every qualifier asked, or 'I don't know'."""
     clause: Clause = task.detail["clause"]
-    stat = next((s for s in _stats_asked(clause.norm) if s in ("mean", "median", "min", "max", "latest")), "mean")
-    if (partial := _partial_read(task, results, stat, context)) is not None:
-        return partial
-    pages = [result.content for result in results if result.name == "read_file" and READ_HEADER.match(result.content)]
-    if len(pages) > 1:  # a copy read back page by page, whole: one text
-        results = [replace(results[0], content=assemble_pages(pages)[0] or "")]
-    found: list[Figure] = []
-    for result in results:
-        if (table := parse_loaded_table(result.content)) is not None:
-            ref = context.vocabulary.frame(table.key)
-            column = next((c for c in clause.mentions.columns if c in table.header), None) or (context.vocabulary.main_column(ref) if ref else None)
-            if column and table.values(column):
-                out, where = figures(table.values(column)), READ_HEADER.match(pages[0] if pages else result.content)
-                return (f"The {stat} of {table.key} {column} was {out[stat]:.4f} ({out['first_date']} to {out['last_date']}, "
-                        f"{out['count']} values, computed from {where['path'] if where else result.name}).")
-        found += _figures_in([item for line in result.content.splitlines()
-                              for item in re.split(r"\s-\s|\.\.\.|(?<=\.)\s+(?=[a-z_]+/)", line)], "the archive")
+    found = _figures_in([item for result in results for line in result.content.splitlines()
+                         for item in re.split(r"\s-\s|\.\.\.|(?<=\.)\s+(?=[a-z_]+/)", line)], "the archive")
     qualified = bool(clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or _stats_asked(clause.norm))
     return (_one_figure(_qualified(found, clause, context) if qualified else [], "I found several figures that fit") or
             "I don't know: I looked in what I could read back and found no figure that fits what you asked. "
@@ -385,21 +316,15 @@ def docs_stub_path(earlier: list[BaseMessage], key: str) -> str | None:
                  if args.get("dataframe") in (key.partition("/")[2], key) and (path := offload_path(text))), None)
 
 
-def scratch_path_about(earlier: list[BaseMessage], names: list[str]) -> str | None:
-    """The newest scratch/ file that a visible stub (by its path and call) or summary line names, about ``names``."""
-    calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
-    for message in reversed(earlier):
+def scratch_copy_about(context: Context, refs: list[Any]) -> tuple[str, Any] | None:
+    """The newest scratch/ copy of a load that a visible stub or summary line names, of one of ``refs`` (any dataframe
+    if none), and that dataframe: its file name holds the load's arguments (``chartbook_load_data_<pipeline>_<dataframe>_...``)."""
+    for message in reversed(context.earlier):
         text = text_of(message)
-        if isinstance(message, ToolMessage) and (path := offload_path(text)):
-            call = calls.get(message.tool_call_id, {})
-            if call.get("name") == "chartbook_load_data" and _names_in(path + " " + json.dumps(call.get("args", {})), names):
-                return path
-        elif is_summary_message(message):
-            for line in text.splitlines():
-                if (path := re.search(r"scratch/[\w/.-]*chartbook_load_data[\w.-]*\.txt", line)) and _names_in(line, names):
-                    return path.group(0)
+        paths = [offload_path(text)] if isinstance(message, ToolMessage) else \
+            re.findall(r"scratch/[\w/.-]*chartbook_load_data[\w.-]*\.txt", text) if is_summary_message(message) else []
+        for path in (path for path in paths if path and "chartbook_load_data_" in path):
+            held = [ref for ref in refs or context.vocabulary.frames if f"_{ref.pipeline}_{ref.dataframe}_" in path]
+            if held:
+                return path, max(held, key=lambda ref: len(ref.key))
     return None
-
-
-def _names_in(text: str, names: list[str]) -> bool:
-    return not names or any(re.search(r"(?<![a-z])" + re.escape(name.lower()) + r"(?![a-z])", text.lower()) for name in names)

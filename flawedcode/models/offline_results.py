@@ -40,8 +40,6 @@ def paths_named(text: str) -> list[str]:
 def next_step(task: Task, results: list[ToolResult], context: Context) -> Step | None:
     if task.kind == "data":
         return data_next_step(task, results, context)
-    if task.kind == "recall" and results and results[0].name == "read_file":
-        return memory.recall_next_step(task, results, context)
     if len(results) < len(task.steps):
         return task.steps[len(results)]
     if task.kind == "find_file" and len(results) == 1:
@@ -95,7 +93,7 @@ ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
     "last_action": lambda task, results, context: memory.answer_last_action(context.earlier),
     "data": lambda task, results, context: answer_data(task, results, context.vocabulary),
     "period_gap": lambda task, results, context: answer_period_gap(task),
-    "recall": lambda task, results, context: memory.answer_recall_from_read(task, results, context),
+    "recall": lambda task, results, context: memory.answer_recall_from_archive(task, results, context),
     "note_recall": lambda task, results, context: memory.answer_note_from_archive(results),
     "fix": lambda task, results, context: _fix_answer(results),
 }
