@@ -104,12 +104,6 @@ def _row(row: dict[str, Any]) -> Intent:
                   labels=tuple(cues) if isinstance(cues, dict) else ())
 
 
-def add_cue_file(path: Path) -> None:
-    """Add (or replace, by name) the rows of a TOML cue file."""
-    for intent in read_cue_file(path):
-        _rows[intent.name] = intent
-
-
 def register_planner(name: str, planner: Planner, answer: Answer | None = None) -> None:
     """The planner (and answer) of the rows that plan as ``name``."""
     _planners[name] = planner
@@ -137,12 +131,6 @@ def ranked(text: str, tool_names: set[str]) -> list[Intent]:
 def planner_for(intent: Intent) -> Planner | None:
     """The planner registered for a row (by its ``plan`` name, else its own), if any."""
     return _planners.get(intent.plan or intent.name)
-
-
-def best_intent(text: str, tool_names: set[str]) -> tuple[str, Planner] | None:
-    """The best row found in ``text`` that has a planner and no guard, with its planner; None when there is none."""
-    found = next((intent for intent in ranked(text, tool_names) if not intent.guard and planner_for(intent)), None)
-    return (found.name, planner_for(found)) if found else None
 
 
 def answer_for(kind: str) -> Answer | None:

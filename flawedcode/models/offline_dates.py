@@ -147,22 +147,19 @@ def _range_start(match: re.Match[str] | None, end: dt.date) -> dt.date | None:
 
 
 def _one_day(match: re.Match[str], problems: list[str]) -> dt.date | None:
+    """The day a written date is, read by dateparser as written ('the 3 of june, 2024', 'nov. 8, 2023', '22.04.2024');
+    the match's own numbers say only why it is not one day (both orders possible, no such day)."""
     written = match.group(0).strip()
-    if match["a"]:
-        first, second, year = int(match["a"]), int(match["b"]), int(match["year3"])
-        if first <= 12 and second <= 12 and first != second:
-            problems.append(message("ambiguous_day", written=written, day_first=dt.date(year, second, first),
-                                    month_first=dt.date(year, first, second)))
-            return None
-        day = _parse(f"{first}/{second}/{year}", "DMY" if first > 12 else "MDY")
-    else:
-        month = MONTHS[(match["month"] or match["month2"]).lower()]
-        number, year = int(match["day"] or match["day2"]), int(match["year"] or match["year2"])
-        if not _real(year, month, number, written, problems):
-            return None
-        day = _parse(f"{number} {calendar.month_name[month]} {year}", "DMY")
+    first, second = int(match["a"] or 0), int(match["b"] or 0)
+    if first and first <= 12 and second <= 12 and first != second:
+        year = int(match["year3"])
+        problems.append(message("ambiguous_day", written=written, day_first=dt.date(year, second, first), month_first=dt.date(year, first, second)))
+        return None
+    day = _parse(written, "MDY" if first and first <= 12 else "DMY")
     if day is None:
-        problems.append(message("unreadable_day", written=written))
+        if first or _real(int(match["year"] or match["year2"]), MONTHS[match["month"] or match["month2"]], int(match["day"] or match["day2"]),
+                          written, problems):
+            problems.append(message("unreadable_day", written=written))
         return None
     if match["weekday"] and WEEKDAYS[match["weekday"]] != day.weekday():
         problems.append(message("wrong_weekday", day=day, weekday=match["weekday"].title()))
@@ -187,17 +184,12 @@ def _holidays(year: int) -> dict[dt.date, str]:
     return {day.date(): str(name) for day, name in named.items()}
 
 
-def holiday_name(day: dt.date) -> str | None:
-    """The US federal holiday on this day, if any."""
-    return _holidays(day.year).get(day)
-
-
 def no_row_that_day(day: dt.date, dates: list[str], key: str) -> str:
     """Why the data has no row on ``day``, and the nearest days that have one."""
     iso = day.isoformat()
     before = max((date for date in dates if date < iso), default=None)
     after = min((date for date in dates if date > iso), default=None)
-    holiday = holiday_name(day)
+    holiday = _holidays(day.year).get(day)
     if not dates or (day.weekday() < 5 and not holiday and (iso < dates[0] or iso > dates[-1])):
         return message("outside_data", key=key, day=iso, span=f"{dates[0]} to {dates[-1]}" if dates else "no dates")
     why = message("weekend" if day.weekday() >= 5 else "holiday" if holiday else "no_row", day=day, holiday=holiday, key=key)

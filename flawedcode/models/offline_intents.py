@@ -30,7 +30,7 @@ from flawedcode.models.offline_data import (
 from flawedcode.models.offline_dates import no_row_that_day
 from flawedcode.models.offline_entities import trading_days
 from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range, shifted
-from flawedcode.models.offline_plan import CODE_BLOCK, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
+from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import unit_asked
 
 
@@ -38,14 +38,19 @@ def _is_docs(clause: Clause, context: Context) -> bool:
     """A docs word, and no period, statistic, percentile or spread that makes it a data question; a dataframe to describe."""
     if clause.periods or (stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest)):
         return False
-    if re.search(r"\b(?:\d{1,2}(?:st|nd|rd|th)|p\d{1,2})\s+(?:percentile\s+)?of\b", clause.rest):
-        return False  # 'what is the 90th percentile of the 10y?': a statistic, not a definition
-    if re.search(r"\b(?:spread|difference|gap|minus|compare)\b", clause.rest) and len(clause.mentions.dataframes) > 1:
-        return False
+    if PATTERNS["percentile_of"].search(clause.rest) or (PATTERNS["two_sides"].search(clause.rest) and len(clause.mentions.dataframes) > 1):
+        return False  # 'what is the 90th percentile of the 10y?', 'the spread of A and B': a statistic, not a definition
     return bool(clause.mentions.dataframes or clause.mentions.columns or _docs_target(clause, context))
 
 
+def _described(clause: Clause, context: Context, refs: list | None = None, ignore: set[str] = frozenset()) -> list[tuple]:
+    """The (dataframe, column) pairs the request's words describe clearly (a match of score 3 or more), else none."""
+    match = context.vocabulary.match_columns(clause.rest, refs, ignore=ignore)
+    return list(match.columns) if match.columns and match.score >= 3 else []
+
+
 def _docs_target(clause: Clause, context: Context) -> list:
+    """The dataframes a docs request is about: named, holding a column named or described, or 'it' (the last one named)."""
     if clause.mentions.dataframes:
         return list(clause.mentions.dataframes)
     owners = []
@@ -53,9 +58,8 @@ def _docs_target(clause: Clause, context: Context) -> list:
         owners += [ref for ref in context.vocabulary.frames_with_column(column) if ref not in owners]
     if owners:
         return owners[:1]
-    match = context.vocabulary.match_columns(clause.rest)
-    refs = list(dict.fromkeys(ref for ref, _ in match.columns))
-    if match.columns and match.score >= 3 and len(refs) == 1:
+    refs = list(dict.fromkeys(ref for ref, _ in _described(clause, context)))
+    if len(refs) == 1:
         return refs
     if re.search(r"\bit\b", clause.norm) and context.previous_frames:
         return list(context.previous_frames[:1])
@@ -67,10 +71,8 @@ def _plan_docs(clause: Clause, context: Context) -> list[Task]:
     if not refs:
         return [reply(message("docs_which"))]
     context.previous_frames = list(refs)
-    columns = list(clause.mentions.columns)
-    match = context.vocabulary.match_columns(clause.rest, refs, ignore=clause.mentions.frame_words | set(table()["route"]["docs_ignore"]))
-    if not columns and match.columns and match.score >= 3 and len(match.columns) <= 2:
-        columns = [column for _, column in match.columns]
+    described = _described(clause, context, refs, clause.mentions.frame_words | set(table()["route"]["docs_ignore"]))
+    columns = list(clause.mentions.columns) or [column for _, column in described if len(described) <= 2]
     source = has_any(clause.norm, ("source", "come from", "comes from", "where does", "where do"))
     return [_docs_task(ref, columns, clause, context, source) for ref in refs[:4]]
 
@@ -91,10 +93,10 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
         return None
     if names_only_a_series(clause):  # 'now do sofr', 'and effr?', 'the 20y?': the same question of another series
         return context.previous_ask
-    leaning = re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in|with)\b", clause.norm)
+    leaning = PATTERNS["leaning"].match(clause.norm)
     if clause.mentions.dataframes and not leaning:
         return None
-    if re.match(r"^(?:and|what about|how about|same for|same thing for|now|also|for|in)\b", clause.norm) or len(clause.norm.split()) <= 4:
+    if (leaning and leaning.group(0) != "with") or len(clause.norm.split()) <= 4:
         return context.previous_ask
     if re.search(r"\b(?:it|them|those|that)\b", clause.norm) and not clause.mentions.dataframes:
         return context.previous_ask
@@ -102,21 +104,15 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
 
 
 def _plan_data(clause: Clause, context: Context) -> list[Task]:
-    follow_up = _follow_up(clause, context) or _frames_only(context, clause)
+    follow_up = _follow_up(clause, context)
+    if follow_up is None and not clause.mentions.dataframes and context.previous_frames:  # 'then load the last 10 rows'
+        follow_up = DataAsk([Series(ref, "") for ref in context.previous_frames], wants_rows=True)
     asked = _those_two(clause, context) or read_data_ask(clause, context, follow_up)
     if isinstance(asked, Task):
         return [asked]
-    if clause.date_problems:
-        return [reply(message("bad_day", understood=understood(asked, with_period=False), problems="; ".join(clause.date_problems)))]
-    unused = unused_words(clause, asked, context.vocabulary, memory.visible_notes(context.earlier))
-    if unused:  # complete or decline (offline_complete.py): never answer the wider question
-        return [decline_unused(asked, unused)]
-    missing_day = _day_without_row(asked, context)
-    if missing_day:
-        return [reply(missing_day)]
-    which_year = _which_year(asked)
-    if which_year:
-        return [reply(which_year)]
+    declined = _declined(asked, clause, context)
+    if declined is not None:
+        return [declined]
     if (asked.period.first_rows or (asked.period.last_rows and asked.period.start)) and asked.frames() and asked.frames()[0].start:
         rows = first_rows_range(asked.period, trading_days(context.vocabulary, asked.frames()[0]))
         asked = replace(asked, period=rows, limit=None, stats=["latest"] if rows.start == rows.end and asked.stats ==
@@ -131,21 +127,14 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
         else [asked.series]
     tasks = [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
-    if len(periods) == 2 and len(each) == 1 and re.search(PERIOD_GAP, clause.norm):
+    if len(periods) == 2 and len(each) == 1 and PATTERNS["period_gap"].search(clause.norm):
         tasks.append(Task("period_gap", detail={"tasks": tasks[:2]}))  # 'higher in H1 than in H2, by how much?'
     return tasks
 
 
-PERIOD_GAP = r"\bby how (?:much|many)\b|\b(?:higher|lower|more|less|bigger|smaller|greater) .*\bthan\b|\bdifference\b|\bgap\b"
-
-
-THOSE_TWO = (r"\b(?:gap|spread|difference|distance|apart|differ\w*)\b.*\b(?:(?:those|these|the|both) two|them|both|those|these)\b|"
-             r"\b(?:those|these|the) two\b.*\b(?:gap|spread|difference|apart|differ\w*)\b")
-
-
 def _those_two(clause: Clause, context: Context) -> DataAsk | None:
     """'how big was the gap between those two?': the spread of the last two series asked, over the later one's period."""
-    if clause.mentions.dataframes or clause.mentions.columns or not re.search(THOSE_TWO, clause.norm):
+    if clause.mentions.dataframes or clause.mentions.columns or not PATTERNS["those_two"].search(clause.norm):
         return None
     series = list(dict.fromkeys(series for ask in context.recent_asks if len(ask.series) == 1 and not ask.combine
                                 for series in ask.series))
@@ -154,6 +143,17 @@ def _those_two(clause: Clause, context: Context) -> DataAsk | None:
     later = next(ask for ask in reversed(context.recent_asks) if ask.series == [series[-1]])
     return DataAsk(series[-2:], ["mean"], combine="difference", period=later.period,
                    unit=unit_asked(clause.norm) or context_unit(context), text=clause.norm)
+
+
+def _declined(asked: DataAsk, clause: Clause, context: Context) -> Task | None:
+    """Why a request gets no figure: a day that is not one day, a word it cannot use, a day with no row, a month of two years."""
+    if clause.date_problems:
+        return reply(message("bad_day", understood=understood(asked, with_period=False), problems="; ".join(clause.date_problems)))
+    unused = unused_words(clause, asked, context.vocabulary, memory.visible_notes(context.earlier))
+    if unused:  # complete or decline (offline_complete.py): never answer the wider question
+        return decline_unused(asked, unused)
+    why = _day_without_row(asked, context) or _which_year(asked)
+    return reply(why) if why else None
 
 
 def _which_year(ask: DataAsk) -> str | None:
@@ -172,22 +172,18 @@ def _which_year(ask: DataAsk) -> str | None:
 
 def _day_without_row(ask: DataAsk, context: Context) -> str | None:
     """A single day the data has no row for (a weekend, a holiday): why, and the nearest days that have one."""
-    period = ask.period
-    if not period.start or period.start != period.end:
-        return None
-    for ref in ask.frames():
+    day = ask.period.start
+    for ref in ask.frames() if day and day == ask.period.end else []:
         dates = trading_days(context.vocabulary, ref)
-        if dates and period.start not in dates:
-            return no_row_that_day(dt.date.fromisoformat(period.start), dates, ref.key)
+        if dates and day not in dates:
+            return no_row_that_day(dt.date.fromisoformat(day), dates, ref.key)
     return None
 
 
 def _rows_in_view(ask: DataAsk, context: Context) -> Task | None:
     """A statistic with no period about a dataframe whose rows are in view: use those rows (read back if offloaded)."""
     period = ask.period
-    if ask.wants_rows or ask.combine or ask.limit or period.start or period.end or period.last_rows or period.every_row:
-        return None
-    if len(ask.frames()) != 1:
+    if ask.wants_rows or ask.combine or ask.limit or period.start or period.end or period.last_rows or period.every_row or len(ask.frames()) != 1:
         return None
     found = memory.visible_rows(context.earlier, ask.frames()[0].key)
     if found is None:
@@ -198,21 +194,9 @@ def _rows_in_view(ask: DataAsk, context: Context) -> Task | None:
     return Task("data", steps=[], ask=ask, detail={"rows": value})
 
 
-def _frames_only(context: Context, clause: Clause) -> DataAsk | None:
-    """'then load the last 10 rows': the dataframe an earlier clause named."""
-    if clause.mentions.dataframes or not context.previous_frames:
-        return None
-    return DataAsk([Series(ref, "") for ref in context.previous_frames], wants_rows=True)
-
-
-
-
 def _columns_asked(clause: Clause, context: Context) -> list[str]:
     """The columns a request names, by name or (one clear best match) in the words of their docs."""
-    if clause.mentions.columns:
-        return list(clause.mentions.columns)
-    match = context.vocabulary.match_columns(clause.rest)
-    return list(dict.fromkeys(column for _, column in match.columns)) if match.columns and match.score >= 3 else []
+    return list(clause.mentions.columns) or list(dict.fromkeys(column for _, column in _described(clause, context)))
 
 
 def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
@@ -288,44 +272,28 @@ def bounded(text: str) -> tuple[str, str | None]:
     return text, None
 
 
-CORRECTION = re.compile(
-    r"^\s*(?:(?:sorry|oops|no|wait|actually|correction|scratch that|i mean|i meant|rather)\b[\s,:;.!-]+)+"
-    r"(?:(?:make (?:that|it)|i meant?|change (?:that|it) to)\b\s*)?|^\s*(?:make (?:that|it)|change (?:that|it) to)\b\s*",
-    re.IGNORECASE)
-"""A correction of the previous request: what follows replaces the slots it names, the rest is kept."""
-
-
 def plan(text: str, context: Context) -> list[Task]:
     """The tasks for one message, clause by clause, in order."""
     text, too_long = bounded(text)
     if too_long:
         return [reply(too_long)]
-    tasks: list[Task] = []
     parts = split_clauses(text)
     context.clause_count = len(parts)
-    if len(parts) > MAX_CLAUSES:
-        tasks.append(reply(message("too_many", count=len(parts), limit=MAX_CLAUSES, rest=parts[MAX_CLAUSES][:60])))
-        parts = parts[:MAX_CLAUSES]
-    last_clause_tasks = 0
-    for part in parts:
+    notice = [reply(message("too_many", count=len(parts), limit=MAX_CLAUSES, rest=parts[MAX_CLAUSES][:60]))] if len(parts) > MAX_CLAUSES else []
+    by_clause: list[list[Task]] = []
+    for part in parts[:MAX_CLAUSES]:
         previous = context.previous_ask
-        corrected = CORRECTION.match(part) if previous is not None else None
+        corrected = PATTERNS["correction"].match(part) if previous is not None else None
         if corrected and part[corrected.end():].strip(" ,.!?"):
             # 'sorry, make that EFFR', 'no wait, 2024': the previous request with the slots this one names
             part = "what about " + part[corrected.end():]
-            del tasks[len(tasks) - last_clause_tasks:]
+            by_clause = by_clause[:-1]
         moved = shifted(part, previous.period) if previous is not None else None
         if moved:  # 'a year earlier?': the previous request over its period moved
             part = f"what about from {moved.start} to {moved.end}"
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)
-        last_clause_tasks = 0
-        routed = route(clause, context)
-        if routed is None:
-            if len(parts) > 1:
-                continue  # a sentence that only sets the scene ("The volatility is wrong.")
-            tasks.append(reply(message("not_understood", help=help_text(context))))
-            continue
-        name, planned = routed
+        # no row plans it: with other requests, a sentence that only sets the scene ("The volatility is wrong.")
+        name, planned = route(clause, context) or ("", [] if len(parts) > 1 else [reply(message("not_understood", help=help_text(context)))])
         for task in planned:
             task.rule = name
             context.previous_rule = name if task.kind != "reply" else context.previous_rule
@@ -333,8 +301,8 @@ def plan(text: str, context: Context) -> list[Task]:
                 context.previous_ask = task.ask
             if task.path:
                 context.last_path = task.path
-            tasks.append(task)
-            last_clause_tasks += 1
+        by_clause.append(planned)
+    tasks = notice + [task for planned in by_clause for task in planned]
     if tasks and all(task.kind == "goal_noted" for task in tasks):
         tasks.append(reply(memory.goal_acknowledgement(tasks[0].text, context)))
     return [task for task in tasks if task.kind != "goal_noted"] or tasks

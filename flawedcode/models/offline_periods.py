@@ -2,8 +2,11 @@
 
 ``read_periods(text, data_end)`` returns the periods in a (normalized) request and the text with
 them taken out, each form read in turn and consuming its words (the forms, in order:
-docs/offline-model.md, "Periods and days"), then combined: two joined by ``or`` / ``vs`` / ``and``
-/ ``than`` stay two; N rows of a period, or a bound inside it, narrow it; else the range covering them.
+docs/offline-model.md, "Periods and days"). One reader makes every form a period: its groups name
+a span (a day, a year, a month, a quarter or a half, or a range of them), and its kind says what of
+that span it means (the span, the value at its end, a bound, a week). Then they are combined: two
+joined by ``or`` / ``vs`` / ``and`` / ``than`` stay two; N rows of a period, or a bound inside it,
+narrow it; else the range covering them.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ from flawedcode.models.offline_dates import MONTHS
 ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4, "final": 4}
 PLACES = dates.PLACES | {"{date}": r"\d{4}-\d{2}-\d{2}", "{ordinal}": "|".join(ORDINAL)}
 FORMS = [(name, dates.form(pattern, PLACES)) for name, pattern in table()["periods"]["forms"]]
-"""The period forms (``offline_intents.toml``'s ``[periods]``), in the order they are read; each names its builder."""
+"""The period forms (``offline_intents.toml``'s ``[periods]``), in the order they are read, each with what it makes of its match."""
 SHORTHAND = [(re.compile(pattern), written) for pattern, written in table()["periods"]["shorthand"]]
-SPOKEN_YEAR = re.compile(r"\btwenty\s+twenty[- ]?(one|two|three|four|five|six|seven|eight|nine)\b")
 
 
 NO_PERIOD = "no period was given, so all of its data"
@@ -60,13 +62,6 @@ class Period:
         return f"from {self.start}" if self.start else f"until {self.end}"
 
 
-def expand_shorthand(text: str) -> str:
-    """Years and halves written short made whole (``4Q23``: ``q4 2023``; ``twenty twenty four``: ``2024``)."""
-    for pattern, written in SHORTHAND:
-        text = pattern.sub(written, text)
-    return SPOKEN_YEAR.sub(lambda match: f"202{'one two three four five six seven eight nine'.split().index(match.group(1)) + 1}", text)
-
-
 @dataclass(frozen=True)
 class _Reading:
     """What a builder may use besides its match: the data's last day, the year a month alone takes, the periods found."""
@@ -79,14 +74,15 @@ class _Reading:
 def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | None = None) -> tuple[list[Period], str]:
     """The periods named in ``text`` (lower case) and the text without them."""
     reading = _Reading(dt.date.fromisoformat(data_end), default_year, [])
-    text = expand_shorthand(text)
+    for pattern, written in SHORTHAND:  # years and halves written short made whole ('4Q23': 'q4 2023', 'twenty twenty four': '2024')
+        text = pattern.sub(written, text)
     rest = text
     for name, pattern in FORMS:
         if name == "day_of":
             rest = _days_of(pattern, rest, data_end, reading)
             continue
         for match in pattern.finditer(rest):
-            period = BUILDERS[name](match, reading)
+            period = _period(name, match, reading)
             if period is not None:
                 reading.found.append((match.start(), period))
         rest = pattern.sub(lambda match: " " * len(match.group(0)), rest)
@@ -104,113 +100,106 @@ def _days_of(pattern: re.Pattern[str], rest: str, data_end: str, reading: _Readi
         if inner and taken and inner[0].start and inner[0].end and not (condition and match["which"] == "first"):
             span = match.end() - match.start() + taken
             label = rest[match.start():match.start() + span].strip()
-            if match["whole"]:
-                period = replace(inner[0], label=label)
-            elif match["which"] == "first":
-                period = Period(inner[0].start, inner[0].end, first_rows=1, label=label)
-            else:
-                period = Period(None, inner[0].end, point=True, label=label)
-            reading.found.append((match.start(), period))
+            shape = "span" if match["whole"] else "first_row" if match["which"] == "first" else "end"
+            reading.found.append((match.start(), replace(SHAPES[shape](inner[0], match), label=label)))
             rest = rest[:match.start()] + " " * span + rest[match.start() + span:]
     return rest
 
 
-def _months(year: int, first: int, count: int, label: str, **more) -> Period:
+def _months(year: int, first: int, count: int, **more) -> Period:
     """``count`` months from month ``first`` of ``year``: a month, a quarter, a half, a year."""
     last = first + count - 1
-    return Period(f"{year:04d}-{first:02d}-01", f"{year:04d}-{last:02d}-{calendar.monthrange(year, last)[1]:02d}", label=label, **more)
+    return Period(f"{year:04d}-{first:02d}-01", f"{year:04d}-{last:02d}-{calendar.monthrange(year, last)[1]:02d}", **more)
 
 
-def _month(match: re.Match[str], reading: _Reading, name: str = "month") -> Period | None:
-    """A month by name (a month alone: the latest one in the data, said) or written ``2024-03``."""
-    if match.groupdict().get("iso_year"):
-        month = int(match["iso_month"])
-        return _months(int(match["iso_year"]), month, 1, match.group(0)) if 1 <= month <= 12 else None
-    month, year = MONTHS[match[name].rstrip(".")], match.groupdict().get("year")
-    end_day = reading.end_day
-    chosen = int(year) if year else (reading.default_year or (end_day.year if month <= end_day.month else end_day.year - 1))
-    assumed = "" if year or reading.default_year else f"no year given: the latest {calendar.month_name[month]} in the data, {chosen}"
-    return _months(chosen, month, 1, match.group(0).strip(), assumed=assumed)
+def _span(groups: dict[str, str], reading: _Reading) -> Period | None:
+    """The days a form's groups name: a day, or a year, a month, a quarter or a half of one."""
+    if "day" in groups:
+        return Period(groups["day"], groups["day"])
+    month = MONTHS[groups["month"]] if "month" in groups else int(groups["month_number"]) if "month_number" in groups else None
+    if month is not None and not 1 <= month <= 12:
+        return None
+    quarter, half = groups.get("quarter"), groups.get("half")
+    first, count = ((month, 1) if month else (3 * (int(quarter) if quarter.isdigit() else ORDINAL[quarter]) - 2, 3) if quarter
+                    else (1 if half in ("1", "first") else 7, 6) if half else (1, 12))
+    year, assumed = _year(groups, reading, month, count)
+    return _months(year, first, count, assumed=assumed)
 
 
-def _weeks_of_month(match: re.Match[str], reading: _Reading) -> Period:
-    month, days = _month(match, reading), 14 if match.groupdict().get("two") else 7
+def _year(groups: dict[str, str], reading: _Reading, month: int | None, count: int) -> tuple[int, str]:
+    """The year of a span, and what was assumed when the request gives none (the answer says it)."""
+    end_day, earlier = reading.end_day, [period.start for _, period in reading.found if period.start]
+    if "year" in groups:
+        return int(groups["year"]), ""
+    if count == 12 and earlier:  # 'from the start of September 2024 to the end of the year': that year
+        return int(earlier[-1][:4]), ""
+    if reading.default_year or count == 12:
+        return reading.default_year or end_day.year, ""
+    if month:
+        year = end_day.year if month <= end_day.month else end_day.year - 1
+        return year, f"no year given: the latest {calendar.month_name[month]} in the data, {year}"
+    return end_day.year, f"no year given: {end_day.year}, the data's last year"
+
+
+def _weeks(span: Period, match: re.Match[str]) -> Period:
+    """The first or last one or two weeks of a month."""
+    days = 14 if match.groupdict().get("two") else 7
     if match["which"] == "last":
-        return Period((dt.date.fromisoformat(month.end) - dt.timedelta(days=days - 1)).isoformat(), month.end, label=match.group(0))
-    return Period(month.start, (dt.date.fromisoformat(month.start) + dt.timedelta(days=days - 1)).isoformat(), label=match.group(0))
-
-
-def _quarter(match: re.Match[str], reading: _Reading) -> Period:
-    number = match["quarter"] or match.groupdict().get("quarter2")
-    quarter = int(number) if number.isdigit() else ORDINAL[number]
-    year = match.groupdict().get("year") or match.groupdict().get("year2")
-    if year is None:  # 'q3' alone: the data's last year, said
-        return replace(_months(reading.default_year or reading.end_day.year, 3 * quarter - 2, 3, match.group(0).strip()),
-                       assumed="" if reading.default_year else f"no year given: {reading.end_day.year}, the data's last year")
-    return _months(int(year), 3 * quarter - 2, 3, match.group(0).strip())
-
-
-def _year_end(match: re.Match[str], reading: _Reading) -> Period:
-    year = match["year"] or match["year2"] or match["year3"]
-    if year is None:
-        earlier = [period for _, period in reading.found if period.start]
-        year = int(earlier[-1].start[:4]) if earlier else (reading.default_year or reading.end_day.year)
-    return Period(None, f"{year}-12-31", point=True, label=f"year end {year}")
+        return Period(_shifted(span.end, 1 - days), span.end)
+    return Period(span.start, _shifted(span.start, days - 1))
 
 
 def _counted_back(match: re.Match[str], reading: _Reading) -> Period:
-    count_text, unit, end_day, label = match["count"], match["unit"].rstrip("s"), reading.end_day, match.group(0)
+    count_text, unit, end_day = match["count"], match["unit"].rstrip("s"), reading.end_day
     count = 1 if count_text in (None, "a", "one") else int(count_text)
     if unit == "week":
-        return Period(last_rows=5 * count, label=label)
+        return Period(last_rows=5 * count)
     if count == 1 and not count_text and unit in ("month", "year"):  # 'last month', 'last year': the data's latest one so far
-        return Period(end_day.replace(day=1).isoformat() if unit == "month" else f"{end_day.year}-01-01", end_day.isoformat(), label=label)
-    year, month = divmod(end_day.year * 12 + end_day.month - 1 - count * (12 if unit == "year" else 1), 12)
-    start = dt.date(year, month + 1, min(end_day.day, calendar.monthrange(year, month + 1)[1])) + dt.timedelta(days=1)
-    return Period(start.isoformat(), end_day.isoformat(), label=label)
+        return Period(end_day.replace(day=1).isoformat() if unit == "month" else f"{end_day.year}-01-01", end_day.isoformat())
+    start = _moved(end_day.isoformat(), -count * (12 if unit == "year" else 1))
+    return Period(_shifted(start, 1), end_day.isoformat())
 
 
 def _shifted(day: str, days: int) -> str:
     return (dt.date.fromisoformat(day) + dt.timedelta(days=days)).isoformat()
 
 
-Builder = Callable[[re.Match[str], _Reading], "Period | None"]
-BUILDERS: dict[str, Builder] = {
-    "dates": lambda m, r: Period(m["start"] or m["start2"], m["end"] or m["end2"], label=m.group(0).strip()),
-    "years": lambda m, r: Period(f"{m['start']}-01-01", f"{m['end']}-12-31", label=m.group(0).strip()),
-    "week_of": lambda m, r: Period(_shifted(m["start"], -dt.date.fromisoformat(m["start"]).weekday()),
-                                   _shifted(m["start"], 6 - dt.date.fromisoformat(m["start"]).weekday()), label=m.group(0)),
-    "week_ending": lambda m, r: Period(_shifted(m["end"], -6), m["end"], label=m.group(0)),
-    "months": lambda m, r: _month_range(_month(m, r), _month(m, r, "month2"), m.group(0).strip()),
-    "since": lambda m, r: Period(m["start"], None, label=m.group(0)),
-    "until": lambda m, r: Period(None, m["end"], label=m.group(0)),
-    "day": lambda m, r: Period(m["start"], m["start"], label=m["start"]),
-    "weeks_of_month": _weeks_of_month,
-    "quarter_end": lambda m, r: Period(None, _quarter(m, r).end, point=True, label=m.group(0)),
-    "quarter": _quarter,
-    "half": lambda m, r: _months(int(m["year"] or m["year2"]), 1 if "1" == m["half"] or "first" == m["half2"] else 7, 6, m.group(0)),
-    "year_end": _year_end,
-    "since_month": lambda m, r: Period(_month(m, r).start, None, label=m.group(0).strip()),
-    "before_year": lambda m, r: Period(None, f"{int(m['year']) - 1}-12-31", label=m.group(0)),
-    "after_year": lambda m, r: Period(f"{int(m['year']) + 1}-01-01", None, label=m.group(0)),
-    "since_year": lambda m, r: Period(f"{m['year']}-01-01", None, label=m.group(0)),
-    "month_end": lambda m, r: Period(None, _month(m, r).end, point=True, label=m.group(0).strip()),
-    "month": _month,
-    "month_alone": lambda m, r: replace(_month(m, r), label=m["month"]),  # 'and april?' after a request: that month
-    "year": lambda m, r: _months(int(m["year"]), 1, 12, m["year"]),
-    "last_rows": lambda m, r: Period(last_rows=int(m["count"]), label=m.group(0)),
-    "first_rows": lambda m, r: Period(first_rows=int(m["count"]), label=m.group(0)),
-    "counted_back": _counted_back,
-    "year_to_date": lambda m, r: Period(f"{r.end_day.year}-01-01", r.end_day.isoformat(), label="year to date"),
-    "every_row": lambda m, r: Period(every_row=True, label=m.group(0)),
+Shape = Callable[[Period, re.Match[str]], Period]
+SHAPES: dict[str, Shape] = {
+    "span": lambda span, m: span,
+    "end": lambda span, m: Period(None, span.end, point=True),  # the last value on or before its end
+    "first_row": lambda span, m: Period(span.start, span.end, first_rows=1),
+    "since": lambda span, m: Period(span.start, None),
+    "until": lambda span, m: Period(None, span.end),
+    "after": lambda span, m: Period(_shifted(span.end, 1), None),
+    "before": lambda span, m: Period(None, _shifted(span.start, -1)),
+    "week_of": lambda span, m: Period(_shifted(span.start, -dt.date.fromisoformat(span.start).weekday()),
+                                      _shifted(span.start, 6 - dt.date.fromisoformat(span.start).weekday())),
+    "week_ending": lambda span, m: Period(_shifted(span.end, -6), span.end),
+    "weeks": _weeks,
 }
-"""How each form of ``FORMS`` is made a period (None: the words are taken out, but name no period)."""
+"""What a form makes of the span its groups name."""
+COUNTED: dict[str, Callable[[re.Match[str], _Reading], Period]] = {
+    "last_rows": lambda m, r: Period(last_rows=int(m["count"])),
+    "first_rows": lambda m, r: Period(first_rows=int(m["count"])),
+    "counted_back": _counted_back,
+    "year_to_date": lambda m, r: Period(f"{r.end_day.year}-01-01", r.end_day.isoformat()),
+    "every_row": lambda m, r: Period(every_row=True),
+}
+"""The forms that name rows counted from the data's ends, not a span."""
 
 
-def _month_range(first: Period | None, last: Period | None, label: str) -> Period | None:
-    if first is None or last is None or first.start > last.start:
+def _period(kind: str, match: re.Match[str], reading: _Reading) -> Period | None:
+    """The period one form's match names (None: its words are taken out, but name no period)."""
+    groups = {name: value for name, value in match.groupdict().items() if value}
+    label = groups.get("label") or match.group(0).strip()
+    if kind in COUNTED:
+        return replace(COUNTED[kind](match, reading), label=label)
+    first = _span({name: value for name, value in groups.items() if not name.endswith("_to")}, reading)
+    last = _span(groups | {name[:-3]: value for name, value in groups.items() if name.endswith("_to")}, reading)
+    if first is None or last is None:  # 'march to may 2024', '2023-01-02 to 2023-06-30': from the first to the last
         return None
-    return Period(first.start, last.end, label=label)
+    return replace(SHAPES[kind](Period(first.start, last.end), match), label=label, assumed=first.assumed)
 
 
 def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:

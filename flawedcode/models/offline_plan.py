@@ -107,9 +107,6 @@ class Clause:
     date_problems: list[str] = field(default_factory=list)
     """Days written that are not one real day (ambiguous, impossible): said instead of any figure."""
 
-    def has(self, *phrases: str) -> bool:
-        return has_any(self.norm, phrases)
-
 
 def has_any(text: str, phrases: tuple[str, ...]) -> bool:
     lowered = text.lower()
@@ -145,10 +142,9 @@ def split_clauses(text: str) -> list[str]:
 
 
 def read_clause(text: str, vocabulary: Vocabulary, default_year: int | None = None) -> Clause:
+    """One request of a message, read: its days and periods, what it names, its code, paths and quoted words."""
     code_match = CODE_BLOCK.search(text)
-    code = None
-    if code_match:
-        code = code_match.group(1) if code_match.group(1) is not None else code_match.group(2)
+    code = next(group for group in code_match.groups() if group is not None) if code_match else None
     outside_code = CODE_BLOCK.sub(" ", text)
     days = read_days(normalize(outside_code, vocabulary.known_words | KNOWN_WORDS | COMMON_WORDS))
     norm = days.text
@@ -177,6 +173,4 @@ def fill_arguments(schema: dict[str, Any], roles: dict[str, Any]) -> dict[str, A
             arguments[name] = value
     if "command" in arguments and "code" in arguments:
         del arguments["command"]
-    if not required <= set(arguments):
-        return None
-    return arguments
+    return arguments if required <= set(arguments) else None
