@@ -604,3 +604,13 @@ def test_a_column_asked_of_offloaded_docs_is_answered_from_the_saved_copy_not_wi
     reply = agent.send("what units is reserves_bn in?")
     assert "| `reserves_bn` | float64 | $bn | Reserve balances" in reply
     assert "is saved in scratch/" not in reply and "Preview" not in reply
+
+
+@pytest.mark.parametrize("question, statistic", [("What was the standard deviation of the SOFR rates you loaded?", "std"),
+                                                  ("What was the highest SOFR rate you found?", "max")])
+def test_a_statistic_asked_back_from_a_copy_in_scratch_is_the_one_asked(tools, workspace, question, statistic):
+    history, _ = _stub_history(workspace.conversation_scratch_dir)
+    rates = Catalog().load("money_markets", "sofr", columns=["rate"], limit=40)["rate"]
+    _, turns = run_turns(OfflineModel(), tools, [question], history=history)
+    answer = answer_of(turns[0])
+    assert f"{getattr(rates, statistic)():.4f}" in answer and "40 values" in answer and "mean" not in answer, answer

@@ -106,3 +106,35 @@ def test_another_module_adds_an_intent_through_a_cue_row_and_a_planner(tmp_path)
     first = model.invoke([HumanMessage("make me a to-do list")])
     assert first.tool_calls[0]["name"] == "write_todos_test"
     assert first.tool_calls[0]["args"] == {"todos": ["load", "compare"]}
+
+
+@pytest.mark.parametrize("request_text", ["run the tests", "run the test suite please", "do the tests pass?"])
+def test_a_test_run_leads_with_the_failing_tests_line_and_function(agent, request_text):
+    reply = agent.send(request_text)
+    assert reply.startswith("2 tests failed:"), reply
+    assert "test_volatility_of_the_sample_data_is_plausible_for_a_stock" in reply and "analyze.annualized_volatility" in reply
+    assert "The code ran" in reply  # then the run's own tail
+
+
+def test_asked_to_fix_code_the_failing_tests_come_first_then_the_function(agent):
+    reply = agent.send("fix the volatility bug")
+    assert reply.startswith("I can't edit code myself")
+    assert "2 tests failed:" in reply and "def annualized_volatility" in reply
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("what does analyze.py do, briefly?", "Analyze one stock's daily prices"),
+    ("which functions are defined in analyze.py?", "def annualized_volatility"),
+    ("what does test_analyze.py test?", "def test_moving_average_of_a_rising_series"),
+    ("describe README.md", "Sections: How to run, Known problem"),
+])
+def test_a_question_about_a_file_is_answered_from_its_text_not_dumped(agent, question, expected):
+    reply = agent.send(question)
+    assert expected in reply and "read_file returned" not in reply and "return [" not in reply and "```" not in reply, reply
+
+
+def test_the_column_headers_of_a_csv_come_from_its_first_line_only(agent):
+    reply = agent.send("what are the column headers of data.csv?")
+    assert "date,open,high,low,close,volume (6 columns)" in reply and "2024-01-02" not in reply
+    read = [m for m in agent.messages if m.type == "tool"][-1]
+    assert read.content.count("\n") <= 2

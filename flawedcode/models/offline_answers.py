@@ -29,7 +29,8 @@ from flawedcode.models.offline_stats import (
 )
 
 DECIMALS = 4
-NAMES = data_file("offline_answers.toml")["answers"]
+PHRASES = data_file("offline_answers.toml")
+NAMES, SAY = PHRASES["answers"], PHRASES["say"]
 STAT_NAMES: dict[str, str] = NAMES["stats"]
 """How an answer names each statistic (a percentile ``pN`` is named by ``_stat_name``)."""
 TRANSFORM_NAMES, COMBINED_NAMES, UNIT_SHOWN = NAMES["transforms"], NAMES["combined"], NAMES["units"]
@@ -37,9 +38,6 @@ TRANSFORM_NAMES, COMBINED_NAMES, UNIT_SHOWN = NAMES["transforms"], NAMES["combin
 
 def number(value: float) -> str:
     return f"{value:.{DECIMALS}f}"
-
-
-# ----------------------------------------------------------------------------- steps
 
 
 def data_next_step(task: Task, results: list[Any], context: Context) -> Step | None:
@@ -106,9 +104,6 @@ def script_for(ask: DataAsk, context: Context) -> str:
                        ask.percentiles, ask.threshold, context.catalog_root, ask.transform, flag)
 
 
-# ----------------------------------------------------------------------------- answers
-
-
 def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
     ask: DataAsk = task.ask
     if task.steps and task.steps[0].intent == "script" and results:
@@ -130,8 +125,7 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
         return describe_stub(stubs[0], vocabulary) if stubs and not described else "\n\n".join(described) or "I got no rows back."
     series_values = [_values(tables, series) for series in ask.series[:2]]
     if any(values is None for values in series_values):
-        return ("I could not see all the rows this needs in my context window, so I won't guess a figure. "
-                "Ask for a shorter period, or I can run a script on the data.")
+        return SAY["rows_not_seen"]
     if len(ask.series) > 2 or (len(ask.series) == 2 and not ask.combine):  # each series on its own line
         singles = [replace(ask, series=[series], combine=None) for series in ask.series]
         return "\n".join(format_figures(single, _figures(single, _values(tables, single.series[0]) or [], None), vocabulary)
@@ -287,13 +281,18 @@ def describe_stub(result: Any, vocabulary: Vocabulary | None = None) -> str:
     lines = content.splitlines()
     path = offload_path(content) or "scratch/"
     detail = lines[0].split("|", 1)[1].strip(" ]") if "|" in lines[0] else ""
+    detail = f" ({detail})" if detail else ""
     preview = [line for line in lines[1:] if line.strip() and "read_file(" not in line][:8]
-    pipeline, dataframe = result.args.get("pipeline"), result.args.get("dataframe")
-    what = f"{result.name} for {pipeline}/{dataframe}" if pipeline and dataframe else result.name
-    text = f"The full result of {what} is saved in {path}{f' ({detail})' if detail else ''}. I can read it with read_file(path='{path}')."
+    text = f"The full result of {call_label(result)} is saved in {path}{detail}. I can read it with read_file(path='{path}')."
     if statistics := preview_statistics(preview, vocabulary):
         return f"{text} {statistics}"
     return text + (" Preview:\n" + "\n".join(f"> {line}" for line in preview) if preview else "")
+
+
+def call_label(result: Any) -> str:
+    """'chartbook_get_docs for money_markets/sofr': a tool result named by its call."""
+    pipeline, dataframe = result.args.get("pipeline"), result.args.get("dataframe")
+    return f"{result.name} for {pipeline}/{dataframe}" if pipeline and dataframe else result.name
 
 
 def preview_statistics(preview: list[str], vocabulary: Vocabulary | None) -> str:

@@ -66,7 +66,7 @@ def _is_run_tests(clause: Clause, context: Context) -> bool:
 
 
 def _plan_run_tests(clause: Clause, context: Context) -> list[Task]:
-    return [calls(_run_tests())]
+    return [Task("tests", steps=[_run_tests()])]
 
 
 def _plan_run_script(clause: Clause, context: Context) -> list[Task]:
@@ -157,5 +157,9 @@ def _plan_read_file(clause: Clause, context: Context) -> list[Task]:
             roles["offset"], roles["limit"] = int(lines.group(1)) - 1, int(lines.group(2)) - int(lines.group(1)) + 1
         elif re.match(r"^head\b", clause.norm):
             roles["limit"] = 10
+        elif re.search(WORDS["about_words"], clause.norm):  # a question about the file: described, not quoted
+            roles.update({"limit": 1} if path.endswith(".csv") else {})  # a CSV by its header line
+            tasks.append(Task("about_file", steps=[Step("read_file", roles)], path=path))
+            continue
         tasks.append(calls(Step("read_file", roles), path=path))
     return tasks

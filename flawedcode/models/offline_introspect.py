@@ -18,13 +18,14 @@ from flawedcode.models.offline_cues import register_planner
 from flawedcode.models.offline_file_rules import RUN_TESTS_CODE, RUN_TIMEOUT_SECONDS
 from flawedcode.models.offline_memory import is_summary_message, text_of
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, ToolResult, reply
-from flawedcode.models.offline_results import FAILING_CALL
 from flawedcode.models.offline_stats import READ_HEADER
 
 ARCHIVE_FILE = re.compile(r"archives/[\w./-]+?\.(?:jsonl|md)")
 FAILED_TEST = re.compile(r"^FAILED (?P<test>\S+?)(?: - (?P<why>.*))?$", re.MULTILINE)
 ASSERT_LINE = re.compile(r"^>\s+(?P<line>.+)$", re.MULTILINE)
 LOCATION = re.compile(r"^(?P<file>[\w./-]+\.py):(?P<line>\d+): (?P<error>\w+)$", re.MULTILINE)
+FAILING_CALL = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<module>\w+)\.(?P=function)\b")
+"""pytest's assertion rewrite naming the function a failing assertion called (``<function f at 0x..> = module.f``)."""
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\w+)\n\s+(?P<code>.+)$', re.MULTILINE)
 """A traceback frame (the python test_*.py fallback prints these instead of pytest's report)."""
 
@@ -73,9 +74,11 @@ def plan_failing_tests(clause: Clause, context: Context) -> list[Task]:
 
 
 def answer_failing_tests(task: Task, results: list[ToolResult], context: Context) -> str:
-    if not results:
-        return "I could not run the tests (no tool to run Python)."
-    output = results[0].content
+    return report_test_run(results[0].content) if results else "I could not run the tests (no tool to run Python)."
+
+
+def report_test_run(output: str) -> str:
+    """What a test run says: each failing test, the first failing line and the function it calls (or that none failed)."""
     failed = FAILED_TEST.findall(output)
     if not failed:
         summary = next((line for line in reversed(output.splitlines()) if re.search(r"\b(?:passed|failed|error)", line)), "")

@@ -24,6 +24,7 @@ from flawedcode.models.offline_stats import offload_path, parse_loaded_table
 from flawedcode.models.offline_words import content_words, normalize, tags_in
 
 PHRASES = data_file("offline_answers.toml")
+SAY: dict[str, str] = PHRASES["say"]
 LANGCHAIN_SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
 GOAL_LINE = re.compile(rf"^{re.escape(GOAL_LINE_TEXT.strip())}[ \t]*(.+)$", re.MULTILINE)
 ARCHIVE_LINE = re.compile(rf"^{re.escape(ARCHIVE_LINE_TEXT.strip())}\s*(archives/\S+)", re.MULTILINE)
@@ -37,7 +38,6 @@ STAT_KEYS = {"mean": "mean", "median": "median", "min": "min", "max": "max", "st
 SAVED_WORDS = re.compile(PHRASES["recall"]["saved"])
 FIGURE = re.compile(r"\b(mean|median|min|max|standard deviation|latest|change|count|\d{1,2}th percentile)\s+([+-]?\d+\.\d+)")
 DATES = re.compile(r"(\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2})")
-DONT_KNOW_FIGURE = "I can compute it again if you ask me for it (name the data and the period)."
 
 
 def text_of(message: BaseMessage) -> str:
@@ -74,28 +74,23 @@ def clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-# ----------------------------------------------------------------------------- goal and last action
-
-
 def answer_goal(earlier: list[BaseMessage], system: list[BaseMessage], truncated: bool) -> str:
     """The original goal, from what is visible before the question, or an honest 'I don't know'."""
     for message in [*reversed(earlier), *system]:
         if is_summary_message(message) or (isinstance(message, SystemMessage) and GOAL_LINE.search(text_of(message))):
             if goal := goal_in_summary(text_of(message)):
-                return f'Your original goal was: "{goal}" (from the conversation summary I can see).'
+                return SAY["goal_from_summary"].format(goal=goal)
     requests = [message for message in earlier if isinstance(message, HumanMessage) and not is_summary_message(message)]
-    if truncated:
-        return "I don't know: the start of our conversation is no longer in my context window."
-    if not requests:
-        return "I don't know: I can't see any earlier request from you in my context window."
-    return f'Your original goal was: "{text_of(requests[0]).strip()}" (your first message in this conversation).'
+    if truncated or not requests:
+        return SAY["goal_cut" if truncated else "goal_none"]
+    return SAY["goal_from_first"].format(goal=text_of(requests[0]).strip())
 
 
 def answer_last_action(earlier: list[BaseMessage]) -> str:
     results = {message.tool_call_id: text_of(message) for message in earlier if isinstance(message, ToolMessage)}
     call = next((message.tool_calls[-1] for message in reversed(earlier) if isinstance(message, AIMessage) and message.tool_calls), None)
     if call is None:
-        return "I don't know: I can't see any earlier tool call in my context window."
+        return SAY["no_tool_call"]
     line = f"The last thing I did was call {format_call(call['name'], call['args'])}"
     if (result := results.get(call.get("id") or "")) is not None:
         line += f"; it returned: {next((text for text in result.splitlines() if text.strip()), '(empty)')[:300]}"
@@ -111,11 +106,7 @@ def goal_acknowledgement(goal: str, context: Context) -> str:
     """The reply to a goal stated on its own: kept word for word, nothing loaded, a first step offered."""
     found = context.vocabulary.find(normalize(goal))
     example = f"get the docs for {found.dataframes[0].key}" if found.dataframes else "list the ChartBook dataframes"
-    return (f'Noted your goal: "{goal.strip()}". I have not loaded anything yet. What should I do first? '
-            f"For example, I can {example}.")
-
-
-# ----------------------------------------------------------------------------- notes (what the user said)
+    return SAY["goal_noted"].format(goal=goal.strip(), example=example)
 
 
 def is_note(text: str) -> bool:
@@ -125,7 +116,7 @@ def is_note(text: str) -> bool:
 def acknowledge_note(text: str) -> str:
     kept = re.sub(rf"^{NOTE_LEAD_IN}(?:{NOTE_VERBS}(?:\s*(?:that|:|,))?)?\s*", "", text.strip(), flags=re.IGNORECASE)
     kept = re.sub(r",?\s*remember (?:that|this)\s*[.!]?$", "", kept, flags=re.IGNORECASE).strip() or text.strip()
-    return f'Noted: "{kept}". I\'ll keep it in mind; it is your note, not data. Ask me for it whenever you need it.'
+    return SAY["note_noted"].format(note=kept)
 
 
 def visible_notes(earlier: list[BaseMessage]) -> list[str]:
@@ -164,22 +155,18 @@ def plan_note_recall(clause: Clause, context: Context) -> Task:
     query = [word for word in content_words(clause.norm) if word not in ("told", "said", "gave", "again", "tell")]
     if archive_visible(context.earlier) and "search_archive" in context.tool_names and query:
         return Task("note_recall", steps=[Step("search_archive", {"query": query[0][:60]})])
-    return reply("I don't know: I can't see that you told me that in my context window. You can tell me again and "
-                 "I'll keep it in mind.")
+    return reply(SAY["note_unknown"])
 
 
 def answer_note_from_archive(results: list[Any]) -> str:
     for line in (line for result in results for line in result.content.splitlines()):
         if NOTE.search(line.split("]:", 1)[-1].strip(" .")) or "remember" in line.lower():
             return f"From the archive ({line.split(' ', 2)[1] if line.startswith('- ') else 'archive'}): {line.strip('- ')}"
-    return "I don't know: I searched the archive and found no note of that. You can tell me again."
+    return SAY["note_not_archived"]
 
 
 def archive_visible(earlier: list[BaseMessage]) -> bool:
     return any(is_summary_message(message) and ARCHIVE_LINE.search(text_of(message)) for message in earlier)
-
-
-# ----------------------------------------------------------------------------- figures
 
 
 @dataclass
@@ -274,8 +261,7 @@ def plan_figure_recall(clause: Clause, context: Context) -> Task:
         words = [ref.dataframe for ref in clause.mentions.dataframes] + specific[:1] + [s for s in asked if s != "minus"][:1]
         return Task("recall", steps=[Step("search_archive", {"query": " ".join(words) or "mean"})], detail={"clause": clause})
     what = (asked or ["figure"])[0]
-    return reply(f"I don't know: I can't see the {what if what != 'minus' else 'spread'} you are asking about in my "
-                 f"context window, and I can see no saved file that holds it. {DONT_KNOW_FIGURE}")
+    return reply(SAY["figure_unknown"].format(what=what if what != "minus" else "spread"))
 
 
 def answer_recall_from_archive(task: Task, results: list[Any], context: Context) -> str:
@@ -284,12 +270,7 @@ def answer_recall_from_archive(task: Task, results: list[Any], context: Context)
     found = _figures_in([item for result in results for line in result.content.splitlines()
                          for item in re.split(r"\s-\s|\.\.\.|(?<=\.)\s+(?=[a-z_]+/)", line)], "the archive")
     qualified = bool(clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or _stats_asked(clause.norm))
-    return (_one_figure(_qualified(found, clause, context) if qualified else [], "I found several figures that fit") or
-            "I don't know: I looked in what I could read back and found no figure that fits what you asked. "
-            "I can compute it again if you ask me for it.")
-
-
-# ----------------------------------------------------------------------------- what is visible
+    return _one_figure(_qualified(found, clause, context) if qualified else [], "I found several figures that fit") or SAY["figure_not_archived"]
 
 
 def _results_of(earlier: list[BaseMessage], tool: str) -> list[tuple[dict[str, Any], str]]:

@@ -7,34 +7,30 @@ docs, rows (offline_answers.py), offload stubs, errors (relayed with what to do)
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 
+from flawedcode.catalog import parse_column_table
 from flawedcode.models import offline_memory as memory
-from flawedcode.models.offline_answers import answer_data, answer_period_gap, data_next_step, describe_stub, relay_error
+from flawedcode.models.offline_answers import SAY, answer_data, answer_period_gap, call_label, data_next_step, describe_stub, relay_error
 from flawedcode.models.offline_cues import answer_for
 from flawedcode.models.offline_file_rules import RUN_TIMEOUT_SECONDS, run_script_code
+from flawedcode.models.offline_introspect import FAILING_CALL, report_test_run
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
-from flawedcode.models.offline_stats import offload_path
+from flawedcode.models.offline_stats import CONTINUATION, READ_HEADER, offload_path
 
 QUOTE_LINES = 80
-FAILING_CALL = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<module>\w+)\.(?P=function)\b")
 QUOTED_AS = {"list_files": ("The workspace has:", 40), "search_archive": ("The archive search returned:", 12),
              "read_file": ("read_file returned:", QUOTE_LINES)}
 """How answer_one quotes a tool's result: its lead line and at most how many lines (others: '<tool> returned:', 12)."""
 LIST_LINE = re.compile(r"^(?P<key>[\w.-]+/[\w.-]+): (?P<title>.*?) \((?P<detail>\d[\d,]* rows.*)\)\s*$", re.MULTILINE)
-CODE_NOT_EDITED = ("I can't edit code myself: I'm the offline teaching model, a rule-based simulator, so I can show you "
-                   "the failing test and the code but not write the fix. A real model can (switch the lesson's MODEL to "
-                   "a real one, e.g. 'openai:gpt-4o-mini'), or you can edit the file and ask me to run the tests again.")
 
 
 def paths_named(text: str) -> list[str]:
     """scratch/ and archives/ paths a text names, in order."""
     found = re.findall(r"(?<![\w/])((?:scratch|archives)/[\w/-]*[\w-]\.[a-z]+)(?![\w])", text)
     return list(dict.fromkeys(found))
-
-
-# ----------------------------------------------------------------------------- steps
 
 
 def next_step(task: Task, results: list[ToolResult], context: Context) -> Step | None:
@@ -68,23 +64,20 @@ def _found_file_step(task: Task, listing: ToolResult) -> Step | None:
 
 
 def _function_hit(task: Task, content: str) -> tuple[str, int, str] | None:
-    matches = (re.match(r"^(?P<path>[^:]+):(?P<line>\d+):\s*def (?P<name>\w+)", line) for line in content.splitlines())
-    if not (hits := [(match["path"], int(match["line"]), match["name"]) for match in matches if match]):
+    """The ``path:line: def name`` search hit of the function asked: by name, else the best overlap with the request's words."""
+    hits = [(match["path"], int(match["line"]), match["name"]) for match in
+            re.finditer(r"^(?P<path>[^:\n]+):(?P<line>\d+):[ \t]*def (?P<name>\w+)", content, re.MULTILINE)]
+    if not hits:
         return None
     if name := task.detail.get("name"):
         return next((hit for hit in hits if hit[2] == name), hits[0])
-    words = task.detail.get("words", [])
-    wants_test = task.detail.get("test", False)
+    words, wants_test = task.detail.get("words", []), task.detail.get("test", False)
 
     def score(hit: tuple[str, int, str]) -> tuple[int, int]:
-        overlap = sum(word.rstrip("s")[:6] in hit[2] for word in words)
-        return (overlap + (1 if hit[2].startswith("test") == wants_test else 0), -hit[1])
+        return sum(word.rstrip("s")[:6] in hit[2] for word in words) + (hit[2].startswith("test") == wants_test), -hit[1]
 
     best = max(hits, key=score)
-    return best if score(best)[0] > 1 or (score(best)[0] > 0 and not words) else (best if sum(w[:6] in best[2] for w in words) else None)
-
-
-# ----------------------------------------------------------------------------- answers
+    return best if score(best)[0] > 1 or (score(best)[0] > 0 and not words) or any(word[:6] in best[2] for word in words) else None
 
 
 ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
@@ -96,6 +89,8 @@ ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
     "recall": lambda task, results, context: memory.answer_recall_from_archive(task, results, context),
     "note_recall": lambda task, results, context: memory.answer_note_from_archive(results),
     "fix": lambda task, results, context: _fix_answer(results),
+    "about_file": lambda task, results, context: _describe_file(results[0]),
+    "tests": lambda task, results, context: "\n\n".join(part(results[0].content) for part in (report_test_run, _describe_run)),
 }
 """The answer of each task kind; a kind registered in offline_cues comes first, and any other quotes each result."""
 
@@ -147,20 +142,11 @@ def _describe_catalog(task: Task | None, content: str) -> str:
     return f"The ChartBook catalog has {len(entries)} dataframes: {listed}."
 
 
-def parse_docs(text: str) -> tuple[str, list[str]]:
-    """(title, column names) of a Markdown data dictionary."""
-    title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), "")
-    cells = [line.strip().strip("|").split("|")[0].strip().strip("`*").strip() for line in text.splitlines() if line.strip().startswith("|")]
-    columns = [cell for cell in cells if cell and not set(cell) <= set("-: ") and cell.lower() not in ("column", "name", "field", "variable")
-               and re.fullmatch(r"[\w.%-]+", cell)]
-    return title, list(dict.fromkeys(columns))
-
-
 def _describe_docs(result: ToolResult, content: str) -> str:
-    title, columns = parse_docs(content)
-    pipeline, dataframe = result.args.get("pipeline"), result.args.get("dataframe")
-    label = f"{result.name} for {pipeline}/{dataframe}" if pipeline and dataframe else result.name
-    text = f"Docs from {label}: {title or 'untitled'}." + (f" {description}" if (description := _docs_section(content, "Description")) else "")
+    """Docs described: their title, description and the columns of their data dictionary (``catalog.parse_column_table``)."""
+    title = next((line[2:].strip() for line in content.splitlines() if line.startswith("# ")), "")
+    columns = list(parse_column_table(content))
+    text = f"Docs from {call_label(result)}: {title or 'untitled'}." + (f" {about}" if (about := _docs_section(content, "Description")) else "")
     return text + (f" Columns ({len(columns)}): {', '.join(columns)}." if columns else " I found no column table in what I can see.")
 
 
@@ -185,6 +171,33 @@ def _asked_column_rows(task: Task | None, content: str) -> str:
     return text
 
 
+def _describe_file(read: ToolResult) -> str:
+    """A file asked about, described rather than quoted: a CSV by its header line, Python by its module docstring's first
+    paragraph and its top-level definitions (an ``ast`` parse), text by its title, first paragraph and section headings;
+    an error, or Python that does not parse (a part of the file), is quoted."""
+    header = READ_HEADER.match(read.content)
+    lines = [line for line in read.content.splitlines()[1:] if not CONTINUATION.match(line)]
+    if header is None or not lines:
+        return answer_one(read)
+    path, total = header["path"], header["n"]
+    if path.endswith(".csv"):
+        return f"{path} has {total} lines; its header line is: {lines[0]} ({len(lines[0].split(','))} columns)."
+    if not path.endswith(".py"):  # text: its title, first paragraph and section headings
+        title = next((line.lstrip("# ") for line in lines if line.startswith("# ")), path)
+        paragraph = " ".join(next((part for part in "\n".join(lines).split("\n\n") if not part.startswith("#")), "").split())
+        sections = [line.lstrip("# ") for line in lines if line.startswith("## ")]
+        return f"{path} ({total} lines): {title}. {paragraph}" + (f" Sections: {', '.join(sections)}." if sections else "")
+    try:
+        module = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return answer_one(read)
+    names = [f"{'class' if isinstance(node, ast.ClassDef) else 'def'} {node.name}" for node in module.body
+             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    about = (ast.get_docstring(module) or "").split("\n\n")[0].replace("\n", " ") or "It has no module docstring."
+    seen = "" if header["b"] == total else f", of which I read lines 1-{header['b']}"
+    return f"{path} ({total} lines{seen}): {about} Its top-level definitions ({len(names)}): {', '.join(names) or 'none'}."
+
+
 def _describe_run(content: str) -> str:
     status, output = "finished", content.splitlines()
     if output and output[0].startswith("# exit code"):
@@ -194,29 +207,23 @@ def _describe_run(content: str) -> str:
 
 
 def _show_function(task: Task, read: ToolResult) -> str:
-    lines = read.content.splitlines()
-    path_match = re.match(r"^# (\S+) \(lines", lines[0]) if lines else None
-    path, body = path_match.group(1) if path_match else "the file", lines[1:]
-    hit = _function_hit(task, "\n".join(f"{path}:{i + 1}: {line.strip()}" for i, line in enumerate(body) if line.lstrip().startswith("def ")))
-    name = hit[2] if hit else task.detail.get("name")
-    start = next((i for i, line in enumerate(body) if re.match(rf"\s*def {re.escape(name or '')}\b", line)), None)
-    if start is None:
+    """The function asked (or the failing test calls), shown from the file read: its lines as ``ast`` finds them."""
+    header = READ_HEADER.match(read.content)
+    path, body = header["path"] if header else "the file", [line for line in read.content.splitlines()[1:] if not CONTINUATION.match(line)]
+    try:
+        found = sorted((node for node in ast.walk(ast.parse("\n".join(body))) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                       key=lambda node: node.lineno)
+    except SyntaxError:
+        found = []
+    hit = _function_hit(task, "\n".join(f"{path}:{node.lineno}: def {node.name}" for node in found))
+    if (node := next((node for node in found if hit and node.name == hit[2]), None)) is None:
         return _quote(f"I could not find that function; {path} holds:", read.content, max_lines=QUOTE_LINES)
-    indent = len(body[start]) - len(body[start].lstrip())
-    end = start + 1
-    while end < len(body) and (not body[end].strip() or len(body[end]) - len(body[end].lstrip()) > indent):
-        end += 1
-    while end > start and not body[end - 1].strip():
-        end -= 1
-    return f"{name} in {path} (lines {start + 1}-{end}):\n```python\n" + "\n".join(body[start:end]) + "\n```"
+    return f"{node.name} in {path} (lines {node.lineno}-{node.end_lineno}):\n```python\n" + "\n".join(body[node.lineno - 1:node.end_lineno]) + "\n```"
 
 
 def _fix_answer(results: list[ToolResult]) -> str:
-    parts = [CODE_NOT_EDITED]
-    if results:
-        output = results[0].content.splitlines()
-        failures = [line for line in output if line.startswith(("FAILED", "E ")) or "failed" in line or "passed" in line]
-        parts.append("The tests say (" + (output[0].lstrip("# ") if output else "no output") + "):\n" + "\n".join(failures[-12:]))
+    """Asked to fix code: it cannot edit, so what the tests say and the function the failing test calls."""
+    parts = [SAY["code_not_edited"], *(report_test_run(result.content) for result in results[:1])]
     if len(results) > 1:
         failing = FAILING_CALL.search(results[0].content)
         task = Task("function", detail={"name": failing["function"] if failing else None})
