@@ -169,3 +169,8 @@ def test_two_periods_sharing_one_year_are_both_of_that_year(ask, request_text, p
     key, column = ("yield_curve/treasury_yields", "yield_10y") if "10y" in request_text else ("money_markets/sofr", "rate")
     reply = ask(request_text)
     assert all(f"mean {mean(key, column, start, end):.4f}" in reply for start, end in periods) and "could not use" not in reply
+
+
+def test_the_purpose_of_a_file_is_a_question_about_the_file_not_the_goal(ask):
+    reply = ask("what is the purpose of analyze.py")
+    assert "earlier request" not in reply and "analyze.py" in reply

@@ -233,6 +233,7 @@ GUARDS: dict[str, Test] = {
     "no_dataframe": lambda clause, context: not clause.mentions.dataframes,
     "no_code": lambda clause, context: not clause.code,
     "no_period": lambda clause, context: not clause.periods,
+    "no_path": lambda clause, context: not clause.paths,
     "no_statistic": lambda clause, context: not stats_in(clause),
     "several_clauses": lambda clause, context: context.clause_count > 1,
     "alone_or_long": lambda clause, context: context.clause_count == 1 or len(clause.norm.split()) > 3,
