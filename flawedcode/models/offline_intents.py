@@ -281,11 +281,7 @@ CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def bounded(text: str) -> tuple[str, str | None]:
-    """The request with control characters made spaces, and a reason to decline it if it is too long to read.
-
-    This keeps the work per request bounded: nothing after this sees more than ``MAX_REQUEST_CHARS``
-    characters of prose or a word longer than ``MAX_WORD_CHARS``.
-    """
+    """The request with control characters made spaces, and why it is declined if it is too long (the work per request is bounded)."""
     text = CONTROL_CHARACTERS.sub(" ", text)
     prose = CODE_BLOCK.sub(" ", text)
     if len(prose) > MAX_REQUEST_CHARS:

@@ -49,10 +49,8 @@ class Period:
     """What the model chose that the request did not say ('no year given: the latest June in the data'); answers say it."""
 
     def describe(self) -> str:
-        if self.last_rows:
-            return f"the last {self.last_rows} rows"
-        if self.first_rows:
-            return f"the first {self.first_rows} rows"
+        if self.last_rows or self.first_rows:
+            return f"the {'last' if self.last_rows else 'first'} {self.last_rows or self.first_rows} rows"
         if self.every_row or (not self.start and not self.end):
             return "all the data"
         if self.point:
