@@ -402,3 +402,8 @@ def test_a_curve_spread_no_column_holds_is_the_longer_tenor_minus_the_shorter(as
 def test_a_unit_the_values_cannot_be_written_in_is_said_not_dropped(ask, request_text):
     reply = ask(request_text)
     assert "I can't give" in reply and "I computed nothing" in reply and not re.search(r"\d\.\d{4}", reply)
+
+
+def test_a_month_past_twelve_is_said_and_never_read_as_no_period(ask):
+    reply = ask("effr 2024-13")
+    assert "'2024-13' is not a month" in reply and "I computed nothing" in reply and "all of its data" not in reply

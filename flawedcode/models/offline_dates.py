@@ -35,7 +35,7 @@ def form(pattern: str, places: dict[str, str] = PLACES) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-WRITTEN_DAY, ISO_LIKE, FISCAL_YEAR = (form(table()["dates"][name]) for name in ("written_day", "year_first", "fiscal_year"))
+WRITTEN_DAY, ISO_LIKE, YEAR_MONTH, FISCAL_YEAR = (form(table()["dates"][name]) for name in ("written_day", "year_first", "year_month", "fiscal_year"))
 
 
 @dataclass
@@ -67,7 +67,7 @@ def _parse(written: str, order: str) -> dt.date | None:
 
 
 def _iso_days(text: str, problems: list[str]) -> str:
-    """Year-first days written as ISO; one that is not a real day is a problem and leaves the text."""
+    """Year-first days written as ISO; one that is not a real day (or a month past 12) is a problem and leaves the text."""
     def written(match: re.Match[str]) -> str:
         year, month, number = int(match["year"]), int(match["month"] or match["month2"]), int(match["day"] or match["day2"])
         if not 1 <= month <= 12:
@@ -81,7 +81,13 @@ def _iso_days(text: str, problems: list[str]) -> str:
             return " "
         return day.isoformat()
 
-    return ISO_LIKE.sub(written, text)
+    def month(match: re.Match[str]) -> str:
+        if 1 <= int(match["month"]) <= 12:
+            return match.group(0)
+        problems.append(message("not_a_month", written=match.group(0), month=int(match["month"])))
+        return " "
+
+    return YEAR_MONTH.sub(month, ISO_LIKE.sub(written, text))
 
 
 def _fiscal_years(text: str, problems: list[str]) -> str:
