@@ -346,3 +346,59 @@ def test_the_tens_and_the_twos_are_the_tenors_they_name(ask):
 def test_a_fall_or_a_decline_over_a_period_is_its_change(ask, request_text):
     reserves = column("yield_curve/repo_public", "reserves_bn", "2024-01-01", "2024-12-31")
     assert f"change {reserves.iloc[-1] - reserves.iloc[0]:.4f}" in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "said"), [
+    ("the 10y on Saturday 2024-06-15", ["15 June 2024 is a Saturday", "2024-06-14 and 2024-06-17"]),
+    ("the 10y on Friday 2024-06-15", ["15 June 2024 is a Saturday, not a Friday", "I computed nothing"])])
+def test_a_weekday_before_an_iso_day_is_checked_against_it(ask, request_text, said):
+    reply = ask(request_text)
+    assert all(words in reply for words in said) and "could not use 'saturday'" not in reply
+
+
+def test_a_statistic_asked_after_a_data_request_is_of_the_same_series_and_period(ask):
+    expected = column("money_markets/sofr", "rate", "2024-07-01", "2024-12-31").std()
+    reply = ask("How volatile was SOFR in H2 2024? give me the standard deviation")
+    assert f"standard deviation {expected:.4f}" in reply and "stopped after" not in reply
+
+
+def test_a_statistic_with_its_own_period_after_a_data_request_keeps_the_series(ask):
+    ask("mean sofr in 2024")
+    reply = ask("give me the std for 2023")
+    assert f"standard deviation {column('money_markets/sofr', 'rate', '2023-01-01', '2023-12-31').std():.4f}" in reply
+
+
+def test_a_statistic_after_a_docs_request_is_of_its_main_column(ask):
+    reply = ask("get docs for money_markets/sofr, then give me the mean")
+    assert f"mean {column('money_markets/sofr', 'rate').mean():.4f}" in reply and "stopped after" not in reply
+
+
+def test_the_sides_of_a_spread_come_from_the_dataframe_it_names(ask):
+    reply = ask("spread between the 10y and 2y in fed_yield_curve in 2024")
+    assert "Which one do you mean" in reply and "fed_yield_curve SVENY10" in reply and "SVENPY10" in reply
+    assert "treasury_yields" not in reply and not re.search(r"\d\.\d{4}", reply)  # never the Treasury curve's 10y for the fitted one
+    sofr = column("yield_curve/repo_public", "sofr", "2024-01-01", "2024-12-31")
+    effr = column("yield_curve/repo_public", "effr", "2024-01-01", "2024-12-31")
+    reply = ask("spread between sofr and effr in repo_public in 2024")
+    assert "yield_curve/repo_public sofr minus yield_curve/repo_public effr" in reply and f"mean {(sofr - effr).mean():.4f}" in reply
+
+
+def test_a_word_naming_another_column_of_the_table_is_never_dropped(ask):
+    reply = ask("the dvp and tri-party overnight rates in 2024, averages")  # 'dvp' names repo_public, and its dvp_* columns
+    assert "could not use 'dvp'" in reply and "I computed nothing" in reply and not re.search(r"\d\.\d{4}", reply)
+    expected = column("yield_curve/repo_public", "dvp_on_rate", "2024-01-01", "2024-12-31").mean()
+    assert f"mean {expected:.4f}" in ask("average dvp overnight rate in 2024")
+
+
+def test_a_curve_spread_no_column_holds_is_the_longer_tenor_minus_the_shorter(ask):
+    thirty = column("yield_curve/treasury_yields", "yield_30y", "2024-01-01", "2024-12-31")
+    five = column("yield_curve/treasury_yields", "yield_5y", "2024-01-01", "2024-12-31")
+    reply = ask("average 5s30s in 2024")  # a spread, never the two levels side by side
+    assert "yield_30y minus yield_curve/treasury_yields yield_5y" in reply and f"mean {(thirty - five).mean():.4f}" in reply
+    assert "spread_10y_2y_bp (bp)" in ask("mean 2s10s in 2024")  # a spread the data has is its own column
+
+
+@pytest.mark.parametrize("request_text", ["average sofr in 2024 in trillions", "mean reserves in 2024 in bp"])
+def test_a_unit_the_values_cannot_be_written_in_is_said_not_dropped(ask, request_text):
+    reply = ask(request_text)
+    assert "I can't give" in reply and "I computed nothing" in reply and not re.search(r"\d\.\d{4}", reply)

@@ -7,7 +7,6 @@ docs; the numbers it used); ``decline_unused`` says what it understood and what 
 
 from __future__ import annotations
 
-import calendar
 import re
 
 from flawedcode.models.offline_answers import STAT_NAMES, TRANSFORM_NAMES
@@ -39,25 +38,29 @@ KNOWN = STOP_WORDS | COMMON_WORDS | FRAME_ONLY_WORDS | {word for name in ("fille
 FILLER_PHRASES = re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted((phrase for phrase in WORDS["words"]["filler"] if " " in phrase),
                                                                                key=len, reverse=True))) + r")(?![\w])")
 COMPARISON = re.compile(WORDS["patterns"]["comparison"])
-CONDITION_WORDS = frozenset({day.lower() for day in calendar.day_name} | {day.lower() + "s" for day in calendar.day_name}
-                            | {"weekend", "weekends", "weekday", "weekdays", "holiday", "holidays"})
+CONDITION_WORDS = word_set("conditions")
 """Words that would select rows ('on Wednesdays'): never taken as naming a series, so a request with one is declined."""
 
 
 def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
-    """Every word that can name this series: its dataframe's id, title and description; its column's name and docs."""
+    """Every word that can name this series: its dataframe's id, title, description and docs, less the words naming its
+    other columns ('DVP' in repo_public's description names no tri-party column); its column's name and docs."""
     ref = series.ref
-    words = _words_of(" ".join([ref.pipeline, ref.dataframe, ref.title, ref.description]))
+    words = _words_of(f"{ref.pipeline} {ref.dataframe}")
     if series.column:
         info = vocabulary.info(ref, series.column)
         words |= set(info.name_words) | set(re.split(r"[\W_]+", series.column.lower())) | {series.column.lower()}
         words |= {word for alias in info.aliases for word in TOKEN.findall(alias.lower()) + content_words(alias)}
         words |= _words_of(info.description)  # its doc_words are among these
         words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
-    other_columns = {word for column in ref.columns if column != series.column
-                     for word in vocabulary.info(ref, column).name_words}
-    docs = vocabulary.docs_words.get(ref.key, frozenset()) - other_columns - NARROWING
-    return (words | docs) - CONDITION_WORDS
+    others = other_columns_words(series, vocabulary)
+    docs = vocabulary.docs_words.get(ref.key, frozenset()) - others - NARROWING
+    return (words | (_words_of(f"{ref.title} {ref.description}") - (others if series.column else set())) | docs) - CONDITION_WORDS
+
+
+def other_columns_words(series: Series, vocabulary: Vocabulary) -> set[str]:
+    """The words naming the other columns of a series' dataframe ('dvp' beside tri_party_on_rate)."""
+    return {word for column in series.ref.columns if column != series.column for word in vocabulary.info(series.ref, column).name_words}
 
 
 def _words_of(text: str) -> set[str]:
@@ -78,7 +81,8 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     numbers = {float(count) for count in (ask.limit, ask.period.last_rows, ask.period.first_rows) if count}
     numbers |= {float(count) for count in ranked} | ({ask.threshold[1]} if ask.threshold else set())
     known = KNOWN | {word for word, value in NUMBER_WORDS.items() if value in ranked}
-    named: set[str] = set(clause.mentions.frame_words) | {word for note in notes for word in content_words(note)}
+    others = set().union(*(other_columns_words(series, vocabulary) for series in ask.series if series.column))
+    named: set[str] = (set(clause.mentions.frame_words) - others) | {word for note in notes for word in content_words(note)}
     for series in ask.series:
         named |= series_words(series, vocabulary)
     negation_used = ask.threshold is not None and ask.threshold[0].startswith("at or")  # 'not above 5.3': at or below

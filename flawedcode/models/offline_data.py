@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field, replace
 
+from flawedcode.models.offline_dates import form
 from flawedcode.models.offline_entities import DataframeRef
 from flawedcode.models.offline_periods import NO_PERIOD, Period
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
@@ -44,23 +45,17 @@ FALLS = PATTERNS["falls"]
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
 DESCRIBE_STATS = ["mean", "min", "max", "latest"]
 NTH_PLACES: dict[str, int] = WORDS["ordinals"]
-COUNT = r"\d{1,2}|" + "|".join(NUMBER_WORDS)
-RANKED = re.compile(rf"\b(?P<side>top|bottom)\s+(?P<n>{COUNT})\b|"
-                    rf"\b(?P<n2>{COUNT})\s+(?P<side2>highest|lowest|largest|smallest|biggest|top|bottom)\b")
-"""'top 3', 'bottom 5', 'the five lowest': the N largest or smallest values."""
-NTH_RANKED = re.compile(r"\b(?P<place>" + "|".join(NTH_PLACES) + r"|(?:[2-9]|10)(?:nd|rd|th))[\s-]+(?P<side>highest|largest|biggest|"
-                        r"lowest|smallest)\b")
-"""'the second highest', 'the 3rd lowest': one place in the ranking (up to ``figures.RANKED``)."""
-RANK_NOUN = re.compile(rf"({RANKED.pattern})\s+(?:days?|dates?|sessions?|readings?|values?|observations?|prints?)\b")
+RANK_PLACES = {"{ranked}": PATTERNS["ranked"], "{count}": r"\d{1,2}|" + "|".join(NUMBER_WORDS), "{places}": "|".join(NTH_PLACES)}
+RANKED, NTH_RANKED, RANK_NOUN = (form(PATTERNS[name], RANK_PLACES) for name in ("ranked", "nth_ranked", "rank_noun"))
+"""'top 3', 'the five lowest': the N largest or smallest values; 'the 3rd lowest': one place (up to ``figures.RANKED``)."""
 OR_MORE: dict[str, str] = WORDS["or_more"]
 _WORDINGS = sorted(((wording, side) for side, wordings in WORDS["comparisons"].items() for wording in wordings), key=lambda item: -len(item[0]))
-THRESHOLD = re.compile(r"(?:(?<![\w<>=])(?P<op>" + "|".join(w if not w[0].isalpha() else rf"\b{w}\b" for w, _ in _WORDINGS)
-                       + r")\s*(?:the\s+)?|(?<![\w.-])(?=-?\d+(?:\.\d+)?\s*(?:%|percent|bp)?\s+or\s+(?:" + "|".join(OR_MORE)
-                       + r")\b))(?P<limit>-?\d+(?:\.\d+)?)(?:\s*(?P<unit>%|percent|bp))?"
-                       + r"(?:\s+or\s+(?P<inclusive>" + "|".join(OR_MORE) + r")\b)?")
+OPERATORS = "|".join(wording if not wording[0].isalpha() else rf"\b{wording}\b" for wording, _ in _WORDINGS)
+THRESHOLD = form(PATTERNS["threshold"], {"{ops}": OPERATORS, "{or_more}": "|".join(OR_MORE)})
 """A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
 NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
 FRAME_ONLY_WORDS = word_set("frame_only")
+UNIT_FITS: dict[str, list[str]] = WORDS["unit_fits"]
 STAT_WORDS = PATTERNS["stat_word"]
 """A word of a statistic (never a column's name)."""
 
@@ -116,14 +111,9 @@ class DataAsk:
 
 
 def stats_in(clause: Clause) -> list[str]:
-    text = re.sub(r"\bwhat (?:does|do)\b.*\bmean\s*[?.!]?\s*$", " ", clause.rest)
-    text = re.sub(r"\b\d{1,3}\s*-?\s*(?:day|month|week)s?\s+(?:moving\s+)?average\b", " ", text)  # a column: 30-day average
-    found: list[str] = []
-    for stat, pattern in STAT_PATTERNS:
-        if re.search(pattern, text):
-            found += SUMMARY_STATS if stat == "summary" else [stat]
-    if "iqr" in found:  # 'interquartile range' is not the range
-        found.remove("range")
+    """The statistics a clause asks for, in the order of ``[statistics]`` ('what does X mean', 'the 30-day average': none)."""
+    text = re.sub(PATTERNS["not_a_statistic"], " ", clause.rest)
+    found = [one for stat, pattern in STAT_PATTERNS if re.search(pattern, text) for one in (SUMMARY_STATS if stat == "summary" else [stat])]
     return list(dict.fromkeys(found))
 
 
@@ -156,9 +146,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     pair = follow_up is not None and bool(follow_up.combine) and not combine and not clause.mentions.dataframes and not names_column
     if pair:  # 'and in 2023?', 'in bp?' after a spread: the same two series, combined the same way
         combine, sides, found = follow_up.combine, [], [list(follow_up.series)]
-    elif sides:  # each side on its own; a side that names no dataframe: the clause's dataframe
-        unit = "percent" if combine == "difference" else None
-        found = [_series_for(side, clause, context, [[], frames] if frames else [[]], prefer_unit=unit) for side in _share_head_noun(sides)]
+    elif sides:  # each side on its own
+        found = [_side(side, clause, context, frames, "percent" if combine == "difference" else None) for side in _share_head_noun(sides)]
     else:  # 'the 20y?' after the 30y: the same dataframe first
         again = follow_up is not None and not frames and names_column
         found = [_series_for(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
@@ -227,6 +216,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
     unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None) or context_unit(context)
+    misfit = next((s for s in series if s.column and unit_asked(clause.norm) and vocabulary.unit(s.ref, s.column) not in UNIT_FITS[unit]), None)
+    if misfit:  # 'sofr in trillions', 'reserves in bp': a unit its values cannot be written in
+        return reply(message("unit_misfit", series=misfit.label, unit=unit, has=vocabulary.unit(misfit.ref, misfit.column) or "no unit"))
     named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     transform = transform if not combine and not wants_rows else None
     used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match]
@@ -275,7 +267,7 @@ def context_unit(context: Context) -> str | None:
     """A unit the user asked answers in ('I prefer answers in basis points'), if visible."""
     for earlier in context.earlier:
         text = str(earlier.content).lower() if earlier.type == "human" else ""
-        if re.search(r"\bprefer\b.*\b(?:basis points|bps?)\b", text):
+        if re.search(PATTERNS["prefers_bp"], text):
             return "bp"
     return None
 
@@ -283,6 +275,9 @@ def context_unit(context: Context) -> str | None:
 def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
     """Two series and how they combine: 'correlation between A and B', 'the ratio of A to B', 'A minus B'."""
     kinds = (("correlation", CORRELATION),) if "corr" in stats else (("ratio", (RATIO.pattern,)), ("difference", DIFFERENCE))
+    curve = re.search(PATTERNS["curve_spread"], text) if "corr" not in stats else None
+    if curve and not _some_column_has_all(tags_in(curve.group(0)), [], context):  # '5s30s': the 30y minus the 5y
+        return "difference", [curve["long"], curve["short"]]
     for combine, patterns in kinds:
         for index, pattern in enumerate(patterns):
             match = re.search(pattern, text)
@@ -329,6 +324,24 @@ def _series_for(text: str, clause: Clause, context: Context, pools: list[list[Da
     return found
 
 
+def _side(text: str, clause: Clause, context: Context, frames: list[DataframeRef], unit: str | None) -> list[Series] | Task:
+    """One side of a spread: the column of the clause's dataframe that the side names by its name or tenor ('the 10y and
+    the 2y in fed_yield_curve'), else the side as the whole catalog reads it, else in the clause's dataframe."""
+    local = _series_in(text, clause, context, frames, prefer_unit=unit, only_frame=frames[0] if len(frames) == 1 else None) if frames else None
+    chosen = local.detail.get("candidates", []) if isinstance(local, Task) else [(s.ref, s.column) for s in local or []]
+    if chosen and all(_named_by(text, ref, column, context) for ref, column in chosen):
+        return local
+    return _series_for(text, clause, context, [[], frames] if frames else [[]], prefer_unit=unit)
+
+
+def _named_by(text: str, ref: DataframeRef, column: str, context: Context) -> bool:
+    """Whether a phrase names a column by its own name ('iorb', not 'rate') or by every tenor and percentile it carries."""
+    tags, name = set(tags_in(text)), column.lower()
+    if name not in COMMON_WORDS and name not in FRAME_ONLY_WORDS and re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text.lower()):
+        return True
+    return bool(tags) and tags <= context.vocabulary.info(ref, column).tags
+
+
 def _series_in(text: str, clause: Clause, context: Context, frames: list[DataframeRef], many: bool = False,
                follow_up: DataAsk | None = None, prefer_unit: str | None = None,
                only_frame: DataframeRef | None = None) -> list[Series] | Task:
@@ -346,6 +359,7 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
     says_columns = re.search(r"\bcolumns?\b", clause.norm) is not None
     exact = [column for column in mentions.columns if "_" in column or any(ch.isdigit() for ch in column) or says_columns
              or (column not in COMMON_WORDS and column not in FRAME_ONLY_WORDS)]
+    exact += [ref.dataframe for ref in mentions.dataframes if only_frame and ref.dataframe in only_frame.columns]  # 'sofr' of repo_public
     if exact:
         return _exact_series(exact, local_frames, context)
     unknown = _unknown_names(text, context)
@@ -382,14 +396,14 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
         if len(owners) > 1 or (len(match.columns) > 1 and not clause.mentions.columns):
             if len(owners) == 1 and re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
                 return [Series(ref, column) for ref, column in match.columns]
-            return reply(_which_one(match.columns))
+            return _which_one(match.columns)
         return [Series(*match.columns[0])]
     if local_frames:
         return _main_series(local_frames, clause, context, many)
     if follow_up is not None:
         return list(follow_up.series)
     if match.columns:
-        return reply(_which_one(match.columns))
+        return _which_one(match.columns)
     return reply(message("which_data", examples=_examples(context)))
 
 
@@ -420,7 +434,7 @@ def _exact_series(columns: list[str], frames: list[DataframeRef], context: Conte
             return reply(message("no_column_named", column=column, keys=", ".join(ref.key for ref in frames),
                                     nearest=nearest_columns(column, frames)))
         if len(owners) > 1:
-            return reply(_which_one([(ref, column) for ref in owners]))
+            return _which_one([(ref, column) for ref in owners])
         series.append(Series(owners[0], column))
     return series
 
@@ -477,8 +491,10 @@ def _no_tenor(missing: list[str], frames: list[DataframeRef], context: Context) 
                    have=f" The ones I can use: {', '.join(have)}." if have else "")
 
 
-def _which_one(candidates: list[tuple[DataframeRef, str]]) -> str:
-    return message("which_one", options="; ".join(f"{ref.key} {column}" for ref, column in candidates[:6]))
+def _which_one(candidates: list[tuple[DataframeRef, str]]) -> Task:
+    """The reply asking which of several columns is meant (the candidates kept: a spread's side looks at them)."""
+    return Task("reply", text=message("which_one", options="; ".join(f"{ref.key} {column}" for ref, column in candidates[:6])),
+                detail={"candidates": candidates})
 
 
 def _which_column(ref: DataframeRef, context: Context) -> str:
@@ -491,12 +507,8 @@ def _examples(context: Context, count: int = 3) -> str:
 
 
 def _row_count(text: str) -> int | None:
-    for pattern in (r"\b(\d{1,3})\s+(?:\w+\s+){0,3}?(?:rows?|records|observations|entries|values|points|obs)\b",
-                    r"\b(?:last|latest|recent|most recent|top|first)\s+(\d{1,3})\b"):
-        match = re.search(pattern, text)
-        if match:
-            return int(match.group(1))
-    return None
+    """How many rows a load asks for ('50 rows', 'the last 10'), if it says."""
+    return next((int(match.group(1)) for pattern in PATTERNS["row_count"] if (match := re.search(pattern, text))), None)
 
 
 def _threshold(text: str) -> tuple[str, float] | None:
@@ -542,36 +554,31 @@ def plan_data(ask: DataAsk, context: Context) -> Task:
 
 
 def load_steps(ask: DataAsk) -> list[Step]:
+    """One load per dataframe: the columns asked, the period's dates and a row cap (``_row_cap``)."""
+    period, cap = ask.period, _row_cap(ask)
     steps = []
     for ref in ask.frames():
-        roles: dict = {"pipeline": ref.pipeline, "dataframe": ref.dataframe}
-        columns = [series.column for series in ask.series if series.ref == ref and series.column]
-        if columns and (ask.columns_named or not ask.wants_rows):
-            roles["columns"] = list(dict.fromkeys(columns))
-        period = ask.period
-        limit = period.last_rows
-        if period.start or period.end:
-            roles["start"], roles["end"] = period.start, period.end
-            limit = 1 if period.point else (limit or MAX_ROWS)
-        elif period.every_row:
-            limit = MAX_ROWS
-        elif not limit and ask.limit:
-            limit = ask.limit
-        elif not limit and not ask.wants_rows:
-            limit = STAT_ROWS
-        if limit:
-            roles["limit"] = min(limit, MAX_ROWS)
+        columns = list(dict.fromkeys(series.column for series in ask.series if series.ref == ref and series.column))
+        named = columns if ask.columns_named or not ask.wants_rows else []  # rows asked of the main column: every column
+        roles = {"pipeline": ref.pipeline, "dataframe": ref.dataframe, "columns": named or None, "start": period.start, "end": period.end,
+                 "limit": min(cap, MAX_ROWS) if cap else None}
         steps.append(Step("load", {key: value for key, value in roles.items() if value is not None}))
     return steps
 
 
+def _row_cap(ask: DataAsk) -> int | None:
+    """The rows a load may return: one for a point; the rows the period or the request names; else a cap (none for a load)."""
+    period = ask.period
+    if period.start or period.end:
+        return 1 if period.point else period.last_rows or MAX_ROWS
+    if period.every_row:
+        return MAX_ROWS
+    return period.last_rows or ask.limit or (None if ask.wants_rows else STAT_ROWS)
+
+
 def estimated_tokens(ask: DataAsk) -> float:
     """Roughly how many tokens the rows a statistic needs would take in the context."""
-    total = 0.0
-    for ref in ask.frames():
-        columns = len([series for series in ask.series if series.ref == ref]) + 1
-        total += _rows_in(ask.period, ref) * columns * TOKENS_PER_CELL
-    return total
+    return sum(_rows_in(ask.period, ref) * (len([s for s in ask.series if s.ref == ref]) + 1) * TOKENS_PER_CELL for ref in ask.frames())
 
 
 def _rows_in(period: Period, ref: DataframeRef) -> int:

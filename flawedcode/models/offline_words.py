@@ -39,17 +39,16 @@ WORD = re.compile(r"[a-z][a-z0-9_'-]*")
 TOKEN = re.compile(r"[a-z0-9][a-z0-9'/.:_-]*[a-z0-9']|[a-z0-9]")
 """A word of a request or a docs page as the completeness check reads it ('2s10s', "fed's", 'on_rrp')."""
 NUMBER_NAMES = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
+SHORTHAND = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, sorted(ABBREVIATIONS, key=len, reverse=True))) + r")(?![\w])")
+QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 
 
 def normalize(text: str, known: Iterable[str] = ()) -> str:
     """Lower-case text with shorthand expanded, number words as digits and typos fixed."""
-    lowered = text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    lowered = re.sub(r"\b(what|that|it|there|who|where|how)'s\b", r"\1 is", lowered)
-    lowered = re.sub(r"(?<=[a-z])'s\b", "", lowered)  # the Fed's curve -> the Fed curve
-    lowered = re.sub(r"(?<=[a-z]) 4 (?=the |a |me |us )", " for ", lowered)
-    for short, long in sorted(ABBREVIATIONS.items(), key=lambda item: -len(item[0])):
-        lowered = re.sub(r"(?<![\w/.])" + re.escape(short) + r"(?![\w])", long, lowered)
-    lowered = _number_words(lowered)
+    lowered = text.lower().translate(QUOTES)
+    for pattern, written in WORDS["rewrites"].items():  # "what's" -> 'what is', "the Fed's curve" -> 'the Fed curve'
+        lowered = re.sub(pattern, written, lowered)
+    lowered = _number_words(SHORTHAND.sub(lambda match: ABBREVIATIONS[match.group(1)], lowered))
     return fix_typos(lowered, known) if known else lowered
 
 
