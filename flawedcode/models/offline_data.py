@@ -52,6 +52,8 @@ OR_MORE: dict[str, str] = WORDS["or_more"]
 _WORDINGS = sorted(((wording, side) for side, wordings in WORDS["comparisons"].items() for wording in wordings), key=lambda item: -len(item[0]))
 OPERATORS = "|".join(wording if not wording[0].isalpha() else rf"\b{wording}\b" for wording, _ in _WORDINGS)
 THRESHOLD = form(PATTERNS["threshold"], {"{ops}": OPERATORS, "{or_more}": "|".join(OR_MORE)})
+ROW_CONDITION = form(PATTERNS["row_condition"], {"{ops}": OPERATORS})
+"""'on days when effr was above 5.3', 'whenever it closed below 5': rows chosen by a condition ('subject': what it is on)."""
 """A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
 NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
 FRAME_ONLY_WORDS = word_set("frame_only")
@@ -97,6 +99,7 @@ class DataAsk:
     flag: tuple[str, DataframeRef, str] | None = None  # ('exclude' | 'only', dataframe, flag column): 'excluding quarter-ends'
     flag_words: str = ""
     slot_words: tuple[str, ...] = ()  # words a slot used: 'a year later', 'excluding quarter-ends', 'the largest 1-day drop'
+    unusable: tuple[str, ...] = ()  # a slot it read and cannot apply: 'on days when effr was above 5.3'
 
     @property
     def year(self) -> int | None:
@@ -136,6 +139,12 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
             clause = replace(clause, rest=clause.rest[:used.start()] + " " * len(used.group(0)) + clause.rest[used.end():])
     vocabulary = context.vocabulary
     stats = stats_in(clause)
+    condition = ROW_CONDITION.search(clause.rest)
+    unusable = (condition.group(0).strip(),) if condition and _condition_elsewhere(condition, clause, stats, context) else ()
+    if unusable:  # 'the average sofr on days when effr was above 5.3': no threshold, no series of its own; said, not dropped
+        rest, norm = ROW_CONDITION.sub(" ", clause.rest), ROW_CONDITION.sub(" ", clause.norm)
+        clause = replace(clause, rest=rest, norm=norm, mentions=vocabulary.find(rest))
+        stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
     if combine == "correlation":
         stats = ["corr"]
@@ -146,8 +155,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     pair = follow_up is not None and bool(follow_up.combine) and not combine and not clause.mentions.dataframes and not names_column
     if pair:  # 'and in 2023?', 'in bp?' after a spread: the same two series, combined the same way
         combine, sides, found = follow_up.combine, [], [list(follow_up.series)]
-    elif sides:  # each side on its own
-        found = [_side(side, clause, context, frames, "percent" if combine == "difference" else None) for side in _share_head_noun(sides)]
+    elif sides:  # each side on its own, in the one table with a column each side names ('sofr minus iorb': repo_public's) if there is one
+        sides = _share_head_noun(sides)
+        home = _one_home(sides, context)
+        found = [_side(side, clause, context, [home] if home else frames, "percent" if combine == "difference" else None) for side in sides]
     else:  # 'the 20y?' after the 30y: the same dataframe first
         again = follow_up is not None and not frames and names_column
         found = [_series_for(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
@@ -221,11 +232,24 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         return reply(message("unit_misfit", series=misfit.label, unit=unit, has=vocabulary.unit(misfit.ref, misfit.column) or "no unit"))
     named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     transform = transform if not combine and not wants_rows else None
-    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match]
+    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match] + list(unusable)
     ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
                   limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
-                  transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used))
+                  transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used),
+                  unusable=unusable)
     return _outside_coverage(ask) or ask
+
+
+def _condition_elsewhere(condition: re.Match[str], clause: Clause, stats: list[str], context: Context) -> bool:
+    """A condition on rows it cannot apply: to a statistic other than a count or a first date, or about another series."""
+    if not FIRST_WHEN.search(clause.norm) and not (stats and set(stats) <= {"count"}):
+        return True
+    rest = clause.rest.replace(condition.group(0), " ")
+    inside, outside = context.vocabulary.find(condition["subject"]), context.vocabulary.find(rest)
+    if not (outside.dataframes or outside.columns or tags_in(rest)):  # 'how many days when sofr was above 5.3': its series
+        return False
+    return bool(set(inside.dataframes) - set(outside.dataframes) or set(inside.columns) - set(outside.columns)
+                or set(tags_in(condition["subject"])) - set(tags_in(rest)))
 
 
 def _flag_column(match: re.Match[str], context: Context) -> tuple[str, DataframeRef, str] | None:
@@ -334,6 +358,15 @@ def _side(text: str, clause: Clause, context: Context, frames: list[DataframeRef
     return _series_for(text, clause, context, [[], frames] if frames else [[]], prefer_unit=unit)
 
 
+def _one_home(sides: list[str], context: Context) -> DataframeRef | None:
+    """The one dataframe with a column each side names by its own name, when some side names no dataframe of its own."""
+    if all(context.vocabulary.find(side).dataframes for side in sides):
+        return None
+    homes = [ref for ref in context.vocabulary.frames
+             if all(any(_named_by(side, ref, column, context) for column in ref.columns if column != ref.date_column) for side in sides)]
+    return homes[0] if len(homes) == 1 else None
+
+
 def _named_by(text: str, ref: DataframeRef, column: str, context: Context) -> bool:
     """Whether a phrase names a column by its own name ('iorb', not 'rate') or by every tenor and percentile it carries."""
     tags, name = set(tags_in(text)), column.lower()
@@ -380,6 +413,8 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
     match = vocabulary.match_columns(text, local_frames or None, only_tags=tags, ignore=mentions.frame_words - names)
     if prefer_unit and len(match.columns) > 1:
         match.columns = [(ref, column) for ref, column in match.columns if vocabulary.unit(ref, column) == prefer_unit] or match.columns
+    if not re.search(COUNT_WORDS, clause.norm):  # a flag column is a series only when named or counted ('the month of March')
+        match.columns = [(ref, column) for ref, column in match.columns if vocabulary.unit(ref, column) != "flag"]
     separate = len(tags) > 1 and re.search(r"\band\b|,", text) and not re.search(r"spread|minus|difference|gap|\d+s\d+s", text)
     if (separate or not match.columns) and len(tags) > 1 and many:
         series: list[Series] = []
