@@ -421,3 +421,10 @@ def test_everyday_words_for_a_reading_a_day_and_the_range_are_understood(ask, re
 def test_reverse_repo_usage_is_the_facility_volume(ask):
     expected = column("yield_curve/repo_public", "on_rrp_volume_bn")["2024-12-31"]
     assert f"on_rrp_volume_bn ($bn) on 2024-12-31: {expected:.4f}" in ask("reverse repo usage: what was it at the end of 2024?")
+
+
+def test_the_previous_year_after_a_year_is_that_year_moved_back(ask):
+    ask("median sofr in 2024")
+    expected = column("money_markets/sofr", "rate", "2023-01-01", "2023-12-31").median()
+    reply = ask("and the previous year")  # never 2024 again, read as the data's previous year
+    assert "2023-01-03 to 2023-12-29" in reply and f"median {expected:.4f}" in reply

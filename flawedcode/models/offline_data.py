@@ -8,14 +8,13 @@ statistics, combinations, transforms and conditions are patterns in offline_word
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass, field, replace
 
 from flawedcode.models.offline_dates import form
 from flawedcode.models.offline_entities import DataframeRef
-from flawedcode.models.offline_periods import NO_PERIOD, Period
+from flawedcode.models.offline_periods import NO_PERIOD, SHIFT_MONTHS, Period, _moved
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
 from flawedcode.models.offline_words import (
@@ -133,6 +132,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     flag_match = FLAG_CONDITION.search(clause.rest)
     flag = _flag_column(flag_match, context) if flag_match else None
     shift = SHIFT.search(clause.rest) if follow_up is not None and not clause.periods else None
+    read = SHIFT.search(clause.norm) if follow_up is not None and clause.periods else None
+    if read and all(period.label and period.label in read.group(0) for period in clause.periods):
+        clause, shift = replace(clause, periods=[]), read  # 'and the previous year?': the previous request's year, moved back
     moved_to, moved = next(((name, match) for name, pattern in TRANSFORMS if (match := re.search(pattern, clause.rest))), (None, None))
     for used in (flag_match if flag else None, shift, moved if moved and tags_in(moved.group(0)) else None):
         if used:  # 'excluding quarter-ends', 'a year later?', 'the largest 1-day drop': slots, not series names (nor a 1d tenor)
@@ -264,21 +266,11 @@ def _flag_column(match: re.Match[str], context: Context) -> tuple[str, Dataframe
 
 
 def shifted(period: Period, shift: re.Match[str]) -> Period:
-    unit = (shift["unit"] or shift["unit2"]).rstrip("s")
-    count = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, None: 1}.get(shift["count"]) or int(shift["count"])
-    months = count * {"year": 12, "quarter": 3, "month": 1}[unit]
-    if (shift["way"] or shift["way2"]) in ("earlier", "before", "back", "ago", "previous", "prior"):
-        months = -months
-
-    def move(day: str | None, last: bool) -> str | None:
-        if day is None:
-            return None
-        year, month = divmod(int(day[:4]) * 12 + int(day[5:7]) - 1 + months, 12)
-        length = calendar.monthrange(year, month + 1)[1]
-        number = length if last and int(day[8:]) == calendar.monthrange(int(day[:4]), int(day[5:7]))[1] else min(int(day[8:]), length)
-        return f"{year:04d}-{month + 1:02d}-{number:02d}"
-
-    start, end = move(period.start, False), move(period.end, True)
+    """The period moved as 'a year later', 'two quarters earlier', 'the previous month' asks (a month's last day stays its last)."""
+    count = shift["count"] or "one"
+    months = (int(count) if count.isdigit() else NUMBER_WORDS.get(count, 1)) * SHIFT_MONTHS[(shift["unit"] or shift["unit2"]).rstrip("s")]
+    sign = -1 if (shift["way"] or shift["way2"]) in ("earlier", "before", "back", "ago", "previous", "prior") else 1
+    start, end = (_moved(day, sign * months) if day else None for day in (period.start, period.end))
     return replace(period, start=start, end=end, label=f"{start} to {end}" if start and start != end else (end or ""), assumed="")
 
 
@@ -426,7 +418,7 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
             return series
     if not match.columns and match.missing:
         return reply(_no_tenor(match.missing, local_frames, context))
-    if match.columns and _strong_enough(match.score, tags, local_frames):
+    if match.columns and (tags or match.score >= 3 or (local_frames and match.score >= 2)):  # strong enough to name a column
         owners = list(dict.fromkeys(ref for ref, _ in match.columns))
         if len(owners) > 1 or (len(match.columns) > 1 and not clause.mentions.columns):
             if len(owners) == 1 and re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
@@ -450,10 +442,6 @@ def _main_series(frames: list[DataframeRef], clause: Clause, context: Context, m
     if re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
         return [Series(ref, "") for ref in frames]
     return reply(_which_column(next(ref for ref, column in mains if not column), context))
-
-
-def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) -> bool:
-    return bool(tags) or score >= 3 or (bool(frames) and score >= 2)
 
 
 def _some_column_has_all(tags: list[str], frames: list[DataframeRef], context: Context) -> bool:
