@@ -428,3 +428,15 @@ def test_the_previous_year_after_a_year_is_that_year_moved_back(ask):
     expected = column("money_markets/sofr", "rate", "2023-01-01", "2023-12-31").median()
     reply = ask("and the previous year")  # never 2024 again, read as the data's previous year
     assert "2023-01-03 to 2023-12-29" in reply and f"median {expected:.4f}" in reply
+
+
+def test_two_sides_that_read_alike_stay_two_series(ask):
+    tens = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    fitted = column("yield_curve/fed_yield_curve", "SVENY10", "2024-01-01", "2024-12-31")
+    reply = ask("mean 10y minus the fitted 10y zero-coupon in 2024")  # never one side's own mean
+    assert "treasury_yields yield_10y minus yield_curve/fed_yield_curve SVENY10" in reply and f"mean {(tens - fitted).mean():.4f}" in reply
+
+
+def test_a_tenor_after_a_comparison_is_no_threshold(ask):
+    reply = ask("on how many days was the 10y below the 2y in 2024")  # not 'days below 2 bp' of the 2s10s spread
+    assert "below 2 bp" not in reply and "I computed nothing" in reply

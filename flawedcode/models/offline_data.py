@@ -143,7 +143,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     stats = stats_in(clause)
     condition = ROW_CONDITION.search(clause.rest)
     unusable = (condition.group(0).strip(),) if condition and _condition_elsewhere(condition, clause, stats, context) else ()
-    if unusable:  # 'the average sofr on days when effr was above 5.3': no threshold, no series of its own; said, not dropped
+    if unusable and _names_something(ROW_CONDITION.sub(" ", clause.rest), context):  # 'the average sofr on days when effr ...'
         rest, norm = ROW_CONDITION.sub(" ", clause.rest), ROW_CONDITION.sub(" ", clause.norm)
         clause = replace(clause, rest=rest, norm=norm, mentions=vocabulary.find(rest))
         stats = stats_in(clause)
@@ -158,9 +158,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if pair:  # 'and in 2023?', 'in bp?' after a spread: the same two series, combined the same way
         combine, sides, found = follow_up.combine, [], [list(follow_up.series)]
     elif sides:  # each side on its own, in the one table with a column each side names ('sofr minus iorb': repo_public's) if there is one
-        sides = _share_head_noun(sides)
-        home = _one_home(sides, context)
-        found = [_side(side, clause, context, [home] if home else frames, "percent" if combine == "difference" else None) for side in sides]
+        home = _one_home(_share_head_noun(sides), context)
+        found = [_side(side, clause, context, [home] if home else frames, "percent" if combine == "difference" else None)
+                 for side in _share_head_noun(sides)]
     else:  # 'the 20y?' after the 30y: the same dataframe first
         again = follow_up is not None and not frames and names_column
         found = [_series_for(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
@@ -169,8 +169,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if failed is not None:
         return failed
     series = [one[0] for one in found] if sides else found[0]
-    if sides and series[0] == series[1]:
-        combine, series = None, series[:1]
+    if sides and series[0] == series[1]:  # 'the 10y minus the fitted 10y': each side as written, in the whole catalog, else one series
+        again = [_series_for(side, clause, context, [[], frames]) for side in sides]
+        series = [one[0] for one in again] if not any(isinstance(one, Task) for one in again) else series
+        combine, series = (combine, series) if series[0] != series[1] else (None, series[:1])
     inherits = follow_up is not None and not stats and (not combine or pair)  # a follow-up keeps what it does not change
     if inherits and follow_up.series and not names_column and not pair:
         asked_column = follow_up.series[0].column  # 'top 3 days of SOFR volume' then 'and EFFR': EFFR's volume too
@@ -202,8 +204,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         count = int(written) if written.isdigit() else NUMBER_WORDS[written]
         side = "bottom" if (ranked["side"] or ranked["side2"]) in ("bottom", "lowest", "smallest") else "top"
         stats = [f"{side}{count}"]
-    first_when = FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm)
-    threshold = _threshold(clause.norm)
+    first_when = FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm) and not unusable
+    threshold = None if unusable else _threshold(clause.norm)  # a condition it cannot apply is no threshold either
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
         threshold = (comparison_side(first_when), float(first_when["limit"]))
         stats = ["first_when"]
@@ -244,7 +246,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
 
 def _condition_elsewhere(condition: re.Match[str], clause: Clause, stats: list[str], context: Context) -> bool:
     """A condition on rows it cannot apply: to a statistic other than a count or a first date, or about another series."""
-    if not FIRST_WHEN.search(clause.norm) and not (stats and set(stats) <= {"count"}):
+    if not FIRST_WHEN.search(clause.norm) and not (re.search(COUNT_WORDS, clause.norm) and set(stats) <= {"count"}):
         return True
     rest = clause.rest.replace(condition.group(0), " ")
     inside, outside = context.vocabulary.find(condition["subject"]), context.vocabulary.find(rest)
