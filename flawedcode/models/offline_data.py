@@ -204,7 +204,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         count = int(written) if written.isdigit() else NUMBER_WORDS[written]
         side = "bottom" if (ranked["side"] or ranked["side2"]) in ("bottom", "lowest", "smallest") else "top"
         stats = [f"{side}{count}"]
-    first_when = FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm) and not unusable
+    first_when = None if unusable else FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm)
     threshold = None if unusable else _threshold(clause.norm)  # a condition it cannot apply is no threshold either
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
         threshold = (comparison_side(first_when), float(first_when["limit"]))
