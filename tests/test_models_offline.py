@@ -614,3 +614,23 @@ def test_a_statistic_asked_back_from_a_copy_in_scratch_is_the_one_asked(tools, w
     _, turns = run_turns(OfflineModel(), tools, [question], history=history)
     answer = answer_of(turns[0])
     assert f"{getattr(rates, statistic)():.4f}" in answer and "40 values" in answer and "mean" not in answer, answer
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What was the average SOFR rate you reported for 2023?", "5.0021"),
+    ("What was the Q1 mean of SOFR you reported?", "5.3100"),
+    ("What was the average SOFR rate you reported for June 2024?", None),  # no figure covers only June: never a wider one
+])
+def test_a_figure_asked_back_for_a_period_is_one_whose_dates_fall_in_it(question, expected):
+    from langchain_core.messages import HumanMessage
+
+    summary = HumanMessage(
+        "[Conversation summary 1 | archive: archives/c/0001.md]\nOriginal goal (verbatim): compare SOFR by year\n\n"
+        "Numbers reported:\n- money_markets/sofr rate (percent), 2024-01-02 to 2024-12-31, 251 values: mean 5.1548.\n"
+        "- money_markets/sofr rate (percent), 2023-01-03 to 2023-12-29, 250 values: mean 5.0021.\n"
+        "- money_markets/sofr rate (percent), 2024-01-02 to 2024-03-28, 61 values: mean 5.3100.")
+    reply = OfflineModel().invoke([summary, HumanMessage(question)]).content
+    if expected is None:
+        assert reply.startswith(I_DONT_KNOW) and not re.search(r"\d\.\d{4}", reply), reply
+    else:
+        assert f"was {expected}" in reply and reply.count(".") < 12, reply

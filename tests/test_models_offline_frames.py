@@ -348,6 +348,31 @@ def test_a_fall_or_a_decline_over_a_period_is_its_change(ask, request_text):
     assert f"change {reserves.iloc[-1] - reserves.iloc[0]:.4f}" in ask(request_text)
 
 
+@pytest.mark.parametrize(("request_text", "said"), [
+    ("the 10y on Saturday 2024-06-15", ["15 June 2024 is a Saturday", "2024-06-14 and 2024-06-17"]),
+    ("the 10y on Friday 2024-06-15", ["15 June 2024 is a Saturday, not a Friday", "I computed nothing"])])
+def test_a_weekday_before_an_iso_day_is_checked_against_it(ask, request_text, said):
+    reply = ask(request_text)
+    assert all(words in reply for words in said) and "could not use 'saturday'" not in reply
+
+
+def test_a_statistic_asked_after_a_data_request_is_of_the_same_series_and_period(ask):
+    expected = column("money_markets/sofr", "rate", "2024-07-01", "2024-12-31").std()
+    reply = ask("How volatile was SOFR in H2 2024? give me the standard deviation")
+    assert f"standard deviation {expected:.4f}" in reply and "stopped after" not in reply
+
+
+def test_a_statistic_with_its_own_period_after_a_data_request_keeps_the_series(ask):
+    ask("mean sofr in 2024")
+    reply = ask("give me the std for 2023")
+    assert f"standard deviation {column('money_markets/sofr', 'rate', '2023-01-01', '2023-12-31').std():.4f}" in reply
+
+
+def test_a_statistic_after_a_docs_request_is_of_its_main_column(ask):
+    reply = ask("get docs for money_markets/sofr, then give me the mean")
+    assert f"mean {column('money_markets/sofr', 'rate').mean():.4f}" in reply and "stopped after" not in reply
+
+
 def test_the_sides_of_a_spread_come_from_the_dataframe_it_names(ask):
     reply = ask("spread between the 10y and 2y in fed_yield_curve in 2024")
     assert "Which one do you mean" in reply and "fed_yield_curve SVENY10" in reply and "SVENPY10" in reply

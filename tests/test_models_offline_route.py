@@ -123,3 +123,49 @@ def test_a_column_named_in_words_or_asked_where_it_lives_names_its_dataframe(ask
 def test_asking_which_dataframes_a_pipeline_has_lists_them_not_columns(ask):
     reply = ask("Which dataframes does the money_markets pipeline have?")
     assert "catalog has 2 dataframes" in reply and "money_markets/effr" in reply and "the column" not in reply
+
+
+def test_at_the_start_of_a_period_is_its_first_row_not_the_start_of_the_conversation(ask):
+    frame = Catalog().load("yield_curve", "repo_public", start="2024-01-01", end="2024-12-31")
+    reply = ask("What's the IORB rate at the start of 2024?")
+    assert f"{pd.to_numeric(frame['iorb']).iloc[0]:.4f}" in reply and f"{frame['date'].iloc[0]:%Y-%m-%d}" in reply
+    assert "earlier request" not in reply
+
+
+@pytest.mark.parametrize("request_text", ["When does the treasury yields data start and end?", "how far back does the treasury yields data go?"])
+def test_when_a_dataframe_starts_and_ends_is_its_first_and_last_dates(ask, request_text):
+    frame = Catalog().load("yield_curve", "treasury_yields")
+    reply = ask(request_text)
+    assert f"{frame['date'].iloc[0]:%Y-%m-%d} to {frame['date'].iloc[-1]:%Y-%m-%d}" in reply and "Which one" not in reply
+
+
+def test_which_tests_are_broken_is_the_failing_tests_question(ask):
+    reply = ask("which of the tests in here are broken, and what's wrong with them?")
+    assert "2 tests failed" in reply and "analyze.annualized_volatility" in reply
+
+
+def test_where_can_i_find_a_column_in_words_names_its_dataframe(ask):
+    reply = ask("where can I find the TGA balance?")
+    assert "tga_bn" in reply and "yield_curve/repo_public" in reply and "I'm the offline teaching model" not in reply
+
+
+@pytest.mark.parametrize("joiner", ["and also the max", "as well as the max", "and the max"])
+def test_two_requests_in_one_sentence_are_answered_each_alone(ask, joiner):
+    reply = ask(f"whats the mean sofr in jan 2024 {joiner} effr in feb 2024")
+    sofr_jan = mean("money_markets/sofr", "rate", "2024-01-01", "2024-01-31")
+    effr_feb = pd.to_numeric(Catalog().load("money_markets", "effr", start="2024-02-01", end="2024-02-29")["rate"]).max()
+    assert f"mean {sofr_jan:.4f}" in reply and f"max {effr_feb:.4f}" in reply and reply.count("values:") == 2
+
+
+def test_a_second_request_that_only_names_a_series_and_a_period_keeps_the_statistic(ask):
+    reply = ask("mean sofr in jan 2024 and effr in feb 2024")
+    assert f"mean {mean('money_markets/effr', 'rate', '2024-02-01', '2024-02-29'):.4f}" in reply and reply.count("values:") == 2
+
+
+@pytest.mark.parametrize(("request_text", "periods"), [
+    ("was the 10y higher in H1 or H2 of 2024?", [("2024-01-01", "2024-06-30"), ("2024-07-01", "2024-12-31")]),
+    ("was sofr higher in March or April 2024?", [("2024-03-01", "2024-03-31"), ("2024-04-01", "2024-04-30")])])
+def test_two_periods_sharing_one_year_are_both_of_that_year(ask, request_text, periods):
+    key, column = ("yield_curve/treasury_yields", "yield_10y") if "10y" in request_text else ("money_markets/sofr", "rate")
+    reply = ask(request_text)
+    assert all(f"mean {mean(key, column, start, end):.4f}" in reply for start, end in periods) and "could not use" not in reply

@@ -35,8 +35,7 @@ def form(pattern: str, places: dict[str, str] = PLACES) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-WRITTEN_DAY, RANGE_START, ISO_LIKE, FISCAL_YEAR = (form(table()["dates"][name]) for name in
-                                                   ("written_day", "range_start", "year_first", "fiscal_year"))
+WRITTEN_DAY, ISO_LIKE, FISCAL_YEAR = (form(table()["dates"][name]) for name in ("written_day", "year_first", "fiscal_year"))
 
 
 @dataclass
@@ -74,7 +73,13 @@ def _iso_days(text: str, problems: list[str]) -> str:
         if not 1 <= month <= 12:
             problems.append(message("no_month", written=match.group(0), month=month))
             return " "
-        return f"{year:04d}-{month:02d}-{number:02d}" if _real(year, month, number, match.group(0), problems) else " "
+        if not _real(year, month, number, match.group(0), problems):
+            return " "
+        day = dt.date(year, month, number)
+        if match["weekday"] and WEEKDAYS[match["weekday"]] != day.weekday():  # 'saturday 2024-06-14'
+            problems.append(message("wrong_weekday", day=day, weekday=match["weekday"].title()))
+            return " "
+        return day.isoformat()
 
     return ISO_LIKE.sub(written, text)
 
@@ -115,41 +120,30 @@ def read_days(text: str) -> Days:
     """The request with each written day made ISO, and the problems of those that are not one real day."""
     problems: list[str] = []
     text = _iso_days(_fiscal_years(_named_days(_with_ordinals(text)), problems), problems)
-    pieces: list[str] = []
-    position = 0
-    for match in WRITTEN_DAY.finditer(text):
-        written = match.group(0)
-        day = _one_day(match, problems)
-        before = text[position:match.start()]
-        if day is None:
-            pieces += [before, written]
-        else:
-            opening = RANGE_START.search(before)
-            start = _range_start(opening, day)
-            if opening and start:
-                pieces += [before[:opening.start()], f" from {start.isoformat()} to {day.isoformat()}"]
-            else:
-                pieces += [before, f" {day.isoformat()}" if re.search(r"\bon\s*$", before) else f" on {day.isoformat()}"]
-        position = match.end()
-    pieces.append(text[position:])
-    return Days("".join(pieces), problems)
+
+    def iso(match: re.Match[str]) -> str:
+        day, opening = _one_day(match, problems), match["opening"] or ""
+        start = _range_start(match, day) if day and opening else None
+        if day is None or start:
+            return f" from {start.isoformat()} to {day.isoformat()}" if start else match.group(0)
+        return opening + (" " if re.search(r"\bon\s*$", text[:match.start()] + opening) else " on ") + day.isoformat()
+
+    return Days(WRITTEN_DAY.sub(iso, text), problems)
 
 
-def _range_start(match: re.Match[str] | None, end: dt.date) -> dt.date | None:
+def _range_start(match: re.Match[str], end: dt.date) -> dt.date | None:
     """The first day of a range that ends on ``end`` (its month and year unless it names its own month), if it is before it."""
-    if match is None:
+    month = MONTHS[match["from_month"] or match["from_month_after"] or calendar.month_abbr[end.month].lower()]
+    if not 1 <= int(match["from_day"]) <= calendar.monthrange(end.year, month)[1]:
         return None
-    month = MONTHS[(match["month"] or match["month_after"] or calendar.month_abbr[end.month]).lower().rstrip(".")]
-    if not 1 <= int(match["day"]) <= calendar.monthrange(end.year, month)[1]:
-        return None
-    start = dt.date(end.year, month, int(match["day"]))
+    start = dt.date(end.year, month, int(match["from_day"]))
     return start if start < end else None
 
 
 def _one_day(match: re.Match[str], problems: list[str]) -> dt.date | None:
     """The day a written date is, read by dateparser as written ('the 3 of june, 2024', 'nov. 8, 2023', '22.04.2024');
     the match's own numbers say only why it is not one day (both orders possible, no such day)."""
-    written = match.group(0).strip()
+    written = match["written"].strip()
     first, second = int(match["a"] or 0), int(match["b"] or 0)
     if first and first <= 12 and second <= 12 and first != second:
         year = int(match["year3"])

@@ -22,13 +22,13 @@ RUN_TESTS_CODE = WORDS["run_tests_code"]
 
 READ_VERBS = WORDS["read_verbs"]
 
-
-def _run_tests() -> Step:
+def run_tests_step() -> Step:
+    """The call that runs the project's tests (``RUN_TESTS_CODE``)."""
     return Step("run_python", {"code": RUN_TESTS_CODE, "command": "python -m pytest -q", "timeout": RUN_TIMEOUT_SECONDS})
 
 
 def _plan_fix_code(clause: Clause, context: Context) -> list[Task]:
-    return [Task("fix", steps=[_run_tests()])]
+    return [Task("fix", steps=[run_tests_step()])]
 
 
 def _plan_write_file(clause: Clause, context: Context) -> list[Task]:
@@ -66,7 +66,7 @@ def _is_run_tests(clause: Clause, context: Context) -> bool:
 
 
 def _plan_run_tests(clause: Clause, context: Context) -> list[Task]:
-    return [Task("tests", steps=[_run_tests()])]
+    return [Task("tests", steps=[run_tests_step()])]
 
 
 def _plan_run_script(clause: Clause, context: Context) -> list[Task]:

@@ -31,7 +31,7 @@ from flawedcode.models.offline_dates import no_row_that_day
 from flawedcode.models.offline_entities import trading_days
 from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range, shifted
 from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
-from flawedcode.models.offline_words import unit_asked
+from flawedcode.models.offline_words import tags_in, unit_asked
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
@@ -93,6 +93,8 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
         return None
     if names_only_a_series(clause):  # 'now do sofr', 'and effr?', 'the 20y?': the same question of another series
         return context.previous_ask
+    if stats_in(clause) and not (clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or _described(clause, context)):
+        return context.previous_ask  # 'give me the standard deviation', 'the max in 2023?': another statistic of the same series
     leaning = PATTERNS["leaning"].match(clause.norm)
     if clause.mentions.dataframes and not leaning:
         return None
@@ -106,7 +108,9 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
 def _plan_data(clause: Clause, context: Context) -> list[Task]:
     follow_up = _follow_up(clause, context)
     if follow_up is None and not clause.mentions.dataframes and context.previous_frames:  # 'then load the last 10 rows'
-        follow_up = DataAsk([Series(ref, "") for ref in context.previous_frames], wants_rows=True)
+        main = bool(stats_in(clause))  # 'get the docs, then give me the mean': of its main column, never of a column ''
+        follow_up = DataAsk([Series(ref, context.vocabulary.main_column(ref) if main else "") for ref in context.previous_frames],
+                            wants_rows=not main)
     asked = _those_two(clause, context) or read_data_ask(clause, context, follow_up)
     if isinstance(asked, Task):
         return [asked]
@@ -199,6 +203,23 @@ def _columns_asked(clause: Clause, context: Context) -> list[str]:
     return list(clause.mentions.columns) or list(dict.fromkeys(column for _, column in _described(clause, context)))
 
 
+def _plan_coverage(clause: Clause, context: Context) -> list[Task] | None:
+    """'when does the treasury yields data start and end?': its first and last dates and rows, from the catalog."""
+    refs = _docs_target(clause, context)
+    covers = "; ".join(f"{ref.key} covers {ref.start} to {ref.end} ({ref.rows:,} rows)" for ref in refs if ref.start)
+    return [reply(message("coverage", covers=covers))] if covers else None
+
+
+def _requests(part: str, context: Context) -> list[str]:
+    """'the mean sofr in jan 2024 and also the max effr in feb 2024': two requests, each with its own series and period
+    (the second leans on the first, so 'and effr in feb 2024' keeps the statistic)."""
+    for joined in PATTERNS["joined"].finditer(part) if not PATTERNS["paired"].search(part.lower()) else []:
+        sides = [read_clause(side, context.vocabulary) for side in (part[:joined.start()], part[joined.end():])]
+        if all((side.mentions.dataframes or side.mentions.columns) and side.periods for side in sides):
+            return [part[:joined.start()]] + _requests("and " + part[joined.end():], context)
+    return [part]
+
+
 def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
     """'which dataframe has the volume_bn column?': the dataframes whose docs list each column named."""
     homes = [(column, [ref.key for ref in context.vocabulary.frames_with_column(column)]) for column in _columns_asked(clause, context)]
@@ -211,6 +232,8 @@ Test = Callable[[Clause, Context], bool]
 GUARDS: dict[str, Test] = {
     "no_dataframe": lambda clause, context: not clause.mentions.dataframes,
     "no_code": lambda clause, context: not clause.code,
+    "no_period": lambda clause, context: not clause.periods,
+    "no_statistic": lambda clause, context: not stats_in(clause),
     "several_clauses": lambda clause, context: context.clause_count > 1,
     "alone_or_long": lambda clause, context: context.clause_count == 1 or len(clause.norm.split()) > 3,
     "note": lambda clause, context: memory.is_note(clause.norm) and "?" not in clause.text,
@@ -222,7 +245,7 @@ GUARDS: dict[str, Test] = {
     "docs": _is_docs,
     "column_question": lambda clause, context: (not clause.mentions.dataframes and not clause.mentions.pipelines and not clause.periods
                                                 and not stats_in(clause) and bool(_columns_asked(clause, context))),
-    "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods
+    "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods or clause.date_problems
                                          or _follow_up(clause, context) is not None),
     "has_code": lambda clause, context: bool(clause.code and clause.code.strip()),
     "has_path": lambda clause, context: bool(clause.paths),
@@ -277,7 +300,7 @@ def plan(text: str, context: Context) -> list[Task]:
     text, too_long = bounded(text)
     if too_long:
         return [reply(too_long)]
-    parts = split_clauses(text)
+    parts = [request for part in split_clauses(text) for request in _requests(part, context)]
     context.clause_count = len(parts)
     notice = [reply(message("too_many", count=len(parts), limit=MAX_CLAUSES, rest=parts[MAX_CLAUSES][:60]))] if len(parts) > MAX_CLAUSES else []
     by_clause: list[list[Task]] = []
@@ -323,7 +346,8 @@ PLANNERS = {
     "list_files": files._plan_list_files, "read_file": files._plan_read_file,
     "list_catalog": lambda clause, context: [Task("catalog", steps=[Step("list_catalog")],
                                                   detail={"pipelines": clause.mentions.pipelines})],
-    "docs": _plan_docs, "data": _plan_data, "help": lambda clause, context: [reply(help_text(context))], "column_home": _plan_column_home,
+    "docs": _plan_docs, "data": _plan_data, "coverage": _plan_coverage, "column_home": _plan_column_home,
+    "help": lambda clause, context: [reply(help_text(context))],
 }
 """The planners of the rows this module routes (the context questions register theirs in offline_introspect.py)."""
 for name, planner in PLANNERS.items():

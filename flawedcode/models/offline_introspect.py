@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.models.offline_cues import register_planner
-from flawedcode.models.offline_file_rules import RUN_TESTS_CODE, RUN_TIMEOUT_SECONDS
+from flawedcode.models.offline_file_rules import run_tests_step
 from flawedcode.models.offline_memory import is_summary_message, text_of
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, ToolResult, reply
 from flawedcode.models.offline_stats import READ_HEADER
@@ -69,8 +69,7 @@ def plan_archived(clause: Clause, context: Context) -> list[Task]:
 
 
 def plan_failing_tests(clause: Clause, context: Context) -> list[Task]:
-    return [Task("failing_tests", steps=[Step("run_python", {"code": RUN_TESTS_CODE, "command": "python -m pytest -q",
-                                                             "timeout": RUN_TIMEOUT_SECONDS})])]
+    return [Task("failing_tests", steps=[run_tests_step()])]
 
 
 def answer_failing_tests(task: Task, results: list[ToolResult], context: Context) -> str:

@@ -203,7 +203,7 @@ def visible_figures(earlier: list[BaseMessage]) -> list[Figure]:
 
 
 def _qualified(chosen: list[Figure], clause: Clause, context: Context) -> list[Figure]:
-    """The figures that fit every qualifier the question names: dataframe, statistic, column, tags, year, quarter, first/last."""
+    """The figures that fit every qualifier the question names: dataframe, statistic, column, tags, period, first/last."""
     norm, names = clause.norm, [name for ref in clause.mentions.dataframes for name in (ref.key, ref.dataframe)]
     if names:
         chosen = [f for f in chosen if any(re.search(rf"(?<![\w/]){re.escape(n)}(?![\w])", f.line.lower()) for n in names)
@@ -217,11 +217,10 @@ def _qualified(chosen: list[Figure], clause: Clause, context: Context) -> list[F
     if tags := tags_in(clause.rest):
         chosen = [f for f in chosen if any(set(tags) <= context.vocabulary.info(ref, column).tags
                                            for ref in context.vocabulary.frames for column in ref.columns if column in f.line)]
-    if years := re.findall(r"\b(20\d\d)\b", norm):
-        chosen = [f for f in chosen if any(year in ((DATES.search(f.line) or [""])[0][:4]) for year in years)]
-    if quarter := re.search(r"\bq([1-4])\b", norm):
-        months = {f"-{3 * int(quarter.group(1)) - offset:02d}-" for offset in (2, 1, 0)}
-        chosen = [f for f in chosen if DATES.search(f.line) and DATES.search(f.line).group(1)[4:8] in months]
+    # the period asked (a year, a quarter, a month...; without a year, any year's): the figure's dates fall inside it
+    if periods := [(p.start, p.end, 5 if p.assumed.startswith("no year given") else 0) for p in clause.periods if p.start and p.end]:
+        chosen = [f for f in chosen if (dates := DATES.search(f.line))
+                  and any(all(start[cut:] <= day[cut:] <= end[cut:] for day in dates.groups()) for start, end, cut in periods)]
     if re.search(PHRASES["recall"]["first"], norm):
         return chosen[:1]
     return chosen[-1:] if re.search(PHRASES["recall"]["last"], norm) else chosen

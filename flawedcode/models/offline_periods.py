@@ -25,7 +25,7 @@ ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "f
 PLACES = dates.PLACES | {"{date}": r"\d{4}-\d{2}-\d{2}", "{ordinal}": "|".join(ORDINAL)}
 FORMS = [(name, dates.form(pattern, PLACES)) for name, pattern in table()["periods"]["forms"]]
 """The period forms (``offline_intents.toml``'s ``[periods]``), in the order they are read, each with what it makes of its match."""
-SHORTHAND = [(re.compile(pattern), written) for pattern, written in table()["periods"]["shorthand"]]
+SHORTHAND = [(dates.form(pattern, PLACES), written) for pattern, written in table()["periods"]["shorthand"]]
 
 
 NO_PERIOD = "no period was given, so all of its data"
@@ -91,17 +91,18 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
 
 
 def _days_of(pattern: re.Pattern[str], rest: str, data_end: str, reading: _Reading) -> str:
-    """'the last trading day of 2024', 'the first day of Q3 2024': one row at an end of the period that follows
+    """'the last trading day of 2024', 'the first day of Q3 2024', 'the start of 2024': one row at an end of the period that follows
     ('from the first to the last trading day of 2024': all of it)."""
     for match in list(pattern.finditer(rest)):
         inner, inner_rest = read_periods(rest[match.end():match.end() + 40], data_end, reading.default_year)
         taken = len(inner_rest) - len(inner_rest.lstrip(" "))
         condition = re.match(r"\s*(?:when|where|that|on which|in which)\b", rest[match.end() + taken:])
-        if inner and taken and inner[0].start and inner[0].end and not (condition and match["which"] == "first"):
+        first = match["which"] == "first" or match["start"]  # 'the first day of Q3 2024', 'at the start of 2024': its first row
+        if inner and taken and inner[0].start and inner[0].end and not (condition and first):
             span = match.end() - match.start() + taken
             label = rest[match.start():match.start() + span].strip()
-            shape = "span" if match["whole"] else "first_row" if match["which"] == "first" else "end"
-            reading.found.append((match.start(), replace(SHAPES[shape](inner[0], match), label=label)))
+            shape = "span" if match["whole"] else "first_row" if first else "end"
+            reading.found.append((match.start(), replace(SHAPES[shape](inner[0], match), label=label, assumed=inner[0].assumed)))
             rest = rest[:match.start()] + " " * span + rest[match.start() + span:]
     return rest
 
@@ -192,7 +193,7 @@ COUNTED: dict[str, Callable[[re.Match[str], _Reading], Period]] = {
 def _period(kind: str, match: re.Match[str], reading: _Reading) -> Period | None:
     """The period one form's match names (None: its words are taken out, but name no period)."""
     groups = {name: value for name, value in match.groupdict().items() if value}
-    label = groups.get("label") or match.group(0).strip()
+    label = (groups.get("label") or match.group(0)).strip()
     if kind in COUNTED:
         return replace(COUNTED[kind](match, reading), label=label)
     first = _span({name: value for name, value in groups.items() if not name.endswith("_to")}, reading)

@@ -20,9 +20,7 @@ from flawedcode.models.offline_introspect import FAILING_CALL, report_test_run
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import CONTINUATION, READ_HEADER, offload_path
 
-QUOTE_LINES = 80
-QUOTED_AS = {"list_files": ("The workspace has:", 40), "search_archive": ("The archive search returned:", 12),
-             "read_file": ("read_file returned:", QUOTE_LINES)}
+QUOTED_AS: dict[str, list] = SAY["quoted"]
 """How answer_one quotes a tool's result: its lead line and at most how many lines (others: '<tool> returned:', 12)."""
 LIST_LINE = re.compile(r"^(?P<key>[\w.-]+/[\w.-]+): (?P<title>.*?) \((?P<detail>\d[\d,]* rows.*)\)\s*$", re.MULTILINE)
 
@@ -217,7 +215,7 @@ def _show_function(task: Task, read: ToolResult) -> str:
         found = []
     hit = _function_hit(task, "\n".join(f"{path}:{node.lineno}: def {node.name}" for node in found))
     if (node := next((node for node in found if hit and node.name == hit[2]), None)) is None:
-        return _quote(f"I could not find that function; {path} holds:", read.content, max_lines=QUOTE_LINES)
+        return _quote(f"I could not find that function; {path} holds:", read.content, max_lines=QUOTED_AS["read_file"][1])
     return f"{node.name} in {path} (lines {node.lineno}-{node.end_lineno}):\n```python\n" + "\n".join(body[node.lineno - 1:node.end_lineno]) + "\n```"
 
 
