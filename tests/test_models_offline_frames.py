@@ -402,3 +402,66 @@ def test_a_curve_spread_no_column_holds_is_the_longer_tenor_minus_the_shorter(as
 def test_a_unit_the_values_cannot_be_written_in_is_said_not_dropped(ask, request_text):
     reply = ask(request_text)
     assert "I can't give" in reply and "I computed nothing" in reply and not re.search(r"\d\.\d{4}", reply)
+
+
+def test_a_period_word_never_picks_a_flag_column(ask):
+    expected = column("money_markets/sofr", "rate", "2024-03-01", "2024-03-31").min()
+    reply = ask("Could you tell me the lowest SOFR print in the month of March 2024?")  # not is_month_end's minimum
+    assert reply.startswith("money_markets/sofr rate") and f"min {expected:.4f}" in reply
+
+
+@pytest.mark.parametrize("request_text", ["average sofr in 2024 on days when effr was above 5.3", "the mean sofr in 2024 when it was above 5.3%",
+                                          "median effr whenever sofr closed above 5.33 in 2024"])
+def test_a_condition_on_the_rows_it_cannot_apply_is_named_never_answered_as_a_count(ask, request_text):
+    reply = ask(request_text)
+    assert "could not use '" in reply and "a condition on the values" in reply and "days above" not in reply
+    assert not re.search(r"\d\.\d{4}", reply)
+
+
+def test_a_count_or_first_date_on_its_own_series_keeps_its_condition(ask):
+    values = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31")
+    assert f"{int((values > 5.3).sum())} of 251 days above 5.3%" in ask("how many days in 2024 when sofr was above 5.3")
+    assert f"first on {values[values < 5].index[0]:%Y-%m-%d}" in ask("when did sofr first drop below 5% in 2024")
+
+
+def test_the_one_table_holding_both_sides_of_a_spread_is_used(ask):
+    sofr = column("yield_curve/repo_public", "sofr", "2024-01-01", "2024-12-31")
+    iorb = column("yield_curve/repo_public", "iorb", "2024-01-01", "2024-12-31")
+    reply = ask("average spread sofr minus iorb in 2024")
+    assert "yield_curve/repo_public sofr minus yield_curve/repo_public iorb" in reply and f"mean {(sofr - iorb).mean():.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "expected"), [
+    ("latest reading of the TGA", lambda: f"latest {column('yield_curve/repo_public', 'tga_bn').iloc[-1]:.4f}"),
+    ("how many sessions saw the 10y above 4.5 in 2024",
+     lambda: f"{int((column('yield_curve/treasury_yields', 'yield_10y', '2024-01-01', '2024-12-31') > 4.5).sum())} of 251 days above 4.5"),
+    ("10y hi/lo in 2024", lambda: f"max {column('yield_curve/treasury_yields', 'yield_10y', '2024-01-01', '2024-12-31').max():.4f}"),
+    ("the biggest drop in reserves in a single day in 2024",
+     lambda: f"min {column('yield_curve/repo_public', 'reserves_bn', '2024-01-01', '2024-12-31').diff().min():.4f}"),
+])
+def test_everyday_words_for_a_reading_a_day_and_the_range_are_understood(ask, request_text, expected):
+    assert expected() in ask(request_text)
+
+
+def test_reverse_repo_usage_is_the_facility_volume(ask):
+    expected = column("yield_curve/repo_public", "on_rrp_volume_bn")["2024-12-31"]
+    assert f"on_rrp_volume_bn ($bn) on 2024-12-31: {expected:.4f}" in ask("reverse repo usage: what was it at the end of 2024?")
+
+
+def test_the_previous_year_after_a_year_is_that_year_moved_back(ask):
+    ask("median sofr in 2024")
+    expected = column("money_markets/sofr", "rate", "2023-01-01", "2023-12-31").median()
+    reply = ask("and the previous year")  # never 2024 again, read as the data's previous year
+    assert "2023-01-03 to 2023-12-29" in reply and f"median {expected:.4f}" in reply
+
+
+def test_two_sides_that_read_alike_stay_two_series(ask):
+    tens = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    fitted = column("yield_curve/fed_yield_curve", "SVENY10", "2024-01-01", "2024-12-31")
+    reply = ask("mean 10y minus the fitted 10y zero-coupon in 2024")  # never one side's own mean
+    assert "treasury_yields yield_10y minus yield_curve/fed_yield_curve SVENY10" in reply and f"mean {(tens - fitted).mean():.4f}" in reply
+
+
+def test_a_tenor_after_a_comparison_is_no_threshold(ask):
+    reply = ask("on how many days was the 10y below the 2y in 2024")  # not 'days below 2 bp' of the 2s10s spread
+    assert "below 2 bp" not in reply and "I computed nothing" in reply

@@ -3,7 +3,8 @@
 Each case starts from a request the offline model answers, built from the catalog's own vocabulary
 (every dataframe, its main column or a column named by its docs, a statistic, a year inside the
 data), and inserts ONE qualifier it cannot use: an unknown word, a day that does not exist or is
-ambiguous, a negation or exclusion, or a transform it does not apply. The reply must name what it
+ambiguous, a negation or exclusion, a transform it does not apply, a unit its values cannot be written
+in, or a condition on the rows. The reply must name what it
 could not use and state no figure: answering the request without the qualifier would be answering
 a wider question. The model is called directly with the real tools bound: a tool call means it set
 out to answer.
@@ -58,15 +59,22 @@ def _subjects() -> list[tuple[str, str]]:
     return subjects
 
 
-def _cases() -> list[tuple[str, str]]:
+MORE_QUALIFIERS = [
+    # added at stop 28 (after the others, so the earlier cases keep their numbers)
+    ("{request} in trillions", "trillion"),
+    ("{request} on days when effr was above 5", "on days when effr was above 5"),
+]
+
+
+def _cases(qualifiers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     cases = []
-    for (subject, year), stat, (template, named) in itertools.product(_subjects(), STATISTICS, QUALIFIERS):
+    for (subject, year), stat, (template, named) in itertools.product(_subjects(), STATISTICS, qualifiers):
         request = f"{stat} {subject} in {year}"
         cases.append((template.format(request=request, stat=stat, subject=subject, year=year), named.format(year=year)))
     return cases
 
 
-CASES = _cases()
+CASES = _cases(QUALIFIERS) + _cases(MORE_QUALIFIERS)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +86,7 @@ def bound_model(tmp_path_factory):
 
 def test_the_generated_set_is_large_and_covers_every_kind_of_qualifier():
     assert len(CASES) >= 500
-    assert len({named for _, named in CASES}) >= len(QUALIFIERS)
+    assert len({named for _, named in CASES}) >= len(QUALIFIERS) + len(MORE_QUALIFIERS)
 
 
 @pytest.mark.parametrize(("text", "named"), CASES, ids=[f"{index:03d}" for index in range(len(CASES))])

@@ -69,9 +69,10 @@ def _words_of(text: str) -> set[str]:
 
 def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = ()) -> list[str]:
     """The words of a data clause that nothing in the ask (or a visible note: 'our limit') accounts for, in order."""
-    text = re.sub(WORDS["patterns"]["formatting"], " ", FILLER_PHRASES.sub(" ", clause.rest))  # 'rounded to 2 dp': how to show it
+    text = clause.rest
     for used in ask.slot_words:  # 'a year later', 'excluding quarter-ends': words a slot used
         text = text.replace(used, " ")
+    text = re.sub(WORDS["patterns"]["formatting"], " ", FILLER_PHRASES.sub(" ", text))  # 'rounded to 2 dp': how to show it
     tags = {tag for series in ask.series if series.column for tag in vocabulary.info(series.ref, series.column).tags}
     tags |= {f"p{q}" for q in ask.percentiles}
     text = re.sub(r"\b\d{1,2}s(?:\d{1,2}s)?\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s, the 10s
@@ -97,9 +98,10 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
         elif word in NEGATIONS or not all(part in known or singular(part) in known or part in named or singular(part) in named
                                           or part.rstrip("'s") in named for part in re.split(r"[-_/]", word) if part):
             unused.append(token)
+    unused = list(ask.unusable) + unused
     lowered = clause.rest.lower()
     unused += [phrase for phrase in WORDS["words"]["unsupported"] if re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", lowered)]
-    comparison = COMPARISON.search(lowered)
+    comparison = COMPARISON.search(text if ask.unusable else lowered)  # a comparison the unusable condition holds is named there
     if comparison and ask.threshold is None and ask.combine is None:
         unused.append(comparison.group(0))  # 'above the top of the target range': a comparison it did not apply
     return list(dict.fromkeys(unused))
@@ -124,7 +126,8 @@ def decline_unused(ask: DataAsk, unused: list[str]) -> Task:
     word = next((word for word in unused if word in ambiguous), None)
     if word:
         return reply(message("ambiguous_word", understood=understood(ask), word=word, meanings=ambiguous[word]))
-    why = ("I can't apply a negation or an exclusion" if any(word in NEGATIONS for word in unused) else
+    why = ("I can't keep only the days a condition on the values selects" if ask.unusable else
+           "I can't apply a negation or an exclusion" if any(word in NEGATIONS for word in unused) else
            f"{'they name' if len(unused) > 1 else 'it names'} no column, date, statistic or condition I know")
     return reply(message("unused_words", understood=understood(ask), words=", ".join(f"'{word}'" for word in unused[:4]), why=why,
                          them="them" if len(unused) > 1 else "it"))

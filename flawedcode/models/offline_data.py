@@ -8,14 +8,13 @@ statistics, combinations, transforms and conditions are patterns in offline_word
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import re
 from dataclasses import dataclass, field, replace
 
 from flawedcode.models.offline_dates import form
 from flawedcode.models.offline_entities import DataframeRef
-from flawedcode.models.offline_periods import NO_PERIOD, Period
+from flawedcode.models.offline_periods import NO_PERIOD, SHIFT_MONTHS, Period, _moved
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
 from flawedcode.models.offline_words import (
@@ -52,6 +51,8 @@ OR_MORE: dict[str, str] = WORDS["or_more"]
 _WORDINGS = sorted(((wording, side) for side, wordings in WORDS["comparisons"].items() for wording in wordings), key=lambda item: -len(item[0]))
 OPERATORS = "|".join(wording if not wording[0].isalpha() else rf"\b{wording}\b" for wording, _ in _WORDINGS)
 THRESHOLD = form(PATTERNS["threshold"], {"{ops}": OPERATORS, "{or_more}": "|".join(OR_MORE)})
+ROW_CONDITION = form(PATTERNS["row_condition"], {"{ops}": OPERATORS})
+"""'on days when effr was above 5.3', 'whenever it closed below 5': rows chosen by a condition ('subject': what it is on)."""
 """A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
 NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
 FRAME_ONLY_WORDS = word_set("frame_only")
@@ -97,6 +98,7 @@ class DataAsk:
     flag: tuple[str, DataframeRef, str] | None = None  # ('exclude' | 'only', dataframe, flag column): 'excluding quarter-ends'
     flag_words: str = ""
     slot_words: tuple[str, ...] = ()  # words a slot used: 'a year later', 'excluding quarter-ends', 'the largest 1-day drop'
+    unusable: tuple[str, ...] = ()  # a slot it read and cannot apply: 'on days when effr was above 5.3'
 
     @property
     def year(self) -> int | None:
@@ -130,12 +132,21 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     flag_match = FLAG_CONDITION.search(clause.rest)
     flag = _flag_column(flag_match, context) if flag_match else None
     shift = SHIFT.search(clause.rest) if follow_up is not None and not clause.periods else None
+    read = SHIFT.search(clause.norm) if follow_up is not None and clause.periods else None
+    if read and all(period.label and period.label in read.group(0) for period in clause.periods):
+        clause, shift = replace(clause, periods=[]), read  # 'and the previous year?': the previous request's year, moved back
     moved_to, moved = next(((name, match) for name, pattern in TRANSFORMS if (match := re.search(pattern, clause.rest))), (None, None))
     for used in (flag_match if flag else None, shift, moved if moved and tags_in(moved.group(0)) else None):
         if used:  # 'excluding quarter-ends', 'a year later?', 'the largest 1-day drop': slots, not series names (nor a 1d tenor)
             clause = replace(clause, rest=clause.rest[:used.start()] + " " * len(used.group(0)) + clause.rest[used.end():])
     vocabulary = context.vocabulary
     stats = stats_in(clause)
+    condition = ROW_CONDITION.search(clause.rest)
+    unusable = (condition.group(0).strip(),) if condition and _condition_elsewhere(condition, clause, stats, context) else ()
+    if unusable and _names_something(ROW_CONDITION.sub(" ", clause.rest), context):  # 'the average sofr on days when effr ...'
+        rest, norm = ROW_CONDITION.sub(" ", clause.rest), ROW_CONDITION.sub(" ", clause.norm)
+        clause = replace(clause, rest=rest, norm=norm, mentions=vocabulary.find(rest))
+        stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
     if combine == "correlation":
         stats = ["corr"]
@@ -146,8 +157,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     pair = follow_up is not None and bool(follow_up.combine) and not combine and not clause.mentions.dataframes and not names_column
     if pair:  # 'and in 2023?', 'in bp?' after a spread: the same two series, combined the same way
         combine, sides, found = follow_up.combine, [], [list(follow_up.series)]
-    elif sides:  # each side on its own
-        found = [_side(side, clause, context, frames, "percent" if combine == "difference" else None) for side in _share_head_noun(sides)]
+    elif sides:  # each side on its own, in the one table with a column each side names ('sofr minus iorb': repo_public's) if there is one
+        home = _one_home(_share_head_noun(sides), context)
+        found = [_side(side, clause, context, [home] if home else frames, "percent" if combine == "difference" else None)
+                 for side in _share_head_noun(sides)]
     else:  # 'the 20y?' after the 30y: the same dataframe first
         again = follow_up is not None and not frames and names_column
         found = [_series_for(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
@@ -156,8 +169,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if failed is not None:
         return failed
     series = [one[0] for one in found] if sides else found[0]
-    if sides and series[0] == series[1]:
-        combine, series = None, series[:1]
+    if sides and series[0] == series[1]:  # 'the 10y minus the fitted 10y': each side as written, in the whole catalog, else one series
+        again = [_series_for(side, clause, context, [[], frames]) for side in sides]
+        series = [one[0] for one in again] if not any(isinstance(one, Task) for one in again) else series
+        combine, series = (combine, series) if series[0] != series[1] else (None, series[:1])
     inherits = follow_up is not None and not stats and (not combine or pair)  # a follow-up keeps what it does not change
     if inherits and follow_up.series and not names_column and not pair:
         asked_column = follow_up.series[0].column  # 'top 3 days of SOFR volume' then 'and EFFR': EFFR's volume too
@@ -189,8 +204,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         count = int(written) if written.isdigit() else NUMBER_WORDS[written]
         side = "bottom" if (ranked["side"] or ranked["side2"]) in ("bottom", "lowest", "smallest") else "top"
         stats = [f"{side}{count}"]
-    first_when = FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm)
-    threshold = _threshold(clause.norm)
+    first_when = None if unusable else FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm)
+    threshold = None if unusable else _threshold(clause.norm)  # a condition it cannot apply is no threshold either
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
         threshold = (comparison_side(first_when), float(first_when["limit"]))
         stats = ["first_when"]
@@ -221,11 +236,24 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         return reply(message("unit_misfit", series=misfit.label, unit=unit, has=vocabulary.unit(misfit.ref, misfit.column) or "no unit"))
     named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     transform = transform if not combine and not wants_rows else None
-    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match]
+    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match] + list(unusable)
     ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
                   limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
-                  transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used))
+                  transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used),
+                  unusable=unusable)
     return _outside_coverage(ask) or ask
+
+
+def _condition_elsewhere(condition: re.Match[str], clause: Clause, stats: list[str], context: Context) -> bool:
+    """A condition on rows it cannot apply: to a statistic other than a count or a first date, or about another series."""
+    if not FIRST_WHEN.search(clause.norm) and not (re.search(COUNT_WORDS, clause.norm) and set(stats) <= {"count"}):
+        return True
+    rest = clause.rest.replace(condition.group(0), " ")
+    inside, outside = context.vocabulary.find(condition["subject"]), context.vocabulary.find(rest)
+    if not (outside.dataframes or outside.columns or tags_in(rest)):  # 'how many days when sofr was above 5.3': its series
+        return False
+    return bool(set(inside.dataframes) - set(outside.dataframes) or set(inside.columns) - set(outside.columns)
+                or set(tags_in(condition["subject"])) - set(tags_in(rest)))
 
 
 def _flag_column(match: re.Match[str], context: Context) -> tuple[str, DataframeRef, str] | None:
@@ -240,21 +268,11 @@ def _flag_column(match: re.Match[str], context: Context) -> tuple[str, Dataframe
 
 
 def shifted(period: Period, shift: re.Match[str]) -> Period:
-    unit = (shift["unit"] or shift["unit2"]).rstrip("s")
-    count = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, None: 1}.get(shift["count"]) or int(shift["count"])
-    months = count * {"year": 12, "quarter": 3, "month": 1}[unit]
-    if (shift["way"] or shift["way2"]) in ("earlier", "before", "back", "ago", "previous", "prior"):
-        months = -months
-
-    def move(day: str | None, last: bool) -> str | None:
-        if day is None:
-            return None
-        year, month = divmod(int(day[:4]) * 12 + int(day[5:7]) - 1 + months, 12)
-        length = calendar.monthrange(year, month + 1)[1]
-        number = length if last and int(day[8:]) == calendar.monthrange(int(day[:4]), int(day[5:7]))[1] else min(int(day[8:]), length)
-        return f"{year:04d}-{month + 1:02d}-{number:02d}"
-
-    start, end = move(period.start, False), move(period.end, True)
+    """The period moved as 'a year later', 'two quarters earlier', 'the previous month' asks (a month's last day stays its last)."""
+    count = shift["count"] or "one"
+    months = (int(count) if count.isdigit() else NUMBER_WORDS.get(count, 1)) * SHIFT_MONTHS[(shift["unit"] or shift["unit2"]).rstrip("s")]
+    sign = -1 if (shift["way"] or shift["way2"]) in ("earlier", "before", "back", "ago", "previous", "prior") else 1
+    start, end = (_moved(day, sign * months) if day else None for day in (period.start, period.end))
     return replace(period, start=start, end=end, label=f"{start} to {end}" if start and start != end else (end or ""), assumed="")
 
 
@@ -265,11 +283,8 @@ def _unranked(text: str) -> str:
 
 def context_unit(context: Context) -> str | None:
     """A unit the user asked answers in ('I prefer answers in basis points'), if visible."""
-    for earlier in context.earlier:
-        text = str(earlier.content).lower() if earlier.type == "human" else ""
-        if re.search(PATTERNS["prefers_bp"], text):
-            return "bp"
-    return None
+    prefers = any(earlier.type == "human" and re.search(PATTERNS["prefers_bp"], str(earlier.content).lower()) for earlier in context.earlier)
+    return "bp" if prefers else None
 
 
 def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
@@ -334,6 +349,15 @@ def _side(text: str, clause: Clause, context: Context, frames: list[DataframeRef
     return _series_for(text, clause, context, [[], frames] if frames else [[]], prefer_unit=unit)
 
 
+def _one_home(sides: list[str], context: Context) -> DataframeRef | None:
+    """The one dataframe with a column each side names by its own name, when some side names no dataframe of its own."""
+    if all(context.vocabulary.find(side).dataframes for side in sides):
+        return None
+    homes = [ref for ref in context.vocabulary.frames
+             if all(any(_named_by(side, ref, column, context) for column in ref.columns if column != ref.date_column) for side in sides)]
+    return homes[0] if len(homes) == 1 else None
+
+
 def _named_by(text: str, ref: DataframeRef, column: str, context: Context) -> bool:
     """Whether a phrase names a column by its own name ('iorb', not 'rate') or by every tenor and percentile it carries."""
     tags, name = set(tags_in(text)), column.lower()
@@ -380,6 +404,8 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
     match = vocabulary.match_columns(text, local_frames or None, only_tags=tags, ignore=mentions.frame_words - names)
     if prefer_unit and len(match.columns) > 1:
         match.columns = [(ref, column) for ref, column in match.columns if vocabulary.unit(ref, column) == prefer_unit] or match.columns
+    if not re.search(COUNT_WORDS, clause.norm):  # a flag column is a series only when named or counted ('the month of March')
+        match.columns = [(ref, column) for ref, column in match.columns if vocabulary.unit(ref, column) != "flag"]
     separate = len(tags) > 1 and re.search(r"\band\b|,", text) and not re.search(r"spread|minus|difference|gap|\d+s\d+s", text)
     if (separate or not match.columns) and len(tags) > 1 and many:
         series: list[Series] = []
@@ -391,7 +417,7 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
             return series
     if not match.columns and match.missing:
         return reply(_no_tenor(match.missing, local_frames, context))
-    if match.columns and _strong_enough(match.score, tags, local_frames):
+    if match.columns and (tags or match.score >= 3 or (local_frames and match.score >= 2)):  # strong enough to name a column
         owners = list(dict.fromkeys(ref for ref, _ in match.columns))
         if len(owners) > 1 or (len(match.columns) > 1 and not clause.mentions.columns):
             if len(owners) == 1 and re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
@@ -415,10 +441,6 @@ def _main_series(frames: list[DataframeRef], clause: Clause, context: Context, m
     if re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
         return [Series(ref, "") for ref in frames]
     return reply(_which_column(next(ref for ref, column in mains if not column), context))
-
-
-def _strong_enough(score: float, tags: list[str], frames: list[DataframeRef]) -> bool:
-    return bool(tags) or score >= 3 or (bool(frames) and score >= 2)
 
 
 def _some_column_has_all(tags: list[str], frames: list[DataframeRef], context: Context) -> bool:
