@@ -133,8 +133,10 @@ def test_a_question_about_a_file_is_answered_from_its_text_not_dumped(agent, que
     assert expected in reply and "read_file returned" not in reply and "return [" not in reply and "```" not in reply, reply
 
 
-def test_the_column_headers_of_a_csv_come_from_its_first_line_only(agent):
-    reply = agent.send("what are the column headers of data.csv?")
+@pytest.mark.parametrize("question", ["what are the column headers of data.csv?", "which columns are in data.csv",
+                                      "what columns does data.csv have?"])
+def test_the_column_headers_of_a_csv_come_from_its_first_line_only(agent, question):
+    reply = agent.send(question)
     assert "date,open,high,low,close,volume (6 columns)" in reply and "2024-01-02" not in reply
     read = [m for m in agent.messages if m.type == "tool"][-1]
     assert read.content.count("\n") <= 2

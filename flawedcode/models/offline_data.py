@@ -283,11 +283,8 @@ def _unranked(text: str) -> str:
 
 def context_unit(context: Context) -> str | None:
     """A unit the user asked answers in ('I prefer answers in basis points'), if visible."""
-    for earlier in context.earlier:
-        text = str(earlier.content).lower() if earlier.type == "human" else ""
-        if re.search(PATTERNS["prefers_bp"], text):
-            return "bp"
-    return None
+    prefers = any(earlier.type == "human" and re.search(PATTERNS["prefers_bp"], str(earlier.content).lower()) for earlier in context.earlier)
+    return "bp" if prefers else None
 
 
 def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:

@@ -131,9 +131,6 @@ class Vocabulary:
     def frame(self, key_or_id: str) -> DataframeRef | None:
         return next((ref for ref in self.frames if key_or_id in (ref.key, ref.dataframe)), None)
 
-    def pipelines(self) -> list[str]:
-        return list(dict.fromkeys(ref.pipeline for ref in self.frames))
-
     def names(self) -> set[str]:
         """Every identifier the catalog has, lower case: keys, ids, pipelines, columns."""
         return {name.lower() for ref in self.frames for name in (ref.key, ref.dataframe, ref.pipeline, *ref.columns)}
@@ -163,13 +160,13 @@ class Vocabulary:
             initials = _initials(ref.title).lower()
             phrases += [(name, "id", ref.key) for name in (ref.key.lower(), ref.dataframe.lower(), ref.dataframe.replace("_", " ").lower())]
             phrases += [(name, "alias", ref.key) for name in (_plain_title(ref.title), initials if len(initials) >= 3 else "") if name]
-        for pipeline in self.pipelines():
+        for pipeline in dict.fromkeys(ref.pipeline for ref in self.frames):
             spaced = pipeline.replace("_", " ").lower()
             phrases += [(name, "pipeline", pipeline) for name in (pipeline.lower(), spaced, singular(spaced))]
         known = {phrase for phrase, _, _ in phrases}
         phrases += [(column.lower(), "column", column) for ref in self.frames for column in ref.columns
                     if column != ref.date_column and column.lower() not in known]
-        return sorted(set(phrases), key=lambda item: (-len(item[0]), item))
+        return sorted(set(phrases), key=lambda item: (KIND_ORDER[item[1]], -len(item[0]), item))  # the order find() tries them in
 
     def _distinctive_words(self) -> dict[str, str]:
         """Words and title pairs only one dataframe has (a word in another's columns counts only if it is an id word)."""
@@ -207,8 +204,7 @@ class Vocabulary:
         lowered = text.lower()
         taken = [False] * len(lowered)
         found: list[tuple[int, str, str, str]] = []  # (position, kind, value, phrase)
-        ordered = sorted(self._phrases, key=lambda item: (KIND_ORDER[item[1]], -len(item[0])))
-        for phrase, kind, value in ordered:
+        for phrase, kind, value in self._phrases:
             pattern = r"(?<![\w/])" + re.escape(phrase) + r"(?![\w])"
             for match in re.finditer(pattern, lowered):
                 span = range(match.start(), match.end())

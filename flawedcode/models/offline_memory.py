@@ -2,7 +2,8 @@
 
 The goal (from a visible summary, else the first request if nothing was cut), the last tool call, the
 user's notes (kept word for word, never data) and the figures its answers stated, matched on the
-question's qualifiers; a copy in scratch/ read back only in part is never answered from.
+question's qualifiers; a figure no longer visible is computed again from a scratch/ copy of its rows
+(a data task, offline_answers.py), else searched in a visible archive.
 Its phrases are data: ``offline_answers.toml``.
 """
 
@@ -272,28 +273,27 @@ def answer_recall_from_archive(task: Task, results: list[Any], context: Context)
     return _one_figure(_qualified(found, clause, context) if qualified else [], "I found several figures that fit") or SAY["figure_not_archived"]
 
 
-def _results_of(earlier: list[BaseMessage], tool: str) -> list[tuple[dict[str, Any], str]]:
-    """(arguments, result text) of each visible call of ``tool``, newest first."""
+def _results_for(earlier: list[BaseMessage], tool: str, key: str) -> list[str]:
+    """The result texts of the visible calls of ``tool`` for the dataframe ``key``, newest first."""
     calls = {call["id"]: call for message in earlier if isinstance(message, AIMessage) for call in message.tool_calls}
-    found = [(calls.get(message.tool_call_id, {}), text_of(message)) for message in reversed(earlier) if isinstance(message, ToolMessage)]
-    return [(call.get("args", {}), text) for call, text in found if call.get("name") == tool]
+    return [text_of(message) for message in reversed(earlier) if isinstance(message, ToolMessage)
+            and (call := calls.get(message.tool_call_id, {})).get("name") == tool
+            and call.get("args", {}).get("dataframe") in (key.partition("/")[2], key)]
 
 
 def visible_rows(earlier: list[BaseMessage], key: str) -> tuple[str, str] | None:
     """The newest visible load of a dataframe: ('table', content) or ('stub', scratch path); None if none is visible."""
-    for args, content in _results_of(earlier, "chartbook_load_data"):
-        if args.get("dataframe") in (key.partition("/")[2], key):
-            if path := offload_path(content):
-                return "stub", path
-            if parse_loaded_table(content) is not None:
-                return "table", content
+    for content in _results_for(earlier, "chartbook_load_data", key):
+        if path := offload_path(content):
+            return "stub", path
+        if parse_loaded_table(content) is not None:
+            return "table", content
     return None
 
 
 def docs_stub_path(earlier: list[BaseMessage], key: str) -> str | None:
     """The scratch/ file holding a dataframe's docs, if a visible offload stub of chartbook_get_docs names it."""
-    return next((path for args, text in _results_of(earlier, "chartbook_get_docs")
-                 if args.get("dataframe") in (key.partition("/")[2], key) and (path := offload_path(text))), None)
+    return next(filter(None, map(offload_path, _results_for(earlier, "chartbook_get_docs", key))), None)
 
 
 def scratch_copy_about(context: Context, refs: list[Any]) -> tuple[str, Any] | None:

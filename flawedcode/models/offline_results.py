@@ -87,6 +87,8 @@ ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
     "recall": lambda task, results, context: memory.answer_recall_from_archive(task, results, context),
     "note_recall": lambda task, results, context: memory.answer_note_from_archive(results),
     "fix": lambda task, results, context: _fix_answer(results),
+    "function": lambda task, results, context: (_show_function(task, results[-1]) if len(results) >= 2 else
+                                               SAY["no_function"] + "".join(answer_one(result, task) for result in results[:1])),
     "about_file": lambda task, results, context: _describe_file(results[0]),
     "tests": lambda task, results, context: "\n\n".join(part(results[0].content) for part in (report_test_run, _describe_run)),
 }
@@ -96,9 +98,6 @@ ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
 def answer_task(task: Task, results: list[ToolResult], context: Context) -> str:
     if (answer := answer_for(task.kind) or ANSWERS.get(task.kind)) is not None:
         return answer(task, results, context)
-    if task.kind == "function":
-        return _show_function(task, results[-1]) if len(results) >= 2 else (
-            "I found no function matching that in the project's files. " + (answer_one(results[0], task) if results else ""))
     if task.kind == "docs" and any(result.name == "search_files" for result in results):
         # The saved copy's matching rows answer the question; the stub that led to them would only bury them.
         results = [result for result in results if not offload_path(result.content.strip())] or results
