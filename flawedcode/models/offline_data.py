@@ -40,7 +40,7 @@ DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correla
 SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"]
 RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION = (re.compile(PATTERNS[name]) for name in (
     "ratio", "first_when", "sign", "negated", "shift", "flag_condition"))
-FALLS = PATTERNS["falls"]
+FALLS, EITHER_WAY = PATTERNS["falls"], PATTERNS["either_way"]
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
 DESCRIBE_STATS = ["mean", "min", "max", "latest"]
 NTH_PLACES: dict[str, int] = WORDS["ordinals"]
@@ -192,6 +192,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         asked = [stat for stat in stats if stat not in ("change", "pct_change")]
         if moved and re.search(FALLS, moved.group(0)):  # 'the largest daily drop': the most negative change
             asked = ["min" if stat == "max" else stat for stat in asked]
+        elif moved and re.search(EITHER_WAY, moved.group(0)) and "max" in asked:  # 'the largest daily move': either sign
+            asked = ["min" if stat == "max" else stat for stat in asked] + ["max"]
         stats = asked or ([] if inherits else list(DESCRIBE_STATS))
     ranked = RANKED.search(clause.rest)
     nth = NTH_RANKED.search(clause.rest)
