@@ -42,8 +42,10 @@ def test_nothing_offloaded_or_archived_is_said_not_invented(agent):
     assert "Nothing I can see has been archived" in agent.send("what have you archived so far?")
 
 
-def test_whats_failing_names_the_failing_tests_line_and_function(agent):
-    reply = agent.send("what's failing in the demo project, and why?")
+@pytest.mark.parametrize("request_text", ["what's failing in the demo project, and why?", "are any tests broken in this project?",
+                                          "are the tests failing?", "is anything failing in the demo?", "any failing tests?"])
+def test_whats_failing_names_the_failing_tests_line_and_function(agent, request_text):
+    reply = agent.send(request_text)
     assert "2 tests failed" in reply
     assert "test_volatility_of_the_sample_data_is_plausible_for_a_stock" in reply
     assert "line 22" in reply and "analyze.annualized_volatility" in reply
