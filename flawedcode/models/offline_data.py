@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from flawedcode.models.offline_dates import form
 from flawedcode.models.offline_entities import DataframeRef
-from flawedcode.models.offline_periods import NO_PERIOD, SHIFT_MONTHS, Period, _moved
+from flawedcode.models.offline_periods import NO_PERIOD, SHIFT_MONTHS, Period, moved_by_months
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import ROWS_IN_CONTEXT_SHARE, TOKENS_PER_CELL
 from flawedcode.models.offline_words import (
@@ -51,9 +51,9 @@ OR_MORE: dict[str, str] = WORDS["or_more"]
 _WORDINGS = sorted(((wording, side) for side, wordings in WORDS["comparisons"].items() for wording in wordings), key=lambda item: -len(item[0]))
 OPERATORS = "|".join(wording if not wording[0].isalpha() else rf"\b{wording}\b" for wording, _ in _WORDINGS)
 THRESHOLD = form(PATTERNS["threshold"], {"{ops}": OPERATORS, "{or_more}": "|".join(OR_MORE)})
+"""A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
 ROW_CONDITION = form(PATTERNS["row_condition"], {"{ops}": OPERATORS})
 """'on days when effr was above 5.3', 'whenever it closed below 5': rows chosen by a condition ('subject': what it is on)."""
-"""A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
 NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
 FRAME_ONLY_WORDS = word_set("frame_only")
 UNIT_FITS: dict[str, list[str]] = WORDS["unit_fits"]
@@ -143,9 +143,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     stats = stats_in(clause)
     condition = ROW_CONDITION.search(clause.rest)
     unusable = (condition.group(0).strip(),) if condition and _condition_elsewhere(condition, clause, stats, context) else ()
-    if unusable and _names_something(ROW_CONDITION.sub(" ", clause.rest), context):  # 'the average sofr on days when effr ...'
-        rest, norm = ROW_CONDITION.sub(" ", clause.rest), ROW_CONDITION.sub(" ", clause.norm)
-        clause = replace(clause, rest=rest, norm=norm, mentions=vocabulary.find(rest))
+    rest = ROW_CONDITION.sub(" ", clause.rest) if unusable else ""
+    if unusable and _names_something(rest, context):  # 'the average sofr on days when effr ...'
+        clause = replace(clause, rest=rest, norm=ROW_CONDITION.sub(" ", clause.norm), mentions=vocabulary.find(rest))
         stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
     if combine == "correlation":
@@ -232,8 +232,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = ["latest"] if not stats or stats == ["mean"] else stats
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
-    unit = unit_asked(clause.norm) or (follow_up.unit if inherits else None) or context_unit(context)
-    misfit = next((s for s in series if s.column and unit_asked(clause.norm) and vocabulary.unit(s.ref, s.column) not in UNIT_FITS[unit]), None)
+    asked_unit = unit_asked(clause.norm)
+    unit = asked_unit or (follow_up.unit if inherits else None) or context_unit(context)
+    misfit = next((s for s in series if s.column and asked_unit and vocabulary.unit(s.ref, s.column) not in UNIT_FITS[unit]), None)
     if misfit:  # 'sofr in trillions', 'reserves in bp': a unit its values cannot be written in
         return reply(message("unit_misfit", series=misfit.label, unit=unit, has=vocabulary.unit(misfit.ref, misfit.column) or "no unit"))
     named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
@@ -274,7 +275,7 @@ def shifted(period: Period, shift: re.Match[str]) -> Period:
     count = shift["count"] or "one"
     months = (int(count) if count.isdigit() else NUMBER_WORDS.get(count, 1)) * SHIFT_MONTHS[(shift["unit"] or shift["unit2"]).rstrip("s")]
     sign = -1 if (shift["way"] or shift["way2"]) in ("earlier", "before", "back", "ago", "previous", "prior") else 1
-    start, end = (_moved(day, sign * months) if day else None for day in (period.start, period.end))
+    start, end = (moved_by_months(day, sign * months) if day else None for day in (period.start, period.end))
     return replace(period, start=start, end=end, label=f"{start} to {end}" if start and start != end else (end or ""), assumed="")
 
 

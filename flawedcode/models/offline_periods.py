@@ -155,7 +155,7 @@ def _counted_back(match: re.Match[str], reading: _Reading) -> Period:
         return Period(last_rows=5 * count)
     if count == 1 and not count_text and unit in ("month", "year"):  # 'last month', 'last year': the data's latest one so far
         return Period(end_day.replace(day=1).isoformat() if unit == "month" else f"{end_day.year}-01-01", end_day.isoformat())
-    start = _moved(end_day.isoformat(), -count * (12 if unit == "year" else 1))
+    start = moved_by_months(end_day.isoformat(), -count * (12 if unit == "year" else 1))
     return Period(_shifted(start, 1), end_day.isoformat())
 
 
@@ -238,10 +238,10 @@ def shifted(text: str, period: Period) -> Period | None:
     if match is None or not period.start or not period.end:
         return None
     months = int(match["count"] or 1) * SHIFT_MONTHS[match["unit"].lower()] * (-1 if match["way"].lower() in ("earlier", "before", "back") else 1)
-    return Period(_moved(period.start, months), _moved(period.end, months), label=match.group(0).strip(" ?.!"))
+    return Period(moved_by_months(period.start, months), moved_by_months(period.end, months), label=match.group(0).strip(" ?.!"))
 
 
-def _moved(day: str, months: int) -> str:
+def moved_by_months(day: str, months: int) -> str:
     """``day`` moved by whole months; the last day of a month stays the last day of its month."""
     date = dt.date.fromisoformat(day)
     year, month = divmod(date.year * 12 + date.month - 1 + months, 12)
