@@ -7,7 +7,8 @@ returns the ``STATS`` dict: ``mean``, ``median``, ``min`` / ``max`` (with ``min_
 25th percentile), ``pNN`` (linear interpolation, numpy's and pandas'
 default), ``top`` / ``bottom`` (the ``RANKED`` largest and smallest, earlier dates first on ties, as
 pandas' ``nlargest``), the count past a ``threshold`` (``above``, ``below``, ``at or above``, ``at or
-below``, or ``true`` for a flag column) with ``first_when``, and ``corr`` (Pearson) with ``other``.
+below``, or ``true`` for a flag column) with ``first_when``, and with ``other``: ``corr`` (Pearson),
+``other_mean`` and ``mean_ratio`` (the mean over the mean of ``other``).
 
 ``pairs(rows, column)`` makes the pairs from ``Catalog.rows`` (missing values dropped, a flag as 1.0 /
 0.0); ``transformed`` gives daily changes (``diff``) or percent changes (``pct``); ``combined`` lines
@@ -79,6 +80,9 @@ def figures(values: Pairs, percentiles: list[int] = (), threshold: tuple[str, fl
         out[side] = len(past)
         if past:
             out["first_when"] = past[0]
+    if other is not None and len(other) == len(numbers) and statistics.fmean(value for _, value in other):
+        out["other_mean"] = statistics.fmean(value for _, value in other)
+        out["mean_ratio"] = out["mean"] / out["other_mean"]  # 'the ratio of average A to average B'
     if other is not None and len(other) == len(numbers) and len(numbers) > 1:
         try:
             out["corr"] = statistics.correlation(numbers, [value for _, value in other])

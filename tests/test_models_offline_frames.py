@@ -475,5 +475,90 @@ def test_two_sides_that_read_alike_stay_two_series(ask):
 
 
 def test_a_tenor_after_a_comparison_is_no_threshold(ask):
+    ten, two = (column("yield_curve/treasury_yields", name, "2024-01-01", "2024-12-31") for name in ("yield_10y", "yield_2y"))
     reply = ask("on how many days was the 10y below the 2y in 2024")  # not 'days below 2 bp' of the 2s10s spread
-    assert "below 2 bp" not in reply and "I computed nothing" in reply
+    assert "below 2 bp" not in reply and f"{int((ten < two).sum())} of {len(ten)} days with" in reply
+
+
+# ----------------------------------------------------------------------------- moves between days, ratios of means, series against series
+
+
+def test_a_change_between_two_days_is_from_the_earlier_to_the_later(ask):
+    effr = column("money_markets/effr", "rate")
+    reply = ask("effr on march 15th, 2024 and on march 15th, 2023: what changed?")
+    assert f"change {effr['2024-03-15'] - effr['2023-03-15']:+.4f}" in reply and "2023-03-15 to 2024-03-15" in reply
+    assert "change +0.0000" not in reply
+
+
+@pytest.mark.parametrize("request_text", ["percent change in the 10y from the start to the end of 2024",
+                                          "percent change in the 10y between the beginning and the end of 2024"])
+def test_from_the_start_to_the_end_of_a_year_is_the_whole_year(ask, request_text):
+    ten = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    assert f"percent change {(ten.iloc[-1] / ten.iloc[0] - 1) * 100:+.4f}%" in ask(request_text)
+
+
+def test_a_move_on_one_day_is_that_days_change_and_never_zero_by_construction(ask):
+    ten = column("yield_curve/treasury_yields", "yield_10y")
+    expected = ten["2024-06-28"] - ten[:"2024-06-27"].iloc[-1]
+    reply = ask("how much did the 10y move on 2024-06-28?")
+    assert f"{expected:.4f}" in reply and "2024-06-28" in reply
+
+
+def test_a_move_on_a_holiday_names_the_holiday_and_states_no_figure(ask):
+    reply = ask("how much did sofr move on July 4th 2024?")
+    assert "Independence Day" in reply and not re.search(r"-?\d+\.\d{4}", reply)
+
+
+def test_a_change_at_one_point_is_declined(ask):
+    reply = ask("how much did sofr change at the end of 2024?")
+    assert "a change needs two" in reply and not re.search(r"-?\d+\.\d{4}", reply)
+
+
+def test_the_ratio_of_two_averages_is_the_ratio_of_the_means_not_the_mean_ratio(ask):
+    sofr = column("money_markets/sofr", "volume_bn", "2024-01-01", "2024-12-31")
+    effr = column("money_markets/effr", "volume_bn", "2024-01-01", "2024-12-31")
+    both = pd.concat([sofr, effr], axis=1, join="inner")
+    of_means = both.iloc[:, 0].mean() / both.iloc[:, 1].mean()
+    mean_ratio = (both.iloc[:, 0] / both.iloc[:, 1]).mean()
+    assert f"= {of_means:.4f}" in ask("ratio of average sofr volume to average effr volume in 2024")
+    assert f"mean {mean_ratio:.4f}" in ask("average ratio of sofr volume to effr volume in 2024")
+
+
+@pytest.mark.parametrize(("request_text", "first", "second", "how"), [
+    ("on how many days was sofr above iorb in 2024?", "sofr", "iorb", "above"),
+    ("how many days did tgcr trade above the on rrp rate in 2024", "tgcr", "on_rrp_rate", "above"),
+    ("on how many days was sofr not above iorb in 2024?", "sofr", "iorb", "at or below"),
+])
+def test_a_count_of_days_one_series_was_past_another(ask, request_text, first, second, how):
+    a, b = (column("yield_curve/repo_public", name, "2024-01-01", "2024-12-31") for name in (first, second))
+    expected = int((a > b).sum() if how == "above" else (a <= b).sum())
+    reply = ask(request_text)
+    assert f": {expected} of {len(a)} days with yield_curve/repo_public {first} {how} yield_curve/repo_public {second}" in reply
+
+
+def test_the_curve_inverted_in_brackets_counts_the_days_the_10y_was_below_the_2y(ask):
+    ten, two = (column("yield_curve/treasury_yields", name, "2024-01-01", "2024-12-31") for name in ("yield_10y", "yield_2y"))
+    assert f"{int((ten < two).sum())} of {len(ten)} days" in ask("on how many days was the curve inverted (10y below 2y) in 2024?")
+
+
+def test_a_percentile_column_answers_only_a_request_naming_its_percentile(ask):
+    reply = ask("how volatile were repo rates in december 2023 compared with november 2023?")
+    assert "repo_rate_p1" not in reply and "Which one do you mean" in reply
+
+
+def test_a_statistic_of_a_column_named_in_words_alone_is_answered(ask):
+    reserves = column("yield_curve/repo_public", "reserves_bn")
+    reply = ask("peak reserves and the date")
+    assert f"max {reserves.max():.4f} on {reserves.idxmax():%Y-%m-%d}" in reply and "no period was given" in reply
+
+
+def test_a_trend_over_a_period_is_its_change_from_start_to_end(ask):
+    reserves = column("yield_curve/repo_public", "reserves_bn", "2024-01-01", "2024-12-31")
+    assert f"change {reserves.iloc[-1] - reserves.iloc[0]:+.4f}" in ask("how did reserves trend over 2024: start vs end?")
+
+
+@pytest.mark.parametrize("request_text", ["df['rate'].mean() for sofr over 2024 please", "avg sofr 2024 rly quick",
+                                          "SELECT avg(rate) FROM sofr WHERE year = 2024"])
+def test_sql_pandas_and_texting_registers_are_understood(ask, request_text):
+    expected = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31").mean()
+    assert f"mean {expected:.4f}" in ask(request_text)

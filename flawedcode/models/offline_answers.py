@@ -194,7 +194,8 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
     unit = vocabulary.unit(ask.series[0].ref, ask.series[0].column) if ask.series else ""
     dates = f"{out.get('first_date')} to {last}" if out.get("first_date") != last else f"on {last}"
     dates += f" ({ask.period.assumed})" if ask.period.assumed else ""
-    shown = "a ratio, no unit" if ask.combine == "ratio" else "percentage points" if ask.combine == "difference" and unit == "percent" else unit
+    shown = ("a ratio, no unit" if ask.combine in ("ratio", "ratio_of_means")
+             else "percentage points" if ask.combine == "difference" and unit == "percent" else unit)
     head = f"{_subject(ask)} ({shown})" if shown else _subject(ask)
     if ask.stats == ["latest"] and ask.combine != "correlation" and ask.threshold is None:
         figure = f"{number(out['latest'])}{_converted(out['latest'], unit, ask)}"
@@ -210,6 +211,8 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
     if ask.threshold is not None:
         side, limit = ask.threshold
         past = f"{side} {limit:g}{UNIT_SHOWN.get(unit, '')}"
+        if ask.combine == "difference" and not limit and len(ask.series) == 2:  # 'the days sofr was above iorb'
+            past = f"with {ask.series[0].label} {side} {ask.series[1].label}"
         if ask.stats == ["first_when"]:
             found = f"first on {out['first_when']}" if out.get("first_when") else "never"
             return f"{head}, {dates}, {count} values: {past} {found}."
@@ -239,6 +242,8 @@ def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
         return f"latest / first {out['latest'] / out['first']:.{DECIMALS}f}, first / latest {out['first'] / out['latest']:.{DECIMALS}f} {span}"
     if stat == "count":
         return f"count {int(out['count'])}"
+    if stat == "mean_ratio":  # each mean over the dates both have, then one over the other
+        return f"mean {number(out['mean'])} / mean {number(out['other_mean'])} = {number(out[stat])}"
     if stat == "pct_change":  # relative: (latest / first - 1) x 100, whatever the column's unit
         return f"percent change {out[stat]:+.{DECIMALS}f}% {span}"
     when = {"min": f" on {out.get('min_date')}", "max": f" on {out.get('max_date')}", "latest": f" on {out.get('last_date')}",

@@ -52,6 +52,8 @@ _WORDINGS = sorted(((wording, side) for side, wordings in WORDS["comparisons"].i
 OPERATORS = "|".join(wording if not wording[0].isalpha() else rf"\b{wording}\b" for wording, _ in _WORDINGS)
 THRESHOLD = form(PATTERNS["threshold"], {"{ops}": OPERATORS, "{or_more}": "|".join(OR_MORE)})
 """A threshold: a comparison (the longest wording first) and a number, or '5.33 or more'."""
+SERIES_PAST_SERIES = form(PATTERNS["series_past_series"], {"{ops}": OPERATORS})
+"""'on how many days was sofr above iorb': the days the spread of the two was past zero."""
 ROW_CONDITION = form(PATTERNS["row_condition"], {"{ops}": OPERATORS})
 """'on days when effr was above 5.3', 'whenever it closed below 5': rows chosen by a condition ('subject': what it is on)."""
 NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
@@ -150,6 +152,13 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     combine, sides = _combination(clause.rest, stats, context)
     if combine == "correlation":
         stats = ["corr"]
+    if combine == "ratio" and re.search(PATTERNS["ratio_of_means"], clause.rest):
+        combine, stats = "ratio_of_means", ["mean_ratio"]
+    past = SERIES_PAST_SERIES.search(clause.rest) if not combine and re.search(COUNT_WORDS, clause.norm) else None
+    if past and all(_names_something(_clean_side(past[side]), context) for side in "ab"):
+        combine, sides = "difference", [_clean_side(past["a"]), _clean_side(past["b"])]
+    else:
+        past = None
     frames = list(clause.mentions.dataframes)
     names_column = bool(clause.mentions.columns or tags_in(clause.rest))  # an exact column name, or a tenor / percentile
     if follow_up is not None and not frames and not names_column:
@@ -208,6 +217,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = [f"{side}{count}"]
     first_when = None if unusable else FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm)
     threshold = None if unusable else _threshold(clause.norm)  # a condition it cannot apply is no threshold either
+    if past:  # 'the days sofr was above iorb': the days sofr minus iorb was above zero
+        side = next(side for wording, side in _WORDINGS if re.fullmatch(wording, past["op"]))
+        threshold = (NEGATION_OF[side] if NEGATED.search(clause.norm[:past.start("op")]) else side, 0.0)
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
         threshold = (comparison_side(first_when), float(first_when["limit"]))
         stats = ["first_when"]
@@ -229,6 +241,11 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if not clause.periods and context.previous_ask is not None and re.search(SAME_PERIOD, clause.norm):
         period = context.previous_ask.period  # 'over the same year', 'for those dates'
     if period.point or (period.start and period.start == period.end):
+        changes = {"change", "pct_change"} & set(stats) or transform
+        if changes and len(clause.periods) < 2 and period.start:  # 'how much did the 10y move on 2024-03-15': that day's move
+            transform, stats = transform or ("pct" if "pct_change" in stats else "diff"), ["latest"]
+        elif changes and len(clause.periods) < 2:  # a change needs two days, never one
+            return reply(message("change_one_day", day=period.label or period.describe()))
         stats = ["latest"] if not stats or stats == ["mean"] else stats
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
@@ -302,7 +319,7 @@ def _combination(text: str, stats: list[str], context: Context) -> tuple[str | N
             sides = [_clean_side(match["a"]), _clean_side(match["b"])] if match else []
             if not match or (combine != "correlation" and not all(sides)):
                 continue
-            if combine == "difference" and "vs" in pattern and not re.search("spread|difference|gap", text):
+            if combine == "difference" and "vs" in pattern and not re.search(r"spread|difference|gap|\bby how (?:much|many)\b", text):
                 continue  # 'A vs B' alone is a comparison, not a difference
             if combine == "difference" and index >= LOOSE_DIFFERENCES and not all(_names_something(side, context) for side in sides):
                 continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two

@@ -284,6 +284,8 @@ class Vocabulary:
                 score += 1.0 * sum(word in info.doc_words for word in set(words))
                 if COMBINED & info.name_words and not COMBINED & set(words) and not info.aliases:
                     score -= 4.0  # a 'x_minus_y' column answers only a request about a difference
+                if not tags and "percentile" not in lowered and any(re.fullmatch(r"p\d+", tag) for tag in info.name_tags):
+                    score -= 4.0  # ... and a percentile column ('repo_rate_p1') only a request that names its percentile
                 score += 1.5 * _defining_prefix(info.doc_words, words)
                 doc_pairs = set(zip(info.doc_words, info.doc_words[1:]))
                 score += 2.0 * len(pairs & doc_pairs)

@@ -121,6 +121,9 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
         rows = first_rows_range(asked.period, trading_days(context.vocabulary, asked.frames()[0]))
         asked = replace(asked, period=rows, limit=None, stats=["latest"] if rows.start == rows.end and asked.stats ==
                         list(DESCRIBE_STATS) else asked.stats)
+    if asked.transform and asked.period.start and asked.period.start == asked.period.end:  # a day's move: from the row before it
+        before = (dt.date.fromisoformat(asked.period.start) - dt.timedelta(days=7)).isoformat()
+        asked = replace(asked, period=replace(asked.period, start=before))
     context.previous_frames = asked.frames()
     reuse = _rows_in_view(asked, context)
     if reuse is not None:
@@ -128,6 +131,9 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if asked.period == Period() and not asked.wants_rows and not asked.limit:
         asked = replace(asked, period=Period(every_row=True, assumed=NO_PERIOD))  # never silently the last rows
     periods = clause.periods if len(clause.periods) > 1 and not asked.combine else [asked.period]
+    if len(periods) == 2 and {"change", "pct_change"} & set(asked.stats) and all(p.start and p.start == p.end for p in periods):
+        first, last = sorted(period.start for period in periods)  # 'on 15 March 2023 and on 15 March 2024: what changed?'
+        periods = [Period(first, last, label=f"from {first} to {last}")]
     each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
         else [asked.series]
     tasks = [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
@@ -228,6 +234,11 @@ def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
     return [reply(message("column_home", said=said, which=which))]
 
 
+def _describes_a_column(clause: Clause, context: Context) -> bool:
+    """'peak reserves': a statistic of a column named in words, with no dataframe or period named."""
+    return bool(stats_in(clause)) and context.vocabulary.match_columns(clause.rest).score >= 3
+
+
 Test = Callable[[Clause, Context], bool]
 GUARDS: dict[str, Test] = {
     "no_dataframe": lambda clause, context: not clause.mentions.dataframes,
@@ -247,7 +258,7 @@ GUARDS: dict[str, Test] = {
     "column_question": lambda clause, context: (not clause.mentions.dataframes and not clause.mentions.pipelines and not clause.periods
                                                 and not stats_in(clause) and bool(_columns_asked(clause, context))),
     "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods or clause.date_problems
-                                         or _follow_up(clause, context) is not None),
+                                         or _follow_up(clause, context) is not None or _describes_a_column(clause, context)),
     "has_code": lambda clause, context: bool(clause.code and clause.code.strip()),
     "has_path": lambda clause, context: bool(clause.paths),
     "has_script": lambda clause, context: any(path.endswith(".py") for path in clause.paths),

@@ -99,7 +99,7 @@ def _days_of(pattern: re.Pattern[str], rest: str, data_end: str, reading: _Readi
         if inner and taken and inner[0].start and inner[0].end and not (condition and first):
             span = match.end() - match.start() + taken
             label = rest[match.start():match.start() + span].strip()
-            shape = "span" if match["whole"] else "first_row" if first else "end"
+            shape = "span" if match["whole"] or match["edges"] else "first_row" if first else "end"
             reading.found.append((match.start(), replace(SHAPES[shape](inner[0], match), label=label, assumed=inner[0].assumed)))
             rest = rest[:match.start()] + " " * span + rest[match.start() + span:]
     return rest
