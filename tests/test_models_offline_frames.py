@@ -562,3 +562,19 @@ def test_a_trend_over_a_period_is_its_change_from_start_to_end(ask):
 def test_sql_pandas_and_texting_registers_are_understood(ask, request_text):
     expected = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31").mean()
     assert f"mean {expected:.4f}" in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "first", "last"), [
+    ("average 10y over the last four months of 2024", "2024-09-01", "2024-12-31"),
+    ("mean 10y in the first 3 months of 2023", "2023-01-01", "2023-03-31"),
+    ("mean 10y during the final 2 months of 2024", "2024-11-01", "2024-12-31"),
+])
+def test_the_first_or_last_months_of_a_year_are_those_months(ask, request_text, first, last):
+    ten = column("yield_curve/treasury_yields", "yield_10y", first, last)
+    reply = ask(request_text)
+    assert f"{ten.index[0]:%Y-%m-%d} to {ten.index[-1]:%Y-%m-%d}, {len(ten)} values: mean " in reply
+    assert float(reply.split(": mean ")[1].rstrip(".")) == pytest.approx(ten.mean(), abs=1e-4)
+
+
+def test_more_months_of_a_year_than_it_has_is_all_of_it_said(ask):
+    assert "2024-01-02 to 2024-12-31 (2024 has 12 months, so all of 2024)" in ask("sofr in the last 13 months of 2024")

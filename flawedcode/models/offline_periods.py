@@ -163,6 +163,14 @@ def _shifted(day: str, days: int) -> str:
     return (dt.date.fromisoformat(day) + dt.timedelta(days=days)).isoformat()
 
 
+def _months_of(span: Period, match: re.Match[str]) -> Period:
+    """'the last four months of 2024': the first or last N whole months of a year (all of it, said, for more than 12)."""
+    count, year = int(match["count"]), int(span.start[:4])
+    if not 1 <= count <= 12:
+        return replace(span, assumed=f"{year} has 12 months, so all of {year}")
+    return _months(year, 1 if match["which"] == "first" else 13 - count, count)
+
+
 Shape = Callable[[Period, re.Match[str]], Period]
 SHAPES: dict[str, Shape] = {
     "span": lambda span, m: span,
@@ -176,6 +184,7 @@ SHAPES: dict[str, Shape] = {
                                       _shifted(span.start, 6 - dt.date.fromisoformat(span.start).weekday())),
     "week_ending": lambda span, m: Period(_shifted(span.end, -6), span.end),
     "weeks": _weeks,
+    "months_of": _months_of,
 }
 """What a form makes of the span its groups name."""
 COUNTED: dict[str, Callable[[re.Match[str], _Reading], Period]] = {
@@ -198,7 +207,8 @@ def _period(kind: str, match: re.Match[str], reading: _Reading) -> Period | None
     last = _span(groups | {name[:-3]: value for name, value in groups.items() if name.endswith("_to")}, reading)
     if first is None or last is None:  # 'march to may 2024', '2023-01-02 to 2023-06-30': from the first to the last
         return None
-    return replace(SHAPES[kind](Period(first.start, last.end), match), label=label, assumed=first.assumed)
+    shaped = SHAPES[kind](Period(first.start, last.end), match)
+    return replace(shaped, label=label, assumed=shaped.assumed or first.assumed)
 
 
 def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
