@@ -8,7 +8,8 @@ returns the ``STATS`` dict: ``mean``, ``median``, ``min`` / ``max`` (with ``min_
 default), ``top`` / ``bottom`` (the ``RANKED`` largest and smallest, earlier dates first on ties, as
 pandas' ``nlargest``), the count past a ``threshold`` (``above``, ``below``, ``at or above``, ``at or
 below``, or ``true`` for a flag column) with ``first_when``, and with ``other``: ``corr`` (Pearson),
-``other_mean`` and ``mean_ratio`` (the mean over the mean of ``other``).
+``other_mean`` and ``mean_ratio`` (the mean over the mean of ``other``); with ``by`` (a ``month``,
+``quarter``, ``week`` or ``year`` and a statistic): ``groups``, that statistic of each one, in date order.
 
 ``pairs(rows, column)`` makes the pairs from ``Catalog.rows`` (missing values dropped, a flag as 1.0 /
 0.0); ``transformed`` gives daily changes (``diff``) or percent changes (``pct``); ``combined`` lines
@@ -24,6 +25,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable
+from datetime import date, timedelta
 from typing import Any
 
 RANKED = 10
@@ -52,7 +54,7 @@ def pairs(rows: list[dict[str, Any]], column: str, date_column: str = "date") ->
 
 
 def figures(values: Pairs, percentiles: list[int] = (), threshold: tuple[str, float] | None = None,
-            other: Pairs | None = None) -> dict[str, Any]:
+            other: Pairs | None = None, by: tuple[str, str] | None = None) -> dict[str, Any]:
     """Every figure of a series of (date, value) pairs, as a ``STATS`` line has them."""
     numbers = [value for _, value in values]
     if not numbers:
@@ -80,6 +82,8 @@ def figures(values: Pairs, percentiles: list[int] = (), threshold: tuple[str, fl
         out[side] = len(past)
         if past:
             out["first_when"] = past[0]
+    if by is not None:  # 'which month had the highest average': each month's mean
+        out["groups"] = grouped(values, *by)
     if other is not None and len(other) == len(numbers) and statistics.fmean(value for _, value in other):
         out["other_mean"] = statistics.fmean(value for _, value in other)
         out["mean_ratio"] = out["mean"] / out["other_mean"]  # 'the ratio of average A to average B'
@@ -89,6 +93,21 @@ def figures(values: Pairs, percentiles: list[int] = (), threshold: tuple[str, fl
         except statistics.StatisticsError:  # a series that does not vary: no correlation
             pass
     return out
+
+
+GROUP_OF: dict[str, Callable[[str], str]] = {
+    "month": lambda day: day[:7], "year": lambda day: day[:4], "quarter": lambda day: f"{day[:4]}-Q{(int(day[5:7]) + 2) // 3}",
+    "week": lambda day: f"week of {(date.fromisoformat(day) - timedelta(days=date.fromisoformat(day).weekday())).isoformat()}",
+}
+"""The month, quarter, year or week (its Monday) a day is in."""
+
+
+def grouped(values: Pairs, unit: str, stat: str) -> list[list[Any]]:
+    """``[label, figure, count]`` of each month (quarter, week, year) the pairs cover: ``stat`` of its values."""
+    parts: dict[str, Pairs] = {}
+    for day, value in values:
+        parts.setdefault(GROUP_OF[unit](day), []).append((day, value))
+    return [[label, figures(part)[stat], len(part)] for label, part in parts.items() if stat in figures(part)]
 
 
 def transformed(values: Pairs, transform: str | None) -> Pairs:

@@ -578,3 +578,44 @@ def test_the_first_or_last_months_of_a_year_are_those_months(ask, request_text, 
 
 def test_more_months_of_a_year_than_it_has_is_all_of_it_said(ask):
     assert "2024-01-02 to 2024-12-31 (2024 has 12 months, so all of 2024)" in ask("sofr in the last 13 months of 2024")
+
+
+@pytest.mark.parametrize(("request_text", "how", "stat", "start", "end"), [
+    ("which month of 2024 had the highest average sofr?", "M", "mean", "2024-01-01", "2024-12-31"),
+    ("which quarter had the lowest mean 10y in 2023", "Q", "mean", "2023-01-01", "2023-12-31"),
+    ("which month in 2024 had the highest standard deviation of sofr", "M", "std", "2024-01-01", "2024-12-31"),
+])
+def test_the_period_with_the_highest_or_lowest_figure_is_named_with_each_ones_figure(ask, request_text, how, stat, start, end):
+    key, name = ("money_markets/sofr", "rate") if "sofr" in request_text else ("yield_curve/treasury_yields", "yield_10y")
+    values = column(key, name, start, end)
+    each = getattr(values.groupby(values.index.to_period(how)), stat)()
+    best = each.idxmin() if "lowest" in request_text else each.idxmax()
+    label = str(best).replace("Q", "-Q")
+    reply = ask(request_text)
+    assert f"is {label}: {each[best]:.4f} over {int((values.index.to_period(how) == best).sum())} values" in reply
+    assert reply.count(";") == len(each) - 1
+
+
+@pytest.mark.parametrize("request_text", ["how much did the 10y change between year end 2023 and year end 2024",
+                                          "10y change from the end of 2023 to the end of 2024"])
+def test_a_change_between_two_year_ends_is_from_the_first_to_the_second(ask, request_text):
+    ten = column("yield_curve/treasury_yields", "yield_10y")
+    first, last = ten[:"2023-12-31"].iloc[-1], ten[:"2024-12-31"].iloc[-1]
+    assert f"change {last - first:+.4f}" in ask(request_text)
+
+
+def test_the_first_trading_day_and_the_last_one_are_two_days(ask):
+    two = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
+    assert f"change {two.iloc[-1] - two.iloc[0]:+.4f}" in ask("the 2-year on the first trading day of 2024 and on the last one: what changed?")
+    reply = ask("average 2y on the first trading day of 2024 vs the last")
+    assert f"mean {two.iloc[0]:.4f}" in reply and f"mean {two.iloc[-1]:.4f}" in reply and "251 values" not in reply
+
+
+def test_a_change_on_the_first_trading_day_alone_is_declined(ask):
+    assert "a change needs two" in ask("what changed in sofr on the first trading day of 2024?")
+
+
+def test_the_first_half_versus_the_second_half_is_two_periods(ask):
+    ten = column("yield_curve/treasury_yields", "yield_10y", "2023-01-01", "2023-12-31")
+    reply = ask("first half versus second half of 2023: average 10y")
+    assert f"mean {ten[:'2023-06-30'].mean():.4f}" in reply and f"mean {ten['2023-07-01':].mean():.4f}" in reply

@@ -101,7 +101,7 @@ def script_for(ask: DataAsk, context: Context) -> str:
         start = None
     title = f"{', '.join(_stat_name(stat) for stat in ask.stats)} of {_subject(ask)}"
     return stat_script(title, series, start, end, ask.combine, ask.period.last_rows or (None if (start or end or ask.period.every_row) else 100),
-                       ask.percentiles, ask.threshold, context.catalog_root, ask.transform, flag)
+                       ask.percentiles, ask.threshold, context.catalog_root, ask.transform, flag, grouping(ask))
 
 
 def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
@@ -153,8 +153,25 @@ def _figures(ask: DataAsk, values: list[tuple[str, float]], other: list | None) 
         other = other[-ask.period.last_rows:] if other else other
     elif ask.period.point and values:
         values = values[-1:]
-    return figures(transformed(values, ask.transform), ask.percentiles, ask.threshold, other)
+    return figures(transformed(values, ask.transform), ask.percentiles, ask.threshold, other, grouping(ask))
 
+
+def grouping(ask: DataAsk) -> tuple[str, str] | None:
+    """'by_month_high_mean' -> ('month', 'mean'): the groups and the statistic of each that a ranking of periods needs."""
+    found = next((stat.split("_") for stat in ask.stats if stat.startswith("by_")), None)
+    return (found[1], "_".join(found[3:])) if found else None
+
+
+def _ranked_groups(stat: str, out: dict[str, Any]) -> str:
+    """'which month had the highest average': the one that did, then each one's figure."""
+    _, unit, side, base = stat.split("_", 3)
+    groups = out.get("groups") or []
+    if len(groups) < 2:
+        return f"only {len(groups)} {unit} in that period, so there is no {unit} to rank"
+    best = (max if side == "high" else min)(groups, key=lambda group: group[1])
+    each = "; ".join(f"{label} {number(figure)}" for label, figure, _ in groups)
+    return (f"the {unit} with the {'highest' if side == 'high' else 'lowest'} {_stat_name(base)} is {best[0]}: "
+            f"{number(best[1])} over {best[2]} values (each {unit}: {each})")
 
 def _values(tables: dict[str, LoadedTable], series: Series) -> list[tuple[str, float]] | None:
     table = tables.get(series.ref.key)
@@ -230,12 +247,15 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
             return f"{head} there is no {_ordinal(place)} {extreme}."
         before = "; ".join(f"{day} {number(figure)}" for day, figure in ranking[:place - 1])
         return f"{head} the {_ordinal(place)} {extreme}: {ranking[place - 1][0]} {number(ranking[place - 1][1])} (before it: {before})."
-    return f"{head} " + ", ".join(_stated(stat, out, unit, ask) for stat in ask.stats if stat in out or stat == "factor") + "."
+    return f"{head} " + ", ".join(_stated(stat, out, unit, ask) for stat in ask.stats
+                             if stat in out or stat == "factor" or stat.startswith("by_")) + "."
 
 
 def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
     """One statistic as the answer states it: named, signed for a change, converted, and dated where it has a date."""
     span = f"(from {number(out.get('first', 0))} on {out.get('first_date')} to {number(out.get('latest', 0))} on {out.get('last_date')})"
+    if stat.startswith("by_"):
+        return _ranked_groups(stat, out)
     if stat == "factor":  # 'by what factor': latest / first, and its inverse (which way it moved)
         if not (out.get("first") and out.get("latest")):
             return "no factor: the first or latest value is zero"
@@ -328,6 +348,9 @@ def relay_error(result: Any) -> str:
 
 def _stat_name(stat: str) -> str:
     """How an answer names a statistic: ``std`` -> 'standard deviation', ``p90`` -> '90th percentile', ``p1`` -> '1st percentile'."""
+    if stat.startswith("by_"):  # 'by_month_high_mean'
+        _, unit, side, base = stat.split("_", 3)
+        return f"the {unit} with the {'highest' if side == 'high' else 'lowest'} {_stat_name(base)}"
     if stat in STAT_NAMES or not re.fullmatch(r"p\d+", stat):
         return STAT_NAMES.get(stat, stat)
     return f"{_ordinal(int(stat[1:]))} percentile"

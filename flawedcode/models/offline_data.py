@@ -38,8 +38,8 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple(WORDS["statistics"].items())
 TRANSFORMS: tuple[tuple[str, str], ...] = tuple(WORDS["transforms"].items())
 DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correlation"])
 SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"]
-RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION = (re.compile(PATTERNS[name]) for name in (
-    "ratio", "first_when", "sign", "negated", "shift", "flag_condition"))
+RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION, BY_PERIOD, LOWEST = (re.compile(PATTERNS[name]) for name in (
+    "ratio", "first_when", "sign", "negated", "shift", "flag_condition", "by_period", "lowest"))
 FALLS, EITHER_WAY = PATTERNS["falls"], PATTERNS["either_way"]
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
 DESCRIBE_STATS = ["mean", "min", "max", "latest"]
@@ -220,6 +220,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if past:  # 'the days sofr was above iorb': the days sofr minus iorb was above zero
         side = next(side for wording, side in _WORDINGS if re.fullmatch(wording, past["op"]))
         threshold = (NEGATION_OF[side] if NEGATED.search(clause.norm[:past.start("op")]) else side, 0.0)
+    by_period = BY_PERIOD.search(clause.norm) if not ranked and threshold is None and not first_when else None
+    if by_period:  # 'which month of 2024 had the highest average sofr': each month's mean, the highest named
+        side = "low" if LOWEST.search(clause.norm) else "high"
+        stats = [f"by_{by_period['unit']}_{side}_{next((s for s in stats if s in ('median', 'std', 'change', 'sum')), 'mean')}"]
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
         threshold = (comparison_side(first_when), float(first_when["limit"]))
         stats = ["first_when"]

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from flawedcode.models import offline_file_rules as files
 from flawedcode.models import offline_memory as memory
+from flawedcode.models import offline_words as words
 from flawedcode.models.offline_complete import decline_unused, understood, unused_words
 from flawedcode.models.offline_cues import fill, message, planner_for, ranked, register_planner, row, table
 from flawedcode.models.offline_data import (
@@ -119,6 +120,8 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
         return [declined]
     if (asked.period.first_rows or (asked.period.last_rows and asked.period.start)) and asked.frames() and asked.frames()[0].start:
         rows = first_rows_range(asked.period, trading_days(context.vocabulary, asked.frames()[0]))
+        if rows.start == rows.end and {"change", "pct_change"} & set(asked.stats) and len(clause.periods) < 2:  # one day: no change
+            return [reply(words.message("change_one_day", day=asked.period.label or rows.describe()))]
         asked = replace(asked, period=rows, limit=None, stats=["latest"] if rows.start == rows.end and asked.stats ==
                         list(DESCRIBE_STATS) else asked.stats)
     if asked.transform and asked.period.start and asked.period.start == asked.period.end:  # a day's move: from the row before it
@@ -131,8 +134,11 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if asked.period == Period() and not asked.wants_rows and not asked.limit:
         asked = replace(asked, period=Period(every_row=True, assumed=NO_PERIOD))  # never silently the last rows
     periods = clause.periods if len(clause.periods) > 1 and not asked.combine else [asked.period]
-    if len(periods) == 2 and {"change", "pct_change"} & set(asked.stats) and all(p.start and p.start == p.end for p in periods):
-        first, last = sorted(period.start for period in periods)  # 'on 15 March 2023 and on 15 March 2024: what changed?'
+    periods = [first_rows_range(period, trading_days(context.vocabulary, asked.frames()[0])) if period.first_rows and period.start
+               and asked.frames() else period for period in periods]
+    days = [_the_day(period, asked, context) for period in periods]
+    if len(periods) == 2 and {"change", "pct_change"} & set(asked.stats) and all(days):
+        first, last = sorted(days)  # 'on 15 March 2023 and on 15 March 2024: what changed?', 'from year end 2023 to year end 2024'
         periods = [Period(first, last, label=f"from {first} to {last}")]
     each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
         else [asked.series]
@@ -140,6 +146,15 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if len(periods) == 2 and len(each) == 1 and PATTERNS["period_gap"].search(clause.norm):
         tasks.append(Task("period_gap", detail={"tasks": tasks[:2]}))  # 'higher in H1 than in H2, by how much?'
     return tasks
+
+
+def _the_day(period: Period, asked: DataAsk, context: Context) -> str | None:
+    """The one day a period names: a single day, or a point's last trading day on or before its end; None for a range."""
+    if period.start and period.start == period.end:
+        return period.start
+    if not period.point or not period.end or not asked.frames():
+        return None
+    return max((day for day in trading_days(context.vocabulary, asked.frames()[0]) if day <= period.end), default=None)
 
 
 def _those_two(clause: Clause, context: Context) -> DataAsk | None:

@@ -226,6 +226,10 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
         return [Period(bounds[0].start or dated[0].start, bounds[0].end or dated[0].end,
                        label=f"{dated[0].label.strip()}, {bounds[0].label.strip()}")]
     points = [period.point for period in periods]
+    days = [period for period in periods if period.point or (period.first_rows == 1 and period.start)]
+    if len(days) == 2 == len(periods) and re.search(r"\b(?:vs|versus|compared (?:to|with)|and)\b", text) \
+            and not re.search(r"\b(?:from|between)\b", text):  # 'the first trading day of 2024 vs the last': two days
+        return periods
     if len(periods) <= 1 or (all(points) or (not any(points) and not all(period.start or period.end for period in periods))):
         return periods
     if not any(points):  # two ranges: two periods when joined by 'or' / 'vs' / 'and', else the range that covers them

@@ -122,7 +122,8 @@ print("STATS " + json.dumps(figures({arguments})))
 
 def stat_script(title: str, series: list[tuple[str, str, str, str]], start: str | None, end: str | None,
                 combine: str | None, last_rows: int | None, percentiles: list[int], threshold: tuple[str, float] | None,
-                root: str | None, transform: str | None = None, flag: tuple[str, str, str, str, str] | None = None) -> str:
+                root: str | None, transform: str | None = None, flag: tuple[str, str, str, str, str] | None = None,
+                by: tuple[str, str] | None = None) -> str:
     """A short script computing the figures of ``series`` ((pipeline, dataframe, column, date column) each).
 
     ``flag`` ('exclude' | 'only', pipeline, dataframe, flag column, its date column) leaves out (or keeps only)
@@ -149,6 +150,7 @@ def stat_script(title: str, series: list[tuple[str, str, str, str]], start: str 
     arguments = ["values"] + ([f"percentiles={list(percentiles)!r}"] if percentiles else [])
     arguments += [f"threshold={tuple(threshold)!r}"] if threshold is not None else []
     arguments += ["other=other"] if len(series) > 1 else []
+    arguments += [f"by={tuple(by)!r}"] if by else []
     return SCRIPT.format(title=title, imports=", ".join(sorted(imports)), root=repr(root) if root else "",
                          reads="\n".join(reads), arguments=", ".join(arguments))
 
