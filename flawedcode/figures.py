@@ -33,7 +33,8 @@ RANKED = 10
 PAST: dict[str, Callable[[float, float], bool]] = {
     "above": lambda value, limit: value > limit, "below": lambda value, limit: value < limit,
     "at or above": lambda value, limit: value >= limit, "at or below": lambda value, limit: value <= limit,
-    "true": lambda value, limit: bool(value),
+    "true": lambda value, limit: bool(value), "equal to": lambda value, limit: math.isclose(value, limit, abs_tol=1e-9),
+    "not equal to": lambda value, limit: not math.isclose(value, limit, abs_tol=1e-9),
 }
 """A threshold's side and the comparison it means ('not above 5.3' is 'at or below'; 'true' counts a flag's days)."""
 

@@ -619,3 +619,56 @@ def test_the_first_half_versus_the_second_half_is_two_periods(ask):
     ten = column("yield_curve/treasury_yields", "yield_10y", "2023-01-01", "2023-12-31")
     reply = ask("first half versus second half of 2023: average 10y")
     assert f"mean {ten[:'2023-06-30'].mean():.4f}" in reply and f"mean {ten['2023-07-01':].mean():.4f}" in reply
+
+
+@pytest.mark.parametrize(("first", "follow_up", "start", "end"), [
+    ("mean sofr in the 2nd quarter of 2024", "and in the third quarter?", "2024-07-01", "2024-09-30"),
+    ("mean sofr in the first half of 2024", "and the second half?", "2024-07-01", "2024-12-31"),
+])
+def test_a_follow_up_naming_a_quarter_or_half_alone_takes_the_previous_year(ask, first, follow_up, start, end):
+    ask(first)
+    assert f"mean {column('money_markets/sofr', 'rate', start, end).mean():.4f}" in ask(follow_up)
+
+
+@pytest.mark.parametrize("follow_up", ["and in the 3rd?", "and the second?"])
+def test_a_place_no_ranking_reads_is_named_not_dropped(ask, follow_up):
+    first = ask("mean sofr in the 2nd quarter of 2024")
+    reply = ask(follow_up)
+    assert "could not use" in reply and first.split("mean ")[-1] not in reply
+
+
+@pytest.mark.parametrize(("request_text", "extreme"), [("how far did the 2y fall from its 2024 high to year end?", "max"),
+                                                       ("how much has the 2y risen from its 2024 low?", "min")])
+def test_a_move_from_the_high_or_low_is_the_latest_minus_it(ask, request_text, extreme):
+    two = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
+    moved = two.iloc[-1] - getattr(two, extreme)()
+    reply = ask(request_text)
+    assert f"latest minus {extreme} {moved:+.4f} ({moved * 100:.4f} bp)" in reply
+    assert f"on {getattr(two, f'idx{extreme}')():%Y-%m-%d}" in reply and "change " not in reply
+
+
+@pytest.mark.parametrize(("request_text", "year", "negated"), [("number of days effr was at 5.33 in 2024", "2024", False),
+                                                               ("on how many days was effr exactly 5.33% in 2023", "2023", False),
+                                                               ("how many days did effr not equal 5.33 in 2023", "2023", True)])
+def test_a_count_of_days_at_a_value(ask, request_text, year, negated):
+    effr = column("money_markets/effr", "rate", f"{year}-01-01", f"{year}-12-31")
+    at = int((effr == 5.33).sum())
+    expected = f"{len(effr) - at} of {len(effr)} days not equal to 5.33%" if negated else f"{at} of {len(effr)} days equal to 5.33%"
+    assert expected in ask(request_text)
+
+
+def test_the_share_of_days_past_a_threshold_is_given_with_the_count(ask):
+    sofr = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31")
+    above = int((sofr > 5.3).sum())
+    assert f"{above} of {len(sofr)} days above 5.3% ({100 * above / len(sofr):.2f}% of the days)" in ask(
+        "what share of 2024 trading days had sofr above 5.3%?")
+
+
+def test_how_many_on_average_is_a_mean_not_a_row_count(ask):
+    used = column("yield_curve/repo_public", "on_rrp_counterparties", "2023-01-01", "2023-12-31")
+    reply = ask("how many counterparties used the on rrp on average in 2023?")
+    assert f"mean {used.mean():.4f}" in reply and ", count " not in reply
+
+
+def test_bp_please_is_a_unit(ask):
+    assert "bp)" in ask("median daily change in the 30y during 2024, bp please")

@@ -14,7 +14,7 @@ from typing import Any
 
 from flawedcode.figures import combined, figures, transformed
 from flawedcode.models.offline_cues import data_file
-from flawedcode.models.offline_data import DataAsk, Series, load_steps
+from flawedcode.models.offline_data import PATTERNS, DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
@@ -235,7 +235,8 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
             return f"{head}, {dates}, {count} values: {past} {found}."
         if side == "true":
             return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days with {ask.series[0].column} set."
-        return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days {past}."
+        share = f" ({100 * out.get(side, 0) / count:.2f}% of the days)" if re.search(PATTERNS["share"], ask.text) else ""
+        return f"{head}, {dates}: {int(out.get(side, 0))} of {count} days {past}{share}."
     head += f", {dates}, {count} values:"
     ranked = next(filter(None, (re.fullmatch(r"(nth_)?(top|bottom)(\d+)", stat) for stat in sorted(ask.stats, key=lambda s: s[:4] != "nth_"))), None)
     if ranked:  # 'the 5 highest days' or 'the 3rd lowest'
@@ -248,7 +249,7 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         before = "; ".join(f"{day} {number(figure)}" for day, figure in ranking[:place - 1])
         return f"{head} the {_ordinal(place)} {extreme}: {ranking[place - 1][0]} {number(ranking[place - 1][1])} (before it: {before})."
     return f"{head} " + ", ".join(_stated(stat, out, unit, ask) for stat in ask.stats
-                             if stat in out or stat == "factor" or stat.startswith("by_")) + "."
+                             if stat in out or stat in ("factor", "from_max", "from_min") or stat.startswith("by_")) + "."
 
 
 def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
@@ -256,6 +257,11 @@ def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
     span = f"(from {number(out.get('first', 0))} on {out.get('first_date')} to {number(out.get('latest', 0))} on {out.get('last_date')})"
     if stat.startswith("by_"):
         return _ranked_groups(stat, out)
+    if stat in ("from_max", "from_min"):  # the latest value minus the extreme before it
+        extreme = stat[5:]
+        moved = out["latest"] - out[extreme]
+        return (f"latest minus {extreme} {moved:+.{DECIMALS}f}{_converted(moved, unit, replace(ask, stats=['change']))} (from "
+                f"{number(out[extreme])} on {out[f'{extreme}_date']} to {number(out['latest'])} on {out['last_date']})")
     if stat == "factor":  # 'by what factor': latest / first, and its inverse (which way it moved)
         if not (out.get("first") and out.get("latest")):
             return "no factor: the first or latest value is zero"

@@ -35,6 +35,8 @@ NARROWING = word_set("narrowing")
 KNOWN = STOP_WORDS | COMMON_WORDS | FRAME_ONLY_WORDS | {word for name in ("filler", "understood") for word in WORDS["words"][name]
                                                        if " " not in word}
 """Words every data request may use: grammar, filler, and the words of the statistics and units it applies."""
+PLACE_WORDS = {"second", "third", "fourth", "fifth", "2nd", "3rd", "4th", "5th"} - STOP_WORDS - COMMON_WORDS
+"""Places ('the 3rd lowest'): known only to a request a ranking read them in."""
 FILLER_PHRASES = re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted((phrase for phrase in WORDS["words"]["filler"] if " " in phrase),
                                                                                key=len, reverse=True))) + r")(?![\w])")
 COMPARISON = re.compile(WORDS["patterns"]["comparison"])
@@ -82,11 +84,13 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     numbers = {float(count) for count in (ask.limit, ask.period.last_rows, ask.period.first_rows) if count}
     numbers |= {float(count) for count in ranked} | ({ask.threshold[1]} if ask.threshold else set())
     known = KNOWN | {word for word, value in NUMBER_WORDS.items() if value in ranked}
+    if not any(stat.startswith("nth_") for stat in ask.stats):  # 'and in the 3rd?': a place no ranking used
+        known = known - PLACE_WORDS
     others = set().union(*(other_columns_words(series, vocabulary) for series in ask.series if series.column))
     named: set[str] = (set(clause.mentions.frame_words) - others) | {word for note in notes for word in content_words(note)}
     for series in ask.series:
         named |= series_words(series, vocabulary)
-    negation_used = ask.threshold is not None and ask.threshold[0].startswith("at or")  # 'not above 5.3': at or below
+    negation_used = ask.threshold is not None and ask.threshold[0].startswith(("at or", "not "))  # 'not above 5.3': at or below
     unused: list[str] = []
     for token in TOKEN.findall(text.lower()):
         word = token.strip("'.:/-")

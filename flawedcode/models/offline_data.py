@@ -56,7 +56,8 @@ SERIES_PAST_SERIES = form(PATTERNS["series_past_series"], {"{ops}": OPERATORS})
 """'on how many days was sofr above iorb': the days the spread of the two was past zero."""
 ROW_CONDITION = form(PATTERNS["row_condition"], {"{ops}": OPERATORS})
 """'on days when effr was above 5.3', 'whenever it closed below 5': rows chosen by a condition ('subject': what it is on)."""
-NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above"}
+NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above",
+               "equal to": "not equal to"}
 FRAME_ONLY_WORDS = word_set("frame_only")
 UNIT_FITS: dict[str, list[str]] = WORDS["unit_fits"]
 STAT_WORDS = PATTERNS["stat_word"]
@@ -118,6 +119,10 @@ def stats_in(clause: Clause) -> list[str]:
     """The statistics a clause asks for, in the order of ``[statistics]`` ('what does X mean', 'the 30-day average': none)."""
     text = re.sub(PATTERNS["not_a_statistic"], " ", clause.rest)
     found = [one for stat, pattern in STAT_PATTERNS if re.search(pattern, text) for one in (SUMMARY_STATS if stat == "summary" else [stat])]
+    if {"count", "mean"} <= set(found) and not re.search(r"\b(?:days?|times|dates|rows|sessions|values|observations)\b", text):
+        found.remove("count")  # 'how many counterparties on average': a mean of counts, not the number of rows
+    if "from_max" in found or "from_min" in found:  # 'the fall from its high': one figure, not also the max and the change
+        found = [stat for stat in found if stat not in ("change", "max" if "from_max" in found else "min")]
     return list(dict.fromkeys(found))
 
 
@@ -260,7 +265,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         return reply(message("unit_misfit", series=misfit.label, unit=unit, has=vocabulary.unit(misfit.ref, misfit.column) or "no unit"))
     named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     transform = transform if not combine and not wants_rows else None
-    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None) if match] + list(unusable)
+    share = re.search(PATTERNS["share"], clause.norm) if threshold is not None else None  # 'what share of the days ...'
+    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None, share) if match]
+    used += list(unusable)
     ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
                   limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
                   transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used),
