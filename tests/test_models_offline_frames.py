@@ -672,3 +672,26 @@ def test_how_many_on_average_is_a_mean_not_a_row_count(ask):
 
 def test_bp_please_is_a_unit(ask):
     assert "bp)" in ask("median daily change in the 30y during 2024, bp please")
+
+
+def test_a_year_earlier_than_a_month_end_is_that_month_end_a_year_before(ask):
+    ask("the 10y at the end of june 2024")
+    assert f"on 2023-06-30: {column('yield_curve/treasury_yields', 'yield_10y')[:'2023-06-30'].iloc[-1]:.4f}" in ask("and a year earlier?")
+
+
+def test_a_one_word_side_of_a_difference_borrows_the_other_sides_noun(ask):
+    repo = [column("yield_curve/repo_public", name, "2024-01-01", "2024-12-31") for name in ("tri_party_on_rate", "gcf_on_rate")]
+    reply = ask("tri-party vs gcf overnight rate in 2024, by how much on average?")
+    assert "tri_party_on_rate minus yield_curve/repo_public gcf_on_rate" in reply and f"mean {(repo[0] - repo[1]).mean():.4f}" in reply
+
+
+@pytest.mark.parametrize("request_text", ["how many times larger was sofr volume than effr volume on average in 2024?",
+                                          "how many times bigger is sofr volume than effr volume in 2024"])
+def test_how_many_times_larger_is_the_ratio_of_the_means(ask, request_text):
+    sofr, effr = (column(f"money_markets/{name}", "volume_bn", "2024-01-01", "2024-12-31") for name in ("sofr", "effr"))
+    assert f"= {sofr.mean() / effr.mean():.4f}" in ask(request_text)
+
+
+def test_a_moving_average_is_the_column_that_holds_it(ask):
+    assert f"average_30d (percent) on 2024-12-31: {column('money_markets/sofr', 'average_30d')['2024-12-31']:.4f}" in ask(
+        "30-day moving average of sofr at the end of 2024")

@@ -327,12 +327,14 @@ def _combination(text: str, stats: list[str], context: Context) -> tuple[str | N
     for combine, patterns in kinds:
         for index, pattern in enumerate(patterns):
             match = re.search(pattern, text)
-            sides = [_clean_side(match["a"]), _clean_side(match["b"])] if match else []
+            found = match.groupdict() if match else {}  # 'how many times larger was A than B' names its sides a2 and b2
+            sides = [_clean_side(found.get("a") or found.get("a2") or ""), _clean_side(found.get("b") or found.get("b2") or "")]
             if not match or (combine != "correlation" and not all(sides)):
                 continue
             if combine == "difference" and "vs" in pattern and not re.search(r"spread|difference|gap|\bby how (?:much|many)\b", text):
                 continue  # 'A vs B' alone is a comparison, not a difference
-            if combine == "difference" and index >= LOOSE_DIFFERENCES and not all(_names_something(side, context) for side in sides):
+            if combine == "difference" and index >= LOOSE_DIFFERENCES and not all(_names_something(side, context)
+                                                                                  for side in _share_head_noun(sides)):
                 continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two
             return combine, sides
     return None, []

@@ -335,7 +335,10 @@ def plan(text: str, context: Context) -> list[Task]:
             part = "what about " + part[corrected.end():]
             by_clause = by_clause[:-1]
         moved = shifted(part, previous.period) if previous is not None else None
-        if moved:  # 'a year earlier?': the previous request over its period moved
+        if moved and moved.point:  # 'the end of June 2024', then 'a year earlier?': the end of June 2023
+            day = dt.date.fromisoformat(moved.end)
+            part = f"what about at the end of {day:%B} {day.year}"
+        elif moved:  # 'a year earlier?': the previous request over its period moved
             part = f"what about from {moved.start} to {moved.end}"
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)
         # no row plans it: with other requests, a sentence that only sets the scene ("The volatility is wrong.")

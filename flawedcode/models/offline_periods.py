@@ -249,10 +249,11 @@ SHIFT_MONTHS = {"year": 12, "quarter": 3, "month": 1}
 def shifted(text: str, period: Period) -> Period | None:
     """The period moved as ``text`` asks ('a year earlier?'); None when it asks no move or the period has no dates."""
     match = SHIFT.match(text.strip())
-    if match is None or not period.start or not period.end:
+    if match is None or not period.end or not (period.start or period.point):
         return None
     months = int(match["count"] or 1) * SHIFT_MONTHS[match["unit"].lower()] * (-1 if match["way"].lower() in ("earlier", "before", "back") else 1)
-    return Period(moved_by_months(period.start, months), moved_by_months(period.end, months), label=match.group(0).strip(" ?.!"))
+    start = moved_by_months(period.start, months) if period.start else None  # a point ('the end of June 2024') moves its day
+    return Period(start, moved_by_months(period.end, months), point=period.point, label=match.group(0).strip(" ?.!"))
 
 
 def moved_by_months(day: str, months: int) -> str:
