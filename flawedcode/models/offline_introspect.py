@@ -3,7 +3,8 @@
 Planners (and answers) for cue-table rows (``offline_intents.toml``): how full its window is (the exact
 input token count), which results it offloaded or archived (the stubs and archive files it can see),
 what is failing in the project (from the test output; it never edits code), the previous request, and
-a file's row count (without dumping it). Each reply says when something fell out of its window.
+a file's row count (without dumping it). Each reply says when something fell out of its window; the
+replies are data (``offline_introspect.toml``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each rule applies only when its tool was bound (v0-v2 never see them): a stated 
 and "continue" does the next item of the plan it can see; "delegate to sub-agents: A; B" calls ``task``
 per part; a note or correction calls ``save_memory``; a step whose tool is deferred first calls
 ``load_tools(group)``; a ``[Summary request]`` is answered with a summary of the messages it names.
-The exact rules: docs/offline-model.md, "v3's tools".
+The exact rules: docs/offline-model.md, "v3's tools"; their patterns and replies: ``offline_v3.toml``.
 """
 
 from __future__ import annotations
