@@ -109,8 +109,7 @@ def understood(ask: DataAsk, with_period: bool = True) -> str:
 def decline_unused(ask: DataAsk, unused: list[str]) -> Task:
     """The reply to a clause with words the model could not use: what it understood, what it could not use."""
     ambiguous = WORDS["ambiguous"]  # shorthand with two meanings ('vol'): asked back, never guessed
-    word = next((word for word in unused if word in ambiguous), None)
-    if word:
+    if word := next((word for word in unused if word in ambiguous), None):
         return reply(message("ambiguous_word", understood=understood(ask), word=word, meanings=ambiguous[word]))
     why = ("I can't keep only the days a condition on the values selects" if ask.unusable else
            "I can't apply a negation or an exclusion" if any(word in NEGATIONS for word in unused) else
