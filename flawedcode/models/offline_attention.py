@@ -45,9 +45,7 @@ def position_shape(position: float) -> float:
 
 def depth(context_tokens: int) -> float:
     """``w(T)``: 0 for a focused prompt, 1 from about 4,000 tokens."""
-    if context_tokens <= FOCUSED_TOKENS:
-        return 0.0
-    return min(1.0, math.log(context_tokens / FOCUSED_TOKENS) / math.log(LIU_TOKENS / FOCUSED_TOKENS))
+    return 0.0 if context_tokens <= FOCUSED_TOKENS else min(1.0, math.log(context_tokens / FOCUSED_TOKENS) / math.log(LIU_TOKENS / FOCUSED_TOKENS))
 
 
 def attention_chance(position: float, context_tokens: int) -> float:
@@ -88,9 +86,6 @@ class AttentionDecay:
 
 def decay_window(decay: AttentionDecay | None, window: Any, counter: TokenCounter) -> Any:
     """The window (``offline.Window``) as the model attends it; unchanged when ``decay`` is None."""
-    if decay is None:
-        return window
-    attended = decay.attended(list(window.visible), window.input_tokens, counter)
-    if len(attended) == len(window.visible):
+    if decay is None or len(attended := decay.attended(list(window.visible), window.input_tokens, counter)) == len(window.visible):
         return window
     return replace(window, visible=attended, truncated=True)

@@ -9,33 +9,20 @@ from __future__ import annotations
 
 import re
 
+from flawedcode.models import offline_words as lexicon
 from flawedcode.models.offline_answers import STAT_NAMES, TRANSFORM_NAMES
 from flawedcode.models.offline_data import FRAME_ONLY_WORDS, DataAsk, Series
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Clause, Task, reply
-from flawedcode.models.offline_words import (
-    COMMON_WORDS,
-    NUMBER_WORDS,
-    PERCENTILE,
-    STOP_WORDS,
-    SYNONYMS,
-    TENOR,
-    TOKEN,
-    WORDS,
-    content_words,
-    message,
-    singular,
-    tags_in,
-    word_set,
-)
+from flawedcode.models.offline_words import TOKEN, WORDS, content_words, message, singular, tags_in, word_set
 
 NEGATIONS = word_set("negations")
 NARROWING = word_set("narrowing")
 """Words that change what a series is: never taken from its docs page as naming it (offline_words.toml)."""
-KNOWN = STOP_WORDS | COMMON_WORDS | FRAME_ONLY_WORDS | {word for name in ("filler", "understood") for word in WORDS["words"][name]
-                                                       if " " not in word}
+KNOWN = lexicon.STOP_WORDS | lexicon.COMMON_WORDS | FRAME_ONLY_WORDS | {word for name in ("filler", "understood") for word in WORDS["words"][name]
+                                                                       if " " not in word}
 """Words every data request may use: grammar, filler, and the words of the statistics and units it applies."""
-PLACE_WORDS = {"second", "third", "fourth", "fifth", "2nd", "3rd", "4th", "5th"} - STOP_WORDS - COMMON_WORDS
+PLACE_WORDS = {"second", "third", "fourth", "fifth", "2nd", "3rd", "4th", "5th"} - lexicon.STOP_WORDS - lexicon.COMMON_WORDS
 """Places ('the 3rd lowest'): known only to a request a ranking read them in."""
 FILLER_PHRASES = re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted((phrase for phrase in WORDS["words"]["filler"] if " " in phrase),
                                                                                key=len, reverse=True))) + r")(?![\w])")
@@ -45,8 +32,7 @@ CONDITION_WORDS = word_set("conditions")
 
 
 def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
-    """Every word that can name this series: its dataframe's id, title, description and docs, less the words naming its
-    other columns ('DVP' in repo_public's description names no tri-party column); its column's name and docs."""
+    """Every word that can name this series: its dataframe's and its column's names and docs, less those naming its other columns."""
     ref = series.ref
     words = _words_of(f"{ref.pipeline} {ref.dataframe}")
     if series.column:
@@ -54,7 +40,7 @@ def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
         words |= set(info.name_words) | set(re.split(r"[\W_]+", series.column.lower())) | {series.column.lower()}
         words |= {word for alias in info.aliases for word in TOKEN.findall(alias.lower()) + content_words(alias)}
         words |= _words_of(info.description)  # its doc_words are among these
-        words |= {word for word, meant in SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
+        words |= {word for word, meant in lexicon.SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     others = other_columns_words(series, vocabulary)
     docs = vocabulary.docs_words.get(ref.key, frozenset()) - others - NARROWING
     return (words | (_words_of(f"{ref.title} {ref.description}") - (others if series.column else set())) | docs) - CONDITION_WORDS
@@ -78,12 +64,12 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     tags = {tag for series in ask.series if series.column for tag in vocabulary.info(series.ref, series.column).tags}
     tags |= {f"p{q}" for q in ask.percentiles}
     text = re.sub(r"\b\d{1,2}s(?:\d{1,2}s)?\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s, the 10s
-    text = TENOR.sub(lambda match: " " if tags_in(match.group(0))[:1] and tags_in(match.group(0))[0] in tags else match.group(0), text)
-    text = PERCENTILE.sub(lambda match: " " if set(tags_in(match.group(0))) & tags else match.group(0), text)
+    text = lexicon.TENOR.sub(lambda match: " " if set(tags_in(match.group(0))[:1]) & tags else match.group(0), text)
+    text = lexicon.PERCENTILE.sub(lambda match: " " if set(tags_in(match.group(0))) & tags else match.group(0), text)
     ranked = [int(stat.lstrip("topbm")) for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)]
     numbers = {float(count) for count in (ask.limit, ask.period.last_rows, ask.period.first_rows) if count}
     numbers |= {float(count) for count in ranked} | ({ask.threshold[1]} if ask.threshold else set())
-    known = KNOWN | {word for word, value in NUMBER_WORDS.items() if value in ranked}
+    known = KNOWN | {word for word, value in lexicon.NUMBER_WORDS.items() if value in ranked}
     if not any(stat.startswith("nth_") for stat in ask.stats):  # 'and in the 3rd?': a place no ranking used
         known = known - PLACE_WORDS
     others = set().union(*(other_columns_words(series, vocabulary) for series in ask.series if series.column))
@@ -127,8 +113,7 @@ def understood(ask: DataAsk, with_period: bool = True) -> str:
 def decline_unused(ask: DataAsk, unused: list[str]) -> Task:
     """The reply to a clause with words the model could not use: what it understood, what it could not use."""
     ambiguous = WORDS["ambiguous"]  # shorthand with two meanings ('vol'): asked back, never guessed
-    word = next((word for word in unused if word in ambiguous), None)
-    if word:
+    if word := next((word for word in unused if word in ambiguous), None):
         return reply(message("ambiguous_word", understood=understood(ask), word=word, meanings=ambiguous[word]))
     why = ("I can't keep only the days a condition on the values selects" if ask.unusable else
            "I can't apply a negation or an exclusion" if any(word in NEGATIONS for word in unused) else

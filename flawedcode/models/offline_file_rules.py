@@ -13,14 +13,12 @@ from pathlib import PurePosixPath
 from flawedcode.models.offline_cues import data_file
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, calls, has_any, reply
 
-WORDS = {key: tuple(value) if isinstance(value, list) else value
-         for key, value in data_file("offline_answers.toml")["files"].items()}
+WORDS = {key: tuple(value) if isinstance(value, list) else value for key, value in data_file("offline_answers.toml")["files"].items()}
 RUN_TIMEOUT_SECONDS = 60
 """run_python timeout for scripts and tests (a busy machine needs more than the tool's default 10 s)."""
 RUN_TESTS_CODE = WORDS["run_tests_code"]
 """Run the project's tests: with pytest when it is installed, else each test file as a script (what its docstring says)."""
 
-READ_VERBS = WORDS["read_verbs"]
 
 def run_tests_step() -> Step:
     """The call that runs the project's tests (``RUN_TESTS_CODE``)."""
@@ -75,8 +73,7 @@ def _plan_run_script(clause: Clause, context: Context) -> list[Task]:
         script = context.last_path
     if script is None:
         return [Task("find_file", steps=[Step("list_files", {"path": "."})], detail={"hint": "analy", "then": "run"})]
-    return [calls(Step("run_python", {"code": run_script_code(script), "command": f"python {script}",
-                                      "timeout": RUN_TIMEOUT_SECONDS}), path=script)]
+    return [calls(Step("run_python", {"code": run_script_code(script), "command": f"python {script}", "timeout": RUN_TIMEOUT_SECONDS}), path=script)]
 
 
 def run_script_code(script: str) -> str:
@@ -97,7 +94,7 @@ def _is_show_function(clause: Clause, context: Context) -> bool:
     if re.search(WORDS["function_words"], clause.norm):
         return True
     # with a path, 'open analyze.py and tell me what X is' is the file
-    return not clause.paths and _function_name(clause) is not None and has_any(clause.norm, READ_VERBS + ("what does",))
+    return not clause.paths and _function_name(clause) is not None and has_any(clause.norm, WORDS["read_verbs"] + ("what does",))
 
 
 def _plan_show_function(clause: Clause, context: Context) -> list[Task]:
@@ -133,10 +130,8 @@ def _search_pattern(clause: Clause) -> str | None:
 
 
 def search_words(text: str, drop: tuple[str, ...] = ()) -> str:
-    words = [word for word in re.findall(r"[A-Za-z0-9_./-]+", text) if word.lower() not in WORDS["search_stopwords"]
-             and word.lower() not in drop]
-    todo = ["TODO"] if re.search(r"\btodos?\b", text, re.IGNORECASE) else []
-    return " ".join(todo + words)
+    words = [word for word in re.findall(r"[A-Za-z0-9_./-]+", text) if word.lower() not in WORDS["search_stopwords"] and word.lower() not in drop]
+    return " ".join((["TODO"] if re.search(r"\btodos?\b", text, re.IGNORECASE) else []) + words)
 
 
 def _plan_list_files(clause: Clause, context: Context) -> list[Task]:

@@ -3,7 +3,8 @@
 Planners (and answers) for cue-table rows (``offline_intents.toml``): how full its window is (the exact
 input token count), which results it offloaded or archived (the stubs and archive files it can see),
 what is failing in the project (from the test output; it never edits code), the previous request, and
-a file's row count (without dumping it). Each reply says when something fell out of its window.
+a file's row count (without dumping it). Each reply says when something fell out of its window; the
+replies are data (``offline_introspect.toml``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage, ToolMessage
 
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, STUB_PREFIX, SUMMARY_PREFIX
-from flawedcode.models.offline_cues import register_planner
+from flawedcode.models.offline_cues import data_file, register_planner
 from flawedcode.models.offline_file_rules import run_tests_step
 from flawedcode.models.offline_memory import is_summary_message, text_of
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, ToolResult, reply
 from flawedcode.models.offline_stats import READ_HEADER
 
+SAY: dict[str, str] = data_file("offline_introspect.toml")["say"]
 ARCHIVE_FILE = re.compile(r"archives/[\w./-]+?\.(?:jsonl|md)")
 FAILED_TEST = re.compile(r"^FAILED (?P<test>\S+?)(?: - (?P<why>.*))?$", re.MULTILINE)
 ASSERT_LINE = re.compile(r"^>\s+(?P<line>.+)$", re.MULTILINE)
@@ -30,29 +32,26 @@ FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func
 """A traceback frame (the python test_*.py fallback prints these instead of pytest's report)."""
 
 
-def _seen(context: Context) -> str:
-    cut = ("older messages fell out of my window, so I can't see what happened before them" if context.truncated
-           else "nothing has fallen out of my window yet")
+def _say(name: str, context: Context, **values: object) -> list[Task]:
+    """The reply ``name`` of ``[say]``, told with what the model can see of the conversation (``{seen}``)."""
     count = len(context.earlier) + 1
-    return f"I see {count} message{'s' if count > 1 else ''} of our conversation; {cut}"
+    seen = SAY["seen"].format(count=count, s="s" if count > 1 else "", cut=SAY["seen_cut" if context.truncated else "seen_whole"])
+    return [reply(SAY[name].format(seen=seen, **values))]
 
 
 def plan_context_window(clause: Clause, context: Context) -> list[Task]:
     used = context.input_tokens / context.window_tokens if context.window_tokens else 0.0
-    return [reply(f"My input for this reply is {context.input_tokens:,} tokens of my {context.window_tokens:,}-token "
-                  f"window ({used:.0%} full), counted exactly: the system prompt, the tool schemas and the messages "
-                  f"I can see. {_seen(context)}.")]
+    return _say("context_window", context, tokens=context.input_tokens, window=context.window_tokens, used=used)
 
 
 def plan_offloaded(clause: Clause, context: Context) -> list[Task]:
     stubs = [text_of(message).splitlines()[0] for message in context.earlier
              if isinstance(message, ToolMessage) and text_of(message).lstrip().startswith(STUB_PREFIX)]
     if not stubs:
-        return [reply(f"No tool result I can see was moved to scratch/: there is no offload stub in my context. "
-                      f"{_seen(context)}.")]
+        return _say("no_stub", context)
     listed = "\n".join(f"- {stub.strip().removeprefix(STUB_PREFIX).rstrip(']')}" for stub in stubs)
-    return [reply(f"{len(stubs)} tool result{'s' if len(stubs) > 1 else ''} I can see {'were' if len(stubs) > 1 else 'was'} "
-                  f"moved to scratch/ (path | size):\n{listed}\n{_seen(context)}.")]
+    many = len(stubs) > 1
+    return _say("stubs", context, count=len(stubs), s="s" if many else "", were="were" if many else "was", listed=listed)
 
 
 def plan_archived(clause: Clause, context: Context) -> list[Task]:
@@ -61,11 +60,7 @@ def plan_archived(clause: Clause, context: Context) -> list[Task]:
         text = text_of(message)
         if text.startswith((SUMMARY_PREFIX, COMPACTED_PREFIX)) or ARCHIVE_LINE in text:
             files += [path for path in ARCHIVE_FILE.findall(text) if path not in files]
-    if not files:
-        return [reply(f"Nothing I can see has been archived: no summary or compacted result naming an archive file is "
-                      f"in my context. {_seen(context)}.")]
-    return [reply("The archive files named in my context:\n" + "\n".join(f"- {path}" for path in files)
-                  + f"\n{_seen(context)}.")]
+    return _say("archives", context, listed="\n".join(f"- {path}" for path in files)) if files else _say("no_archive", context)
 
 
 def plan_failing_tests(clause: Clause, context: Context) -> list[Task]:
@@ -73,7 +68,7 @@ def plan_failing_tests(clause: Clause, context: Context) -> list[Task]:
 
 
 def answer_failing_tests(task: Task, results: list[ToolResult], context: Context) -> str:
-    return report_test_run(results[0].content) if results else "I could not run the tests (no tool to run Python)."
+    return report_test_run(results[0].content) if results else SAY["no_test_run"]
 
 
 def report_test_run(output: str) -> str:
@@ -93,8 +88,7 @@ def report_test_run(output: str) -> str:
         lines.append(f"The first failing line{where}: {asserts[0].strip()}")
     elif frames:
         frame = frames[-1]
-        lines.append(f"It stopped in {frame['function']} ({Path(frame['file']).name}, line {frame['line']}): "
-                     f"{frame['code'].strip()}")
+        lines.append(f"It stopped in {frame['function']} ({Path(frame['file']).name}, line {frame['line']}): {frame['code'].strip()}")
     if called:
         lines.append(f"The function the failing assertions call: {', '.join(called)}; its result is outside what "
                      "the tests expect, so the bug is most likely there. I can show it, but I can't edit code.")
@@ -109,24 +103,18 @@ def plan_count_rows(clause: Clause, context: Context) -> list[Task] | None:
 
 def answer_count_rows(task: Task, results: list[ToolResult], context: Context) -> str:
     content = results[0].content if results else ""
-    header = READ_HEADER.match(content)
-    if header is None:
+    if (header := READ_HEADER.match(content)) is None:
         return content.strip().splitlines()[0] if content.strip() else f"I could not read {task.path}."
     lines = int(header["n"])
-    if str(task.path).endswith(".csv"):
-        return (f"{task.path} has {lines:,} lines: a header line and {lines - 1:,} data rows (from read_file's line "
-                f"count; I read only its first line).")
-    return f"{task.path} has {lines:,} lines (from read_file's line count; I read only its first line)."
+    return SAY["rows_of_csv" if str(task.path).endswith(".csv") else "rows"].format(path=task.path, lines=lines, rows=lines - 1)
 
 
 def plan_previous_request(clause: Clause, context: Context) -> list[Task]:
     """'what was my last question?': the latest earlier request it can see, word for word."""
-    requests = [text_of(message).strip() for message in context.earlier if isinstance(message, HumanMessage)
-                and not is_summary_message(message)]
+    requests = [text_of(message).strip() for message in context.earlier if isinstance(message, HumanMessage) and not is_summary_message(message)]
     if not requests:
-        where = "it fell out of my window" if context.truncated else "this is the first request I can see"
-        return [reply(f"I can't see an earlier request from you: {where}. {_seen(context)}.")]
-    return [reply(f'Your last request before this one was: "{requests[-1]}". {_seen(context)}.')]
+        return _say("no_previous", context, where="it fell out of my window" if context.truncated else "this is the first request I can see")
+    return _say("previous", context, request=requests[-1])
 
 
 register_planner("context_window", plan_context_window)

@@ -10,7 +10,7 @@ Its phrases are data: ``offline_answers.toml``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -65,9 +65,7 @@ def goal_in_summary(text: str) -> str | None:
     if match := GOAL_LINE.search(text):
         return match.group(1).strip()
     section = re.search(r"^## SESSION INTENT\s*\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
-    if section is None:
-        return None
-    return " ".join(line.strip() for line in section.group(1).splitlines() if line.strip()) or None
+    return (" ".join(line.strip() for line in section.group(1).splitlines() if line.strip()) or None) if section else None
 
 
 def clip(text: str, limit: int) -> str:
@@ -114,10 +112,14 @@ def is_note(text: str) -> bool:
     return bool(NOTE.search(text.strip())) and "?" not in text
 
 
-def acknowledge_note(text: str) -> str:
+def note_words(text: str, strip: str | None = None) -> str:
+    """The fact a note keeps: the user's words without 'remember that' (and without ``strip`` at either end)."""
     kept = re.sub(rf"^{NOTE_LEAD_IN}(?:{NOTE_VERBS}(?:\s*(?:that|:|,))?)?\s*", "", text.strip(), flags=re.IGNORECASE)
-    kept = re.sub(r",?\s*remember (?:that|this)\s*[.!]?$", "", kept, flags=re.IGNORECASE).strip() or text.strip()
-    return SAY["note_noted"].format(note=kept)
+    return re.sub(r",?\s*remember (?:that|this)\s*[.!]?$", "", kept, flags=re.IGNORECASE).strip(strip) or text.strip()
+
+
+def acknowledge_note(text: str) -> str:
+    return SAY["note_noted"].format(note=note_words(text))
 
 
 def visible_notes(earlier: list[BaseMessage]) -> list[str]:
@@ -170,12 +172,8 @@ def archive_visible(earlier: list[BaseMessage]) -> bool:
     return any(is_summary_message(message) and ARCHIVE_LINE.search(text_of(message)) for message in earlier)
 
 
-@dataclass
-class Figure:
-    stat: str
-    value: str
-    line: str
-    source: str
+Figure = namedtuple("Figure", "stat value line source")
+"""A figure an answer stated: its statistic, its value, the line stating it and where that line was seen."""
 
 
 def is_figure_question(norm: str) -> bool:
@@ -245,8 +243,7 @@ def _one_figure(chosen: list[Figure], several: str) -> str | None:
 
 
 def plan_figure_recall(clause: Clause, context: Context) -> Task:
-    """A figure asked back: the visible one that fits, else computed again from a visible scratch/ copy of its rows
-    (a data task, read back as any offloaded load is), else searched in a visible archive, else 'I don't know'."""
+    """A figure asked back: the visible one that fits, else computed again from a scratch/ copy, else searched in the archive."""
     if found := _one_figure(_qualified(visible_figures(context.earlier), clause, context), "I can see several figures that fit"):
         return reply(found)
     asked = _stats_asked(clause.norm)

@@ -9,6 +9,7 @@ what planning may read (vocabulary, bound tools, window, earlier messages, what 
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,13 +42,8 @@ class Step:
     roles: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class ToolResult:
-    """One tool call after the latest request and what came back."""
-
-    name: str
-    args: dict[str, Any]
-    content: str
+ToolResult = namedtuple("ToolResult", "name args content")
+"""One tool call after the latest request and what came back: the tool's name, its arguments (a dict) and the result's text."""
 
 
 @dataclass
@@ -127,9 +123,7 @@ def split_clauses(text: str) -> list[str]:
     held = QUOTED.sub(hold, CODE_BLOCK.sub(hold, text.replace("\x00", " ")))  # NUL marks the held parts
     sentences = re.split(r"(?<=[.!?;])\s+(?=[A-Za-z0-9(])|;|\n+(?!\s*\x00)", held)
     parts: list[str] = []
-    for sentence in sentences:
-        if not sentence or not sentence.strip(" ,."):
-            continue
+    for sentence in (sentence for sentence in sentences if sentence.strip(" ,.")):
         parts += [sentence] if GOAL_START.match(sentence) else [part for part in CLAUSE_BREAK.split(sentence) if part]
     clauses = []
     for part in parts:

@@ -27,8 +27,7 @@ LIST_LINE = re.compile(r"^(?P<key>[\w.-]+/[\w.-]+): (?P<title>.*?) \((?P<detail>
 
 def paths_named(text: str) -> list[str]:
     """scratch/ and archives/ paths a text names, in order."""
-    found = re.findall(r"(?<![\w/])((?:scratch|archives)/[\w/-]*[\w-]\.[a-z]+)(?![\w])", text)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(re.findall(r"(?<![\w/])((?:scratch|archives)/[\w/-]*[\w-]\.[a-z]+)(?![\w])", text)))
 
 
 def next_step(task: Task, results: list[ToolResult], context: Context) -> Step | None:
@@ -41,8 +40,7 @@ def next_step(task: Task, results: list[ToolResult], context: Context) -> Step |
     if task.kind == "function" and len(results) == 1:
         hit = _function_hit(task, results[0].content)
         return Step("read_file", {"path": hit[0], "limit": 2000}) if hit else None
-    if task.kind == "docs" and len(results) == 1 and offload_path(results[0].content) and task.detail.get("columns"):
-        path = offload_path(results[0].content)
+    if task.kind == "docs" and len(results) == 1 and (path := offload_path(results[0].content)) and task.detail.get("columns"):
         if "search_files" in context.tool_names:
             return Step("search_files", {"pattern": "|".join(task.detail["columns"]), "path": path})
         return Step("read_file", {"path": path, "limit": 2000})
@@ -162,16 +160,12 @@ def _asked_column_rows(task: Task | None, content: str) -> str:
     text = "".join(f"\nFrom the docs: {row}" for row in rows[:5])
     if (source := _docs_section(content, "Source")) and task is not None and task.detail.get("source", True):
         text += f"\nSource: {source}"
-    notes = [line.strip("- ").strip() for line in content.splitlines() if line.startswith("- ") and
-             any(column in line for column in columns)]
-    text += "".join(f"\nNote: {note}" for note in notes[:2])
-    return text
+    notes = [line.strip("- ").strip() for line in content.splitlines() if line.startswith("- ") and any(column in line for column in columns)]
+    return text + "".join(f"\nNote: {note}" for note in notes[:2])
 
 
 def _describe_file(read: ToolResult) -> str:
-    """A file asked about, described rather than quoted: a CSV by its header line, Python by its module docstring's first
-    paragraph and its top-level definitions (an ``ast`` parse), text by its title, first paragraph and section headings;
-    an error, or Python that does not parse (a part of the file), is quoted."""
+    """A file described, not quoted: a CSV by its header, Python by its docstring and definitions, text by its headings."""
     header = READ_HEADER.match(read.content)
     lines = [line for line in read.content.splitlines()[1:] if not CONTINUATION.match(line)]
     if header is None or not lines:

@@ -82,20 +82,14 @@ def parse_loaded_table(text: str) -> LoadedTable | None:
 def assemble_pages(contents: list[str]) -> tuple[str | None, int | None]:
     """Put read_file pages of one file back together: (whole text or None, offset of the next page or None)."""
     lines: dict[int, str] = {}
-    total = None
-    next_offset = None
+    total = next_offset = None
     for content in contents:
-        header = READ_HEADER.match(content)
-        if header is None:
+        if (header := READ_HEADER.match(content)) is None:
             continue
-        total = int(header["n"])
-        body = content.splitlines()[1:]
-        more = CONTINUATION.search(content)
-        if more:
-            body = body[:-1]
-            next_offset = int(more["offset"])
-        for number, line in enumerate(body, start=int(header["a"])):
-            lines[number] = line
+        total, body = int(header["n"]), content.splitlines()[1:]
+        if more := CONTINUATION.search(content):  # the last line says where the next page starts
+            body, next_offset = body[:-1], int(more["offset"])
+        lines.update(enumerate(body, start=int(header["a"])))
     if total is None:
         return None, None
     missing = next((number for number in range(1, total + 1) if number not in lines), None)
@@ -124,10 +118,9 @@ def stat_script(title: str, series: list[tuple[str, str, str, str]], start: str 
                 combine: str | None, last_rows: int | None, percentiles: list[int], threshold: tuple[str, float] | None,
                 root: str | None, transform: str | None = None, flag: tuple[str, str, str, str, str] | None = None,
                 by: tuple[str, str] | None = None) -> str:
-    """A short script computing the figures of ``series`` ((pipeline, dataframe, column, date column) each).
-
-    ``flag`` ('exclude' | 'only', pipeline, dataframe, flag column, its date column) leaves out (or keeps only)
-    the days that column marks."""
+    """A script computing the figures of ``series`` ((pipeline, dataframe, column, date column) each); ``flag``
+    ('exclude' | 'only', pipeline, dataframe, flag column, its date column) leaves out (or keeps only) the days it marks;
+    ``by`` (a month, quarter, week or year, and a statistic) adds that statistic of each one."""
     names = ["values", "other"][:len(series)]
     reads = [f"{name} = pairs(catalog.rows({pipeline!r}, {dataframe!r}, [{column!r}], start={start!r}, end={end!r}), "
              f"{column!r}{'' if date_column == 'date' else f', {date_column!r}'})"

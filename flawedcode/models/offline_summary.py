@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from typing import Any
 from xml.sax.saxutils import unescape
 
@@ -18,14 +18,8 @@ from flawedcode.models.offline_memory import clip, format_call, goal_in_summary,
 from flawedcode.models.offline_results import paths_named
 from flawedcode.models.offline_stats import offload_path
 
-
-@dataclass
-class RenderedMessage:
-    type: str
-    content: str
-    tool_calls: list[tuple[str, dict[str, Any]]]
-
-
+RenderedMessage = namedtuple("RenderedMessage", "type content tool_calls")
+"""One message of a rendered conversation: its type ('human', 'ai', 'tool', 'system'), its text and its (name, args) calls."""
 MESSAGE_BLOCK = re.compile(r"<message type=([\"'])(?P<type>\w+)\1>(?P<body>.*?)</message>", re.DOTALL)
 TOOL_CALL = re.compile(r"<tool_call id=([\"']).*?\1 name=([\"'])(?P<name>.*?)\2>(?P<args>.*?)</tool_call>", re.DOTALL)
 
@@ -42,8 +36,7 @@ def parse_rendered_conversation(text: str) -> list[RenderedMessage]:
             except json.JSONDecodeError:
                 args = {"raw": unescape(call["args"])}
             calls.append((unescape(call["name"], {"&quot;": '"', "&apos;": "'"}), args if isinstance(args, dict) else {}))
-        content = unescape(TOOL_CALL.sub("", body)).strip()
-        messages.append(RenderedMessage(block["type"], content, calls))
+        messages.append(RenderedMessage(block["type"], unescape(TOOL_CALL.sub("", body)).strip(), calls))
     return messages
 
 

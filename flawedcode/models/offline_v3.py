@@ -4,7 +4,7 @@ Each rule applies only when its tool was bound (v0-v2 never see them): a stated 
 and "continue" does the next item of the plan it can see; "delegate to sub-agents: A; B" calls ``task``
 per part; a note or correction calls ``save_memory``; a step whose tool is deferred first calls
 ``load_tools(group)``; a ``[Summary request]`` is answered with a summary of the messages it names.
-The exact rules: docs/offline-model.md, "v3's tools".
+The exact rules: docs/offline-model.md, "v3's tools"; their patterns and replies: ``offline_v3.toml``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from flawedcode.models.offline_plan import TOOL_NAMES_BY_INTENT, Context, Step, 
 from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.offline_words import normalize
 
-PATTERNS = data_file("offline_v3.toml")["v3"]["patterns"]
+PATTERNS, SAY = (data_file("offline_v3.toml")["v3"][part] for part in ("patterns", "say"))
 FLAGS = {"plan_item_split": 0, "reminder_line": re.MULTILINE}
 PLAN_STATEMENT, PLAN_ITEM_SPLIT, CONTINUE, SHOW_PLAN, DELEGATE, CORRECTION, REMINDER_LINE = (
     re.compile(PATTERNS[name], FLAGS.get(name, re.IGNORECASE | re.DOTALL)) for name in (
@@ -50,8 +50,7 @@ def plan_message(text: str, context: Context) -> list[Task] | None:
         return plan_next_item(context)
     if SHOW_PLAN.match(text):
         todos = visible_plan(context.earlier)
-        return [reply("The plan I can see:\n" + render(todos) if todos else
-                      "I can't see a plan in my context window. Tell me the steps and I'll keep them with write_todos.")]
+        return [reply(SAY["plan_seen"].format(plan=render(todos)) if todos else SAY["no_plan"])]
     if match := DELEGATE.match(text):
         parts = [part.strip(" .") for part in re.split(r"\s*;\s*|\n+", match["work"]) if part.strip(" .")]
         if "task" in tools and parts:
@@ -60,7 +59,7 @@ def plan_message(text: str, context: Context) -> list[Task] | None:
     if "save_memory" in tools and (match := CORRECTION.match(text)):
         return [calls(Step("save_memory", {"fact": match["fact"].strip(), "correction": True}))]
     if "save_memory" in tools and memory.is_note(text):
-        return [calls(Step("save_memory", {"fact": note_words(text)})), reply(memory.acknowledge_note(text))]
+        return [calls(Step("save_memory", {"fact": memory.note_words(text, " .")})), reply(memory.acknowledge_note(text))]
     return None
 
 
@@ -82,28 +81,24 @@ def recall_from_memory(text: str, context: Context) -> Task | None:
         return None
     if re.search(r"\b(?:average|mean|median|min|max|rows?|docs|load|spread|20\d\d)\b", norm):
         return None  # a data question, not a recall
-    matches = memory._matching_notes(norm, notes)
-    if not matches:
+    if not (matches := memory._matching_notes(norm, notes)):
         return None
     corrections = [note for note in matches if note.lower().startswith("[correction]")]
-    quoted = "; ".join(f'"{note}"' for note in (corrections or matches))
-    return reply(f"From memory (memory.md): {quoted}.")
+    return reply(SAY["from_memory"].format(quoted="; ".join(f'"{note}"' for note in (corrections or matches))))
 
 
 def plan_next_item(context: Context) -> list[Task]:
     """The next item of the visible plan, then write_todos marking it done."""
     todos = visible_plan(context.earlier)
     if not todos:
-        return [reply("I can't see a plan in my context window, so I don't know which step is next. "
-                      "Tell me the step, or the whole plan again.")]
+        return [reply(SAY["no_plan_next"])]
     current = next((i for i, item in enumerate(todos) if item["status"] == "in_progress"),
                    next((i for i, item in enumerate(todos) if item["status"] == "pending"), None))
     if current is None:
-        return [reply(f"Every item of the plan is done ({len(todos)} of {len(todos)}).")]
+        return [reply(SAY["plan_done"].format(count=len(todos)))]
     done = [dict(item, status="done") if i == current else dict(item) for i, item in enumerate(todos)]
-    header = reply(f"Step {current + 1} of {len(todos)}: {todos[current]['content']}")
-    marked = calls(Step("write_todos", {"todos": done}))
-    return [header, *plan(todos[current]["content"], context), marked]
+    header = reply(SAY["plan_step"].format(number=current + 1, count=len(todos), item=todos[current]["content"]))
+    return [header, *plan(todos[current]["content"], context), calls(Step("write_todos", {"todos": done}))]
 
 
 def visible_plan(earlier: list[BaseMessage]) -> list[dict[str, Any]]:
@@ -122,13 +117,6 @@ def render(todos: list[dict[str, Any]]) -> str:
     return "\n".join(f"- [{item.get('status', 'pending')}] {item.get('content', '')}" for item in todos)
 
 
-def note_words(text: str) -> str:
-    """The fact a note keeps: the user's words without 'remember that'."""
-    kept = re.sub(rf"^{memory.NOTE_LEAD_IN}(?:{memory.NOTE_VERBS}(?:\s*(?:that|:|,))?)?\s*", "", text.strip(),
-                  flags=re.IGNORECASE)
-    return re.sub(r",?\s*remember (?:that|this)\s*[.!]?$", "", kept, flags=re.IGNORECASE).strip(" .") or text.strip()
-
-
 # --- the summary call on the live prefix ---------------------------------------------------------
 
 def is_live_summary_request(text: str) -> bool:
@@ -139,9 +127,7 @@ def write_live_summary(text: str, earlier: list[BaseMessage]) -> str:
     """A summary of the messages the request names (after the goal and summary blocks), extracted, never invented."""
     start = 1 if earlier and isinstance(earlier[0], HumanMessage) and not memory.is_summary_message(earlier[0]) else 0
     goal = earlier[:start]
-    blocks_end = start
-    while blocks_end < len(earlier) and memory.is_summary_message(earlier[blocks_end]):
-        blocks_end += 1
+    blocks_end = next((i for i in range(start, len(earlier)) if not memory.is_summary_message(earlier[i])), len(earlier))
     if merge := MERGE.search(text):  # consolidation: these blocks only
         first = int(merge.group(2))
         blocks, leaving = earlier[first:first + int(merge.group(1))], []
@@ -150,11 +136,10 @@ def write_live_summary(text: str, earlier: list[BaseMessage]) -> str:
         count = int(match.group(1)) if match else len(earlier) - blocks_end
         blocks = earlier[start:blocks_end] if "onsolidate earlier summaries: yes" in text else []
         leaving = [m for m in earlier[blocks_end:blocks_end + count] if not memory.text_of(m).startswith("[Plan reminder: ")]
-    rendered = get_buffer_string([*goal, *blocks, *leaving], format="xml")
-    limit = LENGTH.search(text)
-    summary = write_summary(parse_rendered_conversation(rendered))
+    summary = write_summary(parse_rendered_conversation(get_buffer_string([*goal, *blocks, *leaving], format="xml")))
     if PINNED_GOAL in text.lower():  # the instruction says the goal stays pinned above: not repeated
         summary = re.sub(r"^## SESSION INTENT\n(?:.*\n)*?(?=## |\Z)", "", summary, flags=re.MULTILINE)
+    limit = LENGTH.search(text)
     return fit_summary(summary, int(limit.group(1).replace(",", "")) if limit else None)
 
 
@@ -197,8 +182,7 @@ def without_empty_headings(summary: str) -> str:
 
 # --- deferred tools --------------------------------------------------------------------------------
 
-def with_deferred_tools(tasks: list[Task], results: list[ToolResult],
-                        tool_schemas: dict[str, dict[str, Any]]) -> tuple[list[Task], list[ToolResult]]:
+def with_deferred_tools(tasks: list[Task], results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]]) -> tuple[list[Task], list[ToolResult]]:
     """The tasks to carry out and the results they read: ``load_tools(group)`` first when a step's tool is deferred."""
     own = [result for result in results if result.name != LOADER]
     if LOADER not in tool_schemas:
@@ -219,5 +203,4 @@ def with_deferred_tools(tasks: list[Task], results: list[ToolResult],
 def deferred_groups(schema: dict[str, Any]) -> dict[str, set[str]]:
     """The groups a ``load_tools`` description names, each with its tools."""
     description = str(schema.get("function", schema).get("description", ""))
-    return {match["group"]: {name.strip() for name in match["names"].split(",") if name.strip()}
-            for match in TOOL_GROUP.finditer(description)}
+    return {match["group"]: {name.strip() for name in match["names"].split(",") if name.strip()} for match in TOOL_GROUP.finditer(description)}
