@@ -695,3 +695,32 @@ def test_how_many_times_larger_is_the_ratio_of_the_means(ask, request_text):
 def test_a_moving_average_is_the_column_that_holds_it(ask):
     assert f"average_30d (percent) on 2024-12-31: {column('money_markets/sofr', 'average_30d')['2024-12-31']:.4f}" in ask(
         "30-day moving average of sofr at the end of 2024")
+
+
+def test_new_years_day_is_that_holiday_not_the_year(ask):
+    assert "New Year's Day, a US federal holiday: there is no row that day" in ask("effr on new year's day 2024")
+
+
+def test_the_biggest_daily_falls_are_the_most_negative_changes(ask):
+    moves = column("yield_curve/treasury_yields", "yield_10y", "2023-12-01", "2024-12-31").diff()["2024-01-01":]
+    reply = ask("show the 10 biggest daily falls in the 10y during 2024")
+    assert "the 10 lowest: " in reply and f"{moves.idxmin():%Y-%m-%d} {moves.min():.4f}" in reply
+
+
+def test_how_many_flagged_days_had_a_value_past_a_threshold(ask):
+    sofr = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31")
+    ends = column("yield_curve/repo_public", "is_quarter_end", "2024-01-01", "2024-12-31")
+    on_ends = sofr[ends[ends.astype(bool)].index]
+    assert f"{int((on_ends > 5.35).sum())} of {len(on_ends)} days above 5.35%" in ask("how many quarter-end days had sofr above 5.35 in 2024?")
+
+
+def test_a_number_with_a_unit_is_never_a_year(ask):
+    volume = column("yield_curve/repo_public", "dvp_on_volume_bn", "2024-01-01", "2024-12-31")
+    assert f"{int((volume > 2000).sum())} of {len(volume)} days above 2000" in ask(
+        "on how many days was dvp overnight volume over 2000 bn in 2024")
+
+
+def test_compare_one_period_with_another_is_two_periods_and_their_gap(ask):
+    two = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
+    gap = two[:"2024-03-31"].mean() - two["2024-10-01":].mean()
+    assert f"mean {gap:+.4f}" in ask("compare the mean 2y in Q1 2024 with Q4 2024, by how much did it change")

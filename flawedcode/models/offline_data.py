@@ -219,6 +219,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         written = ranked["n"] or ranked["n2"]
         count = int(written) if written.isdigit() else NUMBER_WORDS[written]
         side = "bottom" if (ranked["side"] or ranked["side2"]) in ("bottom", "lowest", "smallest") else "top"
+        if transform and moved and re.search(FALLS, moved.group(0)):  # 'the 10 biggest daily falls': the most negative changes
+            side = "bottom" if side == "top" else "top"
         stats = [f"{side}{count}"]
     first_when = None if unusable else FIRST_WHEN.search(clause.norm) and THRESHOLD.search(clause.norm)
     threshold = None if unusable else _threshold(clause.norm)  # a condition it cannot apply is no threshold either

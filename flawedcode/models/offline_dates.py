@@ -25,7 +25,9 @@ MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name
 MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
-PLACES = {"{year}": r"(?:19|20)\d\d", "{month}": MONTH, "{weekday}": "|".join(WEEKDAYS)}
+YEAR = r"(?:19|20)\d\d(?!\s*(?:bn\b|billion|\$|%|bp\b|percent|million|trillion|mn\b|tn\b))"
+"""A year: never a number with a unit ('over 2000 bn')."""
+PLACES = {"{year}": YEAR, "{month}": MONTH, "{weekday}": "|".join(WEEKDAYS)}
 
 
 def form(pattern: str, places: dict[str, str] = PLACES) -> re.Pattern[str]:
@@ -103,6 +105,8 @@ FIXED_DAYS: dict[str, tuple[int, int]] = {name: tuple(day) for name, day in tabl
 """Named days that are not US federal holidays (those come from pandas' calendar, by the words of their names)."""
 HOLIDAY_WORDS: dict[str, str] = table()["dates"]["holidays"]
 """How a US federal holiday is called, and the words of pandas' name for it."""
+FIXED_DAYS |= {name.replace("'s", "").replace("'", ""): day for name, day in FIXED_DAYS.items()}  # as normalized: "new year day"
+HOLIDAY_WORDS |= {name.replace("'s", "").replace("'", ""): holiday for name, holiday in HOLIDAY_WORDS.items()}
 NAMED_DAY = re.compile(r"\b(?:on\s+)?(?P<name>" + "|".join(sorted(map(re.escape, FIXED_DAYS | HOLIDAY_WORDS), key=len, reverse=True))
                        + r")(?:\s+(?:day\s+)?(?:of\s+|in\s+)?(?P<year>(?:19|20)\d\d))\b")
 
