@@ -724,3 +724,10 @@ def test_compare_one_period_with_another_is_two_periods_and_their_gap(ask):
     two = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
     gap = two[:"2024-03-31"].mean() - two["2024-10-01":].mean()
     assert f"mean {gap:+.4f}" in ask("compare the mean 2y in Q1 2024 with Q4 2024, by how much did it change")
+
+
+@pytest.mark.parametrize("request_text", ["how often did the 2s10s spread exceed zero in 2024?",
+                                          "how many days was the 2s10s spread above zero in 2024"])
+def test_zero_after_a_comparison_is_the_number_0(ask, request_text):
+    spread = column("yield_curve/treasury_yields", "spread_10y_2y_bp", "2024-01-01", "2024-12-31")
+    assert f"{int((spread > 0).sum())} of {len(spread)} days above 0 bp" in ask(request_text)
