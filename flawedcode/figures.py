@@ -108,7 +108,7 @@ def grouped(values: Pairs, unit: str, stat: str) -> list[list[Any]]:
     parts: dict[str, Pairs] = {}
     for day, value in values:
         parts.setdefault(GROUP_OF[unit](day), []).append((day, value))
-    return [[label, figures(part)[stat], len(part)] for label, part in parts.items() if stat in figures(part)]
+    return [[label, out[stat], len(part)] for label, part in parts.items() if stat in (out := figures(part))]
 
 
 def transformed(values: Pairs, transform: str | None) -> Pairs:

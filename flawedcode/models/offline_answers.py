@@ -156,21 +156,27 @@ def _figures(ask: DataAsk, values: list[tuple[str, float]], other: list | None) 
     return figures(transformed(values, ask.transform), ask.percentiles, ask.threshold, other, grouping(ask))
 
 
+def _period_ranking(stat: str) -> tuple[str, str, str]:
+    """'by_month_high_mean' -> ('month', 'highest', 'mean'): a ranking of periods' unit, side and statistic."""
+    _, unit, side, base = stat.split("_", 3)
+    return unit, "highest" if side == "high" else "lowest", base
+
+
 def grouping(ask: DataAsk) -> tuple[str, str] | None:
-    """'by_month_high_mean' -> ('month', 'mean'): the groups and the statistic of each that a ranking of periods needs."""
-    found = next((stat.split("_") for stat in ask.stats if stat.startswith("by_")), None)
-    return (found[1], "_".join(found[3:])) if found else None
+    """('month', 'mean'): the groups and the statistic of each that a ranking of periods needs, if the ask has one."""
+    unit, _, base = next((_period_ranking(stat) for stat in ask.stats if stat.startswith("by_")), (None, None, None))
+    return (unit, base) if unit else None
 
 
 def _ranked_groups(stat: str, out: dict[str, Any]) -> str:
     """'which month had the highest average': the one that did, then each one's figure."""
-    _, unit, side, base = stat.split("_", 3)
+    unit, side, _ = _period_ranking(stat)
     groups = out.get("groups") or []
     if len(groups) < 2:
         return f"only {len(groups)} {unit} in that period, so there is no {unit} to rank"
-    best = (max if side == "high" else min)(groups, key=lambda group: group[1])
+    best = (max if side == "highest" else min)(groups, key=lambda group: group[1])
     each = "; ".join(f"{label} {number(figure)}" for label, figure, _ in groups)
-    return (f"the {unit} with the {'highest' if side == 'high' else 'lowest'} {_stat_name(base)} is {best[0]}: "
+    return (f"{_stat_name(stat)} is {best[0]}: "
             f"{number(best[1])} over {best[2]} values (each {unit}: {each})")
 
 def _values(tables: dict[str, LoadedTable], series: Series) -> list[tuple[str, float]] | None:
@@ -260,7 +266,7 @@ def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
     if stat in ("from_max", "from_min"):  # the latest value minus the extreme before it
         extreme = stat[5:]
         moved = out["latest"] - out[extreme]
-        return (f"latest minus {extreme} {moved:+.{DECIMALS}f}{_converted(moved, unit, replace(ask, stats=['change']))} (from "
+        return (f"latest minus {extreme} {moved:+.{DECIMALS}f}{_converted(moved, unit, ask)} (from "
                 f"{number(out[extreme])} on {out[f'{extreme}_date']} to {number(out['latest'])} on {out['last_date']})")
     if stat == "factor":  # 'by what factor': latest / first, and its inverse (which way it moved)
         if not (out.get("first") and out.get("latest")):
@@ -284,7 +290,7 @@ def _ordinal(place: int) -> str:
 
 def _converted(value: float, unit: str, ask: DataAsk | None) -> str:
     """The figure in the unit asked (bp, percentage points, $ trillion or million), or in bp for a spread or change of percents."""
-    if unit == "percent" and (ask.unit == "bp" or ask.combine == "difference" or "change" in ask.stats):
+    if unit == "percent" and (ask.unit == "bp" or ask.combine == "difference" or {"change", "from_max", "from_min"} & set(ask.stats)):
         return f" ({number(value * 100)} bp)"
     if unit == "bp" and ask.unit == "percent":
         return f" ({number(value / 100)} percentage points)"
@@ -355,8 +361,8 @@ def relay_error(result: Any) -> str:
 def _stat_name(stat: str) -> str:
     """How an answer names a statistic: ``std`` -> 'standard deviation', ``p90`` -> '90th percentile', ``p1`` -> '1st percentile'."""
     if stat.startswith("by_"):  # 'by_month_high_mean'
-        _, unit, side, base = stat.split("_", 3)
-        return f"the {unit} with the {'highest' if side == 'high' else 'lowest'} {_stat_name(base)}"
+        unit, side, base = _period_ranking(stat)
+        return f"the {unit} with the {side} {_stat_name(base)}"
     if stat in STAT_NAMES or not re.fullmatch(r"p\d+", stat):
         return STAT_NAMES.get(stat, stat)
     return f"{_ordinal(int(stat[1:]))} percentile"

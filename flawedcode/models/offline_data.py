@@ -34,10 +34,11 @@ STAT_ROWS = 100
 """A cap for a statistic's load when nothing else sets one (a statistic with no period uses all the data: Period.assumed)."""
 MAX_ROWS = 500
 PATTERNS = WORDS["patterns"]
-STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple(WORDS["statistics"].items())
+STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple((stat, pattern.replace("{share}", PATTERNS["share"]))
+                                                  for stat, pattern in WORDS["statistics"].items())
 TRANSFORMS: tuple[tuple[str, str], ...] = tuple(WORDS["transforms"].items())
 DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correlation"])
-SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"]
+SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"].replace("{share}", PATTERNS["share"])
 RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION, BY_PERIOD, LOWEST = (re.compile(PATTERNS[name]) for name in (
     "ratio", "first_when", "sign", "negated", "shift", "flag_condition", "by_period", "lowest"))
 FALLS, EITHER_WAY = PATTERNS["falls"], PATTERNS["either_way"]
