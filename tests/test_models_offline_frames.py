@@ -731,3 +731,71 @@ def test_compare_one_period_with_another_is_two_periods_and_their_gap(ask):
 def test_zero_after_a_comparison_is_the_number_0(ask, request_text):
     spread = column("yield_curve/treasury_yields", "spread_10y_2y_bp", "2024-01-01", "2024-12-31")
     assert f"{int((spread > 0).sum())} of {len(spread)} days above 0 bp" in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "other"), [("what was the average effr minus target_low during 2024?", "target_low"),
+                                                     ("what was the average effr minus the target_high during 2024?", "target_high")])
+def test_a_spread_after_what_was_the_average_is_the_spread(ask, request_text, other):
+    spread = column("money_markets/effr", "rate", "2024-01-01", "2024-12-31") - column("money_markets/effr", other, "2024-01-01", "2024-12-31")
+    reply = ask(request_text)
+    assert f"minus money_markets/effr {other} (percentage points), 2024-01-02 to 2024-12-31, 251 values: mean {spread.mean():.4f}" in reply
+
+
+def test_a_difference_it_could_not_form_is_never_one_side_alone(ask):
+    reply = ask("average effr, minus target_low, in 2024")
+    assert "could not use 'minus'" in reply and not re.search(r"mean \d", reply)
+
+
+@pytest.mark.parametrize(("request_text", "flag", "start", "end", "limit"), [
+    ("How many month-end days in 2024 did sofr sit above 5.3?", "is_month_end", "2024-01-01", "2024-12-31", 5.3),
+    ("the number of quarter-end days with sofr above 5.3 in 2023", "is_quarter_end", "2023-01-01", "2023-12-31", 5.3),
+    ("on how many quarter-end days in 2024 was sofr above 5.0?", "is_quarter_end", "2024-01-01", "2024-12-31", 5.0),
+])
+def test_flagged_days_counted_with_the_period_between_are_those_days_only(ask, request_text, flag, start, end, limit):
+    sofr, marks = column("money_markets/sofr", "rate", start, end), column("yield_curve/repo_public", flag, start, end)
+    kept = sofr[marks[marks.astype(bool)].index]
+    assert f"{int((kept > limit).sum())} of {len(kept)} days above {limit:g}%" in ask(request_text)
+
+
+def test_a_flag_written_before_the_series_keeps_those_days(ask):
+    marks = column("yield_curve/repo_public", "is_month_end", "2024-01-01", "2024-12-31")
+    kept = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31")[marks[marks.astype(bool)].index]
+    assert f"{len(kept)} values: mean {kept.mean():.4f}" in ask("average month-end sofr in 2024")
+
+
+@pytest.mark.parametrize(("request_text", "side", "limit"), [("did the 2y ever go below 4% in 2024?", "below", 4.0),
+                                                             ("was the 2y ever below 4.5% in 2024", "below", 4.5),
+                                                             ("has the 2y been above 4.9 in 2024?", "above", 4.9)])
+def test_a_yes_or_no_about_a_threshold_is_the_count_of_those_days(ask, request_text, side, limit):
+    two = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
+    past = (two < limit) if side == "below" else (two > limit)
+    assert f"{int(past.sum())} of {len(two)} days {side} {limit:g}%" in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "count", "lowest"), [("which 3 days had the lowest sofr in 2024?", 3, True),
+                                                               ("what five days saw the highest sofr in 2024", 5, False)])
+def test_which_n_days_had_the_highest_is_a_ranking_not_a_tenor(ask, request_text, count, lowest):
+    sofr = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31")
+    ranked = sofr.nsmallest(count) if lowest else sofr.nlargest(count)
+    reply = ask(request_text)
+    assert f"the {count} {'lowest' if lowest else 'highest'}: " in reply and f"{ranked.iloc[0]:.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "name", "stat"), [
+    ("Please tell me the lowest EFFR recorded during the first quarter of 2023.", "min", "min"),
+    ("list the five highest effr values in 2023", "the 5 highest", "max"),
+    ("when did on rrp usage hit its minimum in 2024", "min", "min"),
+])
+def test_verbs_of_a_value_being_there_are_understood(ask, request_text, name, stat):
+    reply = ask(request_text)
+    key, col = ("yield_curve/repo_public", "on_rrp_volume_bn") if "rrp" in request_text else ("money_markets/effr", "rate")
+    year = "2024" if "2024" in request_text else "2023"
+    values = column(key, col, f"{year}-01-01", f"{year}-03-31" if "quarter" in request_text else f"{year}-12-31")
+    assert name in reply and f"{getattr(values, stat)():.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "tenor"), [("what's the 4-week bill yield's std in 2024?", "yield_1m"),
+                                                     ("std of the 26 week bill yield in 2024", "yield_6m")])
+def test_a_bill_named_in_weeks_is_its_tenor_in_months(ask, request_text, tenor):
+    assert f"{tenor} (percent), 2024-01-02 to 2024-12-31, 251 values: standard deviation " \
+           f"{column('yield_curve/treasury_yields', tenor, '2024-01-01', '2024-12-31').std():.4f}" in ask(request_text)

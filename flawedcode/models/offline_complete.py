@@ -27,6 +27,7 @@ PLACE_WORDS = {"second", "third", "fourth", "fifth", "2nd", "3rd", "4th", "5th"}
 FILLER_PHRASES = re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted((phrase for phrase in WORDS["words"]["filler"] if " " in phrase),
                                                                                key=len, reverse=True))) + r")(?![\w])")
 COMPARISON = re.compile(WORDS["patterns"]["comparison"])
+COMBINING = re.compile(r"\b(?:" + "|".join(word_set("combined")) + r")\b")
 CONDITION_WORDS = word_set("conditions")
 """Words that would select rows ('on Wednesdays'): never taken as naming a series, so a request with one is declined."""
 
@@ -94,6 +95,9 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     comparison = COMPARISON.search(text if ask.unusable else lowered)  # a comparison the unusable condition holds is named there
     if comparison and ask.threshold is None and ask.combine is None:
         unused.append(comparison.group(0))  # 'above the top of the target range': a comparison it did not apply
+    combining = COMBINING.search(lowered)
+    if combining and ask.combine is None and combining.group(0) not in named and len(clause.periods) < 2 and "range" not in ask.stats:
+        unused.append(combining.group(0))  # 'effr minus the target_low' read as one series: never that series alone
     return list(dict.fromkeys(unused))
 
 

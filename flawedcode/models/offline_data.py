@@ -34,14 +34,15 @@ STAT_ROWS = 100
 """A cap for a statistic's load when nothing else sets one (a statistic with no period uses all the data: Period.assumed)."""
 MAX_ROWS = 500
 PATTERNS = WORDS["patterns"]
-STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple((stat, pattern.replace("{share}", PATTERNS["share"]))
-                                                  for stat, pattern in WORDS["statistics"].items())
+COUNTED = PATTERNS["share"] + "|" + PATTERNS["ever_past"]  # '{share}' in a count: a share of the days, or a yes or no
+STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple((stat, pattern.replace("{share}", COUNTED)) for stat, pattern in WORDS["statistics"].items())
 TRANSFORMS: tuple[tuple[str, str], ...] = tuple(WORDS["transforms"].items())
 DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correlation"])
-SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"].replace("{share}", PATTERNS["share"])
+SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"].replace("{share}", COUNTED)
 RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION, BY_PERIOD, LOWEST = (re.compile(PATTERNS[name]) for name in (
     "ratio", "first_when", "sign", "negated", "shift", "flag_condition", "by_period", "lowest"))
 FALLS, EITHER_WAY = PATTERNS["falls"], PATTERNS["either_way"]
+UNDERSTOOD = frozenset(WORDS["words"]["understood"])
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
 DESCRIBE_STATS = ["mean", "min", "max", "latest"]
 NTH_PLACES: dict[str, int] = WORDS["ordinals"]
@@ -292,11 +293,11 @@ def _condition_elsewhere(condition: re.Match[str], clause: Clause, stats: list[s
 
 def _flag_column(match: re.Match[str], context: Context) -> tuple[str, DataframeRef, str] | None:
     """The flag column a condition names (a column whose unit is 'flag' and whose name has its words), if one does."""
-    words = set(re.findall(r"[a-z]+", match["what"].replace("ends", "end"))) - {"day", "days"}
+    words = set(re.findall(r"[a-z]+", (match["what"] or match["bare"]).replace("ends", "end"))) - {"day", "days"}
     for ref in context.vocabulary.frames:
         for column in ref.columns:
             if context.vocabulary.unit(ref, column) == "flag" and words <= set(column.split("_")):
-                keeps = match["how"].startswith(("only", "just")) or match["how"] in ("on", "at", "during", "over")
+                keeps = match["how"] in (None, "on", "at", "during", "over") or match["how"].startswith(("only", "just"))
                 return ("only" if keeps else "exclude"), ref, column
     return None
 
@@ -361,7 +362,9 @@ def _share_head_noun(sides: list[str]) -> list[str]:
 
 
 def _clean_side(side: str) -> str:
-    side = re.split(r"\b(?:in|during|for|since|on average|what)\b(?!.*\b(?:percentile|yield|rate)\b)", side)[0]
+    pieces = re.split(r"\b(?:in|during|for|since|on average|what)\b(?!.*\b(?:percentile|yield|rate)\b)", side)
+    side = next((piece for piece in pieces if piece.strip()), "")  # 'what was the average effr': the words after 'what'
+
     side = re.sub(r"\b(?:the|a|an|mean|average|on average|latest|what|was|is|were)\b", " ", side)
     return " ".join(side.split()).strip(" ,?:.")
 
@@ -525,7 +528,8 @@ def _unknown_names(text: str, context: Context) -> list[str]:
     words = re.findall(r"[a-z&][a-z0-9&]*", text)
     found += [word for word, following in zip(words, words[1:]) if following in SERIES_NOUNS and unknown(word)
               and word not in COMMON_WORDS and len(word) > 2]
-    lone = [word for word in content_words(text) if unknown(word) and word not in COMMON_WORDS and len(word) > 2 and word not in SYNONYMS]
+    lone = [word for word in content_words(text) if unknown(word) and word not in COMMON_WORDS and len(word) > 2 and word not in SYNONYMS
+            and word not in UNDERSTOOD]  # 'when did on rrp usage hit its minimum': words of a statistic, not a name
     if not context.vocabulary.find(text).dataframes and not tags_in(text):
         found += lone
     return list(dict.fromkeys(found))
