@@ -18,6 +18,9 @@ from flawedcode.catalog import Catalog
 from flawedcode.models import OfflineModel
 from flawedcode.tools import Workspace
 
+FIGURE = re.compile(r"\d+\.\d{4}")
+"""A figure as the model states one (four decimals)."""
+
 
 @cache
 def column(key: str, name: str, start: str | None = None, end: str | None = None) -> pd.Series:
@@ -799,3 +802,66 @@ def test_verbs_of_a_value_being_there_are_understood(ask, request_text, name, st
 def test_a_bill_named_in_weeks_is_its_tenor_in_months(ask, request_text, tenor):
     assert f"{tenor} (percent), 2024-01-02 to 2024-12-31, 251 values: standard deviation " \
            f"{column('yield_curve/treasury_yields', tenor, '2024-01-01', '2024-12-31').std():.4f}" in ask(request_text)
+
+
+@pytest.mark.parametrize("request_text", ["ratio of sofr volume to tri_party_total_volume_bn in 2024",
+                                          "correlation of sofr volume and tri_party_total_volume_bn in 2024"])
+def test_a_side_that_names_a_dataframe_and_a_column_word_is_that_column(ask, request_text):
+    reply = ask(request_text)
+    assert "sofr volume_bn" in reply and "repo_public sofr " not in reply
+
+
+@pytest.mark.parametrize("request_text", ["sofr minus tri_party_total_volume_bn in 2024", "average sofr minus reserves in 2024",
+                                          "effr minus the count of on rrp counterparties in 2023"])
+def test_a_difference_of_two_units_is_declined(ask, request_text):
+    reply = ask(request_text)
+    assert "their units differ" in reply and not FIGURE.search(reply)
+
+
+def test_a_total_in_a_column_name_is_not_a_sum(ask):
+    assert "sum" not in ask("average sofr volume minus tri-party total volume in 2024")
+
+
+@pytest.mark.parametrize(("request_text", "a", "b", "start"), [("sofr - effr average, 2023, in bp", "sofr", "effr", "2023"),
+                                                              ("2y - 10y in 2024", "yield_2y", "yield_10y", "2024")])
+def test_a_spaced_hyphen_between_two_series_is_a_minus(ask, request_text, a, b, start):
+    keys = {"sofr": ("money_markets/sofr", "rate"), "effr": ("money_markets/effr", "rate")}
+    first, second = (column(*keys.get(name, ("yield_curve/treasury_yields", name)), f"{start}-01-01", f"{start}-12-31") for name in (a, b))
+    spread = first - second
+    assert f"mean {spread.mean():.4f}" in ask(request_text)
+
+
+def test_how_wide_is_the_size_asked(ask):
+    spread = column("yield_curve/treasury_yields", "spread_10y_2y_bp", "2024-01-01", "2024-03-31")
+    assert f"mean {spread.mean():.4f}" in ask("how wide was the 10s2s spread on average in q1 2024?")
+
+
+def test_the_share_of_days_when_one_series_was_above_another(ask):
+    sofr, tgcr = (column("yield_curve/repo_public", name, "2024-01-01", "2024-12-31") for name in ("sofr", "tgcr"))
+    above = int((sofr > tgcr).sum())
+    reply = ask("percentage of days in 2024 when sofr was above tgcr")
+    assert f"{above} of {len(sofr)} days with yield_curve/repo_public sofr above" in reply
+    assert f"({100 * above / len(sofr):.2f}% of the days)" in reply
+
+
+@pytest.mark.parametrize("request_text", ["what's the range of the 10y in 2024 (max minus min)?", "10y max minus min 2024"])
+def test_max_minus_min_is_the_range_not_two_series(ask, request_text):
+    ten = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    assert f"range (max minus min) {ten.max() - ten.min():.4f}" in ask(request_text)
+
+
+def test_high_and_low_are_the_max_and_min_unless_they_are_the_target(ask):
+    effr = column("money_markets/effr", "rate", "2024-06-01", "2024-06-30")
+    reply = ask("what was effr's high and low in june 2024")
+    assert f"min {effr.min():.4f}" in reply and f"max {effr.max():.4f}" in reply
+    assert "target_high" in ask("the fed funds target high and low in 2024")
+
+
+@pytest.mark.parametrize(("request_text", "day"), [("10y at the end of the first half of 2024", "2024-06-28"),
+                                                   ("the 10y at the close of 2023", "2023-12-29"),
+                                                   ("10y on the last quarter-end of 2024", "2024-12-31"),
+                                                   ("what was the 10y at the end of the second quarter of 2023?", "2023-06-30")])
+def test_the_end_of_a_period_is_its_last_row_not_the_period(ask, request_text, day):
+    reply = ask(request_text)
+    assert f"yield_10y (percent) on {day}" in reply and f"{column('yield_curve/treasury_yields', 'yield_10y')[day]:.4f}" in reply
+    assert "values:" not in reply

@@ -86,6 +86,25 @@ def test_tests_run_with_the_projects_fallback_when_pytest_is_missing(tmp_path, m
     assert "FAILED test_analyze.py - AssertionError" in output.getvalue()
 
 
+@pytest.mark.parametrize("request_text", ["how many tests are there in the demo project?", "how many tests does the project have"])
+def test_how_many_tests_is_the_runs_totals_and_what_failed(agent, request_text):
+    from flawedcode import paths
+
+    written = len(re.findall(r"^def test_", (paths.demo_project_dir() / "test_analyze.py").read_text(), re.MULTILINE))
+    reply = agent.send(request_text)
+    assert reply.startswith(f"{written} tests ran: 2 failed, {written - 2} passed.") and "2 tests failed" in reply
+
+
+def test_how_many_tests_after_the_fallback_runner_says_what_it_cannot_know():
+    from flawedcode.models.offline_introspect import answer_count_tests
+    from flawedcode.models.offline_plan import ToolResult
+
+    output = "pytest is not installed: python test_analyze.py\nok  test_a\nok  test_b\nTraceback (most recent call last):\nAssertionError\n"
+    reply = answer_count_tests(Task("count_tests"), [ToolResult("run_python", {}, output)], None)
+    assert reply.startswith("The project's own test runner passed 2 tests and then stopped at the first one that failed")
+    assert "can't say how many there are in all" in reply
+
+
 def test_another_module_adds_an_intent_through_a_cue_row_and_a_planner(tmp_path):
     def plan_todos(clause, context):
         return [Task("write_todos_test", steps=[Step("write_todos_test", {"todos": ["load", "compare"]})])]

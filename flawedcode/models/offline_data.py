@@ -35,7 +35,8 @@ STAT_ROWS = 100
 MAX_ROWS = 500
 PATTERNS = WORDS["patterns"]
 COUNTED = PATTERNS["share"] + "|" + PATTERNS["ever_past"]  # '{share}' in a count: a share of the days, or a yes or no
-STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple((stat, pattern.replace("{share}", COUNTED)) for stat, pattern in WORDS["statistics"].items())
+STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple((stat, pattern.replace("{share}", COUNTED).replace("{max_minus_min}", PATTERNS["max_minus_min"]))
+                                                  for stat, pattern in WORDS["statistics"].items())
 TRANSFORMS: tuple[tuple[str, str], ...] = tuple(WORDS["transforms"].items())
 DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correlation"])
 SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"].replace("{share}", COUNTED)
@@ -189,6 +190,11 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         again = [_series_for(side, clause, context, [[], frames]) for side in sides]
         series = [one[0] for one in again] if not any(isinstance(one, Task) for one in again) else series
         combine, series = (combine, series) if series[0] != series[1] else (None, series[:1])
+    units = [vocabulary.unit(s.ref, s.column) for s in series] if combine in ("difference", "ratio_of_means") else []
+    if len(set(units)) == 2 and ("percent" in units or set(units) == {"$bn", "count"}):
+        a, b = series  # 'sofr minus reserves': a rate minus dollars means nothing (a ratio of two means of two units neither)
+        how = "minus" if combine == "difference" else "divided by"
+        return reply(message("unit_mismatch", a=a.label, has_a=units[0], how=how, b=b.label, has_b=units[1]))
     inherits = follow_up is not None and not stats and (not combine or pair)  # a follow-up keeps what it does not change
     if inherits and follow_up.series and not names_column and not pair:
         asked_column = follow_up.series[0].column  # 'top 3 days of SOFR volume' then 'and EFFR': EFFR's volume too
@@ -312,8 +318,8 @@ def shifted(period: Period, shift: re.Match[str]) -> Period:
 
 
 def _unranked(text: str) -> str:
-    """The text without its ranking words ('top 3', 'the second highest'): they name no column (not 'target_high')."""
-    return NTH_RANKED.sub(" ", RANKED.sub(" ", text))
+    """The text without its ranking words ('top 3', 'the second highest', 'max minus min'): they name no column (not 'target_high')."""
+    return re.sub(PATTERNS["max_minus_min"], " ", NTH_RANKED.sub(" ", RANKED.sub(" ", text)))
 
 
 def context_unit(context: Context) -> str | None:
@@ -325,6 +331,7 @@ def context_unit(context: Context) -> str | None:
 def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
     """Two series and how they combine: 'correlation between A and B', 'the ratio of A to B', 'A minus B'."""
     kinds = (("correlation", CORRELATION),) if "corr" in stats else (("ratio", (RATIO.pattern,)), ("difference", DIFFERENCE))
+    text = re.sub(PATTERNS["max_minus_min"], " ", text)  # 'the range (max minus min)': a statistic, not two series
     curve = re.search(PATTERNS["curve_spread"], text) if "corr" not in stats else None
     if curve and not _some_column_has_all(tags_in(curve.group(0)), [], context):  # '5s30s': the 30y minus the 5y
         return "difference", [curve["long"], curve["short"]]
@@ -422,7 +429,9 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
     says_columns = re.search(r"\bcolumns?\b", clause.norm) is not None
     exact = [column for column in mentions.columns if "_" in column or any(ch.isdigit() for ch in column) or says_columns
              or (column not in COMMON_WORDS and column not in FRAME_ONLY_WORDS)]
-    exact += [ref.dataframe for ref in mentions.dataframes if only_frame and ref.dataframe in only_frame.columns]  # 'sofr' of repo_public
+    words = set(content_words(text))  # 'sofr' of repo_public is its sofr column; 'sofr volume' is sofr_volume_bn, never the rate
+    exact += [ref.dataframe for ref in mentions.dataframes if only_frame and ref.dataframe in only_frame.columns
+              and not any(len(words & set(column.split("_"))) > 1 for column in only_frame.columns)]
     if exact:
         return _exact_series(exact, local_frames, context)
     unknown = _unknown_names(text, context)

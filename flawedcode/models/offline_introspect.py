@@ -23,6 +23,7 @@ from flawedcode.models.offline_stats import READ_HEADER
 
 SAY: dict[str, str] = data_file("offline_introspect.toml")["say"]
 ARCHIVE_FILE = re.compile(r"archives/[\w./-]+?\.(?:jsonl|md)")
+TOTALS = re.compile(r"\b(\d+) (passed|failed|errors?|skipped)\b")
 FAILED_TEST = re.compile(r"^FAILED (?P<test>\S+?)(?: - (?P<why>.*))?$", re.MULTILINE)
 ASSERT_LINE = re.compile(r"^>\s+(?P<line>.+)$", re.MULTILINE)
 LOCATION = re.compile(r"^(?P<file>[\w./-]+\.py):(?P<line>\d+): (?P<error>\w+)$", re.MULTILINE)
@@ -69,6 +70,25 @@ def plan_failing_tests(clause: Clause, context: Context) -> list[Task]:
 
 def answer_failing_tests(task: Task, results: list[ToolResult], context: Context) -> str:
     return report_test_run(results[0].content) if results else SAY["no_test_run"]
+
+
+def plan_count_tests(clause: Clause, context: Context) -> list[Task]:
+    return [Task("count_tests", steps=[run_tests_step()])]
+
+
+def answer_count_tests(task: Task, results: list[ToolResult], context: Context) -> str:
+    """'how many tests are there': the totals the run reports (pytest's summary line, or the fallback's 'ok' lines), then its report."""
+    if not results:
+        return SAY["no_test_run"]
+    output = results[0].content
+    summary = next((line for line in reversed(output.splitlines()) if TOTALS.search(line)), "")
+    counts = [(int(count), kind) for count, kind in TOTALS.findall(summary)]
+    if counts:
+        head = f"{sum(count for count, _ in counts)} tests ran: {', '.join(f'{count} {kind}' for count, kind in counts)}."
+    else:  # the project's own runner stops at its first failure: only the tests before it are known
+        passed = len(re.findall(r"^ok\s+test_\w+", output, re.MULTILINE))
+        head = SAY["fallback_totals"].format(passed=passed, stopped=SAY["fallback_stopped"] if "Traceback" in output else "")
+    return f"{head}\n{report_test_run(output)}"
 
 
 def report_test_run(output: str) -> str:
@@ -123,3 +143,4 @@ register_planner("offloaded", plan_offloaded)
 register_planner("archived", plan_archived)
 register_planner("failing_tests", plan_failing_tests, answer=answer_failing_tests)
 register_planner("count_rows", plan_count_rows, answer=answer_count_rows)
+register_planner("count_tests", plan_count_tests, answer=answer_count_tests)
