@@ -865,3 +865,60 @@ def test_the_end_of_a_period_is_its_last_row_not_the_period(ask, request_text, d
     reply = ask(request_text)
     assert f"yield_10y (percent) on {day}" in reply and f"{column('yield_curve/treasury_yields', 'yield_10y')[day]:.4f}" in reply
     assert "values:" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "key", "name", "start", "end"), [
+    ("median dvp overnight rate, Q3-2024", "yield_curve/repo_public", "dvp_on_rate", "2024-07-01", "2024-09-30"),
+    ("mean sofr 2024-Q2", "money_markets/sofr", "rate", "2024-04-01", "2024-06-30"),
+    ("sofr average H2-2023", "money_markets/sofr", "rate", "2023-07-01", "2023-12-31"),
+    ("10y median q1/2024", "yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-03-31"),
+    ("average effr in march, 2024", "money_markets/effr", "rate", "2024-03-01", "2024-03-31"),
+    ("in 2024, what was the mean sofr in q3", "money_markets/sofr", "rate", "2024-07-01", "2024-09-30")])
+def test_a_period_written_with_a_separator_or_inside_its_year_is_that_period(ask, request_text, key, name, start, end):
+    values = column(key, name, start, end)
+    reply = ask(request_text)
+    stat = "median" if "median" in request_text else "mean"
+    assert f"{values.index[0].date()} to {values.index[-1].date()}" in reply
+    assert f"{stat} {getattr(values, stat)():.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "key", "name", "start", "end"), [
+    ("ytd change in the 10y as of 2024-06-28", "yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-06-28"),
+    ("the 2y's change in 2024 as of 2024-09-30", "yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-09-30"),
+    ("what has sofr done since the beginning of 2024", "money_markets/sofr", "rate", "2024-01-01", None),
+    ("change in the 10y since the start of 2024", "yield_curve/treasury_yields", "yield_10y", "2024-01-01", None),
+    ("how much has the 5y changed since q3 2024?", "yield_curve/treasury_yields", "yield_5y", "2024-07-01", None)])
+def test_a_change_as_of_a_day_or_since_a_start_spans_those_days(ask, request_text, key, name, start, end):
+    values = column(key, name, start, end)
+    change = values.iloc[-1] - values.iloc[0]
+    reply = ask(request_text)
+    assert f"change {change:+.4f}" in reply and f"on {values.index[0].date()} to" in reply and f"on {values.index[-1].date()})" in reply
+
+
+@pytest.mark.parametrize(("request_text", "start", "end"), [
+    ("the 20 year yield prior to 2024-03-01, average", None, "2024-02-29"),
+    ("average 20y before 2024-03-01", None, "2024-02-29"),
+    ("average 20y after 2024-12-20", "2024-12-21", None),
+    ("mean 20y yield since the start of q3 2024", "2024-07-01", None),
+    ("average 20y before march 2024", None, "2024-02-29"),
+    ("average 20y after the second quarter of 2024", "2024-07-01", None)])
+def test_before_and_after_leave_out_the_day_or_period_they_name(ask, request_text, start, end):
+    values = column("yield_curve/treasury_yields", "yield_20y", start, end)
+    reply = ask(request_text)
+    assert f"{values.index[0].date()} to {values.index[-1].date()}, {len(values)} values: mean {values.mean():.4f}" in reply
+
+
+@pytest.mark.parametrize(("follow_up", "side", "limit"), [("what about below?", "below", 4.5), ("and at or below?", "at or below", 4.5),
+                                                          ("and below 4?", "below", 4.0), ("what about under 4.2", "below", 4.2),
+                                                          ("and above 4.6?", "above", 4.6), ("what about at or above?", "at or above", 4.5)])
+def test_a_follow_up_that_names_a_side_or_a_limit_changes_only_that(ask, follow_up, side, limit):
+    ask("how many days was the 10y above 4.5 in 2024")
+    values = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    counted = {"above": values > limit, "below": values < limit, "at or below": values <= limit, "at or above": values >= limit}[side]
+    assert f": {int(counted.sum())} of 251 days {side} {limit:g}%" in ask(follow_up)
+
+
+def test_a_word_pair_another_table_describes_its_columns_with_names_no_table(ask):
+    reply = ask("Svensson 10y par yield mean 2024")
+    expected = column("yield_curve/fed_yield_curve", "SVENPY10", "2024-01-01", "2024-12-31").mean()
+    assert f"SVENPY10 (percent), 2024-01-02 to 2024-12-31, 251 values: mean {expected:.4f}." in reply and "treasury_yields" not in reply

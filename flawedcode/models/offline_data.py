@@ -242,8 +242,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
         threshold = (comparison_side(first_when), float(first_when["limit"]))
         stats = ["first_when"]
-    if threshold is None and follow_up is not None and not stats:
-        threshold = follow_up.threshold  # 'and in 2023?' after a count above a threshold keeps the threshold
+    if threshold is None and follow_up is not None and not stats:  # 'and in 2023?' after a count keeps its threshold
+        threshold = _threshold(f"how many {clause.norm}") or _side_only(clause.norm, follow_up.threshold) if follow_up.threshold else None
     if threshold is None and stats == ["count"] and series and all(vocabulary.unit(s.ref, s.column) == "flag" for s in series):
         threshold = ("true", 0.0)  # 'how many quarter-end days': the days the flag is set, not the rows
     if threshold is not None and stats != ["first_when"]:
@@ -596,6 +596,15 @@ def _threshold(text: str) -> tuple[str, float] | None:
     if NEGATED.search(text[max(0, start - 40):start]):
         return NEGATION_OF[side], limit
     return side, limit
+
+
+def _side_only(text: str, before: tuple[str, float]) -> tuple[str, float]:
+    """The threshold a follow-up keeps, on the side it names ('what about below?', 'and not above?'), else as it was."""
+    match = re.search(rf"(?P<op>{OPERATORS})\W*$", text)
+    if match is None:
+        return before
+    side = next(side for wording, side in _WORDINGS if re.fullmatch(wording, match["op"]))
+    return (NEGATION_OF[side] if NEGATED.search(text[:match.start()]) else side), before[1]
 
 
 def _outside_coverage(ask: DataAsk) -> Task | None:

@@ -185,8 +185,7 @@ class Vocabulary:
         return chosen | _owned_by_one(pairs)
 
     def _in_other_columns(self, word: str, key: str) -> bool:
-        return any(frame_key != key and ({word, singular(word)} & (set(info.name_words) | set(info.doc_words)))
-                   for (frame_key, _column), info in self.column_info.items())
+        return any(self._in_columns_of(word, ref.key) for ref in self.frames if ref.key != key)
 
     def _words(self) -> set[str]:
         words: set[str] = set()
@@ -215,6 +214,7 @@ class Vocabulary:
                 for i in span:
                     taken[i] = True
                 found.append((match.start(), kind, value, phrase))
+        found = [item for item in found if not self._describes_other_columns(item, found)]
         mentions = Mentions()
         for _, kind, value, phrase in sorted(found):
             ref = self.frame(value) if kind in ("id", "alias") else None
@@ -234,6 +234,19 @@ class Vocabulary:
                 if ref.dataframe not in mentions.columns:
                     mentions.columns.append(ref.dataframe)
         return mentions
+
+    def _describes_other_columns(self, item: tuple[int, str, str, str], found: list[tuple[int, str, str, str]]) -> bool:
+        """A title's word pair that describes the columns of another dataframe named too ('Svensson 10y par yield':
+        the fitted curve's par yield, not the Treasury par yield curve), and the only words naming its own."""
+        _, kind, key, phrase = item
+        if kind != "alias" or " " not in phrase or any(one[2] == key and one[3] != phrase for one in found):
+            return False
+        others = {one[2] for one in found if one[1] in ("id", "alias") and one[2] != key}
+        return any(all(self._in_columns_of(word, other) for word in phrase.split()) for other in others)
+
+    def _in_columns_of(self, word: str, key: str) -> bool:
+        return any(frame_key == key and {word, singular(word)} & (set(info.name_words) | set(info.doc_words))
+                   for (frame_key, _column), info in self.column_info.items())
 
     def match_columns(self, phrase: str, frames: list[DataframeRef] | None = None,
                       only_tags: list[str] | None = None, ignore: set[str] = frozenset()) -> ColumnMatch:

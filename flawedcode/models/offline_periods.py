@@ -74,10 +74,13 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
     reading = _Reading(dt.date.fromisoformat(data_end), default_year, [])
     for pattern, written in SHORTHAND:  # years and halves written short made whole ('4Q23': 'q4 2023', 'twenty twenty four': '2024')
         text = pattern.sub(written, text)
+    years = set(re.findall(r"\b(?:19|20)\d\d\b", text))
+    if default_year is None and len(years) == 1:  # 'in 2024, what was sofr in q3': a lone quarter or month is of that year
+        reading = replace(reading, default_year=int(years.pop()))
     rest = text
     for name, pattern in FORMS:
-        if name == "day_of":
-            rest = _days_of(pattern, rest, data_end, reading)
+        if name in ("day_of", "bound"):
+            rest = (_days_of if name == "day_of" else _bounded)(pattern, rest, data_end, reading)
             continue
         for match in pattern.finditer(rest):
             period = _period(name, match, reading)
@@ -101,6 +104,25 @@ def _days_of(pattern: re.Pattern[str], rest: str, data_end: str, reading: _Readi
             label = rest[match.start():match.start() + span].strip()
             shape = "span" if match["whole"] or match["edges"] else "first_row" if first else "end"
             reading.found.append((match.start(), replace(SHAPES[shape](inner[0], match), label=label, assumed=inner[0].assumed)))
+            rest = rest[:match.start()] + " " * span + rest[match.start() + span:]
+    return rest
+
+
+BOUNDS = {"since": "since", "starting": "since", "after": "after", "before": "before", "prior": "before",
+          "until": "until", "till": "until", "up": "until", "as": "as_of"}
+
+
+def _bounded(pattern: re.Pattern[str], rest: str, data_end: str, reading: _Reading) -> str:
+    """'since the start of 2024', 'before March 2024', 'after Q2 2024', 'as of 2024-06-28': a bound made of the span
+    that follows (a point that follows, 'since the end of 2023', is left to the other forms)."""
+    for match in list(pattern.finditer(rest)):
+        inner, inner_rest = read_periods(rest[match.end():match.end() + 40], data_end, reading.default_year)
+        taken = len(inner_rest) - len(inner_rest.lstrip(" "))
+        if inner and taken and inner[0].start and inner[0].end and not inner[0].point:
+            span = match.end() - match.start() + taken
+            label = rest[match.start():match.start() + span].strip()
+            shaped = SHAPES[BOUNDS[match["bound"].split()[0]]](inner[0], match)
+            reading.found.append((match.start(), replace(shaped, label=label, assumed=inner[0].assumed)))
             rest = rest[:match.start()] + " " * span + rest[match.start() + span:]
     return rest
 
@@ -178,6 +200,7 @@ SHAPES: dict[str, Shape] = {
     "first_row": lambda span, m: Period(span.start, span.end, first_rows=1),
     "since": lambda span, m: Period(span.start, None),
     "until": lambda span, m: Period(None, span.end),
+    "as_of": lambda span, m: Period(None, span.end, point=True),
     "after": lambda span, m: Period(_shifted(span.end, 1), None),
     "before": lambda span, m: Period(None, _shifted(span.start, -1)),
     "week_of": lambda span, m: Period(_shifted(span.start, -dt.date.fromisoformat(span.start).weekday()),
@@ -191,10 +214,16 @@ COUNTED: dict[str, Callable[[re.Match[str], _Reading], Period]] = {
     "last_rows": lambda m, r: Period(last_rows=int(m["count"])),
     "first_rows": lambda m, r: Period(first_rows=int(m["count"])),
     "counted_back": _counted_back,
-    "year_to_date": lambda m, r: Period(f"{r.end_day.year}-01-01", r.end_day.isoformat()),
+    "year_to_date": lambda m, r: _year_to_date(r),
     "every_row": lambda m, r: Period(every_row=True),
 }
 """The forms that name rows counted from the data's ends, not a span."""
+
+
+def _year_to_date(reading: _Reading) -> Period:
+    """From January 1 to the data's last day, or to the day 'as of' names ('ytd as of 2024-06-28')."""
+    end = next((period.end for _, period in reading.found if period.label.startswith("as ")), reading.end_day.isoformat())
+    return Period(f"{end[:4]}-01-01", end)
 
 
 def _period(kind: str, match: re.Match[str], reading: _Reading) -> Period | None:
@@ -220,7 +249,7 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     if len(periods) == 2 and len(counted) == 1 and len(dated) == 1:  # 'the first 10 trading days of 2024': N rows inside it
         return [replace(dated[0], first_rows=counted[0].first_rows, last_rows=counted[0].last_rows,
                         label=f"{counted[0].label.strip()} of {dated[0].label.strip()}")]
-    bounds = [period for period in periods if bool(period.start) != bool(period.end) and not period.point]
+    bounds = [period for period in periods if (bool(period.start) != bool(period.end) and not period.point) or period.label.startswith("as ")]
     if len(periods) == 2 and len(bounds) == 1 and len(dated) == 1 and dated[0].start <= (bounds[0].start or bounds[0].end) <= dated[0].end:
         # 'up to 2024-02-15 in 2024': a bound inside the period it is in narrows it (never dropped)
         return [Period(bounds[0].start or dated[0].start, bounds[0].end or dated[0].end,
@@ -236,6 +265,9 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
         separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then|than)\b|\bcompare\b.*\b(?:with|to)\b", text)
         if separate and not re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text):
             return periods
+        inner = [one for one in periods if any(one != other and other.start <= one.start <= one.end <= other.end for other in periods)]
+        if len(periods) == 2 and inner and not re.search(r"\b(?:from|between)\b", text):  # 'in 2024, ... in q3': the narrower one
+            return [replace(inner[0], assumed="")]
         text = " to ".join(period.label for period in periods)
     # 'from the start of September 2024 to the end of the year': a range from a day to a point
     starts, ends = [period.start for period in periods if period.start], [period.end for period in periods if period.end]
