@@ -922,3 +922,124 @@ def test_a_word_pair_another_table_describes_its_columns_with_names_no_table(ask
     reply = ask("Svensson 10y par yield mean 2024")
     expected = column("yield_curve/fed_yield_curve", "SVENPY10", "2024-01-01", "2024-12-31").mean()
     assert f"SVENPY10 (percent), 2024-01-02 to 2024-12-31, 251 values: mean {expected:.4f}." in reply and "treasury_yields" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "key", "name", "start", "end", "stat"), [
+    ("mean sofr in 2024 excluding december", "money_markets/sofr", "rate", "2024-01-01", "2024-11-30", "mean"),
+    ("mean sofr in 2024 except q4", "money_markets/sofr", "rate", "2024-01-01", "2024-09-30", "mean"),
+    ("min 2y in 2024 apart from january", "yield_curve/treasury_yields", "yield_2y", "2024-02-01", "2024-12-31", "min"),
+    ("the 10y's low in 2024, not counting q1", "yield_curve/treasury_yields", "yield_10y", "2024-04-01", "2024-12-31", "min"),
+    ("average tgcr in 2023 without the first half", "yield_curve/repo_public", "tgcr", "2023-07-01", "2023-12-31", "mean")])
+def test_a_period_without_a_span_at_one_end_is_the_rest_of_it(ask, request_text, key, name, start, end, stat):
+    values = column(key, name, start, end)
+    reply = ask(request_text)
+    assert f"{values.index[0].date()} to {values.index[-1].date()}, {len(values)} values: " in reply
+    assert f"{stat} {getattr(values, stat)():.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "word"), [("max 10y in 2024 other than may", "other"), ("mean sofr in 2024 except q2", "except"),
+                                                    ("sofr in early 2024", "early"), ("average 10y in late 2023", "late")])
+def test_a_span_left_out_of_the_middle_or_a_vague_part_is_named_not_dropped(ask, request_text, word):
+    reply = ask(request_text)
+    assert f"'{word}'" in reply and "I computed nothing" in reply and not FIGURE.search(reply)
+
+
+@pytest.mark.parametrize(("request_text", "day"), [("sofr on 1/16/24", "2024-01-16"), ("sofr 17-Jan-2024", "2024-01-17"),
+                                                   ("effr on 3-june-2024", "2024-06-03")])
+def test_a_day_with_a_short_year_or_hyphens_around_its_month_is_that_day(ask, request_text, day):
+    key = "money_markets/effr" if "effr" in request_text else "money_markets/sofr"
+    assert f"on {day}: {column(key, 'rate')[day]:.4f}" in ask(request_text)
+
+
+def test_bp_between_two_series_is_their_spread(ask):
+    repo = Catalog().load("yield_curve", "repo_public", start="2024-01-01", end="2024-12-31")
+    expected = (repo["sofr"] - repo["iorb"]).mean()
+    assert f"mean {expected:.4f} ({expected * 100:.4f} bp)" in ask("bp between sofr and iorb on average in 2024")
+
+
+@pytest.mark.parametrize(("request_text", "name"), [("total srf usage in 2024", "srf_volume_bn"), ("total on rrp usage in 2024", "on_rrp_volume_bn")])
+def test_total_before_a_series_is_its_sum_not_a_total_volume_column(ask, request_text, name):
+    expected = column("yield_curve/repo_public", name, "2024-01-01", "2024-12-31").sum()
+    assert f"{name} ($bn), 2024-01-02 to 2024-12-31, 251 values: sum {expected:.4f}" in ask(request_text)
+
+
+def test_a_follow_up_naming_a_column_of_another_table_is_that_column(ask):
+    ask("mean sofr in 2024")
+    expected = column("yield_curve/repo_public", "on_rrp_volume_bn", "2024-01-01", "2024-12-31").max()
+    reply = ask("max on rrp usage in 2024")
+    assert f"on_rrp_volume_bn ($bn), 2024-01-02 to 2024-12-31, 251 values: max {expected:.4f}" in reply and "money_markets/sofr" not in reply
+
+
+def test_a_chain_of_follow_ups_keeps_what_the_first_asked(ask):
+    ask("average sofr in 2023")
+    ask("and 2024?")
+    ask("what about the median?")
+    expected = column("money_markets/effr", "rate", "2024-01-01", "2024-12-31").median()
+    assert f"effr rate (percent), 2024-01-02 to 2024-12-31, 251 values: median {expected:.4f}." in ask("and effr?")
+
+
+@pytest.mark.parametrize("request_text", ["count the days in 2024 where the srf was used at all", "how many days was the srf tapped in 2024"])
+def test_days_a_usage_was_used_are_its_days_past_zero(ask, request_text):
+    used = int((column("yield_curve/repo_public", "srf_volume_bn", "2024-01-01", "2024-12-31") > 0).sum())
+    assert f": {used} of 251 days above 0 $bn." in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "word"), [("number of days with non-zero srf usage in 2024", "non-zero"),
+                                                    ("count the days in 2023 when effr was unchanged", "when effr was unchanged"),
+                                                    ("how many days in 2024 was sofr above or below 5.3", "5.3")])
+def test_a_condition_on_counted_days_it_cannot_apply_is_named_not_dropped(ask, request_text, word):
+    reply = ask(request_text)
+    assert f"'{word}'" in reply and "I computed nothing" in reply and " of 25" not in reply and "count 2" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "start", "end"), [("number of days in 2024 when sofr exceeded iorb", "2024-01-02", None),
+                                                            ("number of month ends in 2024 when sofr exceeded iorb", "2024-01-31", "month")])
+def test_days_when_one_series_exceeded_another_are_counted(ask, request_text, start, end):
+    repo = Catalog().load("yield_curve", "repo_public", start="2024-01-01", end="2024-12-31")
+    repo = repo[repo["is_month_end"].astype(bool)] if end else repo
+    assert f"{start} to 2024-12-31: {int((repo['sofr'] > repo['iorb']).sum())} of {len(repo)} days with" in ask(request_text)
+
+
+@pytest.mark.parametrize("request_text", ["What was the SOFR index value at the start of 2024 and at its end?",
+                                          "sofr index at the start and end of 2024"])
+def test_the_start_and_the_end_of_a_year_are_two_values(ask, request_text):
+    index = column("money_markets/sofr", "index_value", "2024-01-01", "2024-12-31")
+    reply = ask(request_text)
+    assert f"on 2024-01-02: {index.iloc[0]:.4f}" in reply and f"on 2024-12-31: {index.iloc[-1]:.4f}" in reply and "mean" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "start"), [("mean sofr this month", "2024-12-01"), ("mean sofr this year", "2024-01-01")])
+def test_this_month_or_year_is_the_datas_latest_one(ask, request_text, start):
+    values = column("money_markets/sofr", "rate", start, "2024-12-31")
+    assert f"{values.index[0].date()} to 2024-12-31, {len(values)} values: mean {values.mean():.4f}." in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "key", "name", "start", "end", "stat"), [
+    ("Could you tell me what the 3-month bill yielded on average across 2023?", "yield_curve/treasury_yields", "yield_3m", "2023", "2023", "mean"),
+    ("Give me the single highest reading of TGCR in the data.", "yield_curve/repo_public", "tgcr", "2023", "2024", "max"),
+    ("How did the 30 year bond yield change over the course of 2023?", "yield_curve/treasury_yields", "yield_30y", "2023", "2023", "change"),
+    ("how did the 3m10y spread behave in 2024: min and max", "yield_curve/treasury_yields", "spread_10y_3m_bp", "2024", "2024", "min")])
+def test_words_around_a_statistic_are_understood(ask, request_text, key, name, start, end, stat):
+    values = column(key, name, f"{start}-01-01", f"{end}-12-31")
+    expected = values.iloc[-1] - values.iloc[0] if stat == "change" else getattr(values, stat)()
+    reply = ask(request_text)
+    figure = f"{stat} {expected:+.4f}" if stat == "change" else f"{stat} {expected:.4f}"
+    assert f"{name} (" in reply and f"{len(values)} values: " in reply and figure in reply
+
+
+def test_strictly_below_is_below(ask):
+    below = int((column("money_markets/sofr", "rate", "2023-01-01", "2023-12-31") < 5).sum())
+    assert f": {below} of 249 days below 5%." in ask("How many trading days in 2023 had SOFR strictly below 5%?")
+
+
+@pytest.mark.parametrize("request_text", ["Is BGCR generally above or below TGCR, and by how many basis points, in 2024?",
+                                          "Is BGCR above or below TGCR on average, and by how many basis points, in 2024?"])
+def test_above_or_below_on_average_is_the_signed_difference(ask, request_text):
+    repo = Catalog().load("yield_curve", "repo_public", start="2024-01-01", end="2024-12-31")
+    expected = (repo["bgcr"] - repo["tgcr"]).mean()
+    assert f"mean {expected:.4f} ({expected * 100:.4f} bp)" in ask(request_text)
+
+
+def test_what_is_in_the_demo_project_lists_its_files(ask):
+    reply = ask("what's in the demo project?")
+    assert "test_analyze.py" in reply and "don't understand" not in reply

@@ -45,7 +45,7 @@ from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
-REPLAYED_REQUESTS = 2
+REPLAYED_REQUESTS = 5  # a chain of follow-ups ("and 2024?", "the median?", "and effr?") keeps what the first one asked
 """How many earlier requests are planned again to know what they asked (follow-ups, 'those two')."""
 
 SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")

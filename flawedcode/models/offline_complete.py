@@ -27,6 +27,9 @@ PLACE_WORDS = {"second", "third", "fourth", "fifth", "2nd", "3rd", "4th", "5th"}
 FILLER_PHRASES = re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted((phrase for phrase in WORDS["words"]["filler"] if " " in phrase),
                                                                                key=len, reverse=True))) + r")(?![\w])")
 COMPARISON = re.compile(WORDS["patterns"]["comparison"])
+# 'count the days where the srf was used at all': a condition on the days that no threshold or flag took
+DAYS_WHERE = re.compile(r"\bdays?\b[^.,;?]*?(?P<where>\b(?:with|when|where|on which|that)\b[^.,;?]*?"
+                        r"\b(?:was|were|is|are|had|has|did|got|went|stayed)\b[^.,;?]*)")
 COMBINING = re.compile(r"\b(?:" + "|".join(word_set("combined")) + r")\b")
 CONDITION_WORDS = word_set("conditions")
 """Words that would select rows ('on Wednesdays'): never taken as naming a series, so a request with one is declined."""
@@ -86,8 +89,9 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
         if re.fullmatch(r"-?\d+(?:\.\d+)?%?", word):
             if float(word.rstrip("%")) not in numbers:
                 unused.append(token)
-        elif word in NEGATIONS or not all(part in known or singular(part) in known or part in named or singular(part) in named
-                                          or part.rstrip("'s") in named for part in re.split(r"[-_/]", word) if part):
+        elif word in NEGATIONS or NEGATIONS & set(word.split("-")) or not all(  # 'non-zero': a negation too
+                part in known or singular(part) in known or part in named or singular(part) in named or part.rstrip("'s") in named
+                for part in re.split(r"[-_/]", word) if part):
             unused.append(token)
     unused = list(ask.unusable) + unused
     lowered = clause.rest.lower()
@@ -95,6 +99,9 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     comparison = COMPARISON.search(text if ask.unusable else lowered)  # a comparison the unusable condition holds is named there
     if comparison and ask.threshold is None and ask.combine is None:
         unused.append(comparison.group(0))  # 'above the top of the target range': a comparison it did not apply
+    days_where = DAYS_WHERE.search(lowered) if "count" in ask.stats and ask.threshold is None and ask.flag is None else None
+    if days_where and not ask.combine:
+        unused.append(" ".join(days_where["where"].split()))
     combining = COMBINING.search(lowered)
     if combining and ask.combine is None and combining.group(0) not in named and len(clause.periods) < 2 and "range" not in ask.stats:
         unused.append(combining.group(0))  # 'effr minus the target_low' read as one series: never that series alone

@@ -169,7 +169,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         past = None
     frames = list(clause.mentions.dataframes)
     names_column = bool(clause.mentions.columns or tags_in(clause.rest))  # an exact column name, or a tenor / percentile
-    if follow_up is not None and not frames and not names_column:
+    elsewhere = _described_elsewhere(clause, context, follow_up)
+    if follow_up is not None and not frames and not names_column and not elsewhere:
         frames = follow_up.frames()
     pair = follow_up is not None and bool(follow_up.combine) and not combine and not clause.mentions.dataframes and not names_column
     if pair:  # 'and in 2023?', 'in bp?' after a spread: the same two series, combined the same way
@@ -318,8 +319,9 @@ def shifted(period: Period, shift: re.Match[str]) -> Period:
 
 
 def _unranked(text: str) -> str:
-    """The text without its ranking words ('top 3', 'the second highest', 'max minus min'): they name no column (not 'target_high')."""
-    return re.sub(PATTERNS["max_minus_min"], " ", NTH_RANKED.sub(" ", RANKED.sub(" ", text)))
+    """The text without its ranking words ('top 3', 'the second highest', 'max minus min'): they name no column (not
+    'target_high'); nor does a 'total' that is the sum."""
+    return re.sub(PATTERNS["total_stat"], " ", re.sub(PATTERNS["max_minus_min"], " ", NTH_RANKED.sub(" ", RANKED.sub(" ", text))))
 
 
 def context_unit(context: Context) -> str | None:
@@ -342,7 +344,8 @@ def _combination(text: str, stats: list[str], context: Context) -> tuple[str | N
             sides = [_clean_side(found.get("a") or found.get("a2") or ""), _clean_side(found.get("b") or found.get("b2") or "")]
             if not match or (combine != "correlation" and not all(sides)):
                 continue
-            if combine == "difference" and "vs" in pattern and not re.search(r"spread|difference|gap|\bby how (?:much|many)\b", text):
+            says_amount = r"spread|difference|gap|distance|\b(?:bp|basis points) between\b|\bby how (?:much|many)\b"
+            if combine == "difference" and "vs" in pattern and not re.search(says_amount, text):
                 continue  # 'A vs B' alone is a comparison, not a difference
             if combine == "difference" and index >= LOOSE_DIFFERENCES and not all(_names_something(side, context)
                                                                                   for side in _share_head_noun(sides)):
@@ -410,6 +413,12 @@ def _named_by(text: str, ref: DataframeRef, column: str, context: Context) -> bo
     if name not in COMMON_WORDS and name not in FRAME_ONLY_WORDS and re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text.lower()):
         return True
     return bool(tags) and tags <= context.vocabulary.info(ref, column).tags
+
+
+def _described_elsewhere(clause: Clause, context: Context, follow_up: DataAsk | None) -> bool:
+    """Whether the words clearly describe columns only other tables hold ('max on rrp usage' after SOFR: repo_public's)."""
+    match = context.vocabulary.match_columns(clause.rest) if follow_up is not None else None
+    return bool(match and match.columns and match.score >= 3) and not any(ref in follow_up.frames() for ref, _ in match.columns)
 
 
 def _series_in(text: str, clause: Clause, context: Context, frames: list[DataframeRef], many: bool = False,
@@ -582,15 +591,19 @@ def _row_count(text: str) -> int | None:
     return next((int(match.group(1)) for pattern in PATTERNS["row_count"] if (match := re.search(pattern, text))), None)
 
 
+BOTH_SIDES = re.compile(r"\b(?:above|over|higher|greater)\s+(?:or|and)\s+(?:below|under|lower|less)\b|"
+                        r"\b(?:below|under|lower|less)\s+(?:or|and)\s+(?:above|over|higher|greater)\b")
+
+
 def _threshold(text: str) -> tuple[str, float] | None:
     """('above' | 'below' | 'at or below' | 'at or above', limit) of a count question; 'not above 5.3' is 'at or below'."""
-    if not re.search(COUNT_WORDS, text):
+    if not re.search(COUNT_WORDS, text) or BOTH_SIDES.search(text):  # 'above or below 5.3': no one side to count
         return None
     match = THRESHOLD.search(text)
     sign = SIGN_WORDS.search(text)
     if match is None and sign is None:
         return None
-    side = comparison_side(match) if match else ("below" if sign.group(1) == "negative" else "above")
+    side = comparison_side(match) if match else ("below" if sign.group(1) == "negative" else "above")  # group 1 of 'used' is None
     limit = float(match["limit"]) if match else 0.0
     start = match.start() if match else sign.start()
     if NEGATED.search(text[max(0, start - 40):start]):

@@ -22,7 +22,8 @@ from flawedcode.models.offline_cues import table
 from flawedcode.models.offline_dates import MONTHS
 
 ORDINAL = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4, "final": 4}
-PLACES = dates.PLACES | {"{date}": r"\d{4}-\d{2}-\d{2}", "{ordinal}": "|".join(ORDINAL)}
+EXCLUDING = table()["periods"]["excluding"]
+PLACES = dates.PLACES | {"{date}": r"\d{4}-\d{2}-\d{2}", "{ordinal}": "|".join(ORDINAL), "{excluding}": EXCLUDING}
 FORMS = [(name, dates.form(pattern, PLACES)) for name, pattern in table()["periods"]["forms"]]
 """The period forms (``offline_intents.toml``'s ``[periods]``), in the order they are read, each with what it makes of its match."""
 SHORTHAND = [(dates.form(pattern, PLACES), written) for pattern, written in table()["periods"]["shorthand"]]
@@ -79,8 +80,8 @@ def read_periods(text: str, data_end: str = "2024-12-31", default_year: int | No
         reading = replace(reading, default_year=int(years.pop()))
     rest = text
     for name, pattern in FORMS:
-        if name in ("day_of", "bound"):
-            rest = (_days_of if name == "day_of" else _bounded)(pattern, rest, data_end, reading)
+        if name in READERS:
+            rest = READERS[name](pattern, rest, data_end, reading)
             continue
         for match in pattern.finditer(rest):
             period = _period(name, match, reading)
@@ -124,6 +125,27 @@ def _bounded(pattern: re.Pattern[str], rest: str, data_end: str, reading: _Readi
             shaped = SHAPES[BOUNDS[match["bound"].split()[0]]](inner[0], match)
             reading.found.append((match.start(), replace(shaped, label=label, assumed=inner[0].assumed)))
             rest = rest[:match.start()] + " " * span + rest[match.start() + span:]
+    return rest
+
+
+def _excluded(pattern: re.Pattern[str], rest: str, data_end: str, reading: _Reading) -> str:
+    """'2024 excluding December', 'in 2024 except Q4', 'not counting Q1': the period without a span at its start or end.
+    A span at neither end is not read, so its words are named as unused (never the whole period answered)."""
+    for match in list(pattern.finditer(rest)):
+        inner, inner_rest = read_periods("in " + rest[match.end():match.end() + 40], data_end, reading.default_year)
+        body = inner_rest[3:]  # 'in ' lets a month alone be read ('excluding december')
+        taken = len(body) - len(body.lstrip(" "))
+        blanked = rest[:match.start()] + " " * (match.end() - match.start() + taken) + rest[match.end() + taken:]
+        outer = read_periods(blanked, data_end, reading.default_year)[0]
+        if not (taken and inner and len(outer) == 1 and inner[0].start and inner[0].end and outer[0].start and outer[0].end):
+            continue
+        (first, last), (start, end) = (outer[0].start, outer[0].end), (inner[0].start, inner[0].end)
+        if not (first == start < end < last or first < start < end == last):
+            continue
+        kept = Period(_shifted(end, 1), last) if first == start else Period(first, _shifted(start, -1))
+        label = f"{outer[0].label.strip()} {rest[match.start():match.end() + taken].strip()}"
+        reading.found.append((match.start(), replace(kept, label=label)))
+        rest = blanked
     return rest
 
 
@@ -171,7 +193,7 @@ def _weeks(span: Period, match: re.Match[str]) -> Period:
 
 
 def _counted_back(match: re.Match[str], reading: _Reading) -> Period:
-    count_text, unit, end_day = match["count"], match["unit"].rstrip("s"), reading.end_day
+    count_text, unit, end_day = match.groupdict().get("count"), match["unit"].rstrip("s"), reading.end_day
     count = 1 if count_text in (None, "a", "one") else int(count_text)
     if unit == "week":
         return Period(last_rows=5 * count)
@@ -192,6 +214,9 @@ def _months_of(span: Period, match: re.Match[str]) -> Period:
         return replace(span, assumed=f"{year} has 12 months, so all of {year}")
     return _months(year, 1 if match["which"] == "first" else 13 - count, count)
 
+
+READERS = {"day_of": _days_of, "bound": _bounded, "excluding": _excluded}
+"""The forms read by a function of their own: each reads the span that follows it."""
 
 Shape = Callable[[Period, re.Match[str]], Period]
 SHAPES: dict[str, Shape] = {
@@ -266,7 +291,9 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
         if separate and not re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text):
             return periods
         inner = [one for one in periods if any(one != other and other.start <= one.start <= one.end <= other.end for other in periods)]
-        if len(periods) == 2 and inner and not re.search(r"\b(?:from|between)\b", text):  # 'in 2024, ... in q3': the narrower one
+        left_out = re.search(EXCLUDING, text) and not re.search(EXCLUDING, inner[0].label if inner else "")  # never the span left out
+        ranged = re.search(r"(?<!apart )\bfrom\b|\bbetween\b", text)
+        if len(periods) == 2 and inner and not left_out and not ranged:  # 'in 2024, ... in q3': the narrower
             return [replace(inner[0], assumed="")]
         text = " to ".join(period.label for period in periods)
     # 'from the start of September 2024 to the end of the year': a range from a day to a point
