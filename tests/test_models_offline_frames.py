@@ -1043,3 +1043,13 @@ def test_above_or_below_on_average_is_the_signed_difference(ask, request_text):
 def test_what_is_in_the_demo_project_lists_its_files(ask):
     reply = ask("what's in the demo project?")
     assert "test_analyze.py" in reply and "don't understand" not in reply
+
+
+def test_a_number_compared_with_is_no_year(ask):
+    volume = column("money_markets/sofr", "volume_bn", "2024-01-01", "2024-12-31")
+    assert f"2024-01-02 to 2024-12-31: {int((volume > 2000).sum())} of 251 days above 2000 $bn." in ask("days in 2024 with sofr volume above 2000")
+
+
+def test_this_quarter_is_the_datas_latest_quarter(ask):
+    values = column("money_markets/effr", "rate", "2024-10-01", "2024-12-31")
+    assert f"2024-10-01 to 2024-12-31, {len(values)} values: mean {values.mean():.4f}." in ask("mean effr this quarter")

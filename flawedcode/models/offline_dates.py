@@ -25,7 +25,9 @@ MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name
 MONTHS |= {name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
-YEAR = r"(?:19|20)\d\d(?!\s*(?:bn\b|billion|\$|%|bp\b|percent|million|trillion|mn\b|tn\b))"
+# a year, never a number compared with ('sofr volume above 2000': a threshold; 'over 2024' stays a year)
+YEAR = (r"(?<!above )(?<!below )(?<!under )(?<!exceed )(?<!exceeds )(?<!exceeded )(?<!least )"
+        r"(?:19|20)\d\d(?!\s*(?:bn\b|billion|\$|%|bp\b|percent|million|trillion|mn\b|tn\b))")
 """A year: never a number with a unit ('over 2000 bn')."""
 PLACES = {"{year}": YEAR, "{month}": MONTH, "{weekday}": "|".join(WEEKDAYS)}
 

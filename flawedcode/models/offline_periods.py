@@ -197,8 +197,9 @@ def _counted_back(match: re.Match[str], reading: _Reading) -> Period:
     count = 1 if count_text in (None, "a", "one") else int(count_text)
     if unit == "week":
         return Period(last_rows=5 * count)
-    if count == 1 and not count_text and unit in ("month", "year"):  # 'last month', 'last year': the data's latest one so far
-        return Period(end_day.replace(day=1).isoformat() if unit == "month" else f"{end_day.year}-01-01", end_day.isoformat())
+    if count == 1 and not count_text and unit in ("month", "quarter", "year"):  # 'last month', 'this quarter': the data's latest one so far
+        first_month = {"month": end_day.month, "quarter": 3 * ((end_day.month - 1) // 3) + 1, "year": 1}[unit]
+        return Period(end_day.replace(month=first_month, day=1).isoformat(), end_day.isoformat())
     start = moved_by_months(end_day.isoformat(), -count * (12 if unit == "year" else 1))
     return Period(_shifted(start, 1), end_day.isoformat())
 
