@@ -86,12 +86,13 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
         word = token.strip("'.:/-")
         if not word or (negation_used and (word in NEGATIONS or word.endswith("n't"))):
             continue
+        parts = [part for part in re.split(r"[-_/]", word) if part]
         if re.fullmatch(r"-?\d+(?:\.\d+)?%?", word):
             if float(word.rstrip("%")) not in numbers:
                 unused.append(token)
-        elif word in NEGATIONS or NEGATIONS & set(word.split("-")) or not all(  # 'non-zero': a negation too
+        elif word in NEGATIONS or NEGATIONS & set(parts) or not all(  # 'non-zero': a negation too
                 part in known or singular(part) in known or part in named or singular(part) in named or part.rstrip("'s") in named
-                for part in re.split(r"[-_/]", word) if part):
+                for part in parts):
             unused.append(token)
     unused = list(ask.unusable) + unused
     lowered = clause.rest.lower()

@@ -169,8 +169,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         past = None
     frames = list(clause.mentions.dataframes)
     names_column = bool(clause.mentions.columns or tags_in(clause.rest))  # an exact column name, or a tenor / percentile
-    elsewhere = _described_elsewhere(clause, context, follow_up)
-    if follow_up is not None and not frames and not names_column and not elsewhere:
+    if follow_up is not None and not frames and not names_column and not _described_elsewhere(clause, context, follow_up):
         frames = follow_up.frames()
     pair = follow_up is not None and bool(follow_up.combine) and not combine and not clause.mentions.dataframes and not names_column
     if pair:  # 'and in 2023?', 'in bp?' after a spread: the same two series, combined the same way
@@ -415,10 +414,16 @@ def _named_by(text: str, ref: DataframeRef, column: str, context: Context) -> bo
     return bool(tags) and tags <= context.vocabulary.info(ref, column).tags
 
 
-def _described_elsewhere(clause: Clause, context: Context, follow_up: DataAsk | None) -> bool:
+def described(clause: Clause, context: Context, refs: list | None = None, ignore: set[str] = frozenset()) -> list[tuple]:
+    """The (dataframe, column) pairs the request's words describe clearly (a match of score 3 or more), else none."""
+    match = context.vocabulary.match_columns(clause.rest, refs, ignore=ignore)
+    return list(match.columns) if match.columns and match.score >= 3 else []
+
+
+def _described_elsewhere(clause: Clause, context: Context, follow_up: DataAsk) -> bool:
     """Whether the words clearly describe columns only other tables hold ('max on rrp usage' after SOFR: repo_public's)."""
-    match = context.vocabulary.match_columns(clause.rest) if follow_up is not None else None
-    return bool(match and match.columns and match.score >= 3) and not any(ref in follow_up.frames() for ref, _ in match.columns)
+    found = described(clause, context)
+    return bool(found) and not any(ref in follow_up.frames() for ref, _ in found)
 
 
 def _series_in(text: str, clause: Clause, context: Context, frames: list[DataframeRef], many: bool = False,

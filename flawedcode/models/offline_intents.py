@@ -23,6 +23,7 @@ from flawedcode.models.offline_data import (
     DataAsk,
     Series,
     context_unit,
+    described,
     names_only_a_series,
     plan_data,
     read_data_ask,
@@ -44,12 +45,6 @@ def _is_docs(clause: Clause, context: Context) -> bool:
     return bool(clause.mentions.dataframes or clause.mentions.columns or _docs_target(clause, context))
 
 
-def _described(clause: Clause, context: Context, refs: list | None = None, ignore: set[str] = frozenset()) -> list[tuple]:
-    """The (dataframe, column) pairs the request's words describe clearly (a match of score 3 or more), else none."""
-    match = context.vocabulary.match_columns(clause.rest, refs, ignore=ignore)
-    return list(match.columns) if match.columns and match.score >= 3 else []
-
-
 def _docs_target(clause: Clause, context: Context) -> list:
     """The dataframes a docs request is about: named, holding a column named or described, or 'it' (the last one named)."""
     if clause.mentions.dataframes:
@@ -59,7 +54,7 @@ def _docs_target(clause: Clause, context: Context) -> list:
         owners += [ref for ref in context.vocabulary.frames_with_column(column) if ref not in owners]
     if owners:
         return owners[:1]
-    refs = list(dict.fromkeys(ref for ref, _ in _described(clause, context)))
+    refs = list(dict.fromkeys(ref for ref, _ in described(clause, context)))
     if len(refs) == 1:
         return refs
     if re.search(r"\bit\b", clause.norm) and context.previous_frames:
@@ -72,8 +67,8 @@ def _plan_docs(clause: Clause, context: Context) -> list[Task]:
     if not refs:
         return [reply(message("docs_which"))]
     context.previous_frames = list(refs)
-    described = _described(clause, context, refs, clause.mentions.frame_words | set(table()["route"]["docs_ignore"]))
-    columns = list(clause.mentions.columns) or [column for _, column in described if len(described) <= 2]
+    pairs = described(clause, context, refs, clause.mentions.frame_words | set(table()["route"]["docs_ignore"]))
+    columns = list(clause.mentions.columns) or [column for _, column in pairs if len(pairs) <= 2]
     source = has_any(clause.norm, ("source", "come from", "comes from", "where does", "where do"))
     return [_docs_task(ref, columns, clause, context, source) for ref in refs[:4]]
 
@@ -94,7 +89,7 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
         return None
     if names_only_a_series(clause):  # 'now do sofr', 'and effr?', 'the 20y?': the same question of another series
         return context.previous_ask
-    if stats_in(clause) and not (clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or _described(clause, context)):
+    if stats_in(clause) and not (clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or described(clause, context)):
         return context.previous_ask  # 'give me the standard deviation', 'the max in 2023?': another statistic of the same series
     leaning = PATTERNS["leaning"].match(clause.norm)
     if clause.mentions.dataframes and not leaning:
@@ -221,7 +216,7 @@ def _rows_in_view(ask: DataAsk, context: Context) -> Task | None:
 
 def _columns_asked(clause: Clause, context: Context) -> list[str]:
     """The columns a request names, by name or (one clear best match) in the words of their docs."""
-    return list(clause.mentions.columns) or list(dict.fromkeys(column for _, column in _described(clause, context)))
+    return list(clause.mentions.columns) or list(dict.fromkeys(column for _, column in described(clause, context)))
 
 
 def _plan_coverage(clause: Clause, context: Context) -> list[Task] | None:
