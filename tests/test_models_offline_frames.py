@@ -1053,3 +1053,67 @@ def test_a_number_compared_with_is_no_year(ask):
 def test_this_quarter_is_the_datas_latest_quarter(ask):
     values = column("money_markets/effr", "rate", "2024-10-01", "2024-12-31")
     assert f"2024-10-01 to 2024-12-31, {len(values)} values: mean {values.mean():.4f}." in ask("mean effr this quarter")
+
+
+def test_a_verb_and_it_far_apart_are_no_request_to_run_a_script(ask):
+    values = column("yield_curve/treasury_yields", "yield_2y", "2023-01-01", "2023-12-31")
+    reply = ask("the 2y: how much did it move from the start to the end of 2023?")
+    assert f"change {values.iloc[-1] - values.iloc[0]:+.4f}" in reply and "exit code" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "name", "day"), [("sofr 25th pct on 2024-03-15", "percentile_25", "2024-03-15"),
+                                                           ("effr 99th pctile on 2023-11-01", "percentile_99", "2023-11-01")])
+def test_an_ordinal_before_pct_is_a_percentile(ask, request_text, name, day):
+    key = "money_markets/effr" if "effr" in request_text else "money_markets/sofr"
+    assert f"{key} {name} (percent) on {day}: {column(key, name)[day]:.4f}." in ask(request_text)
+
+
+def test_an_inverted_spread_is_below_zero_and_an_inverted_yield_is_named(ask):
+    spread = column("yield_curve/treasury_yields", "spread_10y_3m_bp", "2024-01-01", "2024-12-31")
+    assert f": {int((spread < 0).sum())} of 251 days below 0 bp." in ask("on how many days in 2024 was the 3m10y inverted?")
+    reply = ask("how many days in 2023 was the 5y yield inverted")
+    assert "'inverted'" in reply and "I computed nothing" in reply and " of 249" not in reply
+
+
+def test_a_move_in_total_is_the_change_not_a_sum_of_levels(ask):
+    values = column("yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
+    reply = ask("by how much did the 2y move in total during 2024?")
+    assert f"change {values.iloc[-1] - values.iloc[0]:+.4f}" in reply and "sum" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "name", "day"), [("where did the 5y end 2023?", "yield_5y", "2023-12-29"),
+                                                           ("what level did the 30y finish q2 2024 at", "yield_30y", "2024-06-28")])
+def test_where_a_series_finished_a_period_is_its_last_value(ask, request_text, name, day):
+    values = column("yield_curve/treasury_yields", name)
+    assert f"{name} (percent) on {day}" in (reply := ask(request_text)) and f"{values[day]:.4f}" in reply and "mean" not in reply
+
+
+@pytest.mark.parametrize("request_text", ["average spread between gcf and tri-party in 2023", "mean gcf minus tri-party in 2023, in bp"])
+def test_a_spread_the_catalog_holds_as_a_column_is_that_column(ask, request_text):
+    expected = column("yield_curve/repo_public", "gcf_minus_tri_party_bp", "2023-01-01", "2023-12-31").mean()
+    assert f"gcf_minus_tri_party_bp (bp), 2023-01-03 to 2023-12-29, 249 values: mean {expected:.4f}." in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "side", "name"), [
+    ("how many sessions in 2023 saw effr print above its target bottom?", "above", "target_low"),
+    ("how many days in 2023 was effr below its upper target", "below", "target_high")])
+def test_days_one_series_was_past_a_column_described_in_words_are_counted(ask, request_text, side, name):
+    effr = Catalog().load("money_markets", "effr", start="2023-01-01", end="2023-12-31")
+    count = int((effr["rate"] > effr[name]).sum() if side == "above" else (effr["rate"] < effr[name]).sum())
+    assert f": {count} of 249 days with money_markets/effr rate {side} money_markets/effr {name}." in ask(request_text)
+
+
+def test_a_request_naming_its_own_series_borrows_nothing_from_the_one_before(ask):
+    ask("what was the 90th percentile of sofr over 2024?")
+    day = column("yield_curve/treasury_yields", "yield_2y")["2024-03-15"]
+    assert ask("What was the 2y yield on March 15th, 2024?") == f"yield_curve/treasury_yields yield_2y (percent) on 2024-03-15: {day:.4f}."
+    repo = Catalog().load("yield_curve", "repo_public", start="2024-06-28", end="2024-06-28")
+    ratio = (repo["tga_bn"] / repo["reserves_bn"]).iloc[0]
+    assert f"on 2024-06-28: {ratio:.4f}" in ask("ratio of the tga to reserves on 2024-06-28")
+
+
+def test_which_tools_it_called_is_read_from_its_context(ask):
+    assert "no tool call of mine" in ask("which tools have you used so far?")
+    ask("mean effr in may 2024")
+    reply = ask("what tools did you call?")
+    assert "chartbook_load_data x1" in reply and "dataframe='effr'" in reply and "nothing has fallen out of my window" in reply

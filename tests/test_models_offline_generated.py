@@ -63,6 +63,7 @@ MORE_QUALIFIERS = [
     # added at stop 28 (after the others, so the earlier cases keep their numbers)
     ("{request} in trillions", "trillion"),
     ("{request} on days when effr was above 5", "on days when effr was above 5"),
+    ("{request} when inverted", "inverted"),  # stop 34: a yield is never inverted (a spread below zero is)
 ]
 
 

@@ -124,6 +124,8 @@ def stats_in(clause: Clause) -> list[str]:
     found = [one for stat, pattern in STAT_PATTERNS if re.search(pattern, text) for one in (SUMMARY_STATS if stat == "summary" else [stat])]
     if {"count", "mean"} <= set(found) and not re.search(r"\b(?:days?|times|dates|rows|sessions|values|observations)\b", text):
         found.remove("count")  # 'how many counterparties on average': a mean of counts, not the number of rows
+    if {"change", "sum"} <= set(found) and not re.search(r"\b(?:sum(?:med)?|cumulative|added up)\b", text):
+        found.remove("sum")  # 'how much did the 10y move in total': the total change, never the sum of its levels
     if "from_max" in found or "from_min" in found:  # 'the fall from its high': one figure, not also the max and the change
         found = [stat for stat in found if stat not in ("change", "max" if "from_max" in found else "min")]
     return list(dict.fromkeys(found))
@@ -163,7 +165,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if combine == "ratio" and re.search(PATTERNS["ratio_of_means"], clause.rest):
         combine, stats = "ratio_of_means", ["mean_ratio"]
     past = SERIES_PAST_SERIES.search(clause.rest) if not combine and re.search(COUNT_WORDS, clause.norm) else None
-    if past and all(_names_something(_clean_side(past[side]), context) for side in "ab"):
+    if past and all(_names_something(_clean_side(past[side]), context, clearly_described=True) for side in "ab"):
         combine, sides = "difference", [_clean_side(past["a"]), _clean_side(past["b"])]
     else:
         past = None
@@ -183,6 +185,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         found = [_series_for(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
                              follow_up=follow_up)]
     failed = next((one for one in found if isinstance(one, Task)), None)
+    spread = _spread_column(sides, clause.rest, context) if failed is not None and combine == "difference" else None
+    if spread:  # 'the spread between dvp and tri-party' (no one dvp column): the catalog's own dvp_minus_tri_party_bp
+        combine, sides, found, failed = None, [], [[spread]], None
     if failed is not None:
         return failed
     series = [one[0] for one in found] if sides else found[0]
@@ -246,6 +251,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         threshold = _threshold(f"how many {clause.norm}") or _side_only(clause.norm, follow_up.threshold) if follow_up.threshold else None
     if threshold is None and stats == ["count"] and series and all(vocabulary.unit(s.ref, s.column) == "flag" for s in series):
         threshold = ("true", 0.0)  # 'how many quarter-end days': the days the flag is set, not the rows
+    inverted = re.search(r"\binverted\b", clause.norm) if threshold == ("below", 0.0) else None
+    if inverted and not (combine or all(re.search(r"spread|_minus_", s.column) for s in series)):
+        threshold, unusable = None, (*unusable, "inverted")  # a curve is inverted when a spread is below zero, never a yield
     if threshold is not None and stats != ["first_when"]:
         stats = ["count"]
     wants_rows = bool(re.search(LOAD_WORDS, clause.rest)) and not [s for s in stats if s != "latest"] and not combine
@@ -276,7 +284,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     named = names_column or any(s.column and s.column != vocabulary.main_column(s.ref) for s in series)
     transform = transform if not combine and not wants_rows else None
     share = re.search(PATTERNS["share"], clause.norm) if threshold is not None else None  # 'what share of the days ...'
-    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None, share) if match]
+    used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None, share,
+                                         inverted if threshold else None) if match]
     used += list(unusable)
     ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
                   limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
@@ -357,9 +366,22 @@ LOOSE_DIFFERENCES = 5
 """The difference patterns from this one on ('A-B spread', 'A vs B') count only when both sides name a series."""
 
 
-def _names_something(side: str, context: Context) -> bool:
+def _names_something(side: str, context: Context, clearly_described: bool = False) -> bool:
+    """Whether a phrase names a dataframe, a column or a tenor (or, if asked, describes a column clearly: 'its target top')."""
     found = context.vocabulary.find(side)
-    return bool(found.dataframes or found.columns or tags_in(side))
+    return bool(found.dataframes or found.columns or tags_in(side)
+                or clearly_described and (match := context.vocabulary.match_columns(side)).columns and match.score >= 3)
+
+
+def _spread_column(sides: list[str], text: str, context: Context) -> Series | None:
+    """The one 'a_minus_b' column whose two halves the sides name in that order ('between' either order), if there is one."""
+    words = [set(re.split(r"[\W_]+", side.lower())) for side in _share_head_noun(sides)]
+    orders = [words, words[::-1]] if re.search(r"\bbetween\b", text) else [words]
+    found = [Series(ref, column) for ref in context.vocabulary.frames for column in ref.columns if "_minus_" in column
+             for first, second in orders
+             if set(column.removesuffix("_bp").split("_minus_")[0].split("_")) <= first
+             and set(column.removesuffix("_bp").split("_minus_")[1].split("_")) <= second]
+    return found[0] if len(found) == 1 else None
 
 
 def _share_head_noun(sides: list[str]) -> list[str]:
@@ -608,7 +630,7 @@ def _threshold(text: str) -> tuple[str, float] | None:
     sign = SIGN_WORDS.search(text)
     if match is None and sign is None:
         return None
-    side = comparison_side(match) if match else ("below" if sign.group(1) == "negative" else "above")  # group 1 of 'used' is None
+    side = comparison_side(match) if match else ("below" if sign.group(1) in ("negative", "inverted") else "above")  # group 1 of 'used' is None
     limit = float(match["limit"]) if match else 0.0
     start = match.start() if match else sign.start()
     if NEGATED.search(text[max(0, start - 40):start]):

@@ -89,7 +89,7 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
         return None
     if names_only_a_series(clause):  # 'now do sofr', 'and effr?', 'the 20y?': the same question of another series
         return context.previous_ask
-    if stats_in(clause) and not (clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or described(clause, context)):
+    if stats_in(clause) and not _names_a_series(clause, context):
         return context.previous_ask  # 'give me the standard deviation', 'the max in 2023?': another statistic of the same series
     leaning = PATTERNS["leaning"].match(clause.norm)
     if clause.mentions.dataframes and not leaning:
@@ -101,12 +101,17 @@ def _follow_up(clause: Clause, context: Context) -> DataAsk | None:
     return None
 
 
+def _names_a_series(clause: Clause, context: Context) -> bool:
+    """A dataframe, a column, a tenor or percentile, or a column described in words ('the 3y yield', 'reserves')."""
+    return bool(clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or described(clause, context))
+
+
 def _plan_data(clause: Clause, context: Context) -> list[Task]:
     follow_up = _follow_up(clause, context)
     if follow_up is None and not clause.mentions.dataframes and context.previous_frames:  # 'then load the last 10 rows'
         main = bool(stats_in(clause))  # 'get the docs, then give me the mean': of its main column, never of a column ''
         follow_up = DataAsk([Series(ref, context.vocabulary.main_column(ref) if main else "") for ref in context.previous_frames],
-                            wants_rows=not main)
+                            wants_rows=not main and not _names_a_series(clause, context))  # 'the 3y on Aug 1st': its value, not rows
     asked = _those_two(clause, context) or read_data_ask(clause, context, follow_up)
     if isinstance(asked, Task):
         return [asked]

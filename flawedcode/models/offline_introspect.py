@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.models.offline_cues import data_file, register_planner
@@ -53,6 +53,22 @@ def plan_offloaded(clause: Clause, context: Context) -> list[Task]:
     listed = "\n".join(f"- {stub.strip().removeprefix(STUB_PREFIX).rstrip(']')}" for stub in stubs)
     many = len(stubs) > 1
     return _say("stubs", context, count=len(stubs), s="s" if many else "", were="were" if many else "was", listed=listed)
+
+
+def plan_tool_calls(clause: Clause, context: Context) -> list[Task]:
+    """'which tools did you call so far?': each tool called in the messages it can see, how often, and the last arguments."""
+    calls = [call for message in context.earlier if isinstance(message, AIMessage) for call in message.tool_calls]
+    if not calls:
+        return _say("no_calls", context)
+    names = list(dict.fromkeys(call["name"] for call in calls))
+    last = {call["name"]: call["args"] for call in calls}
+    listed = "\n".join(f"- {name} x{sum(call['name'] == name for call in calls)} (last with {_short(last[name])})" for name in names)
+    return _say("calls", context, count=len(calls), s="s" if len(calls) > 1 else "", listed=listed)
+
+
+def _short(args: dict) -> str:
+    text = ", ".join(f"{key}={value!r}" for key, value in args.items())
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def plan_archived(clause: Clause, context: Context) -> list[Task]:
@@ -141,6 +157,7 @@ register_planner("context_window", plan_context_window)
 register_planner("previous_request", plan_previous_request)
 register_planner("offloaded", plan_offloaded)
 register_planner("archived", plan_archived)
+register_planner("tool_calls", plan_tool_calls)
 register_planner("failing_tests", plan_failing_tests, answer=answer_failing_tests)
 register_planner("count_rows", plan_count_rows, answer=answer_count_rows)
 register_planner("count_tests", plan_count_tests, answer=answer_count_tests)
