@@ -251,7 +251,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         threshold = _threshold(f"how many {clause.norm}") or _side_only(clause.norm, follow_up.threshold) if follow_up.threshold else None
     if threshold is None and stats == ["count"] and series and all(vocabulary.unit(s.ref, s.column) == "flag" for s in series):
         threshold = ("true", 0.0)  # 'how many quarter-end days': the days the flag is set, not the rows
-    inverted = re.search(r"\binverted\b", clause.norm) if threshold == ("below", 0.0) else None
+    sign = SIGN_WORDS.search(clause.norm) if threshold == ("below", 0.0) else None
+    inverted = sign if sign and sign.group(1) == "inverted" else None
     if inverted and not (combine or all(re.search(r"spread|_minus_", s.column) for s in series)):
         threshold, unusable = None, (*unusable, "inverted")  # a curve is inverted when a spread is below zero, never a yield
     if threshold is not None and stats != ["first_when"]:
@@ -369,18 +370,21 @@ LOOSE_DIFFERENCES = 5
 def _names_something(side: str, context: Context, clearly_described: bool = False) -> bool:
     """Whether a phrase names a dataframe, a column or a tenor (or, if asked, describes a column clearly: 'its target top')."""
     found = context.vocabulary.find(side)
-    return bool(found.dataframes or found.columns or tags_in(side)
-                or clearly_described and (match := context.vocabulary.match_columns(side)).columns and match.score >= 3)
+    return bool(found.dataframes or found.columns or tags_in(side) or clearly_described and described_in(side, context))
 
 
 def _spread_column(sides: list[str], text: str, context: Context) -> Series | None:
     """The one 'a_minus_b' column whose two halves the sides name in that order ('between' either order), if there is one."""
     words = [set(re.split(r"[\W_]+", side.lower())) for side in _share_head_noun(sides)]
     orders = [words, words[::-1]] if re.search(r"\bbetween\b", text) else [words]
-    found = [Series(ref, column) for ref in context.vocabulary.frames for column in ref.columns if "_minus_" in column
-             for first, second in orders
-             if set(column.removesuffix("_bp").split("_minus_")[0].split("_")) <= first
-             and set(column.removesuffix("_bp").split("_minus_")[1].split("_")) <= second]
+    found = []
+    for ref in context.vocabulary.frames:
+        for column in ref.columns:
+            if "_minus_" not in column:
+                continue
+            halves = [set(half.split("_")) for half in column.removesuffix("_bp").split("_minus_", 1)]
+            if any(halves[0] <= first and halves[1] <= second for first, second in orders):
+                found.append(Series(ref, column))
     return found[0] if len(found) == 1 else None
 
 
@@ -437,8 +441,13 @@ def _named_by(text: str, ref: DataframeRef, column: str, context: Context) -> bo
 
 
 def described(clause: Clause, context: Context, refs: list | None = None, ignore: set[str] = frozenset()) -> list[tuple]:
-    """The (dataframe, column) pairs the request's words describe clearly (a match of score 3 or more), else none."""
-    match = context.vocabulary.match_columns(clause.rest, refs, ignore=ignore)
+    """The (dataframe, column) pairs the request's words describe clearly, else none."""
+    return described_in(clause.rest, context, refs, ignore)
+
+
+def described_in(text: str, context: Context, refs: list | None = None, ignore: set[str] = frozenset()) -> list[tuple]:
+    """The (dataframe, column) pairs a phrase describes clearly (a match of score 3 or more), else none."""
+    match = context.vocabulary.match_columns(text, refs, ignore=ignore)
     return list(match.columns) if match.columns and match.score >= 3 else []
 
 

@@ -10,6 +10,7 @@ replies are data (``offline_introspect.toml``).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -60,9 +61,9 @@ def plan_tool_calls(clause: Clause, context: Context) -> list[Task]:
     calls = [call for message in context.earlier if isinstance(message, AIMessage) for call in message.tool_calls]
     if not calls:
         return _say("no_calls", context)
-    names = list(dict.fromkeys(call["name"] for call in calls))
+    counts = Counter(call["name"] for call in calls)  # in the order first called
     last = {call["name"]: call["args"] for call in calls}
-    listed = "\n".join(f"- {name} x{sum(call['name'] == name for call in calls)} (last with {_short(last[name])})" for name in names)
+    listed = "\n".join(f"- {name} x{count} (last with {_short(last[name])})" for name, count in counts.items())
     return _say("calls", context, count=len(calls), s="s" if len(calls) > 1 else "", listed=listed)
 
 
