@@ -1117,3 +1117,88 @@ def test_which_tools_it_called_is_read_from_its_context(ask):
     ask("mean effr in may 2024")
     reply = ask("what tools did you call?")
     assert "chartbook_load_data x1" in reply and "dataframe='effr'" in reply and "nothing has fallen out of my window" in reply
+
+
+@pytest.mark.parametrize(("request_text", "key", "name", "limit"), [
+    ("what date did sofr first exceed 5.35%?", "money_markets/sofr", "rate", 5.35),
+    ("the 2y first topped 4.9% on which day?", "yield_curve/treasury_yields", "yield_2y", 4.9)])
+def test_the_first_date_past_a_level_reads_exceed_and_topped(ask, request_text, key, name, limit):
+    values = column(key, name)
+    assert f"above {limit:g}% first on {values[values > limit].index[0].date()}." in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "a", "b", "year"), [
+    ("was the 6 month bill above the 5 year on average in 2024, and by how much?", "yield_6m", "yield_5y", "2024"),
+    ("yield_1y vs yield_30y in 2023: which one was lower on average?", "yield_1y", "yield_30y", "2023")])
+def test_which_was_higher_on_average_is_the_signed_mean_difference(ask, request_text, a, b, year):
+    frame = Catalog().load("yield_curve", "treasury_yields", start=f"{year}-01-01", end=f"{year}-12-31")
+    expected = (frame[a] - frame[b]).mean()
+    assert f"{a} minus yield_curve/treasury_yields {b} (percentage points)" in (reply := ask(request_text))
+    assert f"mean {expected:.4f}" in reply
+
+
+def test_a_period_compared_against_another_gives_both_and_their_difference(ask):
+    first, second = (column("money_markets/effr", "rate", f"{year}-07-01", f"{year}-12-31").mean() for year in (2024, 2023))
+    reply = ask("how does the average effr in h2 2024 compare against h2 2023?")
+    assert f"mean {first:.4f}." in reply and f"mean {second:.4f}." in reply and f"mean {first - second:+.4f}." in reply
+
+
+@pytest.mark.parametrize(("request_text", "day"), [("how many counterparties used the on rrp on 2024-05-15?", "2024-05-15"),
+                                                   ("how many on rrp counterparties were there at the end of q3 2024", "2024-09-30")])
+def test_how_many_of_a_count_column_is_its_value_not_a_number_of_rows(ask, request_text, day):
+    value = column("yield_curve/repo_public", "on_rrp_counterparties")[day]
+    reply = ask(request_text)
+    assert f"on_rrp_counterparties (count) on {day}" in reply and f": {value:.4f}." in reply and "count 1" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "long", "short"), [("mean 20s5s in 2024", "yield_20y", "yield_5y"),
+                                                            ("the 2m7s spread on average in 2024", "yield_7y", "yield_2m")])
+def test_a_curve_spread_is_the_longer_tenor_minus_the_shorter_however_written(ask, request_text, long, short):
+    frame = Catalog().load("yield_curve", "treasury_yields", start="2024-01-01", end="2024-12-31")
+    expected = (frame[long] - frame[short]).mean()
+    assert f"{long} minus yield_curve/treasury_yields {short}" in (reply := ask(request_text)) and f"mean {expected:.4f}" in reply
+
+
+def test_a_money_market_tenor_pair_names_the_catalogs_spread_column(ask):
+    values = column("yield_curve/treasury_yields", "spread_10y_3m_bp", "2023-01-01", "2023-12-31")
+    assert f"spread_10y_3m_bp (bp), 2023-01-03 to 2023-12-29, 249 values: max {values.max():.4f}" in ask("max of the 3m10s in 2023")
+    assert f"max {values.max():.4f}" in ask("10s3m highest in 2023")
+
+
+@pytest.mark.parametrize(("request_text", "name"), [("tgcr-rrp spread, mean over q1 2024", "tgcr_minus_rrp_bp"),
+                                                    ("median sofr-rrp spread in q1 2024", "sofr_minus_rrp_bp")])
+def test_a_hyphenated_pair_the_catalog_holds_as_a_spread_is_that_column(ask, request_text, name):
+    values = column("yield_curve/repo_public", name, "2024-01-01", "2024-03-31")
+    stat = "median" if "median" in request_text else "mean"
+    expected = f"{name} (bp), 2024-01-02 to {values.index[-1].date()}, {len(values)} values: {stat} {getattr(values, stat)():.4f}."
+    assert expected in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "day"), [("effr on the 1st trading day of q2 2024", "2024-04-01"),
+                                                   ("effr on the last session of may 2024", "2024-05-31")])
+def test_a_first_or_last_session_is_one_day_not_the_period(ask, request_text, day):
+    assert f"money_markets/effr rate (percent) on {day}" in (reply := ask(request_text)) and "mean" not in reply
+    assert f"{column('money_markets/effr', 'rate')[day]:.4f}." in reply
+
+
+def test_averaging_and_the_last_reading_are_a_mean_and_a_latest_value(ask):
+    tga = column("yield_curve/repo_public", "tga_bn")
+    assert ask("the tga's last reading") == f"yield_curve/repo_public tga_bn ($bn): latest {tga.iloc[-1]:.4f} on {tga.index[-1].date()}."
+    values = column("yield_curve/repo_public", "bgcr", "2024-02-01", "2024-02-29")
+    assert ask("what was bgcr averaging in feb 2024?").endswith(f"values: mean {values.mean():.4f}.")
+
+
+def test_a_correlation_needs_two_series(ask):
+    frame = Catalog().load("yield_curve", "treasury_yields", start="2023-01-01", end="2023-12-31")
+    assert f"249 dates: {frame['yield_3y'].corr(frame['yield_30y']):.4f}." in ask("correlate the 3y and the 30y in 2023")
+    reply = ask("the correlation of tgcr in 2023")
+    assert "A correlation is between two series" in reply and "I computed nothing" in reply and not FIGURE.search(reply)
+
+
+def test_a_unit_follow_up_after_the_history_was_summarized_keeps_the_chain(ask):
+    ask("mean 3y yield in q1 2024")
+    ask("and q3?")
+    ask("the 7y")
+    values = column("yield_curve/treasury_yields", "yield_7y", "2024-07-01", "2024-09-30")
+    assert f"yield_7y (percent), 2024-07-01 to 2024-09-30, {len(values)} values: mean {values.mean():.4f} ({values.mean() * 100:.4f} bp)." \
+        in ask("and now in basis points")

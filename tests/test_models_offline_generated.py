@@ -64,6 +64,7 @@ MORE_QUALIFIERS = [
     ("{request} in trillions", "trillion"),
     ("{request} on days when effr was above 5", "on days when effr was above 5"),
     ("{request} when inverted", "inverted"),  # stop 34: a yield is never inverted (a spread below zero is)
+    ("{stat} {subject} correlation in {year}", "correlation is between two series"),  # stop 35: one series has none
 ]
 
 

@@ -40,7 +40,7 @@ from flawedcode.models.offline_intents import help_text, plan
 from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
 from flawedcode.models.offline_plan import Context, Task, ToolResult, fill_arguments, tool_name_for
 from flawedcode.models.offline_results import answer_task, next_step
-from flawedcode.models.offline_summary import last_request_in, parse_rendered_conversation, write_summary
+from flawedcode.models.offline_summary import parse_rendered_conversation, requests_in, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -225,9 +225,8 @@ class OfflineModel(BaseChatModel):
         for i, message in enumerate(context.earlier):
             if not isinstance(message, HumanMessage) or is_note(text_of(message)):
                 continue
-            if is_summary_message(message):  # a summary names the last request it covers: a follow-up follows it
-                if (request := last_request_in(text_of(message))) is not None:
-                    requests.append((i, request))
+            if is_summary_message(message):  # a summary names the requests it covers: a follow-up follows them
+                requests += [(i, request) for request in requests_in(text_of(message))]
             else:
                 requests.append((i, text_of(message)))
         before: Context | None = None

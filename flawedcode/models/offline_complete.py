@@ -67,7 +67,8 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     text = re.sub(WORDS["patterns"]["formatting"], " ", FILLER_PHRASES.sub(" ", text))  # 'rounded to 2 dp': how to show it
     tags = {tag for series in ask.series if series.column for tag in vocabulary.info(series.ref, series.column).tags}
     tags |= {f"p{q}" for q in ask.percentiles}
-    text = re.sub(r"\b\d{1,2}s(?:\d{1,2}s)?\b", lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)  # 2s10s, the 10s
+    curve = r"\b\d{1,2}[sm]\d{1,2}[sm]\b|\b\d{1,2}s\b"  # 2s10s, 10s3m, the 10s
+    text = re.sub(curve, lambda match: " " if set(tags_in(match.group(0))) <= tags else match.group(0), text)
     text = lexicon.TENOR.sub(lambda match: " " if set(tags_in(match.group(0))[:1]) & tags else match.group(0), text)
     text = lexicon.PERCENTILE.sub(lambda match: " " if set(tags_in(match.group(0))) & tags else match.group(0), text)
     ranked = [int(stat.lstrip("topbm")) for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)]

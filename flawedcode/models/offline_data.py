@@ -39,6 +39,8 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple((stat, pattern.replace("{shar
                                                   for stat, pattern in WORDS["statistics"].items())
 TRANSFORMS: tuple[tuple[str, str], ...] = tuple(WORDS["transforms"].items())
 DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correlation"])
+ROW_NOUNS = r"\b(?:days?|times|dates|rows|sessions|values|observations)\b"
+"""What a count of rows counts ('how many days'); without one, 'how many counterparties' is the count column's value."""
 SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"].replace("{share}", COUNTED)
 RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION, BY_PERIOD, LOWEST = (re.compile(PATTERNS[name]) for name in (
     "ratio", "first_when", "sign", "negated", "shift", "flag_condition", "by_period", "lowest"))
@@ -122,7 +124,7 @@ def stats_in(clause: Clause) -> list[str]:
     """The statistics a clause asks for, in the order of ``[statistics]`` ('what does X mean', 'the 30-day average': none)."""
     text = re.sub(PATTERNS["not_a_statistic"], " ", clause.rest)
     found = [one for stat, pattern in STAT_PATTERNS if re.search(pattern, text) for one in (SUMMARY_STATS if stat == "summary" else [stat])]
-    if {"count", "mean"} <= set(found) and not re.search(r"\b(?:days?|times|dates|rows|sessions|values|observations)\b", text):
+    if {"count", "mean"} <= set(found) and not re.search(ROW_NOUNS, text):
         found.remove("count")  # 'how many counterparties on average': a mean of counts, not the number of rows
     if {"change", "sum"} <= set(found) and not re.search(r"\b(?:sum(?:med)?|cumulative|added up)\b", text):
         found.remove("sum")  # 'how much did the 10y move in total': the total change, never the sum of its levels
@@ -185,12 +187,17 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         found = [_series_for(_unranked(clause.rest), clause, context, ([follow_up.frames()] if again else []) + [frames], many=True,
                              follow_up=follow_up)]
     failed = next((one for one in found if isinstance(one, Task)), None)
-    spread = _spread_column(sides, clause.rest, context) if failed is not None and combine == "difference" else None
-    if spread:  # 'the spread between dvp and tri-party' (no one dvp column): the catalog's own dvp_minus_tri_party_bp
+    mismatched = failed is None and combine == "difference" and sides and len({vocabulary.unit(one[0].ref, one[0].column) for one in found}) > 1
+    spread = _spread_column(sides, clause.rest, context) if (failed is not None or mismatched) and combine == "difference" else None
+    if spread:  # 'the spread between dvp and tri-party' (no one dvp column), 'tgcr-rrp' (rrp: counterparties?): tgcr_minus_rrp_bp
         combine, sides, found, failed = None, [], [[spread]], None
     if failed is not None:
         return failed
     series = [one[0] for one in found] if sides else found[0]
+    if "corr" in stats and combine != "correlation":  # 'sofr and effr correlation': the two series named; one is not enough
+        if len(series) != 2:
+            return reply(message("correlation_pair", series=" and ".join(s.label for s in series)))
+        combine, stats = "correlation", ["corr"]
     if sides and series[0] == series[1]:  # 'the 10y minus the fitted 10y': each side as written, in the whole catalog, else one series
         again = [_series_for(side, clause, context, [[], frames]) for side in sides]
         series = [one[0] for one in again] if not any(isinstance(one, Task) for one in again) else series
@@ -251,6 +258,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         threshold = _threshold(f"how many {clause.norm}") or _side_only(clause.norm, follow_up.threshold) if follow_up.threshold else None
     if threshold is None and stats == ["count"] and series and all(vocabulary.unit(s.ref, s.column) == "flag" for s in series):
         threshold = ("true", 0.0)  # 'how many quarter-end days': the days the flag is set, not the rows
+    if threshold is None and stats == ["count"] and series and all(vocabulary.unit(s.ref, s.column) == "count" for s in series) \
+            and not re.search(ROW_NOUNS, clause.rest):
+        stats = []  # 'how many counterparties used the on rrp on 2023-12-29': the column's value, not its number of rows
     sign = SIGN_WORDS.search(clause.norm) if threshold == ("below", 0.0) else None
     inverted = sign if sign and sign.group(1) == "inverted" else None
     if inverted and not (combine or all(re.search(r"spread|_minus_", s.column) for s in series)):
@@ -345,7 +355,7 @@ def _combination(text: str, stats: list[str], context: Context) -> tuple[str | N
     text = re.sub(PATTERNS["max_minus_min"], " ", text)  # 'the range (max minus min)': a statistic, not two series
     curve = re.search(PATTERNS["curve_spread"], text) if "corr" not in stats else None
     if curve and not _some_column_has_all(tags_in(curve.group(0)), [], context):  # '5s30s': the 30y minus the 5y
-        return "difference", [curve["long"], curve["short"]]
+        return "difference", sorted([curve["one"], curve["other"]], key=_months, reverse=True)
     for combine, patterns in kinds:
         for index, pattern in enumerate(patterns):
             match = re.search(pattern, text)
@@ -353,14 +363,21 @@ def _combination(text: str, stats: list[str], context: Context) -> tuple[str | N
             sides = [_clean_side(found.get("a") or found.get("a2") or ""), _clean_side(found.get("b") or found.get("b2") or "")]
             if not match or (combine != "correlation" and not all(sides)):
                 continue
-            says_amount = r"spread|difference|gap|distance|\b(?:bp|basis points) between\b|\bby how (?:much|many)\b"
+            says_amount = (r"spread|difference|gap|distance|\b(?:bp|basis points) between\b|\bby how (?:much|many)\b"
+                           r"|\bwhich\b.*\b(?:higher|lower|greater|bigger|larger|smaller|above|below)\b")  # 'which was higher
             if combine == "difference" and "vs" in pattern and not re.search(says_amount, text):
                 continue  # 'A vs B' alone is a comparison, not a difference
             if combine == "difference" and index >= LOOSE_DIFFERENCES and not all(_names_something(side, context)
-                                                                                  for side in _share_head_noun(sides)):
-                continue  # 'option-adjusted spread' is one thing, 'sofr-effr spread' two
+                                                                                  for side in _share_head_noun(sides)) \
+                    and not _spread_column(sides, text, context):
+                continue  # 'option-adjusted spread' is one thing; 'sofr-effr spread', 'sofr-rrp spread' (sofr_minus_rrp_bp) two
             return combine, sides
     return None, []
+
+
+def _months(tenor: str) -> int:
+    """How long a curve tenor is: '3m' 3 months, '10s' 120."""
+    return int(tenor[:-1]) * (1 if tenor.endswith("m") else 12)
 
 
 LOOSE_DIFFERENCES = 5

@@ -272,8 +272,9 @@ GUARDS: dict[str, Test] = {
     "docs": _is_docs,
     "column_question": lambda clause, context: (not clause.mentions.dataframes and not clause.mentions.pipelines and not clause.periods
                                                 and not stats_in(clause) and bool(_columns_asked(clause, context))),
-    "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or clause.periods or clause.date_problems
-                                         or _follow_up(clause, context) is not None or _describes_a_column(clause, context)),
+    "data": lambda clause, context: bool(clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or clause.periods
+                                         or clause.date_problems or _follow_up(clause, context) is not None
+                                         or _describes_a_column(clause, context)),
     "has_code": lambda clause, context: bool(clause.code and clause.code.strip()),
     "has_path": lambda clause, context: bool(clause.paths),
     "has_script": lambda clause, context: any(path.endswith(".py") for path in clause.paths),

@@ -288,7 +288,7 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
     if len(periods) <= 1 or (all(points) or (not any(points) and not all(period.start or period.end for period in periods))):
         return periods
     if not any(points):  # two ranges: two periods when joined by 'or' / 'vs' / 'and', else the range that covers them
-        separate = re.search(r"\b(?:or|vs|versus|compared (?:to|with)|and|then|than)\b|\bcompare\b.*\b(?:with|to)\b", text)
+        separate = re.search(r"\b(?:or|vs|versus|against|compared (?:to|with)|and|then|than)\b|\bcompare\b.*\b(?:with|to)\b", text)
         if separate and not re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text):
             return periods
         inner = [one for one in periods if any(one != other and other.start <= one.start <= one.end <= other.end for other in periods)]

@@ -45,10 +45,18 @@ LAST_REQUEST = re.compile(r"^Last request: (?P<request>.+?) \((?:answered|not an
 """The summary's line naming the last request it covers (what a follow-up after the summary follows)."""
 
 
-def last_request_in(summary: str) -> str | None:
-    """The last request a summary names, word for word; None if it names none or had to clip it."""
-    match = LAST_REQUEST.search(summary)
-    return match["request"] if match and not match["request"].endswith("...") else None
+REQUESTS_LINE = re.compile(r"^Requests: (?P<requests>.+)$", re.MULTILINE)
+
+
+def requests_in(summary: str) -> list[str]:
+    """The requests a summary covers, oldest first and word for word: its goal, then its 'Requests:' line (none it had
+    to clip), so a chain of follow-ups ('and Q4?', 'the 20y', 'now in bp') survives it; its last request if it lists none."""
+    listed = REQUESTS_LINE.search(summary)
+    if listed is None:
+        match = LAST_REQUEST.search(summary)
+        return [match["request"]] if match and not match["request"].endswith("...") else []
+    goal = goal_in_summary(summary)
+    return [goal] * (goal not in (None, "None")) + [request for request in listed["requests"].split(" | ") if not request.endswith("...")]
 
 
 def write_summary(rendered: list[RenderedMessage], vocabulary: object = None) -> str:

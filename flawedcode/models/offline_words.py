@@ -110,9 +110,9 @@ def _inflection_known(word: str, vocabulary: set[str]) -> bool:
 def tags_in(text: str) -> list[str]:
     """Tenor and percentile tags a text names, in order: ``5y``, ``6m``, ``30d``, ``p75``."""
     lowered = _number_words(text.lower().replace("_", " "))
+    lowered = re.sub(r"(\d)(y|m)(?=\d)", r"\1\2 ", lowered)  # 3m10y -> 3m 10y, 3m10s -> 3m 10s
     lowered = re.sub(r"\b(\d{1,2})s(?=\d)", r"\1y ", lowered)  # 2s10s -> 2y 10s
     lowered = re.sub(r"\b(\d{1,2})s\b", r"\1y", lowered)
-    lowered = re.sub(r"(\d)(y|m)(?=\d)", r"\1\2 ", lowered)  # 3m10y -> 3m 10y
     lowered = re.sub(r"\bpercentile\s+(\d{1,2})\b", r"p\1", lowered)  # percentile_75 -> p75
     found: list[tuple[int, str]] = []
     percentile_positions: set[int] = set()
