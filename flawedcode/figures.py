@@ -30,11 +30,14 @@ from typing import Any
 
 RANKED = 10
 """How many of the largest and smallest values (with their dates) the figures keep: 'top 3' shows the first 3."""
+TOLERANCE = 1e-9
+"""How far apart two values may be and still be equal: a difference of two rates (5.38 - 5.33) carries float noise, and
+'above 5 bp' must not count a spread of exactly 5 bp."""
 PAST: dict[str, Callable[[float, float], bool]] = {
-    "above": lambda value, limit: value > limit, "below": lambda value, limit: value < limit,
-    "at or above": lambda value, limit: value >= limit, "at or below": lambda value, limit: value <= limit,
-    "true": lambda value, limit: bool(value), "equal to": lambda value, limit: math.isclose(value, limit, abs_tol=1e-9),
-    "not equal to": lambda value, limit: not math.isclose(value, limit, abs_tol=1e-9),
+    "above": lambda value, limit: value > limit + TOLERANCE, "below": lambda value, limit: value < limit - TOLERANCE,
+    "at or above": lambda value, limit: value >= limit - TOLERANCE, "at or below": lambda value, limit: value <= limit + TOLERANCE,
+    "true": lambda value, limit: bool(value), "equal to": lambda value, limit: math.isclose(value, limit, abs_tol=TOLERANCE),
+    "not equal to": lambda value, limit: not math.isclose(value, limit, abs_tol=TOLERANCE),
 }
 """A threshold's side and the comparison it means ('not above 5.3' is 'at or below'; 'true' counts a flag's days)."""
 

@@ -1202,3 +1202,81 @@ def test_a_unit_follow_up_after_the_history_was_summarized_keeps_the_chain(ask):
     values = column("yield_curve/treasury_yields", "yield_7y", "2024-07-01", "2024-09-30")
     assert f"yield_7y (percent), 2024-07-01 to 2024-09-30, {len(values)} values: mean {values.mean():.4f} ({values.mean() * 100:.4f} bp)." \
         in ask("and now in basis points")
+
+
+def test_the_first_trading_day_of_one_year_and_the_last_of_another_are_two_days(ask):
+    values = column("yield_curve/repo_public", "tgcr")
+    reply = ask("tgcr on the first trading day of 2023 and on the last trading day of 2024")
+    assert f"on 2023-01-03: {values['2023-01-03']:.4f}." in reply and f"on 2024-12-31: {values['2024-12-31']:.4f}." in reply
+    assert "mean" not in reply
+
+
+def test_how_much_higher_one_column_was_than_its_sibling_is_their_mean_difference(ask):
+    frame = Catalog().load("money_markets", "effr", start="2023-01-01", end="2023-12-31")
+    expected = (frame["percentile_75"] - frame["percentile_25"]).mean()
+    reply = ask("how much higher was the 75th percentile of effr than its 25th percentile in 2023, on average?")
+    assert "percentile_75 minus money_markets/effr percentile_25" in reply and f"mean {expected:.4f}" in reply
+
+
+def test_days_a_facility_had_any_usage_are_its_days_past_zero(ask):
+    volume = column("yield_curve/repo_public", "srf_volume_bn", "2023-01-01", "2024-12-31")
+    assert f": {int((volume > 0).sum())} of {len(volume)} days above 0 $bn." in ask("on how many days from 2023 to 2024 did the srf see usage?")
+
+
+@pytest.mark.parametrize(("request_text", "limit"), [("count the days in 2023 with sofr volume above 1,500 billion", 1500),
+                                                     ("how many days in 2023 was sofr volume over 1,250", 1250)])
+def test_a_number_written_with_thousands_commas_is_one_number(ask, request_text, limit):
+    volume = column("money_markets/sofr", "volume_bn", "2023-01-01", "2023-12-31")
+    assert f": {int((volume > limit).sum())} of {len(volume)} days above {limit} $bn." in ask(request_text)
+
+
+def test_the_difference_between_the_highest_and_lowest_is_the_range(ask):
+    values = column("yield_curve/treasury_yields", "yield_5y", "2024-01-01", "2024-12-31")
+    reply = ask("what was the gap between the 5y's lowest and highest in 2024?")
+    assert f"range (max minus min) {values.max() - values.min():.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "limit_bp"), [
+    ("how many days in 2024 was the 10y minus the 2y below -25 bp?", -25),
+    ("how many days in 2024 was spread_10y_2y_bp below -0.25%?", -25)])
+def test_a_threshold_in_another_unit_is_converted_to_the_series_unit(ask, request_text, limit_bp):
+    spread = column("yield_curve/treasury_yields", "spread_10y_2y_bp", "2024-01-01", "2024-12-31")
+    assert f": {int((spread < limit_bp).sum())} of 251 days below" in ask(request_text)
+
+
+def test_what_a_series_is_now_is_its_latest_value(ask):
+    values = column("yield_curve/repo_public", "tgcr")
+    assert ask("where is tgcr now?") == f"yield_curve/repo_public tgcr (percent): latest {values.iloc[-1]:.4f} on {values.index[-1].date()}."
+
+
+def test_the_maximum_number_of_a_count_column_is_computed_not_recalled(ask):
+    values = column("yield_curve/repo_public", "on_rrp_counterparties", "2024-01-01", "2024-12-31")
+    reply = ask("what was the highest number of on rrp counterparties in 2024?")
+    assert f"max {values.max():.4f} on {values.idxmax().date()}" in reply
+
+
+def test_the_same_month_a_year_earlier_moves_the_period(ask):
+    ask("mean tgcr in march 2024")
+    values = column("yield_curve/repo_public", "tgcr", "2023-03-01", "2023-03-31")
+    assert f"2023-03-01 to 2023-03-31, {len(values)} values: mean {values.mean():.4f}." in ask("and for the same month a year earlier?")
+
+
+def test_a_change_asked_in_percent_of_a_dollar_series_is_its_percent_change(ask):
+    values = column("yield_curve/repo_public", "tga_bn", "2023-01-01", "2023-12-31")
+    reply = ask("how much did the tga grow over 2023, in percent?")
+    assert f"percent change {(values.iloc[-1] / values.iloc[0] - 1) * 100:+.4f}%" in reply
+
+
+def test_a_year_written_once_before_two_halves_is_both_halves(ask):
+    first, second = (column("money_markets/effr", "rate", start, end).median() for start, end in
+                     (("2023-01-01", "2023-06-30"), ("2023-07-01", "2023-12-31")))
+    reply = ask("effr median 2023 h1 vs h2")
+    assert f"median {first:.4f}." in reply and f"median {second:.4f}." in reply and f"median {first - second:+.4f}." in reply
+
+
+def test_a_summary_of_the_conversation_is_extracted_from_what_it_sees(ask):
+    assert "nothing to summarize yet" in ask("can you recap our conversation so far?")
+    ask("max effr in 2023")
+    reply = ask("please summarize this session")
+    assert "Original goal (verbatim): can you recap our conversation so far?" in reply and "Requests: max effr in 2023" in reply
+    assert f"max {column('money_markets/effr', 'rate', '2023-01-01', '2023-12-31').max():.4f}" in reply and "Numbers reported:" in reply

@@ -83,13 +83,15 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
         named |= series_words(series, vocabulary)
     negation_used = ask.threshold is not None and ask.threshold[0].startswith(("at or", "not "))  # 'not above 5.3': at or below
     unused: list[str] = []
-    for token in TOKEN.findall(text.lower()):
-        word = token.strip("'.:/-")
+    lowered_text = text.lower()
+    for found in TOKEN.finditer(lowered_text):
+        token, word = found.group(0), found.group(0).strip("'.:/-")
         if not word or (negation_used and (word in NEGATIONS or word.endswith("n't"))):
             continue
         parts = [part for part in re.split(r"[-_/]", word) if part]
-        if re.fullmatch(r"-?\d+(?:\.\d+)?%?", word):
-            if float(word.rstrip("%")) not in numbers:
+        if number := re.fullmatch(r"(-?\d+(?:\.\d+)?)(?:%|bp)?", word):  # '5.3%', '100bp': the number
+            sign = -1 if lowered_text[found.start() - 1:found.start()] == "-" else 1  # 'below -50 bp': a minus before the number
+            if sign * float(number.group(1)) not in numbers:
                 unused.append(token)
         elif word in NEGATIONS or NEGATIONS & set(parts) or not all(  # 'non-zero': a negation too
                 part in known or singular(part) in known or part in named or singular(part) in named or part.rstrip("'s") in named

@@ -265,6 +265,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     inverted = sign if sign and sign.group(1) == "inverted" else None
     if inverted and not (combine or all(re.search(r"spread|_minus_", s.column) for s in series)):
         threshold, unusable = None, (*unusable, "inverted")  # a curve is inverted when a spread is below zero, never a yield
+    written = THRESHOLD.search(clause.norm) if threshold is not None and series else None
+    rescaled = _in_unit_of(threshold, written, {vocabulary.unit(s.ref, s.column) for s in series}) if written else threshold
+    written, threshold = (written if rescaled != threshold else None), rescaled  # 'below -50 bp' of a spread in percentage points: -0.5
     if threshold is not None and stats != ["first_when"]:
         stats = ["count"]
     wants_rows = bool(re.search(LOAD_WORDS, clause.rest)) and not [s for s in stats if s != "latest"] and not combine
@@ -288,6 +291,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
     asked_unit = unit_asked(clause.norm)
+    if asked_unit == "percent" and "change" in stats and series and all(vocabulary.unit(s.ref, s.column) != "percent" for s in series):
+        asked_unit, stats = None, ["pct_change" if stat == "change" else stat for stat in stats]  # 'how much did reserves fall, in percent'
     unit = asked_unit or (follow_up.unit if inherits else None) or context_unit(context)
     misfit = next((s for s in series if s.column and asked_unit and vocabulary.unit(s.ref, s.column) not in UNIT_FITS[unit]), None)
     if misfit:  # 'sofr in trillions', 'reserves in bp': a unit its values cannot be written in
@@ -296,7 +301,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     transform = transform if not combine and not wants_rows else None
     share = re.search(PATTERNS["share"], clause.norm) if threshold is not None else None  # 'what share of the days ...'
     used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None, share,
-                                         inverted if threshold else None) if match]
+                                         inverted if threshold else None, written) if match]
     used += list(unusable)
     ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
                   limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
@@ -414,7 +419,9 @@ def _share_head_noun(sides: list[str]) -> list[str]:
 
 
 def _clean_side(side: str) -> str:
-    pieces = re.split(r"\b(?:in|during|for|since|on average|what)\b(?!.*\b(?:percentile|yield|rate)\b)", side)
+    side = re.sub(r"^.*\b(?:how many|how often|number of|count)\b.*?\b(?:was|were|did|had|has|is|are)\b", " ", side)  # 'how many days was A'
+    pieces = re.split(r"\b(?:in|during|for|since|on average|what|above|below|under|exceed\w*|(?:higher|lower|greater|less|more) than)\b"
+                      r"(?!.*\b(?:percentile|yield|rate)\b)", side)  # 'the 2y below -25 bp': the 2y
     side = next((piece for piece in pieces if piece.strip()), "")  # 'what was the average effr': the words after 'what'
 
     side = re.sub(r"\b(?:the|a|an|mean|average|on average|latest|what|was|is|were)\b", " ", side)
@@ -662,6 +669,16 @@ def _threshold(text: str) -> tuple[str, float] | None:
     if NEGATED.search(text[max(0, start - 40):start]):
         return NEGATION_OF[side], limit
     return side, limit
+
+
+def _in_unit_of(threshold: tuple[str, float], written: re.Match[str], units: set[str | None]) -> tuple[str, float]:
+    """A threshold written in bp of a series in percent (or percentage points), or in percent of a bp series, in its unit."""
+    unit = written["unit"] if written["limit"] and float(written["limit"]) == threshold[1] else None
+    if unit == "bp" and units == {"percent"}:
+        return threshold[0], threshold[1] / 100
+    if unit in ("%", "percent") and units == {"bp"}:
+        return threshold[0], threshold[1] * 100
+    return threshold
 
 
 def _side_only(text: str, before: tuple[str, float]) -> tuple[str, float]:

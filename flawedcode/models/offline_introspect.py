@@ -34,7 +34,7 @@ FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func
 """A traceback frame (the python test_*.py fallback prints these instead of pytest's report)."""
 
 
-def _say(name: str, context: Context, **values: object) -> list[Task]:
+def say(name: str, context: Context, **values: object) -> list[Task]:
     """The reply ``name`` of ``[say]``, told with what the model can see of the conversation (``{seen}``)."""
     count = len(context.earlier) + 1
     seen = SAY["seen"].format(count=count, s="s" if count > 1 else "", cut=SAY["seen_cut" if context.truncated else "seen_whole"])
@@ -43,28 +43,28 @@ def _say(name: str, context: Context, **values: object) -> list[Task]:
 
 def plan_context_window(clause: Clause, context: Context) -> list[Task]:
     used = context.input_tokens / context.window_tokens if context.window_tokens else 0.0
-    return _say("context_window", context, tokens=context.input_tokens, window=context.window_tokens, used=used)
+    return say("context_window", context, tokens=context.input_tokens, window=context.window_tokens, used=used)
 
 
 def plan_offloaded(clause: Clause, context: Context) -> list[Task]:
     stubs = [text_of(message).splitlines()[0] for message in context.earlier
              if isinstance(message, ToolMessage) and text_of(message).lstrip().startswith(STUB_PREFIX)]
     if not stubs:
-        return _say("no_stub", context)
+        return say("no_stub", context)
     listed = "\n".join(f"- {stub.strip().removeprefix(STUB_PREFIX).rstrip(']')}" for stub in stubs)
     many = len(stubs) > 1
-    return _say("stubs", context, count=len(stubs), s="s" if many else "", were="were" if many else "was", listed=listed)
+    return say("stubs", context, count=len(stubs), s="s" if many else "", were="were" if many else "was", listed=listed)
 
 
 def plan_tool_calls(clause: Clause, context: Context) -> list[Task]:
     """'which tools did you call so far?': each tool called in the messages it can see, how often, and the last arguments."""
     calls = [call for message in context.earlier if isinstance(message, AIMessage) for call in message.tool_calls]
     if not calls:
-        return _say("no_calls", context)
+        return say("no_calls", context)
     counts = Counter(call["name"] for call in calls)  # in the order first called
     last = {call["name"]: call["args"] for call in calls}
     listed = "\n".join(f"- {name} x{count} (last with {_short(last[name])})" for name, count in counts.items())
-    return _say("calls", context, count=len(calls), s="s" if len(calls) > 1 else "", listed=listed)
+    return say("calls", context, count=len(calls), s="s" if len(calls) > 1 else "", listed=listed)
 
 
 def _short(args: dict) -> str:
@@ -78,7 +78,7 @@ def plan_archived(clause: Clause, context: Context) -> list[Task]:
         text = text_of(message)
         if text.startswith((SUMMARY_PREFIX, COMPACTED_PREFIX)) or ARCHIVE_LINE in text:
             files += [path for path in ARCHIVE_FILE.findall(text) if path not in files]
-    return _say("archives", context, listed="\n".join(f"- {path}" for path in files)) if files else _say("no_archive", context)
+    return say("archives", context, listed="\n".join(f"- {path}" for path in files)) if files else say("no_archive", context)
 
 
 def plan_failing_tests(clause: Clause, context: Context) -> list[Task]:
@@ -150,8 +150,8 @@ def plan_previous_request(clause: Clause, context: Context) -> list[Task]:
     """'what was my last question?': the latest earlier request it can see, word for word."""
     requests = [text_of(message).strip() for message in context.earlier if isinstance(message, HumanMessage) and not is_summary_message(message)]
     if not requests:
-        return _say("no_previous", context, where="it fell out of my window" if context.truncated else "this is the first request I can see")
-    return _say("previous", context, request=requests[-1])
+        return say("no_previous", context, where="it fell out of my window" if context.truncated else "this is the first request I can see")
+    return say("previous", context, request=requests[-1])
 
 
 register_planner("context_window", plan_context_window)

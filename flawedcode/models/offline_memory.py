@@ -134,7 +134,7 @@ def visible_notes(earlier: list[BaseMessage]) -> list[str]:
 
 
 def is_note_question(norm: str, context: Context) -> bool:
-    if not re.search(r"\?|^(?:what|which|who|when|where|remind|tell me)\b", norm) or is_figure_question(norm):
+    if not re.search(r"\?|^(?:what|which|who|when|where|remind|tell me|list|show)\b", norm) or is_figure_question(norm):
         return False
     if re.search(PHRASES["notes"]["question"], norm):
         return True

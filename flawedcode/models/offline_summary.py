@@ -12,9 +12,14 @@ from collections import namedtuple
 from typing import Any
 from xml.sax.saxutils import unescape
 
+from langchain_core.messages import get_buffer_string
+
 from flawedcode.formats import GOAL_LINE as GOAL_LINE_TEXT
 from flawedcode.formats import STUB_PREFIX
+from flawedcode.models.offline_cues import register_planner
+from flawedcode.models.offline_introspect import say
 from flawedcode.models.offline_memory import clip, format_call, goal_in_summary, is_note, is_summary_text, section_lines
+from flawedcode.models.offline_plan import Clause, Context, Task
 from flawedcode.models.offline_results import paths_named
 from flawedcode.models.offline_stats import offload_path
 
@@ -90,6 +95,17 @@ def write_summary(rendered: list[RenderedMessage], vocabulary: object = None) ->
     lines.append(f"Last request: {clip(last, 160)} ({'answered' if answered else 'not answered yet'})." if last
                  else "Last request: none after the goal in these messages.")
     return "\n".join(lines)
+
+
+def plan_conversation_summary(clause: Clause, context: Context) -> list[Task]:
+    """'summarize our conversation so far': the summary it writes of the messages it can see, as a summary step would."""
+    if not context.earlier:
+        return say("no_summary", context)
+    rendered = parse_rendered_conversation(get_buffer_string(context.earlier, format="xml"))
+    return say("summary", context, summary=write_summary(rendered))
+
+
+register_planner("conversation_summary", plan_conversation_summary)
 
 
 def _goal_of(rendered: list[RenderedMessage]) -> str:
