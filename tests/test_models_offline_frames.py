@@ -1280,3 +1280,45 @@ def test_a_summary_of_the_conversation_is_extracted_from_what_it_sees(ask):
     reply = ask("please summarize this session")
     assert "Original goal (verbatim): can you recap our conversation so far?" in reply and "Requests: max effr in 2023" in reply
     assert f"max {column('money_markets/effr', 'rate', '2023-01-01', '2023-12-31').max():.4f}" in reply and "Numbers reported:" in reply
+
+
+def test_a_limit_written_with_its_unit_glued_on_is_used(ask):
+    spread = column("yield_curve/treasury_yields", "spread_10y_3m_bp", "2023-01-01", "2023-12-31")
+    assert f": {int((spread < -150).sum())} of 249 days below -150 bp" in ask("how many days in 2023 had the 3m10y below -150bp?")
+
+
+def test_the_notes_it_was_given_are_listed_and_none_is_said(ask):
+    assert "I don't know" in ask("show me my notes")
+    ask("remember that the report is due friday")
+    assert ask("list my notes") == 'You told me: "remember that the report is due friday".'
+
+
+def test_its_main_column_after_the_docs_is_the_dataframes_main_column(ask):
+    ask("docs for money_markets/effr")
+    values = column("money_markets/effr", "rate", "2023-01-01", "2023-12-31")
+    assert ask("what's the median of its main column in 2023?").endswith(f"values: median {values.median():.4f}.")
+
+
+@pytest.mark.parametrize("request_text", ["the gap between the tgcr peak and the bgcr trough in 2023", "highest tgcr minus highest bgcr in 2023"])
+def test_a_statistic_of_each_side_of_a_difference_is_declined_not_taken_of_the_difference(ask, request_text):
+    reply = ask(request_text)
+    assert "asks for a statistic of each side" in reply and "I computed nothing" in reply and not FIGURE.search(reply)
+
+
+def test_a_statistic_before_a_difference_is_of_the_difference(ask):
+    repo = Catalog().load("yield_curve", "repo_public", start="2023-01-01", end="2023-12-31")
+    assert f"max {(repo['tgcr'] - repo['bgcr']).max():.4f}" in ask("the highest tgcr minus bgcr in 2023")
+
+
+@pytest.mark.parametrize(("request_text", "columns"), [("do you have the on rrp volume?", ["on_rrp_volume_bn"]),
+                                                       ("is there a gcf rate in the data?", ["gcf_on_rate", "gcf_term_rate"]),
+                                                       ("does the catalog have the 25th percentile of effr?", ["percentile_25"])])
+def test_whether_a_column_exists_is_answered_with_every_column_that_fits(ask, request_text, columns):
+    reply = ask(request_text)
+    assert reply.startswith("Yes: ") and all(f" has {name} (" in reply for name in columns) and reply.count(" has ") == len(columns)
+
+
+@pytest.mark.parametrize(("request_text", "nearest"), [("is the tga rate in the data?", "tga_bn"), ("do you have a gold price?", "none")])
+def test_a_column_that_does_not_exist_is_said_with_the_nearest_that_do(ask, request_text, nearest):
+    reply = ask(request_text)
+    assert reply.startswith("No column in the ChartBook catalog") and nearest in reply and not FIGURE.search(reply)

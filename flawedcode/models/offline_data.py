@@ -39,6 +39,8 @@ STAT_PATTERNS: tuple[tuple[str, str], ...] = tuple((stat, pattern.replace("{shar
                                                   for stat, pattern in WORDS["statistics"].items())
 TRANSFORMS: tuple[tuple[str, str], ...] = tuple(WORDS["transforms"].items())
 DIFFERENCE, CORRELATION = tuple(PATTERNS["difference"]), tuple(PATTERNS["correlation"])
+SIDE_STAT = r"\b(?:max(?:imum)?|min(?:imum)?|highest|lowest|median|peak|trough|std|standard deviation|volatility)\b"
+"""A statistic written on the second side of a difference ('minus the effr min'): each side's own, which is not computed."""
 ROW_NOUNS = r"\b(?:days?|times|dates|rows|sessions|values|observations)\b"
 """What a count of rows counts ('how many days'); without one, 'how many counterparties' is the count column's value."""
 SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"].replace("{share}", COUNTED)
@@ -162,6 +164,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         clause = replace(clause, rest=rest, norm=ROW_CONDITION.sub(" ", clause.norm), mentions=vocabulary.find(rest))
         stats = stats_in(clause)
     combine, sides = _combination(clause.rest, stats, context)
+    own = re.search(SIDE_STAT, _unranked(sides[1])) if combine == "difference" else None
+    if own:  # 'the sofr max minus the effr min': a statistic of each side, never the same statistic of their daily difference
+        return reply(message("statistic_per_side", a=sides[0], b=sides[1], word=own.group(0)))
     if combine == "correlation":
         stats = ["corr"]
     if combine == "ratio" and re.search(PATTERNS["ratio_of_means"], clause.rest):

@@ -16,7 +16,7 @@ from dataclasses import replace
 from flawedcode.models import offline_file_rules as files
 from flawedcode.models import offline_memory as memory
 from flawedcode.models import offline_words as words
-from flawedcode.models.offline_complete import decline_unused, understood, unused_words
+from flawedcode.models.offline_complete import decline_unused, series_words, understood, unused_words
 from flawedcode.models.offline_cues import fill, message, planner_for, ranked, register_planner, row, table
 from flawedcode.models.offline_data import (
     DESCRIBE_STATS,
@@ -24,16 +24,17 @@ from flawedcode.models.offline_data import (
     Series,
     context_unit,
     described,
+    described_in,
     names_only_a_series,
     plan_data,
     read_data_ask,
     stats_in,
 )
 from flawedcode.models.offline_dates import no_row_that_day
-from flawedcode.models.offline_entities import trading_days
+from flawedcode.models.offline_entities import DataframeRef, trading_days
 from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range, shifted
 from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
-from flawedcode.models.offline_words import tags_in, unit_asked
+from flawedcode.models.offline_words import COMMON_WORDS, content_words, singular, tags_in, unit_asked
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
@@ -249,6 +250,40 @@ def _plan_column_home(clause: Clause, context: Context) -> list[Task]:
     return [reply(message("column_home", said=said, which=which))]
 
 
+EXISTS_WORDS = re.compile(r"^(?:is|are)\s+(?:there\s+)?|^(?:do|does)\s+(?:you|the\s+(?:data|catalog|catalogue))\s+(?:have|hold|"
+                          r"contain|carry|include)\b|\b(?:in|from)\s+(?:the\s+)?(?:data|catalog|catalogue)\b|\b(?:an?|any|the|columns?|"
+                          r"data|series|available|anywhere|at all|for|on)\b|[?.!]")
+
+
+def _plan_column_exists(clause: Clause, context: Context) -> list[Task] | None:
+    """'is the srf rate in the data?', 'do you have reserves?': the column every word names, else the nearest ones that exist."""
+    asked = " ".join(EXISTS_WORDS.sub(" ", clause.rest).split())
+    wanted = [word for word in content_words(words.PERCENTILE.sub(" ", words.TENOR.sub(" ", asked))) if word not in COMMON_WORDS]
+    vocabulary = context.vocabulary
+    tags = set(tags_in(asked))  # 'a 10 year yield', 'the 99th percentile': the columns with those tags only
+    if not wanted and not tags:  # 'do you have any data?': the catalog's own row
+        return None
+
+    def own_words(ref: DataframeRef, column: str) -> set[str]:  # its name's words and its dataframe's ('sofr' percentile_99)
+        return set(vocabulary.info(ref, column).name_words) | set(ref.dataframe.split("_"))
+    named = [(ref, column) for ref in vocabulary.frames for column in ref.columns  # every word in its name ('dvp rate': both)
+             if wanted and tags <= set(vocabulary.info(ref, column).tags) and all({word, singular(word)} & own_words(ref, column) for word in wanted)]
+    found = named or [(ref, column) for ref, column in (described_in(asked, context) if wanted else [])  # or in its docs
+                      if tags <= set(vocabulary.info(ref, column).tags)
+                      and all({word, singular(word)} & series_words(Series(ref, column), vocabulary) for word in wanted)]
+    if found:
+        listed = "; ".join(f"{ref.key} has {column} ({vocabulary.unit(ref, column) or 'no unit'}), from {ref.start} to {ref.end}"
+                           for ref, column in found[:6])
+        return [reply(message("column_exists", found=listed + (f" (and {len(found) - 6} more)" if len(found) > 6 else "")))]
+    if tags:  # 'is there a 15 year yield?': the tenors that exist
+        return _plan_data(clause, context)
+    having = {word: [(ref, column) for ref in vocabulary.frames for column in ref.columns if word in vocabulary.info(ref, column).name_words]
+              for word in wanted}
+    rarest = sorted((pairs for pairs in having.values() if pairs), key=len)  # the columns of its rarest word first ('srf', not 'rate')
+    nearest = list(dict.fromkeys(f"{ref.key} {column}" for pairs in rarest for ref, column in pairs))[:6]
+    return [reply(message("column_missing", asked=asked or clause.rest, nearest="; ".join(nearest) or "none shares a word with it"))]
+
+
 def _describes_a_column(clause: Clause, context: Context) -> bool:
     """'peak reserves': a statistic of a column named in words, with no dataframe or period named."""
     return bool(stats_in(clause)) and context.vocabulary.match_columns(clause.rest).score >= 3
@@ -373,7 +408,7 @@ PLANNERS = {
     "list_files": files._plan_list_files, "read_file": files._plan_read_file,
     "list_catalog": lambda clause, context: [Task("catalog", steps=[Step("list_catalog")],
                                                   detail={"pipelines": clause.mentions.pipelines})],
-    "docs": _plan_docs, "data": _plan_data, "coverage": _plan_coverage, "column_home": _plan_column_home,
+    "docs": _plan_docs, "data": _plan_data, "coverage": _plan_coverage, "column_home": _plan_column_home, "column_exists": _plan_column_exists,
     "help": lambda clause, context: [reply(help_text(context))],
 }
 """The planners of the rows this module routes (the context questions register theirs in offline_introspect.py)."""
