@@ -264,13 +264,12 @@ def _plan_column_exists(clause: Clause, context: Context) -> list[Task] | None:
     if not wanted and not tags:  # 'do you have any data?': the catalog's own row
         return None
 
-    def own_words(ref: DataframeRef, column: str) -> set[str]:  # its name's words and its dataframe's ('sofr' percentile_99)
-        return set(vocabulary.info(ref, column).name_words) | set(ref.dataframe.split("_"))
-    named = [(ref, column) for ref in vocabulary.frames for column in ref.columns  # every word in its name ('dvp rate': both)
-             if wanted and tags <= set(vocabulary.info(ref, column).tags) and all({word, singular(word)} & own_words(ref, column) for word in wanted)]
+    def fits(ref: DataframeRef, column: str, own: set[str]) -> bool:  # its tags, and every word asked among its words
+        return tags <= set(vocabulary.info(ref, column).tags) and all({word, singular(word)} & own for word in wanted)
+    named = [(ref, column) for ref in vocabulary.frames for column in ref.columns if wanted  # in its name or its dataframe's
+             and fits(ref, column, set(vocabulary.info(ref, column).name_words) | set(ref.dataframe.split("_")))]  # 'dvp rate': both
     found = named or [(ref, column) for ref, column in (described_in(asked, context) if wanted else [])  # or in its docs
-                      if tags <= set(vocabulary.info(ref, column).tags)
-                      and all({word, singular(word)} & series_words(Series(ref, column), vocabulary) for word in wanted)]
+                      if fits(ref, column, series_words(Series(ref, column), vocabulary))]
     if found:
         listed = "; ".join(f"{ref.key} has {column} ({vocabulary.unit(ref, column) or 'no unit'}), from {ref.start} to {ref.end}"
                            for ref, column in found[:6])
