@@ -38,8 +38,10 @@ PAST: dict[str, Callable[[float, float], bool]] = {
     "at or above": lambda value, limit: value >= limit - TOLERANCE, "at or below": lambda value, limit: value <= limit + TOLERANCE,
     "true": lambda value, limit: bool(value), "equal to": lambda value, limit: math.isclose(value, limit, abs_tol=TOLERANCE),
     "not equal to": lambda value, limit: not math.isclose(value, limit, abs_tol=TOLERANCE),
+    "beyond": lambda value, limit: abs(value) > limit + TOLERANCE, "within": lambda value, limit: abs(value) <= limit + TOLERANCE,
 }
-"""A threshold's side and the comparison it means ('not above 5.3' is 'at or below'; 'true' counts a flag's days)."""
+"""A threshold's side and the comparison it means ('not above 5.3' is 'at or below'; 'true' counts a flag's days;
+'beyond' and 'within' are either way: 'moved by more than 5 bp')."""
 
 Pairs = list[tuple[str, float]]
 
@@ -76,8 +78,14 @@ def figures(values: Pairs, percentiles: list[int] = (), threshold: tuple[str, fl
         out["pct_change"] = (numbers[-1] / numbers[0] - 1) * 100
     out["sum"], out["range"] = math.fsum(numbers), high[1] - low[1]
     out["iqr"] = percentile(numbers, 75) - percentile(numbers, 25)
+    steps = [(date, value - before) for (_, before), (date, value) in zip(values, values[1:]) if abs(value - before) > TOLERANCE]
+    out["moves"] = len(steps)  # 'how many times did the target change': and each change, when there are few
+    out["move_days"] = [[date, step] for date, step in steps] if len(steps) <= RANKED else []
+    out["moves_up"] = sum(1 for _, step in steps if step > 0)
     for q in percentiles:
         out[f"p{q}"] = percentile(numbers, q)
+    if len(values) <= RANKED:  # 'the last 5 values': few enough to show each
+        out["values"] = [list(pair) for pair in values]
     out["top"] = [list(pair) for pair in sorted(values, key=lambda pair: -pair[1])[:RANKED]]
     out["bottom"] = [list(pair) for pair in sorted(values, key=lambda pair: pair[1])[:RANKED]]
     if threshold is not None:

@@ -1322,3 +1322,206 @@ def test_whether_a_column_exists_is_answered_with_every_column_that_fits(ask, re
 def test_a_column_that_does_not_exist_is_said_with_the_nearest_that_do(ask, request_text, nearest):
     reply = ask(request_text)
     assert reply.startswith("No column in the ChartBook catalog") and nearest in reply and not FIGURE.search(reply)
+
+
+# ----------------------------------------------------------------------------- set 27 and 28 (2026-12-03)
+
+
+@pytest.mark.parametrize(("request_text", "key", "high", "low", "year"), [
+    ("average of sofr's 99th minus 1st percentile in 2024", "money_markets/sofr", "percentile_99", "percentile_1", "2024"),
+    ("sofr 99th - 1st percentile average 2024", "money_markets/sofr", "percentile_99", "percentile_1", "2024"),
+    ("average spread between effr's 75th and 25th percentiles in 2023", "money_markets/effr", "percentile_75", "percentile_25", "2023")])
+def test_an_ordinal_before_a_shared_percentile_is_a_percentile_of_the_same_series(ask, request_text, key, high, low, year):
+    spread = column(key, high, f"{year}-01-01", f"{year}-12-31") - column(key, low, f"{year}-01-01", f"{year}-12-31")
+    reply = ask(request_text)
+    assert f"{key} {high} minus {key} {low}" in reply and f"mean {spread.mean():.4f}" in reply
+
+
+def test_a_day_compared_with_the_other_end_of_its_period_is_both_days_and_their_difference(ask):
+    values = column("money_markets/sofr", "index_value", "2024-01-01", "2024-12-31")
+    reply = ask("sofr index value at the end of 2024 vs the start")
+    assert f"on 2024-01-02: {values.iloc[0]:.4f}" in reply and f"on 2024-12-31: {values.iloc[-1]:.4f}" in reply
+    assert f"2024-12-31 minus 2024-01-02 (money_markets/sofr index_value): difference {values.iloc[-1] - values.iloc[0]:+.4f}." in reply
+
+
+@pytest.mark.parametrize("request_text", ["for my thesis: what was the median SOFR in 2024?", "quick question - what was the median SOFR in 2024?"])
+def test_a_scene_set_before_a_colon_or_a_dash_is_not_part_of_the_request(ask, request_text):
+    assert ask(request_text).endswith(f"values: median {column('money_markets/sofr', 'rate', '2024-01-01', '2024-12-31').median():.4f}.")
+
+
+def test_ever_asks_for_the_days_it_happened(ask):
+    repo = Catalog().load("yield_curve", "repo_public", start="2024-01-01", end="2024-12-31")
+    below = int((repo["sofr"] < repo["iorb"]).sum())
+    assert f": {below} of 251 days with yield_curve/repo_public sofr below" in ask("was sofr ever below iorb in 2024?")
+    used = int((column("yield_curve/repo_public", "srf_volume_bn") > 0).sum())
+    assert f": {used} of 500 days above 0 $bn" in ask("has the srf ever been used?")
+
+
+def test_a_tenor_after_a_comparison_is_a_series_not_a_number(ask):
+    reply = ask("did the 10y trade below the 2y in 2024, and by how much at most?")
+    spread = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31") - column(
+        "yield_curve/treasury_yields", "yield_2y", "2024-01-01", "2024-12-31")
+    assert "count 251" not in reply and f"min {spread.min():.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "key", "name", "start", "end"), [
+    ("how many times did the fed funds target change in 2024?", "money_markets/effr", "target_low", "2024-01-01", "2024-12-31"),
+    ("how many rate cuts were there in 2024 (effr target_low)?", "money_markets/effr", "target_low", "2024-01-01", "2024-12-31"),
+    ("how often did iorb change in 2023?", "yield_curve/repo_public", "iorb", "2023-01-01", "2023-12-31")])
+def test_how_many_times_a_series_changed_is_the_number_of_changes_with_their_days(ask, request_text, key, name, start, end):
+    steps = column(key, name, start, end).diff().dropna()
+    steps = steps[steps.abs() > 1e-9]
+    reply = ask(request_text)
+    assert f"{len(steps)} changes from one row to the next ({int((steps > 0).sum())} up, {int((steps < 0).sum())} down): " in reply
+    assert all(f"{day:%Y-%m-%d} {step:+.4f}" in reply for day, step in steps.items()) and "factor" not in reply
+
+
+def test_a_range_named_alone_is_both_its_bounds(ask):
+    reply = ask("what was the effr target range at the end of 2023?")
+    low, high = (column("money_markets/effr", name, "2023-01-01", "2023-12-31").iloc[-1] for name in ("target_low", "target_high"))
+    assert "target_low (percent) on 2023-12-29" in reply and f"{low:.4f}" in reply and f"{high:.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "words", "why"), [
+    ("average sofr after the cuts in 2024", "after the cuts", "no column gives the date of that event"),
+    ("what was the 10y on the day the 2y hit its 2023 high?", "on the day the 2y hit its highest", "I can't pick a day by what a series did"),
+    ("what was the 1 month bill yield when the 2y peaked in 2023?", "when the 2y peaked", "I can't pick a day by what a series did")])
+def test_a_period_or_a_day_set_by_an_event_is_declined_by_name(ask, request_text, words, why):
+    reply = ask(request_text)
+    assert f"could not use '{words}'" in reply and why in reply and "I computed nothing" in reply and "spread" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "start", "end"), [
+    ("effr mean after the end of june 2024", "2024-07-01", "2024-12-31"),
+    ("effr mean until the end of march 2023", "2023-01-01", "2023-03-31"),
+    ("effr mean since march 2024 until june 2024", "2024-03-01", "2024-06-30"),
+    ("effr mean from 2023-06-01 until 2023", "2023-06-01", "2023-12-31")])
+def test_a_bound_at_the_edge_of_a_period_is_a_range_not_a_day(ask, request_text, start, end):
+    values = column("money_markets/effr", "rate", start, end)
+    assert ask(request_text).endswith(f"{values.index[0]:%Y-%m-%d} to {values.index[-1]:%Y-%m-%d}, {len(values)} values: mean {values.mean():.4f}.")
+
+
+def test_the_last_few_readings_are_those_rows_each_shown(ask):
+    values = column("money_markets/sofr", "rate").iloc[-3:]
+    reply = ask("last 3 readings of sofr")
+    assert ", 3 values: " in reply and "Each value: " + "; ".join(f"{day:%Y-%m-%d} {value:.4f}" for day, value in values.items()) in reply
+
+
+def test_how_long_a_spread_was_inverted_is_its_days_below_zero(ask):
+    spread = column("yield_curve/treasury_yields", "spread_10y_2y_bp", "2024-01-01", "2024-12-31")
+    assert f": {int((spread < 0).sum())} of 251 days with" in ask("how long was the 10y-2y spread inverted in 2024?")
+
+
+def test_tri_party_written_as_two_words_is_the_tri_party_market(ask):
+    values = column("yield_curve/repo_public", "tri_party_on_volume_bn", "2024-01-01", "2024-12-31")
+    reply = ask("triparty overnight volume average 2024")
+    assert f"tri_party_on_volume_bn ($bn), 2024-01-02 to 2024-12-31, 251 values: mean {values.mean():.4f}." in reply
+
+
+def test_the_date_of_a_figure_just_given_is_that_figures_date(ask):
+    ask("average 10y")
+    ask("and its max?")
+    values = column("yield_curve/treasury_yields", "yield_10y")
+    assert f"max {values.max():.4f} on {values.idxmax():%Y-%m-%d}" in ask("and the date of it?")
+
+
+@pytest.mark.parametrize("request_text", ["did the 10y end 2024 higher than it started?", "did the 10y change over 2024?"])
+def test_ending_a_year_higher_is_its_change_and_over_a_year_is_no_threshold(ask, request_text):
+    values = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    reply = ask(request_text)
+    assert f"change {values.iloc[-1] - values.iloc[0]:+.4f}" in reply and "2024%" not in reply
+
+
+@pytest.mark.parametrize(("request_text", "key", "name", "start", "end", "how", "shown"), [
+    ("what was the average sofr in each quarter of 2024?", "money_markets/sofr", "rate", "2024-01-01", "2024-12-31", "QE", "mean"),
+    ("annual average of the 10y yield by year", "yield_curve/treasury_yields", "yield_10y", None, None, "YE", "mean"),
+    ("sofr max minus min by month in 2024", "money_markets/sofr", "rate", "2024-01-01", "2024-12-31", "ME", "range (max minus min)"),
+    ("quarterly changes of the 10y in 2024", "yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31", "QE", "change")])
+def test_a_figure_for_each_period_is_given_for_every_one(ask, request_text, key, name, start, end, how, shown):
+    groups = column(key, name, start, end).resample(how)
+    figures = {"mean": groups.mean(), "range (max minus min)": groups.max() - groups.min(), "change": groups.last() - groups.first()}[shown]
+    reply = ask(request_text)
+    assert f"{shown} of each " in reply and all(f" {value:.4f}" in reply for value in figures)
+
+
+def test_two_figures_for_each_period_are_declined_not_one_dropped(ask):
+    reply = ask("the min and max of each quarter of 2024 for effr")
+    assert "one statistic for each quarter at a time" in reply and "I computed nothing" in reply and not FIGURE.search(reply)
+
+
+def test_the_first_and_last_trading_days_of_a_year_are_two_days(ask):
+    values = column("yield_curve/treasury_yields", "yield_10y", "2023-01-01", "2023-12-31")
+    reply = ask("the 10y yield on the first and last trading days of 2023")
+    assert f"on 2023-01-03: {values.iloc[0]:.4f}" in reply and "on 2023-12-29" in reply and f"{values.iloc[-1]:.4f}" in reply
+
+
+@pytest.mark.parametrize(("request_text", "side", "shown"), [
+    ("how often did sofr move by more than 5 bp in 2024?", "beyond", "beyond ±0.05%"),
+    ("how many days did effr change by less than 1 bp in 2024?", "within", "within ±0.01%"),
+    ("how many days did sofr fall by more than 0.02 in 2024?", "below", "below -0.02%")])
+def test_a_move_by_more_than_a_limit_counts_the_daily_changes_past_it(ask, request_text, side, shown):
+    key = "money_markets/effr" if "effr" in request_text else "money_markets/sofr"
+    limit = float(re.search(r"(\d+(?:\.\d+)?) ?(bp)?", request_text.split("than ")[1]).group(1)) / (100 if " bp" in request_text else 1)
+    changes = column(key, "rate", "2024-01-01", "2024-12-31").diff().dropna()
+    count = {"beyond": (changes.abs() > limit + 1e-9), "within": (changes.abs() <= limit + 1e-9), "below": (changes < -limit - 1e-9)}[side].sum()
+    assert f"daily changes of {key} rate (percent), 2024-01-03 to 2024-12-31: {count} of 250 days {shown}." in ask(request_text)
+
+
+def test_how_long_a_facility_was_used_is_its_days_of_usage(ask):
+    used = int((column("yield_curve/repo_public", "srf_volume_bn", "2024-01-01", "2024-12-31") > 0).sum())
+    assert f": {used} of 251 days above 0 $bn." in ask("how long was the srf used in 2024?")
+
+
+@pytest.mark.parametrize(("request_text", "start", "end"), [("sofr in the 1st half of 2024", "2024-01-01", "2024-06-30"),
+                                                            ("sofr mean in the 2nd quarter of 2024", "2024-04-01", "2024-06-30")])
+def test_an_ordinal_written_in_digits_before_half_or_quarter_is_that_part(ask, request_text, start, end):
+    values = column("money_markets/sofr", "rate", start, end)
+    assert f"{values.index[0]:%Y-%m-%d} to {values.index[-1]:%Y-%m-%d}, {len(values)} values: mean {values.mean():.4f}" in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "name", "limit", "shown"), [
+    ("how many days in 2023 was the on rrp usage below $1 trillion?", "on_rrp_volume_bn", 1000.0, "below 1000 $bn"),
+    ("how many days in 2024 did the srf see more than 500 million?", "srf_volume_bn", 0.5, "above 0.5 $bn")])
+def test_a_dollar_limit_in_trillions_or_millions_is_converted_to_billions(ask, request_text, name, limit, shown):
+    year = re.search(r"20\d\d", request_text).group(0)
+    values = column("yield_curve/repo_public", name, f"{year}-01-01", f"{year}-12-31")
+    count = int((values < limit).sum() if "below" in shown else (values > limit).sum())
+    assert f": {count} of {len(values)} days {shown}." in ask(request_text)
+
+
+@pytest.mark.parametrize(("request_text", "stat"), [("sofr 2024 high", "max"), ("sofr ytd high", "max"), ("the 10y's 2023 low", "min"),
+                                                    ("sofr volume on the busiest day of 2024", "max"),
+                                                    ("the day with the least sofr volume in 2023", "min")])
+def test_a_periods_high_or_low_and_the_busiest_day_are_its_max_or_min(ask, request_text, stat):
+    key, name = (("yield_curve/treasury_yields", "yield_10y") if "10y" in request_text else
+                 ("money_markets/sofr", "volume_bn" if "volume" in request_text else "rate"))
+    year = "2023" if "2023" in request_text else "2024"
+    values = column(key, name, f"{year}-01-01", f"{year}-12-31")
+    figure, day = (values.max(), values.idxmax()) if stat == "max" else (values.min(), values.idxmin())
+    assert ask(request_text).endswith(f"values: {stat} {figure:.4f} on {day:%Y-%m-%d}.")
+
+
+def test_which_of_two_dataframes_has_more_rows_is_each_ones_count(ask):
+    reply = ask("are there more rows in sofr or effr?")
+    counts = [len(column(key, "rate")) for key in ("money_markets/sofr", "money_markets/effr")]
+    assert reply.count("count ") == 2 and all(f"values: count {count}." in reply for count in counts) and "Loaded" not in reply
+
+
+def test_a_statistic_and_a_count_joined_by_and_how_many_are_both_answered(ask):
+    values = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    reply = ask("the average 10y in 2024 and how many days was it above 4.5?")
+    assert f"values: mean {values.mean():.4f}." in reply and f": {int((values > 4.5).sum())} of 251 days above 4.5%." in reply
+
+
+@pytest.mark.parametrize(("request_text", "later", "earlier"), [("the 2y on 2024-12-31 minus the 2y on 2023-12-29", "2024-12-31", "2023-12-29"),
+                                                                ("the 2y on 2024-06-28, 2024-06-27", "2024-06-28", "2024-06-27")])
+def test_two_days_of_one_series_are_each_day_never_the_range_between(ask, request_text, later, earlier):
+    values = column("yield_curve/treasury_yields", "yield_2y")
+    reply = ask(request_text)
+    assert f"on {later}: {values[later]:.4f}." in reply and f"on {earlier}: {values[earlier]:.4f}." in reply and "values:" not in reply
+    assert ("minus" not in request_text) or f"difference {values[later] - values[earlier]:+.4f}." in reply
+
+
+def test_what_happened_to_a_series_is_its_change(ask):
+    values = column("yield_curve/repo_public", "reserves_bn", "2024-01-01", "2024-12-31")
+    assert f"change {values.iloc[-1] - values.iloc[0]:+.4f}" in ask("what happened to reserves in 2024?")

@@ -37,13 +37,13 @@ QUALIFIERS = [
     ("{stat} of the log returns of {subject} in {year}", "log"),
     ("{stat} {subject} in {year} without the outliers", "without"),
     ("{request}, year over year", "year over year"),
-    ("weekly {request}", "weekly"),
+    ("fortnightly {request}", "fortnightly"),  # stop 36: was 'weekly', now read as a figure for each week
     ("{request} before the summer", "summer"),
     ("volume-weighted {request}", "weighted"),
     ("{stat} {subject} in FY{year}", "fiscal year"),
     ("{stat} {subject} on {year}-02-30", "no February 30"),
     ("{stat} real {subject} in {year}", "real"),
-    ("{request}, for each month", "each month"),
+    ("{request}, for each weekday", "weekday"),  # stop 36: was 'for each month', now read as a figure for each month
 ]
 FIGURE = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
 
@@ -65,6 +65,7 @@ MORE_QUALIFIERS = [
     ("{request} on days when effr was above 5", "on days when effr was above 5"),
     ("{request} when inverted", "inverted"),  # stop 34: a yield is never inverted (a spread below zero is)
     ("{stat} {subject} correlation in {year}", "correlation is between two series"),  # stop 35: one series has none
+    ("{request} after the fomc meeting", "no column gives the date of that event"),  # stop 36: a period an event bounds
 ]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from flawedcode.figures import combined, figures, transformed
 from flawedcode.models.offline_cues import data_file
-from flawedcode.models.offline_data import PATTERNS, DataAsk, Series, load_steps
+from flawedcode.models.offline_data import DESCRIBE_STATS, PATTERNS, DataAsk, Series, load_steps
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
@@ -32,7 +32,7 @@ DECIMALS = 4
 PHRASES = data_file("offline_answers.toml")
 NAMES, SAY = PHRASES["answers"], PHRASES["say"]
 STAT_NAMES: dict[str, str] = NAMES["stats"]
-"""How an answer names each statistic (a percentile ``pN`` is named by ``_stat_name``)."""
+"""How an answer names each statistic (a percentile ``pN`` is named by ``stat_name``)."""
 TRANSFORM_NAMES, COMBINED_NAMES, UNIT_SHOWN = NAMES["transforms"], NAMES["combined"], NAMES["units"]
 
 
@@ -99,7 +99,7 @@ def script_for(ask: DataAsk, context: Context) -> str:
     start, end = ask.period.start, ask.period.end
     if ask.period.point:
         start = None
-    title = f"{', '.join(_stat_name(stat) for stat in ask.stats)} of {_subject(ask)}"
+    title = f"{', '.join(stat_name(stat) for stat in ask.stats)} of {_subject(ask)}"
     return stat_script(title, series, start, end, ask.combine, ask.period.last_rows or (None if (start or end or ask.period.every_row) else 100),
                        ask.percentiles, ask.threshold, context.catalog_root, ask.transform, flag, grouping(ask))
 
@@ -138,9 +138,11 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
 def answer_period_gap(task: Task) -> str:
     """'higher in H1 than in H2, and by how much?': each statistic of the first period minus the second's."""
     first, second = (part.detail.get("figures") or {} for part in task.detail["tasks"])
-    periods = [part.ask.period.describe() for part in task.detail["tasks"]]
     ask: DataAsk = task.detail["tasks"][0].ask
-    gaps = [f"{_stat_name(stat)} {first[stat] - second[stat]:+.{DECIMALS}f}" for stat in ask.stats
+    points = all(part.ask.period.one_day and part.detail.get("figures", {}).get("last_date") for part in task.detail["tasks"])
+    # two days ('at the end of 2024 vs the start'): each day's value, not 'latest on or before'
+    periods = [part.detail["figures"]["last_date"] if points else part.ask.period.describe() for part in task.detail["tasks"]]
+    gaps = [f"{'difference' if points else stat_name(stat)} {first[stat] - second[stat]:+.{DECIMALS}f}" for stat in ask.stats
             if isinstance(first.get(stat), float) and isinstance(second.get(stat), float) and stat != "count"]
     if not gaps:
         return "I have no figures for both periods, so I can't give their difference."
@@ -159,7 +161,7 @@ def _figures(ask: DataAsk, values: list[tuple[str, float]], other: list | None) 
 def _period_ranking(stat: str) -> tuple[str, str, str]:
     """'by_month_high_mean' -> ('month', 'highest', 'mean'): a ranking of periods' unit, side and statistic."""
     _, unit, side, base = stat.split("_", 3)
-    return unit, "highest" if side == "high" else "lowest", base
+    return unit, {"high": "highest", "low": "lowest"}.get(side, side), base  # 'each': every period's figure, none ranked
 
 
 def grouping(ask: DataAsk) -> tuple[str, str] | None:
@@ -172,11 +174,13 @@ def _ranked_groups(stat: str, out: dict[str, Any]) -> str:
     """'which month had the highest average': the one that did, then each one's figure."""
     unit, side, _ = _period_ranking(stat)
     groups = out.get("groups") or []
+    each = "; ".join(f"{label} {number(figure)}" for label, figure, _ in groups)
+    if side == "each":  # 'the average sofr in each quarter of 2024'
+        return f"{stat_name(stat)}: {each}"
     if len(groups) < 2:
         return f"only {len(groups)} {unit} in that period, so there is no {unit} to rank"
     best = (max if side == "highest" else min)(groups, key=lambda group: group[1])
-    each = "; ".join(f"{label} {number(figure)}" for label, figure, _ in groups)
-    return (f"{_stat_name(stat)} is {best[0]}: "
+    return (f"{stat_name(stat)} is {best[0]}: "
             f"{number(best[1])} over {best[2]} values (each {unit}: {each})")
 
 def _values(tables: dict[str, LoadedTable], series: Series) -> list[tuple[str, float]] | None:
@@ -233,7 +237,7 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         return f"Correlation of {_subject(ask)}, {dates}, {count} dates: {value}."
     if ask.threshold is not None:
         side, limit = ask.threshold
-        past = f"{side} {limit:g}{UNIT_SHOWN.get(unit, '')}"
+        past = f"{side} {'±' if side in ('beyond', 'within') else ''}{limit:g}{UNIT_SHOWN.get(unit, '')}"  # 'beyond ±0.05%': either way
         if ask.combine == "difference" and not limit and len(ask.series) == 2:  # 'the days sofr was above iorb'
             past = f"with {ask.series[0].label} {side} {ask.series[1].label}"
         if ask.stats == ["first_when"]:
@@ -254,8 +258,11 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
             return f"{head} there is no {_ordinal(place)} {extreme}."
         before = "; ".join(f"{day} {number(figure)}" for day, figure in ranking[:place - 1])
         return f"{head} the {_ordinal(place)} {extreme}: {ranking[place - 1][0]} {number(ranking[place - 1][1])} (before it: {before})."
+    each = ""
+    if (ask.period.last_rows or ask.period.first_rows) and out.get("values") and ask.stats == DESCRIBE_STATS:  # 'the last 5 values'
+        each = " Each value: " + "; ".join(f"{day} {number(value)}" for day, value in out["values"]) + "."
     return f"{head} " + ", ".join(_stated(stat, out, unit, ask) for stat in ask.stats
-                             if stat in out or stat in ("factor", "from_max", "from_min") or stat.startswith("by_")) + "."
+                             if stat in out or stat in ("factor", "from_max", "from_min") or stat.startswith("by_")) + "." + each
 
 
 def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
@@ -274,6 +281,10 @@ def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
         return f"latest / first {out['latest'] / out['first']:.{DECIMALS}f}, first / latest {out['first'] / out['latest']:.{DECIMALS}f} {span}"
     if stat == "count":
         return f"count {int(out['count'])}"
+    if stat == "moves":  # each change from the row before, up or down, with its day
+        days = "; ".join(f"{day} {step:+.{DECIMALS}f}" for day, step in out["move_days"])
+        return (f"{out['moves']} changes from one row to the next ({out['moves_up']} up, {out['moves'] - out['moves_up']} down)"
+                + (f": {days}" if days else ""))
     if stat == "mean_ratio":  # each mean over the dates both have, then one over the other
         return f"mean {number(out['mean'])} / mean {number(out['other_mean'])} = {number(out[stat])}"
     if stat == "pct_change":  # relative: (latest / first - 1) x 100, whatever the column's unit
@@ -281,7 +292,7 @@ def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
     when = {"min": f" on {out.get('min_date')}", "max": f" on {out.get('max_date')}", "latest": f" on {out.get('last_date')}",
             "change": f" {span}"}.get(stat, "")
     value = out[stat]
-    return f"{_stat_name(stat)} {f'{value:+.{DECIMALS}f}' if stat == 'change' else number(value)}{_converted(value, unit, ask)}{when}"
+    return f"{stat_name(stat)} {f'{value:+.{DECIMALS}f}' if stat == 'change' else number(value)}{_converted(value, unit, ask)}{when}"
 
 
 def _ordinal(place: int) -> str:
@@ -358,11 +369,11 @@ def relay_error(result: Any) -> str:
     return f"{result.name} failed: {problem} {advice} and ask again."
 
 
-def _stat_name(stat: str) -> str:
+def stat_name(stat: str) -> str:
     """How an answer names a statistic: ``std`` -> 'standard deviation', ``p90`` -> '90th percentile', ``p1`` -> '1st percentile'."""
     if stat.startswith("by_"):  # 'by_month_high_mean'
         unit, side, base = _period_ranking(stat)
-        return f"the {unit} with the {side} {_stat_name(base)}"
+        return f"{stat_name(base)} of each {unit}" if side == "each" else f"the {unit} with the {side} {stat_name(base)}"
     if stat in STAT_NAMES or not re.fullmatch(r"p\d+", stat):
         return STAT_NAMES.get(stat, stat)
     return f"{_ordinal(int(stat[1:]))} percentile"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from flawedcode.models import offline_words as lexicon
-from flawedcode.models.offline_answers import STAT_NAMES, TRANSFORM_NAMES
+from flawedcode.models.offline_answers import TRANSFORM_NAMES, stat_name
 from flawedcode.models.offline_data import FRAME_ONLY_WORDS, DataAsk, Series
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Clause, Task, reply
@@ -73,7 +73,7 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     text = lexicon.PERCENTILE.sub(lambda match: " " if set(tags_in(match.group(0))) & tags else match.group(0), text)
     ranked = [int(stat.lstrip("topbm")) for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)]
     numbers = {float(count) for count in (ask.limit, ask.period.last_rows, ask.period.first_rows) if count}
-    numbers |= {float(count) for count in ranked} | ({ask.threshold[1]} if ask.threshold else set())
+    numbers |= {float(count) for count in ranked} | ({ask.threshold[1], abs(ask.threshold[1])} if ask.threshold else set())  # 'fell by 0.1': -0.1
     known = KNOWN | {word for word, value in lexicon.NUMBER_WORDS.items() if value in ranked}
     if not any(stat.startswith("nth_") for stat in ask.stats):  # 'and in the 3rd?': a place no ranking used
         known = known - PLACE_WORDS
@@ -99,7 +99,8 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
             unused.append(token)
     unused = list(ask.unusable) + unused
     lowered = clause.rest.lower()
-    unused += [phrase for phrase in WORDS["words"]["unsupported"] if re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", lowered)]
+    unused += [phrase for phrase in WORDS["words"]["unsupported"] if re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", lowered)
+               and not any(phrase in used for used in ask.slot_words)]  # 'in each quarter' read as a grouping: used
     comparison = COMPARISON.search(text if ask.unusable else lowered)  # a comparison the unusable condition holds is named there
     if comparison and ask.threshold is None and ask.combine is None:
         unused.append(comparison.group(0))  # 'above the top of the target range': a comparison it did not apply
@@ -117,7 +118,7 @@ def understood(ask: DataAsk, with_period: bool = True) -> str:
     series = (" minus " if ask.combine == "difference" else " and ").join(s.label for s in ask.series)
     series = f"{TRANSFORM_NAMES[ask.transform]} of {series}" if ask.transform else series  # 'the mean of daily changes of ...'
     what = f"the rows of {series}" if ask.wants_rows else \
-        f"the {', '.join(STAT_NAMES.get(stat, stat) for stat in ask.stats) or 'a summary'} of {series}"
+        f"the {', '.join(stat_name(stat) for stat in ask.stats) or 'a summary'} of {series}"
     if ask.threshold:
         what += f" (days {ask.threshold[0]} {ask.threshold[1]:g})"
     if ask.flag:
@@ -130,8 +131,11 @@ def decline_unused(ask: DataAsk, unused: list[str]) -> Task:
     ambiguous = WORDS["ambiguous"]  # shorthand with two meanings ('vol'): asked back, never guessed
     if word := next((word for word in unused if word in ambiguous), None):
         return reply(message("ambiguous_word", understood=understood(ask), word=word, meanings=ambiguous[word]))
-    why = ("I can't keep only the days a condition on the values selects" if ask.unusable else
+    bound, day = ([words for words in ask.unusable if re.fullmatch(WORDS["patterns"][name], words)] for name in ("event_bound", "event_day"))
+    why = ("no column gives the date of that event, so I can't bound the period by it" if bound else
+           "I can't pick a day by what a series did on it (ask when that series did it, then for that day)" if day else
+           "I can't keep only the days a condition on the values selects" if ask.unusable else
            "I can't apply a negation or an exclusion" if any(word in NEGATIONS for word in unused) else
            f"{'they name' if len(unused) > 1 else 'it names'} no column, date, statistic or condition I know")
-    return reply(message("unused_words", understood=understood(ask), words=", ".join(f"'{word}'" for word in unused[:4]), why=why,
+    return reply(message("unused_words", understood=understood(ask), words=", ".join(f"'{' '.join(word.split())}'" for word in unused[:4]), why=why,
                          them="them" if len(unused) > 1 else "it"))

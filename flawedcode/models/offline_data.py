@@ -44,8 +44,11 @@ SIDE_STAT = r"\b(?:max(?:imum)?|min(?:imum)?|highest|lowest|median|peak|trough|s
 ROW_NOUNS = r"\b(?:days?|times|dates|rows|sessions|values|observations)\b"
 """What a count of rows counts ('how many days'); without one, 'how many counterparties' is the count column's value."""
 SAME_PERIOD, LOAD_WORDS, COUNT_WORDS = PATTERNS["same_period"], PATTERNS["load"], PATTERNS["count"].replace("{share}", COUNTED)
-RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION, BY_PERIOD, LOWEST = (re.compile(PATTERNS[name]) for name in (
-    "ratio", "first_when", "sign", "negated", "shift", "flag_condition", "by_period", "lowest"))
+RATIO, FIRST_WHEN, SIGN_WORDS, NEGATED, SHIFT, FLAG_CONDITION, BY_PERIOD, EACH_PERIOD, LOWEST, MOVE_BY = (re.compile(PATTERNS[name]) for name in (
+    "ratio", "first_when", "sign", "negated", "shift", "flag_condition", "by_period", "each_period", "lowest", "move_by"))
+EACH_STATS = ("mean", "median", "min", "max", "std", "change", "pct_change", "sum", "range", "iqr")
+"""The statistics a figure for each period ('the monthly max') may be."""
+ADJECTIVE_UNITS = {"monthly": "month", "quarterly": "quarter", "annual": "year", "yearly": "year", "weekly": "week"}
 FALLS, EITHER_WAY = PATTERNS["falls"], PATTERNS["either_way"]
 UNDERSTOOD = frozenset(WORDS["words"]["understood"])
 SUMMARY_STATS = ["mean", "median", "min", "max", "std"]
@@ -65,6 +68,8 @@ ROW_CONDITION = form(PATTERNS["row_condition"], {"{ops}": OPERATORS})
 """'on days when effr was above 5.3', 'whenever it closed below 5': rows chosen by a condition ('subject': what it is on)."""
 NEGATION_OF = {"above": "at or below", "below": "at or above", "at or above": "below", "at or below": "above",
                "equal to": "not equal to"}
+FLIPPED = {"above": "below", "at or above": "at or below", "below": "above", "at or below": "at or above"}
+"""A side seen from below zero: a fall of more than 5 bp is a change below -5 bp."""
 FRAME_ONLY_WORDS = word_set("frame_only")
 UNIT_FITS: dict[str, list[str]] = WORDS["unit_fits"]
 STAT_WORDS = PATTERNS["stat_word"]
@@ -130,6 +135,8 @@ def stats_in(clause: Clause) -> list[str]:
         found.remove("count")  # 'how many counterparties on average': a mean of counts, not the number of rows
     if {"change", "sum"} <= set(found) and not re.search(r"\b(?:sum(?:med)?|cumulative|added up)\b", text):
         found.remove("sum")  # 'how much did the 10y move in total': the total change, never the sum of its levels
+    if "moves" in found:  # 'how many times did the target change': the number of changes, not the rows, the factor or the net change
+        found = [stat for stat in found if stat not in ("count", "change", "factor")]
     if "from_max" in found or "from_min" in found:  # 'the fall from its high': one figure, not also the max and the change
         found = [stat for stat in found if stat not in ("change", "max" if "from_max" in found else "min")]
     return list(dict.fromkeys(found))
@@ -159,11 +166,15 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     stats = stats_in(clause)
     condition = ROW_CONDITION.search(clause.rest)
     unusable = (condition.group(0).strip(),) if condition and _condition_elsewhere(condition, clause, stats, context) else ()
+    events = [match.group(0).strip() for name in ("event_bound", "event_day") if (match := re.search(PATTERNS[name], clause.rest))]
+    unusable += tuple(events)  # 'the average sofr after the cuts': no column dates the cuts
     rest = ROW_CONDITION.sub(" ", clause.rest) if unusable else ""
+    for words in events:  # ... and the words of the event name no series ('the day the 2y peaked': not the 10y-2y spread)
+        rest = rest.replace(words, " ")
     if unusable and _names_something(rest, context):  # 'the average sofr on days when effr ...'
         clause = replace(clause, rest=rest, norm=ROW_CONDITION.sub(" ", clause.norm), mentions=vocabulary.find(rest))
         stats = stats_in(clause)
-    combine, sides = _combination(clause.rest, stats, context)
+    combine, sides = _combination(clause.rest, stats, context, clause.norm)
     own = re.search(SIDE_STAT, _unranked(sides[1])) if combine == "difference" else None
     if own:  # 'the sofr max minus the effr min': a statistic of each side, never the same statistic of their daily difference
         return reply(message("statistic_per_side", a=sides[0], b=sides[1], word=own.group(0)))
@@ -223,7 +234,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = [stat for stat in stats if stat != "mean"] + [f"p{q}" for q in percentiles]
     if "pct_change" in stats or "factor" in stats:
         stats = [stat for stat in stats if stat != "change"]
-    transform = moved_to
+    transform = moved_to if "moves" not in stats else None  # 'how many changes': counted on the levels
     if inherits and transform is None:
         transform = follow_up.transform
     flag = flag or (follow_up.flag if inherits else None)
@@ -253,9 +264,20 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         side = next(side for wording, side in _WORDINGS if re.fullmatch(wording, past["op"]))
         threshold = (NEGATION_OF[side] if NEGATED.search(clause.norm[:past.start("op")]) else side, 0.0)
     by_period = BY_PERIOD.search(clause.norm) if not ranked and threshold is None and not first_when else None
-    if by_period:  # 'which month of 2024 had the highest average sofr': each month's mean, the highest named
-        side = "low" if LOWEST.search(clause.norm) else "high"
-        stats = [f"by_{by_period['unit']}_{side}_{next((s for s in stats if s in ('median', 'std', 'change', 'sum')), 'mean')}"]
+    each = EACH_PERIOD.search(clause.norm) if not by_period and not ranked and threshold is None and not first_when else None
+    if by_period or each:  # 'which month of 2024 had the highest average sofr': each month's mean, the highest named
+        side = "each" if each else "low" if LOWEST.search(clause.norm) else "high"
+        unit = by_period["unit"] if by_period else ADJECTIVE_UNITS.get(each["adjective"], next(filter(None, each.groups())))
+        asked = [stat for stat in stats if stat in EACH_STATS] if each else []
+        if each and transform and re.match(r"\s*changes?\b", clause.norm[each.end():]):  # 'quarterly changes': each quarter's change
+            transform, asked = None, ["change"]
+        if "range" in asked:  # 'max minus min by month': the range, not also the max and the min
+            asked = ["range"]
+        if len(asked) > 1:  # one figure per period: 'the min and max of each month' would drop one
+            return reply(message("each_period_one_stat", unit=unit, stats=" and ".join(asked), first=asked[0].replace("_", " "),
+                                 second=asked[1].replace("_", " ")))
+        base = asked[0] if asked else next((s for s in stats if s in ("median", "std", "change", "sum")), "mean")
+        stats = [f"by_{unit}_{side}_{base}"]
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
         threshold = (comparison_side(first_when), float(first_when["limit"]))
         stats = ["first_when"]
@@ -273,6 +295,14 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     written = THRESHOLD.search(clause.norm) if threshold is not None and series else None
     rescaled = _in_unit_of(threshold, written, {vocabulary.unit(s.ref, s.column) for s in series}) if written else threshold
     written, threshold = (written if rescaled != threshold else None), rescaled  # 'below -50 bp' of a spread in percentage points: -0.5
+    move_by = MOVE_BY.search(clause.norm) if threshold is not None and not combine else None
+    if move_by:  # 'how often did sofr move by more than 5 bp': its daily changes, either way unless a direction is said
+        transform = "diff"
+        side, limit = threshold
+        if move_by["either"]:
+            threshold = ("beyond" if side in ("above", "at or above") else "within", abs(limit))
+        elif move_by["down"]:
+            threshold = (FLIPPED.get(side, side), -abs(limit))  # 'fell by more than 5 bp': changes below -5 bp
     if threshold is not None and stats != ["first_when"]:
         stats = ["count"]
     wants_rows = bool(re.search(LOAD_WORDS, clause.rest)) and not [s for s in stats if s != "latest"] and not combine
@@ -286,7 +316,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         period = shifted(period, shift)
     if not clause.periods and context.previous_ask is not None and re.search(SAME_PERIOD, clause.norm):
         period = context.previous_ask.period  # 'over the same year', 'for those dates'
-    if period.point or (period.start and period.start == period.end):
+    if period.one_day:
         changes = {"change", "pct_change"} & set(stats) or transform
         if changes and len(clause.periods) < 2 and period.start:  # 'how much did the 10y move on 2024-03-15': that day's move
             transform, stats = transform or ("pct" if "pct_change" in stats else "diff"), ["latest"]
@@ -307,7 +337,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     share = re.search(PATTERNS["share"], clause.norm) if threshold is not None else None  # 'what share of the days ...'
     used = [match.group(0) for match in (flag_match if flag else None, shift, moved if transform else None, share,
                                          inverted if threshold else None, written) if match]
-    used += list(unusable)
+    used += list(unusable) + ([match.group(0) for match in EACH_PERIOD.finditer(clause.norm)] if each else [])
+    if "moves" in stats:  # 'how many rate cuts', 'how often was iorb raised': the changes they count, down or up
+        used += re.findall(r"\b(?:cuts?|hikes?|hiked|raised?|lowered|adjust\w*|reset)\b", clause.rest)
     ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
                   limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
                   transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used),
@@ -359,8 +391,9 @@ def context_unit(context: Context) -> str | None:
     return "bp" if prefers else None
 
 
-def _combination(text: str, stats: list[str], context: Context) -> tuple[str | None, list[str]]:
-    """Two series and how they combine: 'correlation between A and B', 'the ratio of A to B', 'A minus B'."""
+def _combination(text: str, stats: list[str], context: Context, asked: str = "") -> tuple[str | None, list[str]]:
+    """Two series and how they combine: 'correlation between A and B', 'the ratio of A to B', 'A minus B' (``asked``: the
+    whole request, its period words too: 'ever')."""
     kinds = (("correlation", CORRELATION),) if "corr" in stats else (("ratio", (RATIO.pattern,)), ("difference", DIFFERENCE))
     text = re.sub(PATTERNS["max_minus_min"], " ", text)  # 'the range (max minus min)': a statistic, not two series
     curve = re.search(PATTERNS["curve_spread"], text) if "corr" not in stats else None
@@ -377,6 +410,8 @@ def _combination(text: str, stats: list[str], context: Context) -> tuple[str | N
                            r"|\bwhich\b.*\b(?:higher|lower|greater|bigger|larger|smaller|above|below)\b")  # 'which was higher
             if combine == "difference" and "vs" in pattern and not re.search(says_amount, text):
                 continue  # 'A vs B' alone is a comparison, not a difference
+            if combine == "difference" and re.search(r"\bever\b", asked) and not re.search(says_amount + r"|\bon average\b", text):
+                continue  # 'was sofr ever below iorb': the days it was (a count), not their difference
             if combine == "difference" and index >= LOOSE_DIFFERENCES and not all(_names_something(side, context)
                                                                                   for side in _share_head_noun(sides)) \
                     and not _spread_column(sides, text, context):
@@ -429,7 +464,7 @@ def _clean_side(side: str) -> str:
                       r"(?!.*\b(?:percentile|yield|rate)\b)", side)  # 'the 2y below -25 bp': the 2y
     side = next((piece for piece in pieces if piece.strip()), "")  # 'what was the average effr': the words after 'what'
 
-    side = re.sub(r"\b(?:the|a|an|mean|average|on average|latest|what|was|is|were)\b", " ", side)
+    side = re.sub(r"\b(?:the|a|an|mean|average|on average|latest|what|was|is|were|ever)\b", " ", side)
     return " ".join(side.split()).strip(" ,?:.")
 
 
@@ -516,7 +551,7 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
         tags = [tag for tag in tags if not tag.startswith("p")]  # '90th percentile of the 10y': a statistic
         text = re.sub(r"\bpercentiles?\b", " ", PERCENTILE.sub(" ", text))  # ... so its words name no column
     residual = [word for word in content_words(text) if word not in mentions.frame_words and word not in FRAME_ONLY_WORDS
-                and word not in COMMON_WORDS and not re.fullmatch(STAT_WORDS, word)]
+                and word not in COMMON_WORDS and not re.fullmatch(STAT_WORDS, word) and word not in ("date", "day")]  # 'and the date?'
     if not tags and not residual:  # 'and the min?': the series asked just before; 'sofr': the dataframe's main column
         if follow_up is not None and follow_up.series and not mentions.dataframes:
             return list(follow_up.series)
@@ -542,8 +577,9 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
     if match.columns and (tags or match.score >= 3 or (local_frames and match.score >= 2)):  # strong enough to name a column
         owners = list(dict.fromkeys(ref for ref, _ in match.columns))
         if len(owners) > 1 or (len(match.columns) > 1 and not clause.mentions.columns):
-            if len(owners) == 1 and re.search(LOAD_WORDS, clause.rest) and not stats_in(clause):
-                return [Series(ref, column) for ref, column in match.columns]
+            if len(owners) == 1 and (re.search(LOAD_WORDS, clause.rest) and not stats_in(clause) or many and _bounds(match.columns)):
+                low_first = sorted(match.columns, key=lambda found: bool(_bounds(match.columns)) and "high" in found[1])
+                return [Series(ref, column) for ref, column in low_first]  # a load, or 'the target range': both its bounds
             return _which_one(match.columns)
         return [Series(*match.columns[0])]
     if local_frames:
@@ -553,6 +589,12 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
     if match.columns:
         return _which_one(match.columns)
     return reply(message("which_data", examples=_examples(context)))
+
+
+def _bounds(columns: list[tuple[DataframeRef, str]]) -> bool:
+    """Whether two columns are one range's bounds ('target_low' and 'target_high'): one name, low and high."""
+    names = sorted(re.sub(r"(?:^|_)(?:low|high)(?:_|$)", "_", column) for _, column in columns)
+    return len(columns) == 2 and names[0] == names[1] and {re.search(r"low|high", column).group(0) for _, column in columns} == {"low", "high"}
 
 
 def _main_series(frames: list[DataframeRef], clause: Clause, context: Context, many: bool) -> list[Series] | Task:
@@ -676,13 +718,21 @@ def _threshold(text: str) -> tuple[str, float] | None:
     return side, limit
 
 
+DOLLAR_SCALES = {"tr": 1000.0, "tn": 1000.0, "b": 1.0, "m": 0.001}
+"""A dollar limit's word ('trillion', 'bn', 'million') in billions, the unit of a `_bn` column."""
+
+
 def _in_unit_of(threshold: tuple[str, float], written: re.Match[str], units: set[str | None]) -> tuple[str, float]:
-    """A threshold written in bp of a series in percent (or percentage points), or in percent of a bp series, in its unit."""
+    """A threshold written in bp of a series in percent (or percentage points), in percent of a bp series, or in trillions
+    or millions of a $bn series, in the series' unit."""
     unit = written["unit"] if written["limit"] and float(written["limit"]) == threshold[1] else None
     if unit == "bp" and units == {"percent"}:
         return threshold[0], threshold[1] / 100
     if unit in ("%", "percent") and units == {"bp"}:
         return threshold[0], threshold[1] * 100
+    scale = next((factor for word, factor in DOLLAR_SCALES.items() if unit and unit.startswith(word)), None)
+    if scale and units == {"$bn"}:  # 'below $1 trillion' of a $bn column: below 1000
+        return threshold[0], threshold[1] * scale
     return threshold
 
 

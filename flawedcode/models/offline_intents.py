@@ -235,11 +235,21 @@ def _plan_coverage(clause: Clause, context: Context) -> list[Task] | None:
 def _requests(part: str, context: Context) -> list[str]:
     """'the mean sofr in jan 2024 and also the max effr in feb 2024': two requests, each with its own series and period
     (the second leans on the first, so 'and effr in feb 2024' keeps the statistic)."""
+    preamble = PATTERNS["preamble"].match(part)
+    if preamble and not _names_anything(read_clause(preamble["lead"], context.vocabulary)) \
+            and not set(content_words(preamble["lead"])) & context.vocabulary.known_words:  # 'reverse repo usage: what was it ...'
+        part = part[preamble.end():]  # 'I'm writing a memo: what was ...': the scene it sets is no request
     for joined in PATTERNS["joined"].finditer(part) if not PATTERNS["paired"].search(part.lower()) else []:
         sides = [read_clause(side, context.vocabulary) for side in (part[:joined.start()], part[joined.end():])]
         if all((side.mentions.dataframes or side.mentions.columns) and side.periods for side in sides):
             return [part[:joined.start()]] + _requests("and " + part[joined.end():], context)
     return [part]
+
+
+def _names_anything(clause: Clause) -> bool:
+    """Whether a phrase names a dataframe, a column, a tenor, a period, a number, a path, code or a quoted word."""
+    return bool(clause.mentions.dataframes or clause.mentions.columns or tags_in(clause.rest) or clause.periods
+                or re.search(r"\d", clause.text) or clause.paths or clause.code or clause.quoted)
 
 
 def _plan_column_home(clause: Clause, context: Context) -> list[Task]:

@@ -49,6 +49,11 @@ class Period:
     assumed: str = ""
     """What the model chose that the request did not say ('no year given: the latest June in the data'); answers say it."""
 
+    @property
+    def one_day(self) -> bool:
+        """A value on one day: a single date, or a point (the last row on or before its end)."""
+        return self.point or bool(self.start) and self.start == self.end
+
     def describe(self) -> str:
         if self.last_rows or self.first_rows:
             return f"the {'last' if self.last_rows else 'first'} {self.last_rows or self.first_rows} rows"
@@ -113,11 +118,17 @@ BOUNDS = {"since": "since", "starting": "since", "after": "after", "before": "be
           "until": "until", "till": "until", "up": "until", "as": "as_of"}
 
 
+NEXT_BOUND = re.compile(r"\b(?:since|after|before|prior to|until|till|up to|through|thru|to|and|or|but|vs|versus|excluding|except)\b")
+"""Where the span a bound reads ends: at the next bound or joining word."""
+
+
 def _bounded(pattern: re.Pattern[str], rest: str, data_end: str, reading: _Reading) -> str:
     """'since the start of 2024', 'before March 2024', 'after Q2 2024', 'as of 2024-06-28': a bound made of the span
     that follows (a point that follows, 'since the end of 2023', is left to the other forms)."""
     for match in list(pattern.finditer(rest)):
-        inner, inner_rest = read_periods(rest[match.end():match.end() + 40], data_end, reading.default_year)
+        window = rest[match.end():match.end() + 40]
+        window = window[:cut.start()] if (cut := NEXT_BOUND.search(window)) else window  # 'since march until june': two bounds
+        inner, inner_rest = read_periods(window, data_end, reading.default_year)
         taken = len(inner_rest) - len(inner_rest.lstrip(" "))
         if inner and taken and inner[0].start and inner[0].end and not inner[0].point:
             span = match.end() - match.start() + taken
@@ -281,8 +292,8 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
         return [Period(bounds[0].start or dated[0].start, bounds[0].end or dated[0].end,
                        label=f"{dated[0].label.strip()}, {bounds[0].label.strip()}")]
     points = [period.point for period in periods]
-    days = [period for period in periods if period.point or (period.first_rows == 1 and period.start)]
-    if len(days) == 2 == len(periods) and re.search(r"\b(?:vs|versus|compared (?:to|with)|and)\b", text) \
+    days = [period for period in periods if period.one_day or (period.first_rows == 1 and period.start)]
+    if len(days) == 2 == len(periods) and re.search(r"\b(?:vs|versus|compared (?:to|with)|and|minus)\b|,", text) \
             and not re.search(r"\b(?:from|between)\b", text):  # 'the first trading day of 2024 vs the last': two days
         return periods
     if len(periods) <= 1 or (all(points) or (not any(points) and not all(period.start or period.end for period in periods))):
@@ -291,7 +302,11 @@ def _combine(text: str, found: list[tuple[int, Period]]) -> list[Period]:
         separate = re.search(r"\b(?:or|vs|versus|against|compared (?:to|with)|and|then|than)\b|\bcompare\b.*\b(?:with|to)\b", text)
         if separate and not re.search(r"\b(?:from|between)\b.*\b(?:to|and|until|through)\b", text):
             return periods
-        inner = [one for one in periods if any(one != other and other.start <= one.start <= one.end <= other.end for other in periods)]
+        until = [period for period in periods if period.start is None and period.end]
+        if len(periods) == 2 and len(until) == 1 and any(period.start for period in periods):  # 'since march 2024 until june 2024'
+            return [Period(next(period.start for period in periods if period.start), until[0].end, label=text)]
+        low, high = (lambda period: period.start or "0000-01-01"), (lambda period: period.end or "9999-12-31")  # a bound: open on one side
+        inner = [one for one in periods if any(one != other and low(other) <= low(one) <= high(one) <= high(other) for other in periods)]
         left_out = re.search(EXCLUDING, text) and not re.search(EXCLUDING, inner[0].label if inner else "")  # never the span left out
         ranged = re.search(r"(?<!apart )\bfrom\b|\bbetween\b", text)
         if len(periods) == 2 and inner and not left_out and not ranged:  # 'in 2024, ... in q3': the narrower
