@@ -1525,3 +1525,14 @@ def test_two_days_of_one_series_are_each_day_never_the_range_between(ask, reques
 def test_what_happened_to_a_series_is_its_change(ask):
     values = column("yield_curve/repo_public", "reserves_bn", "2024-01-01", "2024-12-31")
     assert f"change {values.iloc[-1] - values.iloc[0]:+.4f}" in ask("what happened to reserves in 2024?")
+
+
+@pytest.mark.parametrize("request_text", ["how many days did sofr rise above 5.35% in 2024?", "how many times did sofr move above 5.35% in 2024?"])
+def test_a_move_above_a_level_without_by_is_the_level_not_a_change(ask, request_text):
+    values = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31")
+    assert ask(request_text).endswith(f"2024-01-02 to 2024-12-31: {int((values > 5.35).sum())} of 251 days above 5.35%.")
+
+
+def test_an_event_after_next_is_still_an_event(ask):
+    reply = ask("average sofr until the next cut")
+    assert "could not use 'until the next cut'" in reply and not FIGURE.search(reply)
