@@ -1536,3 +1536,55 @@ def test_a_move_above_a_level_without_by_is_the_level_not_a_change(ask, request_
 def test_an_event_after_next_is_still_an_event(ask):
     reply = ask("average sofr until the next cut")
     assert "could not use 'until the next cut'" in reply and not FIGURE.search(reply)
+
+
+def test_a_dollar_limit_with_its_unit_glued_on_is_used(ask):
+    values = column("yield_curve/repo_public", "tga_bn", "2024-01-01", "2024-12-31")
+    assert f": {int((values > 900).sum())} of 251 days above 900 $bn." in ask("was the tga ever above $900bn in 2024?")
+
+
+def test_when_a_series_was_first_past_a_limit_is_its_first_date(ask):
+    values = column("yield_curve/repo_public", "tga_bn", "2024-01-01", "2024-12-31")
+    assert ask("when was the tga first above 900 in 2024?").endswith(f"above 900 $bn first on {values[values > 900].index[0]:%Y-%m-%d}.")
+
+
+def test_what_percent_of_the_days_is_the_share_of_the_days(ask):
+    values = column("yield_curve/treasury_yields", "yield_10y", "2024-01-01", "2024-12-31")
+    count = int((values > 4).sum())
+    assert f": {count} of 251 days above 4% ({100 * count / 251:.2f}% of the days)." in ask("what % of 2024 days was the 10y above 4%?")
+
+
+def test_the_last_day_of_each_month_is_each_months_last_row(ask):
+    values = column("money_markets/sofr", "rate", "2024-01-01", "2024-12-31")
+    month_ends = values.groupby(values.index.to_period("M")).last()
+    reply = ask("average sofr on the last day of each month in 2024")
+    assert f"12 values: mean {month_ends.mean():.4f}." in reply and "each month:" not in reply
+
+
+def test_the_fed_curve_is_the_fitted_curve_not_the_treasury_par_curve(ask):
+    values = column("yield_curve/fed_yield_curve", "SVENPY05", "2023-01-01", "2023-12-31")
+    assert "yield_curve/fed_yield_curve SVENPY05 (percent) on 2023-12-29" in ask("what is the 5y par yield from the fed curve at the end of 2023?")
+    assert f"{values.iloc[-1]:.4f}" in ask("the fed curve's 5y par yield at the end of 2023")
+
+
+def test_a_count_of_days_higher_than_nothing_named_is_declined(ask):
+    reply = ask("sofr vs iorb in repo_public 2024: how many days was sofr higher?")
+    assert "could not use 'higher'" in reply and "count 251" not in reply and not FIGURE.search(reply)
+
+
+def test_a_column_of_another_dataframe_is_said_to_be_there(ask):
+    reply = ask("on average how far below iorb was effr in 2024, in bp?")
+    assert "I can't find a column 'iorb' in money_markets/effr. yield_curve/repo_public has it" in reply and not FIGURE.search(reply)
+
+
+def test_the_largest_gap_of_a_spread_below_zero_shows_both_extremes(ask):
+    spread = column("yield_curve/treasury_yields", "yield_10y", "2023-01-01", "2023-12-31") - column(
+        "yield_curve/treasury_yields", "yield_2y", "2023-01-01", "2023-12-31")
+    reply = ask("what was the largest gap between the 10y and the 2y in 2023?")
+    assert f"min {spread.min():.4f}" in reply and f"max {spread.max():.4f}" in reply
+
+
+def test_a_difference_of_two_periods_asked_in_bp_is_in_bp(ask):
+    q2, q3 = (column("yield_curve/treasury_yields", "yield_10y", start, end).mean() for start, end in
+              (("2024-04-01", "2024-06-30"), ("2024-07-01", "2024-09-30")))
+    assert f"mean {q2 - q3:+.4f} ({(q2 - q3) * 100:.4f} bp)." in ask("10y 2024 Q2 average vs Q3 average, difference in bp")

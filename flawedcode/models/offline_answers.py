@@ -135,14 +135,16 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
     return format_figures(ask, task.detail["figures"], vocabulary)
 
 
-def answer_period_gap(task: Task) -> str:
+def answer_period_gap(task: Task, vocabulary: Vocabulary) -> str:
     """'higher in H1 than in H2, and by how much?': each statistic of the first period minus the second's."""
     first, second = (part.detail.get("figures") or {} for part in task.detail["tasks"])
     ask: DataAsk = task.detail["tasks"][0].ask
     points = all(part.ask.period.one_day and part.detail.get("figures", {}).get("last_date") for part in task.detail["tasks"])
     # two days ('at the end of 2024 vs the start'): each day's value, not 'latest on or before'
     periods = [part.detail["figures"]["last_date"] if points else part.ask.period.describe() for part in task.detail["tasks"]]
-    gaps = [f"{'difference' if points else stat_name(stat)} {first[stat] - second[stat]:+.{DECIMALS}f}" for stat in ask.stats
+    unit = vocabulary.unit(ask.series[0].ref, ask.series[0].column) if ask.series else ""
+    gaps = [f"{'difference' if points else stat_name(stat)} {first[stat] - second[stat]:+.{DECIMALS}f}"
+            f"{_converted(first[stat] - second[stat], unit, ask)}" for stat in ask.stats  # 'difference in bp': 47.59 bp
             if isinstance(first.get(stat), float) and isinstance(second.get(stat), float) and stat != "count"]
     if not gaps:
         return "I have no figures for both periods, so I can't give their difference."

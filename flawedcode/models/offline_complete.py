@@ -89,7 +89,7 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
         if not word or (negation_used and (word in NEGATIONS or word.endswith("n't"))):
             continue
         parts = [part for part in re.split(r"[-_/]", word) if part]
-        if number := re.fullmatch(r"(-?\d+(?:\.\d+)?)(?:%|bp)?", word):  # '5.3%', '100bp': the number
+        if number := re.fullmatch(r"(-?\d+(?:\.\d+)?)(%|bp|bn|tn|mn)?", word):  # '5.3%', '100bp', '900bn': the number
             sign = -1 if lowered_text[found.start() - 1:found.start()] == "-" else 1  # 'below -50 bp': a minus before the number
             if sign * float(number.group(1)) not in numbers:
                 unused.append(token)
@@ -104,6 +104,9 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     comparison = COMPARISON.search(text if ask.unusable else lowered)  # a comparison the unusable condition holds is named there
     if comparison and ask.threshold is None and ask.combine is None:
         unused.append(comparison.group(0))  # 'above the top of the target range': a comparison it did not apply
+    than_what = re.search(r"\b(?:higher|lower|greater|bigger|smaller|larger)\b", lowered) if ask.stats == ["count"] else None
+    if than_what and ask.threshold is None and ask.combine is None:
+        unused.append(than_what.group(0))  # 'how many days was sofr higher?': higher than what, it does not say
     days_where = DAYS_WHERE.search(lowered) if "count" in ask.stats and ask.threshold is None and ask.flag is None else None
     if days_where and not ask.combine:
         unused.append(" ".join(days_where["where"].split()))

@@ -325,6 +325,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         stats = ["latest"] if not stats or stats == ["mean"] else stats
     if not stats and not wants_rows:
         stats = list(DESCRIBE_STATS)
+    spread = combine == "difference" or any(re.search(r"_minus_|spread", s.column or "") for s in series)
+    if spread and stats in (["max"], ["min"]) and re.search(r"\b(?:largest|biggest|widest|greatest)\b.*\b(?:gap|spread|difference)\b", clause.norm):
+        stats = ["min", "max"]  # 'the largest gap between the 10y and the 2y': a spread below zero is widest at its min
     asked_unit = unit_asked(clause.norm)
     if asked_unit == "percent" and "change" in stats and series and all(vocabulary.unit(s.ref, s.column) != "percent" for s in series):
         asked_unit, stats = None, ["pct_change" if stat == "change" else stat for stat in stats]  # 'how much did reserves fall, in percent'
@@ -617,8 +620,10 @@ def _exact_series(columns: list[str], frames: list[DataframeRef], context: Conte
     for column in columns:
         owners = [ref for ref in (frames or context.vocabulary.frames_with_column(column)) if column in ref.columns]
         if not owners and frames:
+            homes = [ref.key for ref in context.vocabulary.frames_with_column(column)]  # 'effr ... iorb': repo_public has both
+            elsewhere = f" {' and '.join(homes)} {'has' if len(homes) == 1 else 'have'} it: name that dataframe to use it." if homes else ""
             return reply(message("no_column_named", column=column, keys=", ".join(ref.key for ref in frames),
-                                    nearest=nearest_columns(column, frames)))
+                                 nearest=nearest_columns(column, frames), elsewhere=elsewhere))
         if len(owners) > 1:
             return _which_one([(ref, column) for ref in owners])
         series.append(Series(owners[0], column))

@@ -81,7 +81,7 @@ ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
     "goal": lambda task, results, context: memory.answer_goal(context.earlier, context.system, context.truncated),
     "last_action": lambda task, results, context: memory.answer_last_action(context.earlier),
     "data": lambda task, results, context: answer_data(task, results, context.vocabulary),
-    "period_gap": lambda task, results, context: answer_period_gap(task),
+    "period_gap": lambda task, results, context: answer_period_gap(task, context.vocabulary),
     "recall": lambda task, results, context: memory.answer_recall_from_archive(task, results, context),
     "note_recall": lambda task, results, context: memory.answer_note_from_archive(results),
     "fix": lambda task, results, context: _fix_answer(results),
