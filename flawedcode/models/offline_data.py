@@ -467,7 +467,7 @@ def _clean_side(side: str) -> str:
                       r"(?!.*\b(?:percentile|yield|rate)\b)", side)  # 'the 2y below -25 bp': the 2y
     side = next((piece for piece in pieces if piece.strip()), "")  # 'what was the average effr': the words after 'what'
 
-    side = re.sub(r"\b(?:the|a|an|mean|average|on average|latest|what|was|is|were|ever)\b", " ", side)
+    side = re.sub(r"\b(?:the|a|an|mean|average|on average|latest|what|was|is|were)\b", " ", side)
     return " ".join(side.split()).strip(" ,?:.")
 
 
@@ -580,9 +580,10 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
     if match.columns and (tags or match.score >= 3 or (local_frames and match.score >= 2)):  # strong enough to name a column
         owners = list(dict.fromkeys(ref for ref, _ in match.columns))
         if len(owners) > 1 or (len(match.columns) > 1 and not clause.mentions.columns):
-            if len(owners) == 1 and (re.search(LOAD_WORDS, clause.rest) and not stats_in(clause) or many and _bounds(match.columns)):
-                low_first = sorted(match.columns, key=lambda found: bool(_bounds(match.columns)) and "high" in found[1])
-                return [Series(ref, column) for ref, column in low_first]  # a load, or 'the target range': both its bounds
+            bounds = many and _bounds(match.columns)
+            if len(owners) == 1 and (re.search(LOAD_WORDS, clause.rest) and not stats_in(clause) or bounds):
+                ordered = sorted(match.columns, key=lambda found: "high" in found[1]) if bounds else match.columns
+                return [Series(ref, column) for ref, column in ordered]  # a load, or 'the target range': both its bounds, low first
             return _which_one(match.columns)
         return [Series(*match.columns[0])]
     if local_frames:
@@ -594,10 +595,14 @@ def _series_in(text: str, clause: Clause, context: Context, frames: list[Datafra
     return reply(message("which_data", examples=_examples(context)))
 
 
+BOUND = re.compile(r"(?:^|_)(low|high)(?:_|$)")
+
+
 def _bounds(columns: list[tuple[DataframeRef, str]]) -> bool:
     """Whether two columns are one range's bounds ('target_low' and 'target_high'): one name, low and high."""
-    names = sorted(re.sub(r"(?:^|_)(?:low|high)(?:_|$)", "_", column) for _, column in columns)
-    return len(columns) == 2 and names[0] == names[1] and {re.search(r"low|high", column).group(0) for _, column in columns} == {"low", "high"}
+    sides = [BOUND.search(column) for _, column in columns]
+    return (len(columns) == 2 and all(sides) and {side[1] for side in sides} == {"low", "high"}
+            and len({BOUND.sub("_", column) for _, column in columns}) == 1)
 
 
 def _main_series(frames: list[DataframeRef], clause: Clause, context: Context, many: bool) -> list[Series] | Task:
@@ -723,7 +728,7 @@ def _threshold(text: str) -> tuple[str, float] | None:
     return side, limit
 
 
-DOLLAR_SCALES = {"tr": 1000.0, "tn": 1000.0, "b": 1.0, "m": 0.001}
+DOLLAR_SCALES = {"trillion": 1000.0, "tn": 1000.0, "billion": 1.0, "bn": 1.0, "million": 0.001, "mn": 0.001}
 """A dollar limit's word ('trillion', 'bn', 'million') in billions, the unit of a `_bn` column."""
 
 
@@ -735,7 +740,7 @@ def _in_unit_of(threshold: tuple[str, float], written: re.Match[str], units: set
         return threshold[0], threshold[1] / 100
     if unit in ("%", "percent") and units == {"bp"}:
         return threshold[0], threshold[1] * 100
-    scale = next((factor for word, factor in DOLLAR_SCALES.items() if unit and unit.startswith(word)), None)
+    scale = DOLLAR_SCALES.get(unit.rstrip("s")) if unit else None  # 'trillions' as 'trillion'; never 'bp' as billions
     if scale and units == {"$bn"}:  # 'below $1 trillion' of a $bn column: below 1000
         return threshold[0], threshold[1] * scale
     return threshold
