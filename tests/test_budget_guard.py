@@ -87,6 +87,22 @@ def test_a_turn_of_many_small_loads_offloads_by_the_turns_total(tmp_path):
     assert over_budget(agent) == []
 
 
+def test_a_result_stubbed_by_the_turns_total_can_be_read_back_by_its_stub_path(tmp_path):
+    agent = v2_at(8_192, tmp_path)
+    agent.send("Load 24 rows of SOFR data, then 24 rows of EFFR data, then 24 rows of money_markets/sofr, "
+               "then 24 rows of money_markets/effr")
+    paths = [event.detail["path"] for event in agent.log.events if event.detail.get("reason") == "turn_total"]
+    assert paths
+    read_file = next(tool for tool in agent.tools if tool.name == "read_file")
+    for path in paths:  # scratch/ is this conversation's folder: the stub must point into it, where read_file looks
+        assert not read_file.invoke({"path": path}).startswith("Error"), path
+    agent.reset("another")
+    agent.send("Load 24 rows of SOFR data, then 24 rows of EFFR data, then 24 rows of money_markets/sofr, "
+               "then 24 rows of money_markets/effr")
+    later = [event.detail["path"] for event in agent.log.events if event.detail.get("reason") == "turn_total"][len(paths):]
+    assert later and all(not read_file.invoke({"path": path}).startswith("Error") for path in later)
+
+
 def test_a_large_workspace_file_is_read_in_pages(tmp_path):
     agent = v2_at(8_192, tmp_path)
     lines = [f"line {number}: " + "alpha beta gamma 12.5 13.75 " * 5 for number in range(500)]

@@ -62,7 +62,7 @@ class AgentV2(BaseAgent):
         lesson = ManageContext(self, budget)
         # NEW in v2: the guards (back-off, compaction, overflow retry, read-back paging, repair) in one line
         return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model),
-                *budget_guards(budget, counter=self.counter, log=self.log, scratch_dir=self.workspace.scratch_dir,
+                *budget_guards(budget, counter=self.counter, log=self.log, scratch_dir=lambda: self.workspace.conversation_scratch_dir,
                                config=self.config.offload)]  # NEW in v2: never over the budget (context/budget_guard.py)
 
     def reset(self, conversation_id: str | None = None) -> None:

@@ -47,8 +47,16 @@ from flawedcode.formats import COMPACTED_PREFIX, STUB_PREFIX
 from flawedcode.telemetry import EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
+ScratchFolder = Path | Callable[[], Path]
+"""Where a stubbed result is saved: a folder, or a function that returns the current one."""
+
 TURN_RESULTS_FACTOR = 2
 """A turn keeps at most this many offload thresholds' worth of results verbatim."""
+
+
+def folder_of(scratch_dir: ScratchFolder) -> Callable[[], Path]:
+    """``scratch_dir`` as a function that returns the folder (a fixed folder always returns itself)."""
+    return scratch_dir if callable(scratch_dir) else lambda: Path(scratch_dir)
 
 
 def turn_start(messages: Sequence[AnyMessage]) -> int:
@@ -100,10 +108,11 @@ class BudgetGuardMiddleware(AgentMiddleware):
     fitted messages are sent, and they replace the history in the same state update as the reply.
     """
 
-    def __init__(self, budget: ContextBudget, counter: TokenCounter, log: SessionLog, scratch_dir: Path,
+    def __init__(self, budget: ContextBudget, counter: TokenCounter, log: SessionLog, scratch_dir: ScratchFolder,
                  config: OffloadConfig) -> None:
         super().__init__()
-        self.budget, self.counter, self.log, self.scratch_dir, self.config = budget, counter, log, scratch_dir, config
+        self.budget, self.counter, self.log, self.config = budget, counter, log, config
+        self.scratch_dir = folder_of(scratch_dir)
 
     def fit(self, messages: Sequence[AnyMessage]) -> list[AnyMessage] | None:
         """The messages stubbed to fit the budget, or None when they already fit (or nothing could be stubbed)."""
@@ -113,7 +122,7 @@ class BudgetGuardMiddleware(AgentMiddleware):
             if before <= limit:
                 return None
             fitted, stubbed = fit_to_budget(messages, limit, self.budget.fixed_tokens, self.counter,
-                                            self.scratch_dir, self.config)
+                                            self.scratch_dir(), self.config)
             after = self.budget.fixed_tokens + self.counter.count_messages(fitted)
             if after > limit:
                 self.log.record_event(EventKind.BUDGET_GUARD_FAILED, before, after, stubbed=stubbed, budget=limit)
@@ -138,9 +147,10 @@ class BudgetGuardMiddleware(AgentMiddleware):
 class TurnOffloadMiddleware(AgentMiddleware):
     """Rule 1: a result under the threshold is still offloaded when the turn's verbatim results would exceed their share."""
 
-    def __init__(self, counter: TokenCounter, log: SessionLog, scratch_dir: Path, config: OffloadConfig) -> None:
+    def __init__(self, counter: TokenCounter, log: SessionLog, scratch_dir: ScratchFolder, config: OffloadConfig) -> None:
         super().__init__()
-        self.counter, self.log, self.scratch_dir, self.config = counter, log, scratch_dir, config
+        self.counter, self.log, self.config = counter, log, config
+        self.scratch_dir = folder_of(scratch_dir)
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         result = handler(request)
@@ -158,7 +168,7 @@ class TurnOffloadMiddleware(AgentMiddleware):
             if kept + tokens <= turn_results_tokens(self.config):
                 return result
             try:
-                done = offload(result.content, call["name"], call.get("args"), scratch_dir=self.scratch_dir,
+                done = offload(result.content, call["name"], call.get("args"), scratch_dir=self.scratch_dir(),
                                config=self.config, encoding=self.counter.encoding_name)
             except OSError as error:
                 self.log.record_event(EventKind.OFFLOAD_FAILED, tokens, tokens, tool=call["name"], error=str(error))
@@ -176,9 +186,13 @@ class WorkspaceReadPaging(ReadBackPagingMiddleware):
         return not path.startswith(PAGED_PREFIXES)
 
 
-def budget_guards(budget: ContextBudget, *, counter: TokenCounter, log: SessionLog, scratch_dir: Path,
+def budget_guards(budget: ContextBudget, *, counter: TokenCounter, log: SessionLog, scratch_dir: ScratchFolder,
                   config: OffloadConfig) -> list[AgentMiddleware]:
-    """Rules 1-3, in the order they must run (put them after v2's own middleware); none with offloading off."""
+    """Rules 1-3, in the order they must run (put them after v2's own middleware); none with offloading off.
+
+    ``scratch_dir`` is the folder read_file shows as scratch/, or a function that returns it: an agent's
+    is its conversation's own folder, which changes when the conversation does.
+    """
     if not config.enabled:  # they offload and page: a config that turns offloading off turns them off too
         return []
     return [TurnOffloadMiddleware(counter, log, scratch_dir, config), WorkspaceReadPaging(log, counter, budget),
