@@ -1,0 +1,227 @@
+"""One typed request: the bottom of the teaching model (issue 41; DESIGN.md, "The offline teaching model").
+
+Everything the teaching model understands of a message is one ``Request``: a frozen dataclass of
+slots, each an enum or a typed value, each recording the words it consumed. Nothing is kept as a
+string to be parsed again: "the highest monthly mean" is ``Statistic.MAX`` of ``Statistic.MEAN``
+by ``Granularity.MONTH``, never ``"by_month_high_mean"``; "top 3" is ``Ranking(TOP, 3)``, never ``"top3"``.
+
+A slot left ``None`` was not said. A follow-up ("and in 2023?") is a partial request: only its
+period is set, and the conversation merges it slot by slot into the last answered request
+(``Request.merged_onto``). Readers (``readers.py``) fill slots from tokens; the router
+(``router.py``) decides whether a request is complete or declined (``Decline``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from datetime import date
+from enum import Enum
+
+Words = tuple[str, ...]
+"""The words of the message a slot consumed, in order."""
+
+
+class Intent(Enum):
+    """What the user wants done."""
+
+    FIGURE = "figure"  # a statistic (or one day's value) of a series
+    ROWS = "rows"  # the rows themselves (load, show, list the values)
+    CATALOG = "catalog"  # what data there is
+    DOCS = "docs"  # a dataframe's documentation
+    COVERAGE = "coverage"  # when a dataframe starts and ends
+    COLUMN_EXISTS = "column_exists"  # is there such a column
+    FILE_LIST = "file_list"  # the workspace's files
+    FILE_READ = "file_read"  # show or describe a file
+    FILE_ROWS = "file_rows"  # how many rows a file has
+    TESTS_RUN = "tests_run"  # run the tests, what fails
+    TEST_WHY = "test_why"  # why a named test fails
+    FUNCTION_WRONG = "function_wrong"  # which function is wrong
+    SCRIPT_RUN = "script_run"  # rerun a script or the report
+    CONTEXT = "context"  # its own window, offloads, archive, tool calls
+    GOAL = "goal"  # the user's goal, stated or asked back
+    NOTE = "note"  # remember this / what did I tell you
+    SUMMARY = "summary"  # summarize the conversation
+    HELP = "help"  # what can you do
+
+
+class Statistic(Enum):
+    """One figure computed from a series' values over the period."""
+
+    VALUE = "value"  # the value on one day
+    MEAN = "mean"
+    MEDIAN = "median"
+    MIN = "min"
+    MAX = "max"
+    STD = "std"  # sample standard deviation
+    SUM = "sum"
+    COUNT = "count"  # values (or days meeting the condition)
+    LATEST = "latest"
+    FIRST = "first"
+    CHANGE = "change"  # last minus first
+    PERCENT_CHANGE = "percent_change"
+    RANGE = "range"  # max minus min
+    PERCENTILE = "percentile"  # with Request.percentile
+    COMPOUNDED_MEAN = "compounded_mean"  # the daily-compounded annual rate (ACT/360) over the period
+    GEOMETRIC_MEAN = "geometric_mean"
+    WEIGHTED_MEAN = "weighted_mean"  # weighted by the dataframe's volume column
+    FIRST_DATE = "first_date"  # the first day the condition holds
+    CORRELATION = "correlation"  # of two series
+
+
+class Transform(Enum):
+    """What is done to the values before the statistic."""
+
+    LEVEL = "level"
+    DAILY_CHANGE = "daily_change"  # each value minus the one before
+
+
+class Granularity(Enum):
+    """How wide a period is, as written."""
+
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+    QUARTER = "quarter"
+    HALF = "half"
+    YEAR = "year"
+    SPAN = "span"  # from one written day to another, or N trading days
+    ALL = "all"  # all the data (no period was given)
+
+
+class Anchor(Enum):
+    """How a period was pinned down."""
+
+    WRITTEN = "written"  # a date or period written out ("2024-03-15", "q1 2024", "summer of 2024")
+    HOLIDAY = "holiday"  # a named day ("thanksgiving 2023"), from the US federal holiday calendar
+    DATA_END = "data_end"  # counted back from the data's last day ("a month before the end of the data")
+    DATA_START = "data_start"  # counted from the data's first day
+    RELATIVE = "relative"  # counted from another period of this request or the last one ("the day before")
+    TRADING_DAYS = "trading_days"  # N rows of the data ("the last 30 trading days", "the first 20 of 2024")
+    DEFAULT = "default"  # none given: all the data, said in the answer
+
+
+class Comparison(Enum):
+    ABOVE = ">"
+    AT_OR_ABOVE = ">="
+    BELOW = "<"
+    AT_OR_BELOW = "<="
+    EQUAL = "=="
+
+
+class Unit(Enum):
+    """The unit a figure is shown in (a series' own unit comes from its docs)."""
+
+    PERCENT = "percent"
+    BP = "bp"
+    DECIMAL = "decimal"  # percent / 100
+    BILLIONS = "billions"
+    TRILLIONS = "trillions"
+    MILLIONS = "millions"
+
+
+class Direction(Enum):
+    TOP = "top"
+    BOTTOM = "bottom"
+
+
+@dataclass(frozen=True)
+class Series:
+    """One column of one dataframe, resolved over the whole catalog."""
+
+    frame: str  # "pipeline/dataframe"
+    column: str
+    unit: str = ""  # the column's unit as its docs give it ("percent", "bp", "$bn")
+    words: Words = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.frame}.{self.column}"
+
+
+@dataclass(frozen=True)
+class Period:
+    """Inclusive first and last calendar days (trading days are the data's rows inside them)."""
+
+    first: date
+    last: date
+    granularity: Granularity
+    anchor: Anchor = Anchor.WRITTEN
+    trading_days: int | None = None  # "the last 30 trading days": that many rows ending on ``last``
+    from_start: bool = False  # count ``trading_days`` from ``first`` ("the first 20 trading days")
+    words: Words = ()
+
+    @property
+    def one_day(self) -> bool:
+        return self.first == self.last and self.trading_days is None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """Rows kept or counted: the series compared with a threshold (in ``unit``, or the series' own)."""
+
+    comparison: Comparison
+    threshold: float
+    unit: Unit | None = None
+    words: Words = ()
+
+
+@dataclass(frozen=True)
+class Ranking:
+    direction: Direction
+    count: int
+    words: Words = ()
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An enum-valued slot with the words that set it."""
+
+    value: Enum
+    words: Words = ()
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one ask means. ``None``: not said (a partial request, merged by the conversation)."""
+
+    intent: Intent | None = None
+    series: tuple[Series, ...] = ()  # two for a difference or a correlation (the first minus the second)
+    statistic: Slot | None = None  # Slot(Statistic)
+    statistics: tuple[Slot, ...] = ()  # more than one ("the min and the max"), else empty
+    transform: Slot | None = None  # Slot(Transform)
+    period: Period | None = None
+    condition: Condition | None = None
+    ranking: Ranking | None = None
+    unit: Slot | None = None  # Slot(Unit)
+    percentile: int | None = None
+    decimals: int | None = None  # "rounded to a whole number": 0
+    difference: bool = False  # series[0] minus series[1]
+    words: Words = field(default=(), compare=False)  # every word of the ask (used or not)
+
+    def stat(self) -> Statistic | None:
+        return self.statistic.value if self.statistic else None  # type: ignore[return-value]
+
+    def merged_onto(self, earlier: Request) -> Request:
+        """This partial request's slots over ``earlier``'s: what a follow-up means."""
+        changes = {f.name: getattr(self, f.name) for f in fields(self)
+                   if f.name != "words" and getattr(self, f.name) not in (None, (), False)}
+        if "series" in changes and len(changes["series"]) == 1 and len(earlier.series) == 2:
+            changes["difference"] = False
+        return replace(earlier, **changes)
+
+    def used_words(self) -> set[str]:
+        used: set[str] = set()
+        for slot in (self.statistic, self.transform, self.period, self.condition, self.ranking, self.unit,
+                     *self.series, *self.statistics):
+            if slot is not None:
+                used.update(slot.words)
+        return used
+
+
+@dataclass(frozen=True)
+class Decline:
+    """A request that is not complete: what was understood, and the words or reason that stop it."""
+
+    understood: Request
+    unused: Words = ()
+    reason: str = ""
