@@ -54,6 +54,14 @@ input-token equivalents: ``uncached + read x cached + write x written``, where
 ``uncached`` is what was neither read nor written. ``cacheable_share`` is
 cached / all input. Storage fees (Gemini's explicit caches) are not modelled.
 
+**Figures a bill is made of** (``token_figure``, ``price_figure``): every token count
+and price that reaches a cost (a provider's usage, a recording's, a server's
+published price, a profile) is checked where it enters: a whole number of tokens
+from 0 to ``MAX_TOKEN_FIGURE``; a price in US dollars per million tokens from 0 to
+``MAX_PRICE_PER_MILLION``, finite. Anything else (negative, NaN, infinite, absurdly
+large, not a number) is refused with one line naming the figure (``BadFigure``), so a
+cost can never be negative, NaN or astronomically large.
+
 **The physical limit** (``oracle_tokens`` per call): what an agent call needs at
 the least: the fixed block, the user's goal (the session's first user message),
 and the current turn (its user message and everything after it in that
@@ -67,6 +75,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -123,6 +132,40 @@ def scheme_named(name: str) -> PricingScheme:
     if name not in SCHEMES:
         raise ValueError(f"unknown pricing scheme {name!r}; choose from {', '.join(SCHEMES)}")
     return SCHEMES[name]
+
+
+# --- figures a bill is made of ------------------------------------------------------------
+
+MAX_TOKEN_FIGURE = 100_000_000
+"""No request or reply holds more tokens than this (the largest windows hold about 2 million)."""
+MAX_PRICE_PER_MILLION = 10_000.0
+"""No model costs more US dollars per million tokens than this (the dearest listed, o1-pro's output, costs 600)."""
+
+
+class BadFigure(ValueError):
+    """A token count or price that no bill can hold (negative, NaN, infinite, absurdly large, not a number)."""
+
+
+def token_figure(value: Any, what: str) -> int:
+    """``value`` as a token count (a whole number from 0 to ``MAX_TOKEN_FIGURE``); ``BadFigure`` names ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or value != int(value) or not 0 <= value <= MAX_TOKEN_FIGURE:
+        raise BadFigure(f"{what} = {value!r} is not a token count (a whole number from 0 to {MAX_TOKEN_FIGURE:,})")
+    return int(value)
+
+
+def price_figure(value: Any, what: str) -> float | None:
+    """``value`` as US dollars per million tokens (0 to ``MAX_PRICE_PER_MILLION``, finite); None stays None (unknown)."""
+    if value is None:
+        return None
+    try:
+        price = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        price = math.nan
+    if not math.isfinite(price) or not 0 <= price <= MAX_PRICE_PER_MILLION:
+        raise BadFigure(f"{what} = {value!r} is not a price (US dollars per million tokens, from 0 to "
+                        f"{MAX_PRICE_PER_MILLION:,.0f})")
+    return price
 
 
 # --- what a request is made of -------------------------------------------------------------

@@ -73,6 +73,11 @@ The offline teaching model is not checked: it forgets the oldest messages by
 design (that is lesson 1's context rot, which the lab marks as "goal lost") and
 reports exactly what it saw.
 
+Every usage figure a provider or a recording reports is checked where it is read
+(``prompt_cache.token_figure``): a negative, NaN, fractional or absurdly large one
+is ignored with one warning line, and the call is priced from flawedcode's own
+count; the log's prices are checked when it is made (``price_figure``).
+
 The cost (``totals()["estimated_cost_usd"]``) uses the provider's reported
 tokens where it gave them and the exact counts otherwise; it is ``None`` when
 the model's prices are unknown (never guessed). Cached input is priced at the
@@ -110,7 +115,17 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import LLMResult
 
 from flawedcode.notices import warn_once
-from flawedcode.prompt_cache import Block, BlockMaker, CallCache, SessionCache, cache_totals, call_cost_usd
+from flawedcode.prompt_cache import (
+    BadFigure,
+    Block,
+    BlockMaker,
+    CallCache,
+    SessionCache,
+    cache_totals,
+    call_cost_usd,
+    price_figure,
+    token_figure,
+)
 from flawedcode.tokens import TokenCounter
 
 CallPurpose = Literal["agent", "summary", "internal"]
@@ -281,6 +296,11 @@ class SessionLog:
     """Called with each answered call and the model's name, before it is appended (``ServerCalibration.observe``)."""
     prompt_cache: SessionCache = field(default_factory=SessionCache, repr=False)
 
+    def __post_init__(self) -> None:
+        for name in ("price_input_per_million", "price_output_per_million", "price_cached_input_per_million",
+                     "price_cache_write_per_million"):  # a cost is never NaN, negative or absurd (BadFigure)
+            setattr(self, name, price_figure(getattr(self, name), name))
+
     # --- recording -------------------------------------------------------
     def start_turn(self) -> int:
         self.turn += 1
@@ -327,7 +347,7 @@ class SessionLog:
             budget_tokens=self.budget_tokens, trigger_tokens=self.trigger_tokens,
             purpose=purpose, events=pending, fixed_tokens=fixed_tokens,
             over_budget=bool(self.budget_tokens and input_tokens > self.budget_tokens), error=error,
-            reasoning_tokens=int((usage.get("output_token_details") or {}).get("reasoning") or 0),
+            reasoning_tokens=_usage_figure(usage, "output_token_details", "reasoning") or 0,
             reported_cached_tokens=_reported_cache_read(usage), prompt_blocks=prompt_blocks,
         )
         cache = self.prompt_cache.observe(prompt_blocks, input_tokens, purpose=purpose, turn=self.turn,
@@ -677,18 +697,33 @@ def reported_usage(message: AIMessage | None) -> dict[str, Any]:
     return dict(usage)
 
 
-def _reported_count(usage: dict[str, Any], key: str, counted: int) -> int | None:
-    """The provider's count, or None when it gave none, or 0 for what was not empty (a proxy that fills in zeros)."""
-    value = usage.get(key)
-    if value is None or (value == 0 and counted > 0):
+def _usage_figure(usage: dict[str, Any], *path: str) -> int | None:
+    """One figure of a provider's (or a recording's) usage, checked (``prompt_cache.token_figure``); None when it
+    gave none, or gave one no bill can hold: then one warning line, and flawedcode's own count is used."""
+    value: Any = usage
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    if value is None:
         return None
-    return int(value)
+    what = ".".join(path)
+    try:
+        return token_figure(value, f"usage {what}")
+    except BadFigure as refused:
+        warn_once(f"bad-usage:{what}", f"ignored a usage figure the model reported: {refused}; "
+                                       "the call is counted and priced from flawedcode's own count")
+        return None
+
+
+def _reported_count(usage: dict[str, Any], key: str, counted: int) -> int | None:
+    """The provider's count, or None when it gave none (or a bad one), or 0 for what was not empty (a proxy that
+    fills in zeros)."""
+    value = _usage_figure(usage, key)
+    return None if value is None or (value == 0 and counted > 0) else value
 
 
 def _reported_cache_read(usage: dict[str, Any]) -> int | None:
     """LangChain's ``input_token_details.cache_read`` (OpenAI's ``prompt_tokens_details.cached_tokens``), if given."""
-    value = (usage.get("input_token_details") or {}).get("cache_read")
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0 else None
+    return _usage_figure(usage, "input_token_details", "cache_read")
 
 
 def _provider_of(message: AIMessage | None) -> str:

@@ -13,10 +13,13 @@
   the limit; when it has reached it, ``CostLimitReached`` stops the benchmark.
   The run in progress is not recorded (a rerun with the same command resumes
   there); finished runs stay in runs.jsonl. One turn can overshoot the limit.
+  A spend that is not a number (NaN, negative) stops it too; every cost figure
+  is checked where it enters (``prompt_cache.token_figure`` / ``price_figure``).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -88,6 +91,8 @@ class CostGuard:
     """Tracks the estimated spend of one benchmark invocation against ``limit_usd`` (thread-safe)."""
 
     def __init__(self, limit_usd: float) -> None:
+        if not (math.isfinite(limit_usd) and limit_usd > 0):
+            raise ValueError(f"--max-cost must be an amount above 0 in US dollars; got {limit_usd!r}")
         self.limit_usd = limit_usd
         self.finished_usd = 0.0
         self._lock = threading.Lock()
@@ -100,5 +105,5 @@ class CostGuard:
         """Raise ``CostLimitReached`` when finished runs plus the run in progress have reached the limit."""
         with self._lock:
             spent = self.finished_usd + running_usd
-        if spent >= self.limit_usd:
+        if not spent >= 0 or spent >= self.limit_usd:  # a spend that is not a number stops (never a free pass)
             raise CostLimitReached(spent, self.limit_usd)

@@ -74,6 +74,7 @@ from flawedcode.models.profiles import (
 )
 from flawedcode.models.replay import REPLAY_PREFIX, Player, Recording, ReplayChatModel, load_recording
 from flawedcode.notices import warn_once
+from flawedcode.prompt_cache import BadFigure, price_figure
 from flawedcode.tokens import ensure_tiktoken_cache
 
 DEFAULT_SPEC = "offline"
@@ -177,8 +178,13 @@ def _published_prices(entry: Any) -> tuple[float, float] | None:
     """OpenRouter-style ``pricing`` (US dollars per token, as strings) -> dollars per million tokens."""
     pricing = entry.get("pricing") if isinstance(entry, dict) else None
     try:
-        return float(pricing["prompt"]) * 1e6, float(pricing["completion"]) * 1e6
+        prices = float(pricing["prompt"]) * 1e6, float(pricing["completion"]) * 1e6
     except (TypeError, KeyError, ValueError):
+        return None
+    try:  # a published price that no bill can hold (NaN, negative, absurd): no prices, the cost shows as unknown
+        return price_figure(prices[0], "published prompt price"), price_figure(prices[1], "published completion price")
+    except BadFigure as refused:
+        warn_once(f"bad-price:{refused}", f"ignored the prices the server published: {refused}; the cost shows as unknown")
         return None
 
 

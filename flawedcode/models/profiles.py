@@ -47,6 +47,7 @@ from typing import Any
 
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS, ENCODING_NAME
 from flawedcode.notices import warn_once
+from flawedcode.prompt_cache import price_figure
 from flawedcode.tokens import encoding_name_for_model
 
 OFFLINE_WINDOW_TOKENS = DEFAULT_BUDGET_TOKENS
@@ -99,6 +100,10 @@ class ModelProfile:
     """US dollars per million input tokens written to the cache; None: writes cost the input price."""
     cache_scheme: str = "openai"
     """The ``flawedcode.prompt_cache`` scheme whose rules this provider follows."""
+
+    def __post_init__(self) -> None:
+        for name in ("input_per_million", "output_per_million", "cached_input_per_million", "cache_write_per_million"):
+            price_figure(getattr(self, name), f"{self.name} {name}")  # BadFigure: never a NaN, negative or absurd price
 
     @property
     def priced(self) -> bool:
