@@ -217,6 +217,8 @@ class SubagentConfig(_Strict):
     recursion_limit: int = Field(60, gt=0, description="Most graph steps of the child's one turn (a few per tool call).")
     summary_trigger: float = Field(0.6, gt=0, le=1, description="The child's own summary trigger, a share of its budget.")
     result_tokens: int = Field(64, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
+    max_tasks_per_turn: int = Field(8, gt=0, le=64, description="Most task calls run in one parent turn; more are refused.")
+    max_concurrent: int = Field(2, gt=0, le=16, description="Most children running at once; more wait their turn.")
 
 
 class MemoryConfig(_Strict):

@@ -30,7 +30,9 @@ Safety rules (the whole point of a workspace):
   fresh session id of its own): only ``archives/<that id>/`` can be read, and
   ``scratch/`` means ``<scratch folder>/<that id>/``, where that conversation's
   offloads are saved. Another conversation's offloads and archive cannot be
-  listed, searched or read.
+  listed, searched or read. ``scoped(id)`` gives another conversation (a sub-agent) a
+  workspace object of its own over the same folders: setting its scope never changes
+  the scope of the workspace it came from.
 - Paths never leave their folder, even while the code run_python started swaps
   folders and symlinks: files are opened relative to an open folder, in one step
   the kernel checks (``flawedcode.infra.safefs``: ``openat2`` with ``RESOLVE_BENEATH``,
@@ -215,6 +217,7 @@ class Workspace:
     _identities: dict[Path, tuple[int, int]] = field(default_factory=dict, init=False, repr=False)
     _sandbox: Sandbox | None = field(default=None, init=False, repr=False)
     _finalizer: Any = field(default=None, init=False, repr=False)
+    _origin: Workspace | None = field(default=None, init=False, repr=False)  # a scoped view keeps its origin alive
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
@@ -261,6 +264,17 @@ class Workspace:
         workspace.scratch_dir.mkdir(parents=True, exist_ok=True)
         workspace.archive_dir.mkdir(parents=True, exist_ok=True)
         return workspace
+
+    def scoped(self, conversation_id: str) -> Workspace:
+        """The same folders for another conversation (a sub-agent's): its own scope object, the same sandbox.
+
+        Whatever sets the new object's ``archive_scope`` (an agent built on it, its ``reset``) leaves this
+        one's as it was, so this conversation still reads its own scratch/ and archive, and offloads there.
+        """
+        view = Workspace(self.root, self.scratch_dir, self.archive_dir, check_folder_name(conversation_id, "conversation id"))
+        view._sandbox, view._identities = self.sandbox, self._identities
+        view._origin = self._origin or self  # a temporary folder is removed only when no view needs it
+        return view
 
     def cleanup(self) -> None:
         """Remove a temporary workspace's folder (nothing happens for a folder the user gave)."""

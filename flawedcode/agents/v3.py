@@ -113,7 +113,8 @@ class AgentV3(BaseAgent):
         child_model = self.model.model_copy(update={"callbacks": None})  # its calls are recorded by its own log
         if isinstance(getattr(child_model, "max_input_tokens", None), int):  # a simulated window: the child's budget
             child_model.max_input_tokens = min(child_model.max_input_tokens, limits.budget_tokens)
-        return AgentV2(child_model, workspace=self.workspace, config=config, conversation_id=conversation_id,
+        return AgentV2(child_model, workspace=self.workspace.scoped(conversation_id), config=config,  # its own scope
+                       conversation_id=conversation_id,
                        name=f"{self.log.agent_name}/sub-agent")
 
     def context_tokens(self) -> int:

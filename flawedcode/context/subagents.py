@@ -7,7 +7,13 @@ Deep Agents' ``task``). Rules:
   it has its own conversation id, its own budget, turn limit (graph steps) and
   summary trigger from ``SubagentConfig`` (never the parent's: a child that inherits
   its parent's trigger summarizes at the parent's size), and no ``task`` tool (no
-  nesting). It works in the same workspace, so files it writes are there.
+  nesting). It works in the same folders, so files it writes are there, but on a workspace
+  object of its own (``Workspace.scoped``): it can never switch the parent's scratch/ or
+  archive scope. Its id is the parent's plus ``-task<n>``, ``n`` unique per runner; a parent id
+  too long for that is shortened and marked with a hash of it, so the id is still a folder name.
+- **Bounded.** At most ``max_tasks_per_turn`` (8) ``task`` calls run in one parent turn (more are
+  refused with one line saying so) and at most ``max_concurrent`` (2) children run at once (the
+  rest wait); the tool's description tells the model both numbers.
 - **A short answer.** The parent receives at most ``result_tokens`` (64; at most ~300) tokens of the
   child's final message (when longer: its last paragraph, where the conclusion is, after "[...] "; when
   that alone is too long, a quarter from its start and the rest from its end around "[...]"), then one
@@ -28,6 +34,8 @@ Deep Agents' ``task``). Rules:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -37,6 +45,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from flawedcode.config import SubagentConfig
 from flawedcode.context.archive import ConversationArchive
+from flawedcode.infra.safefs import MAX_NAME_CHARS
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
 
@@ -76,32 +85,68 @@ class SubagentRunner:
     counter: TokenCounter
     config: SubagentConfig = field(default_factory=SubagentConfig)
     runs: list[SubagentRun] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _started: int = field(default=0, init=False, repr=False)  # children numbered so far (each number used once)
+    _per_turn: dict[int, int] = field(default_factory=dict, init=False, repr=False)  # task calls run, by parent turn
+    _slots: threading.BoundedSemaphore | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._slots = threading.BoundedSemaphore(self.config.max_concurrent)
 
     def run(self, description: str) -> str:
         """Run one child on ``description``; the parent's answer (at most ``result_tokens`` + the transcript line)."""
         description = " ".join(description.split())
         if not description:
             return "Error: the task needs a description of the work to delegate."
-        number = len(self.runs) + 1
-        child = self.make_child(f"{self.archive.conversation_id}-task{number}")
-        reply, error = "", None
-        try:
-            reply = child.send(description)
-        except Exception as failure:  # noqa: BLE001 - a failed child is reported, never raised into the parent
-            error = f"{type(failure).__name__}: {failure}"
-        transcript = [HumanMessage(f"[Sub-agent {number} task] {description}"), *child.messages]
+        number = self.reserve()
+        if number is None:
+            return (f"Error: at most {self.config.max_tasks_per_turn} task calls run in one turn; this one was not "
+                    "run. Use the answers you have, or do this part yourself.")
+        with self._slots:
+            child, reply, error = self.start_child(number, description)
+        transcript = [HumanMessage(f"[Sub-agent {number} task] {description}"), *getattr(child, "messages", [])]
         path = None
         try:
             path = self.archive.append(self.archive.not_archived(transcript) or transcript).display_path
         except OSError as failure:  # the answer still returns; it says the transcript could not be kept
             error = (error + "; " if error else "") + f"its transcript could not be archived ({failure})"
-        peak = max((call.input_tokens for call in child.log.calls), default=0)
-        self._count_calls(child.log)
-        answer = self.clip(reply.strip()) or fallback_answer(child.messages, error)
+        child_log = getattr(child, "log", None) or SessionLog()
+        peak = max((call.input_tokens for call in child_log.calls), default=0)
+        with self._lock:
+            self._count_calls(child_log)
+        answer = self.clip(reply.strip()) or fallback_answer(transcript[1:], error)
         line = TRANSCRIPT_LINE.format(number=number, path=path or "(not archived)")
-        self.runs.append(SubagentRun(number, description, answer, path, len(child.messages), peak,
-                                     len(child.log.calls), error))
+        with self._lock:
+            self.runs.append(SubagentRun(number, description, answer, path, len(transcript) - 1, peak,
+                                         len(child_log.calls), error))
         return f"{answer}\n{line}"
+
+    def reserve(self) -> int | None:
+        """The next child's number, or None when this turn has run its ``max_tasks_per_turn`` children."""
+        with self._lock:
+            turn = self.log.turn
+            if self._per_turn.get(turn, 0) >= self.config.max_tasks_per_turn:
+                return None
+            self._per_turn[turn] = self._per_turn.get(turn, 0) + 1
+            self._started += 1
+            return self._started
+
+    def child_id(self, number: int) -> str:
+        """``<parent id>-task<number>``, the parent's part shortened (and marked by its hash) to stay a folder name."""
+        parent, suffix = self.archive.conversation_id, f"-task{number}"
+        if len(parent) + len(suffix) <= MAX_NAME_CHARS:
+            return parent + suffix
+        mark = "~" + hashlib.sha256(parent.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        return parent[:MAX_NAME_CHARS - len(mark) - len(suffix)].rstrip() + mark + suffix
+
+    def start_child(self, number: int, description: str) -> tuple[Any, str, str | None]:
+        """Build child ``number`` and run it on ``description``: (the child or None, its reply, what failed)."""
+        child = None
+        try:
+            child = self.make_child(self.child_id(number))
+            return child, child.send(description), None
+        except Exception as failure:  # noqa: BLE001 - a failed child is reported, never raised into the parent
+            return child, "", f"{type(failure).__name__}: {' '.join(str(failure).split())[:300]}"
 
     def clip(self, text: str) -> str:
         """``text`` within ``result_tokens`` tokens: when longer, its last paragraph (a child's conclusion)
@@ -142,9 +187,11 @@ def make_task_tool(runner: SubagentRunner) -> BaseTool:
     def task(description: str) -> str:
         return runner.run(description)
 
+    limits = runner.config
     return StructuredTool.from_function(
         task, name="task",
-        description="Delegate self-contained work to a sub-agent with its own context; returns a short answer.",
+        description=("Delegate self-contained work to a sub-agent with its own context; returns a short answer. "
+                     f"At most {limits.max_tasks_per_turn} task calls per turn, {limits.max_concurrent} at a time."),
     )
 
 
