@@ -1,8 +1,7 @@
 """The context lab's Python side, driven as a student drives it: set a value, click, read what changed.
 
 Every lab here runs the lesson's session on the offline model, in a temporary folder.
-``live=True`` makes the widget's pictures redraw after every click (a front end asks
-for that by showing the lab); the tests that look at the pictures turn it on.
+The widget's pictures are SVG and HTML (``flawedcode.lab.svg``), redrawn once after every input.
 """
 
 from __future__ import annotations
@@ -25,9 +24,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def new_lab(tmp_path: Path, **options) -> ContextLab:
-    lab = ContextLab(steps=LESSON_STEPS, folder=tmp_path, live=options.pop("live", False), **options)
-    lab.click_grace = 0  # clicks from code follow each other at once; a front end's queued double-click is tested apart
-    return lab
+    return ContextLab(steps=LESSON_STEPS, folder=tmp_path, **options)
 
 
 def last_call_tokens(lab: ContextLab) -> int:
@@ -36,7 +33,7 @@ def last_call_tokens(lab: ContextLab) -> int:
 
 # --- sending a request --------------------------------------------------------------------------
 def test_send_updates_the_transcript_the_chart_and_the_context_bar(tmp_path):
-    lab = new_lab(tmp_path, version="v1", live=True)
+    lab = new_lab(tmp_path, version="v1")
     assert lab.transcript == [] and lab.view() is None and lab.chart_data()["v1"]["points"] == []
     lab._request.value = "Get docs for yield_curve/repo_public"
     lab._send.click()
@@ -54,7 +51,8 @@ def test_send_updates_the_transcript_the_chart_and_the_context_bar(tmp_path):
     view = lab.view()
     assert view.total_tokens == last_call_tokens(lab), "the bar adds up to exactly what the last call received"
     assert [segment.kind for segment in view.segments] == ["system", "user", "assistant", "tool"]
-    assert bytes(lab._chart.value).startswith(PNG) and bytes(lab._bar.value).startswith(PNG)
+    assert "<svg" in lab._chart.value and lab._chart.value.count("<circle") == len(points)
+    assert lab._bar.value.count("class='fc-segment'") == len(view.segments)
 
 
 def test_the_bar_shows_a_stub_where_v2_offloaded_a_result_and_v1_kept_it_whole(tmp_path):
@@ -102,7 +100,7 @@ def test_changing_the_budget_starts_a_fresh_conversation(tmp_path):
 
 @pytest.mark.parametrize(("control", "value", "check"), [
     ("version", "v2", lambda agent: agent.version == "v2"),
-    ("trigger_fraction", 50, lambda agent: agent.log.trigger_tokens == 4096),
+    ("trigger_fraction", "50", lambda agent: agent.log.trigger_tokens == 4096),
     ("offload_tokens", 500, lambda agent: agent.config.offload.threshold_tokens == 500),
 ])
 def test_every_control_restarts_with_its_setting(tmp_path, control, value, check):
@@ -113,7 +111,7 @@ def test_every_control_restarts_with_its_setting(tmp_path, control, value, check
 
 
 def test_v2_controls_are_hidden_in_v1s_lab_and_shown_for_v2(tmp_path):
-    lab = new_lab(tmp_path, version="v1", live=False)
+    lab = new_lab(tmp_path, version="v1")
     v2_only = [lab._controls[name] for name in ("trigger_fraction", "offload_tokens", "summarize")] + [lab._summarize]
     assert all(control.layout.display == "none" for control in v2_only)
     lab._controls["version"].value = "v2"
@@ -130,7 +128,8 @@ def test_step_sends_exactly_the_next_scripted_request(tmp_path):
     assert [exchange.step for exchange in lab.transcript] == [1, 2] and lab.agent.log.turn == 2
     lab.play()
     assert lab.session.next_step is None and lab._step.disabled
-    assert lab.step() is None and len(lab.transcript) == len(LESSON_STEPS), "past the end, Step sends nothing"
+    assert lab.step() is None and lab.session.requests_sent == len(LESSON_STEPS), "past the end, Step sends nothing"
+    assert lab.transcript[-1].note.startswith("Step refused: the scripted session is over"), "and says so"
 
 
 def test_instructor_mode_shows_the_next_request_and_sends_one_per_next(tmp_path):
@@ -191,7 +190,7 @@ def test_summarize_now_on_v1_changes_nothing_and_says_why(tmp_path):
 
 # --- errors ---------------------------------------------------------------------------------------
 def test_a_failed_turn_is_one_line_in_the_transcript(tmp_path):
-    lab = ContextLab(folder=tmp_path, live=False, make_agent=lambda settings, folder: lesson_agent(
+    lab = ContextLab(folder=tmp_path, make_agent=lambda settings, folder: lesson_agent(
         settings.version, model="offline:300", folder=folder))
     exchange = lab.send("List ChartBook dataframes")
     assert exchange.error and "\n" not in exchange.error and "300" in exchange.error
@@ -200,7 +199,7 @@ def test_a_failed_turn_is_one_line_in_the_transcript(tmp_path):
 
 # --- without a widget front end -------------------------------------------------------------------
 def test_the_static_fallback_is_a_picture_and_the_same_state_as_text(tmp_path):
-    lab = new_lab(tmp_path, version="v2", live=False)
+    lab = new_lab(tmp_path, version="v2")
     lab.play(2)
     bundle = lab._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle, "a widget front end shows the widgets"
@@ -215,7 +214,7 @@ def test_the_static_fallback_is_a_picture_and_the_same_state_as_text(tmp_path):
 
 
 def test_a_snapshot_saves_the_pictures_and_the_text(tmp_path):
-    lab = new_lab(tmp_path / "lab", version="v1", live=False)
+    lab = new_lab(tmp_path / "lab", version="v1")
     lab.step()
     written = lab.snapshot().save(tmp_path / "snapshot")
     assert [path.name for path in written] == ["chart.png", "bar.png", "state.txt"]
@@ -223,14 +222,19 @@ def test_a_snapshot_saves_the_pictures_and_the_text(tmp_path):
     assert written[2].read_text() == lab.text() == repr(lab.snapshot())
 
 
-def test_pictures_wait_for_a_viewer_then_draw(tmp_path):
-    lab = new_lab(tmp_path, version="v1", live=None)
-    lab.step()
-    assert bytes(lab._chart.value) == b"" and lab.transcript, "no front end: the state updates, the pictures wait"
-    lab.widget._view_count = 1  # what a front end does when it shows the lab
-    assert bytes(lab._chart.value).startswith(PNG) and bytes(lab._bar.value).startswith(PNG)
-    lab.step()
-    assert lab.agent.log.turn == 2 and not lab._stale, "once watched, every click redraws"
+def test_every_input_redraws_the_pictures_once_after_the_agents_step(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    drawn_at_turn = []
+    draw = lab._chart
+    lab._chart = type("Spy", (), {})()  # records the turn the agent was at when each picture was drawn
+    type(lab._chart).value = property(lambda self: draw.value,
+                                      lambda self, value: (drawn_at_turn.append(lab.agent.log.turn), setattr(draw, "value", value)))
+    for _ in range(3):
+        lab._step.click()
+    lab._request.value = "List ChartBook dataframes"
+    lab._request._handle_string_msg(None, {"event": "submit"}, None)
+    lab._summarize.click()
+    assert drawn_at_turn == [1, 2, 3, 4, 4], "one redraw per input, each after the agent's step"
 
 
 # --- the bar itself ---------------------------------------------------------------------------------
@@ -340,22 +344,47 @@ def test_the_lab_works_the_same_on_a_real_client(tmp_path):
 
 
 # --- what a student sees while it works, and the controls' edges ------------------------------------
-def test_a_turn_shows_working_disables_every_control_and_a_queued_double_click_sends_once(tmp_path):
-    lab = ContextLab(steps=LESSON_STEPS, folder=tmp_path, version="v1")  # the real grace period for queued clicks
+def test_clicks_in_quick_succession_each_send_one_request_in_order(tmp_path):
+    steps = [*LESSON_STEPS[1:-1]] * 2
+    lab = ContextLab(steps=steps, folder=tmp_path, version="v2")  # as a front end's queued clicks reach the kernel: back to back
+    for _ in steps:
+        lab._step.click()
+    assert [exchange.request for exchange in lab.transcript] == steps, "every click on Step sent its request"
+    lab._step.click()  # one more than the script has: refused, with the reason, in the transcript
+    assert lab.transcript[-1].note.startswith("Step refused: the scripted session is over (all 8 of its requests were sent)")
+    assert "Step refused" in lab.text() and lab.session.requests_sent == len(steps)
+
+
+def test_input_that_arrives_while_a_turn_runs_waits_and_runs_next_in_order(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
     seen = []
     original_send = lab.session.agent.send
 
-    def watching_send(text):
-        seen.append((lab._status.value, [control.disabled for control in lab._interactive()]))
+    def send_with_inputs_arriving(text):
+        if not seen:  # during the first turn: two clicks on Step, a typed request with Enter, Summarize now
+            lab._step.click()
+            lab._step.click()
+            lab._request.value = "List ChartBook dataframes"
+            lab._request._handle_string_msg(None, {"event": "submit"}, None)
+            lab._summarize.click()
+        seen.append((html.unescape(lab._status.value), [control.disabled for control in (lab._step, lab._send, lab._request)]))
         return original_send(text)
 
-    lab.session.agent.send = watching_send
+    lab.session.agent.send = send_with_inputs_arriving
     lab._step.click()
-    lab._step.click()  # queued behind the first: it reaches the kernel as soon as the first turn ends
-    assert len(lab.transcript) == 1, "a double click on Step sends one request"
-    (status, disabled), = seen
-    assert "working…" in status and LESSON_STEPS[0][:20] in html.unescape(status) and all(disabled)
-    assert "working" not in lab._status.value and not lab._step.disabled, "controls come back after the turn"
+    assert [exchange.request for exchange in lab.transcript] == [*LESSON_STEPS[:3], "List ChartBook dataframes", "(Summarize now)"]
+    assert lab.transcript[-1].note.startswith("Summarized:") and lab._request.value == ""
+    assert seen[0][0].startswith(f"<b>working… sending \"{LESSON_STEPS[0][:20]}") and "(4 more inputs waiting)" in seen[0][0]
+    assert all(not any(disabled) for _, disabled in seen), "the controls stay enabled: a click is never lost to a disabled button"
+    assert "working" not in lab._status.value and not lab.pending
+
+
+def test_a_failed_setting_in_the_queue_is_refused_visibly_and_the_next_input_still_runs(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    lab._controls["budget_tokens"].value = 100
+    assert "below what every call costs" in html.unescape(lab._status.value) and lab._controls["budget_tokens"].value == 8192
+    lab._step.click()
+    assert [exchange.request for exchange in lab.transcript] == [LESSON_STEPS[0]] and lab.agent.budget_tokens == 8192
 
 
 def test_enter_in_the_request_box_sends_it_and_in_instructor_mode_sends_the_next_step(tmp_path):
@@ -391,10 +420,15 @@ def test_the_transcript_shows_the_newest_exchange_first_with_each_tool_call_on_o
     assert "chartbook_get_docs(…) 1,5" in page
 
 
-def test_the_trigger_readout_takes_a_percentage_and_the_budget_cannot_go_below_the_fixed_cost(tmp_path):
+def test_the_trigger_takes_a_percentage_or_a_fraction_and_the_budget_cannot_go_below_the_fixed_cost(tmp_path):
     lab = new_lab(tmp_path, version="v2")
-    lab._controls["trigger_fraction"].value = 45  # what typing "45" or "45%" in the readout sets
-    assert lab.session.settings.trigger_fraction == 0.45 and lab.agent.log.trigger_tokens == int(0.45 * 8192)
+    for typed, fraction in (("45", 0.45), ("60%", 0.6), ("0.5", 0.5), (" 0.35 ", 0.35)):
+        lab._controls["trigger_fraction"].value = typed
+        assert lab.session.settings.trigger_fraction == fraction and lab.agent.log.trigger_tokens == int(fraction * 8192), typed
+    assert lab._controls["trigger_fraction"].value == "35%", "the control shows what was read"
+    lab._controls["trigger_fraction"].value = "half"
+    assert lab.session.settings.trigger_fraction == 0.35 and lab._controls["trigger_fraction"].value == "35%"
+    assert "is not a number" in html.unescape(lab._status.value)
     floor = lab.session.budget_floor()
     assert floor > lab.agent.fixed_tokens
     lab._controls["budget_tokens"].value = 1024
@@ -403,8 +437,21 @@ def test_the_trigger_readout_takes_a_percentage_and_the_budget_cannot_go_below_t
     assert "below what every call costs" in status and f"{lab.agent.fixed_tokens:,} tokens" in status and f"{floor:,}" in status
     with pytest.raises(ValueError, match="system prompt and tool schemas"):
         lab.change(budget_tokens=1024)
-    lab.change(budget_tokens=floor)
-    assert lab.agent.budget_tokens == floor
+    lab.change(budget_tokens=floor * 2, trigger_fraction=0.6)
+    assert lab.agent.budget_tokens == floor * 2
+
+
+def test_a_trigger_below_the_fixed_cost_is_refused_as_the_budget_is(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    lab._controls["trigger_fraction"].value = "10%"  # 819 tokens of 8,192: under the system prompt and tools alone
+    assert lab.session.settings.trigger_fraction != 0.10 and lab._controls["trigger_fraction"].value != "10%"
+    status = html.unescape(lab._status.value)
+    assert "summarize before every call" in status and f"{lab.agent.fixed_tokens:,} tokens" in status
+    with pytest.raises(ValueError, match="summarize before every call"):
+        lab.change(trigger_fraction=0.1)
+    lowest = -(-100 * lab.session.budget_floor() // 8192)
+    lab.change(trigger_fraction=lowest / 100)
+    assert lab.session.settings.trigger_fraction == lowest / 100
 
 
 def test_lessons_name_the_colours_the_bar_draws():
@@ -456,3 +503,47 @@ def test_the_bar_labels_the_goal_once_even_when_two_segments_hold_it(tmp_path):
         view.segments.append(changed(holding[0]))
     figure = plot_context_bar(view)
     assert [text.get_text() for text in figure.axes[0].texts if text.get_gid() == "goal"] == ["goal"]
+
+
+# --- the small things a class hit (issue 42) ----------------------------------------------------------
+def test_a_request_typed_before_step_is_not_the_goal_and_no_reply_falsely_recalls_it(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    lab.send("Load 50 rows of SOFR data")  # a student types before pressing Step
+    lab.play()
+    assert lab.session.watcher.goal == LESSON_STEPS[0], "the script's goal, not the typed aside"
+    recalled = [event.turn for event in lab.agent.log.events if event.kind == "goal_recalled"]
+    assert 2 not in recalled, "the reply to the goal's own request recalls nothing"
+    assert all(turn == 1 + len(LESSON_STEPS) for turn in recalled), "only the goal question's reply can recall the goal"
+
+
+def test_the_chart_title_names_the_agent_shown_after_a_switch(tmp_path):
+    lab = new_lab(tmp_path, version="v2", title="Lesson 3: v2 on a longer session")
+    lab.step()
+    assert lab.chart_title().startswith("v2:") and "Lesson 3: v2" in lab.widget.children[0].value
+    lab._controls["version"].value = "v1"
+    lab.step()
+    assert lab.chart_title().startswith("v1:") and "v1: tokens sent" in lab._chart.value and "v2:" not in lab._chart.value
+    assert lab.chart_figure().axes[0].get_title().startswith("v1:"), "the saved picture too"
+
+
+def test_the_marked_events_list_names_every_summary(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    lab.play()
+    for _ in range(4):
+        lab.summarize_now()
+        lab.send("Get docs for yield_curve/repo_public")
+    summaries = [event for event in lab.agent.log.events if event.kind == "summarize"]
+    assert len(summaries) >= 4
+    listed = re.search(r"data-gid='marked:summarize'>(.*?)</div>", lab._chart.value).group(1)
+    assert f"summary</b> ({len(summaries)})" in listed
+    assert [int(number) for number in re.findall(r"(\d+) step \d+", listed)] == list(range(1, len(summaries) + 1))
+
+
+def test_the_widgets_text_keeps_its_size_at_any_width_and_buttons_keep_their_words(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    lab.step()
+    for picture in (lab._chart.value, lab._bar.value):
+        legend = re.search(r"<div style='font-size:(\d+)px[^']*' data-gid='(?:chart|bar)-legend'>", picture)
+        assert legend and int(legend.group(1)) >= 12, "the legend is HTML text in a fixed size, not scaled with the picture"
+    for button in (lab._send, lab._step, lab._summarize, lab._reset):
+        assert button.layout.width == "auto", f"{button.description}: sized to its words"

@@ -9,20 +9,28 @@
 
 What is on screen, top to bottom:
 
-- **controls**: agent version (v0, v1, v2), budget (tokens; at least the fixed cost of
+- **controls**: agent version (v0, v1, v2, v3), budget (tokens; at least the fixed cost of
   every call, the system prompt and tool schemas, plus room for a reply: a lower one is
-  refused with a line that says so), and, shown only for v2, its summary trigger (percent
-  of the budget: type 45 or 45%), offload threshold (tokens) and summarizer on/off;
-  instructor mode. **Changing any of them starts a fresh conversation.**
+  refused with a line that says so), and, shown only for v2, its summary trigger (a share
+  of the budget: type 45, 45% or 0.45; a trigger below that same floor would summarize
+  before every call, and is refused the same way), offload threshold (tokens) and
+  summarizer on/off; instructor mode. **Changing any of them starts a fresh conversation.**
 - **request**: a text box (Enter sends) and Send; **Step** sends the scripted session's
-  next request; **Summarize now** (v2) archives and summarizes the history at once;
-  **Reset** starts the conversation over. While a turn runs the status reads
-  "working… sending ..." and every control is disabled; a click queued during the turn
-  (a double click) is dropped, so one click sends one request.
+  next request; **Summarize now** (v2, v3) archives and summarizes the history at once;
+  **Reset** starts the conversation over.
+- **input is never lost**: every click, Enter and setting is an input, and inputs run one
+  at a time, in the order they were made, each to its end (``submit``). One that arrives
+  while another runs waits its turn (a front end's clicks wait in the kernel's queue while
+  a turn runs; the controls stay enabled, so a click is never swallowed by a disabled
+  button); the status reads "working… sending ..." meanwhile. An input that cannot run
+  (Step after the script's last request, Send with an empty box) is refused with a note
+  in the transcript that says why.
 - **status**: the agent, model, budget, the step (one counter: every request, typed
   or scripted, is a step, as on the chart) and where the scripted session is.
-- **the live token chart** (``flawedcode.charts``): tokens sent at each model call,
-  budget and trigger lines, offload / summary / goal-lost markers by step;
+- **the live token chart** (``flawedcode.lab.svg``): tokens sent at each model call,
+  budget and trigger lines, offload / summary / goal-lost markers by step, and v3's
+  compactions, plan reminders, plan, memory and sub-agent calls; a list of every marked
+  event under it;
 - **the transcript**, newest first (the latest exchange is always in view): each request
   labelled with its step, each tool call on one line (click it for its arguments, the size
   of its result and the stub that replaced an offloaded one), the reply;
@@ -39,11 +47,11 @@ viewer) the lab shows the same state as a picture (chart and bar) and text: its
 display carries both, and the front end picks what it can show. ``lab.snapshot()``
 is that picture and text alone, frozen at the moment it is taken.
 
-**When the pictures are drawn.** Drawing the chart and the bar takes a moment, so
-the widget's pictures are redrawn after each change only while a front end shows
-the lab (ipywidgets' view count), or always when ``live=True``; ``refresh()``
-redraws them on demand. The Python side (transcript, ``chart_data()``, ``view()``)
-is always up to date.
+**When the pictures are drawn.** Once per input, after the agent's step (or the
+setting's change), and never before it: the widget's chart and bar are SVG and HTML
+(``flawedcode.lab.svg``), drawn in milliseconds, so the lab is ready long before the
+agent's next step would be. The snapshot's PNGs (matplotlib) are drawn only when asked for.
+The title given to the lab heads the lab; the chart's title names the agent it shows.
 """
 
 from __future__ import annotations
@@ -51,10 +59,9 @@ from __future__ import annotations
 import base64
 import html
 import io
-import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -67,7 +74,17 @@ from flawedcode.agents import BaseAgent
 from flawedcode.charts import PROJECTOR_STYLE, chart_data, plot_context
 from flawedcode.infra.safe_text import escape_surrogates
 from flawedcode.lab.bar import plot_context_bar
-from flawedcode.lab.session import VERSIONS, AgentMaker, Exchange, LabSession, LabSettings, exchange_label
+from flawedcode.lab.session import (
+    VERSIONS,
+    AgentMaker,
+    Exchange,
+    LabSession,
+    LabSettings,
+    exchange_label,
+    parse_trigger,
+    trigger_text,
+)
+from flawedcode.lab.svg import bar_html, chart_html, tool_steps_of
 from flawedcode.lab.window import ContextView
 from flawedcode.lessons import LESSON_BUDGET
 from flawedcode.paths import write_atomically
@@ -75,8 +92,9 @@ from flawedcode.paths import write_atomically
 WIDGET_DPI = 144  # twice the screen's 72: crisp on a high-density display and a projector
 TRANSCRIPT_FONT = {False: "13px", True: "17px"}  # instructor mode: larger
 BUSY_TEXT = "working… "
-CLICK_GRACE_SECONDS = 0.35  # a click that reaches the kernel this soon after a turn ended was made during it: dropped
 V2_ONLY = ("trigger_fraction", "offload_tokens", "summarize")
+SUMMARIZING_VERSIONS = ("v2", "v3")  # the versions with an archive: Summarize now shows for them
+Input = tuple[Callable[[], str], Callable[[], object]]  # (what the status says while it runs, what it does)
 REPLY_PREVIEW_CHARS = 240
 
 
@@ -87,21 +105,20 @@ class ContextLab:
                  model: str | None = None, budget_tokens: int = LESSON_BUDGET, trigger_fraction: float | None = None,
                  offload_tokens: int | None = None, summarize: bool = True, instructor: bool = False,
                  make_agent: AgentMaker | None = None,
-                 folder: str | Path | None = None, title: str | None = None, live: bool | None = None) -> None:
+                 folder: str | Path | None = None, title: str | None = None) -> None:
         settings = LabSettings(version=version, budget_tokens=budget_tokens, summarize=summarize, model=model)
         chosen = {"trigger_fraction": trigger_fraction, "offload_tokens": offload_tokens}
         settings = replace(settings, **{name: value for name, value in chosen.items() if value is not None})
         self.session = LabSession(None if agent is not None else settings, steps, agent=agent,
                                   make_agent=make_agent, folder=folder)
         self.title = title
-        self.live = live
         self.instructor = instructor
-        self._stale = True
         self.busy = False
-        self.click_grace = CLICK_GRACE_SECONDS
-        self._idle_since = 0.0
+        self._running = ""  # what the input that runs now does, for the status line
+        self.pending: deque[Input] = deque()  # inputs that arrived while another ran, in order
+        self.redraws = 0
         self._build_widgets()
-        self.refresh(draw=False)
+        self.refresh()
 
     # --- what a notebook calls (and the buttons call) ----------------------------------------
     @property
@@ -119,8 +136,18 @@ class ContextLab:
         return exchange
 
     def step(self) -> Exchange | None:
-        """Send the scripted session's next request (exactly one); None when it is over."""
+        """Send the scripted session's next request (exactly one); past its end, a note says so and None is returned."""
+        if self.session.next_step is None:
+            self.refuse("Step", f"the scripted session is over (all {len(self.session.steps)} of its requests were sent); "
+                                "type a request, or Reset to play it again")
+            return None
         exchange = self.session.step()
+        self.refresh()
+        return exchange
+
+    def refuse(self, what: str, reason: str) -> Exchange:
+        """An input that cannot run: a note in the transcript says which and why (nothing is dropped in silence)."""
+        exchange = self.session.note(f"{what} refused: {reason}.")
         self.refresh()
         return exchange
 
@@ -134,8 +161,9 @@ class ContextLab:
         """
         sent = 0
         while (count is None or sent < count) and self.session.next_step is not None:
-            self.step()
+            self.session.step()
             sent += 1
+        self.refresh()  # once, at the end: a cell's play() draws the pictures once
 
     def summarize_now(self) -> Exchange:
         """v2: archive and summarize the history now."""
@@ -149,10 +177,8 @@ class ContextLab:
         self.refresh()
 
     def change(self, **settings: Any) -> None:
-        """Change settings from code, as the controls do (``lab.change(budget_tokens=12000)``); a budget below
-        the fixed cost of a call is a ``ValueError`` that says so."""
-        if "budget_tokens" in settings and settings["budget_tokens"] < self.session.budget_floor():
-            self.session.change(budget_tokens=settings["budget_tokens"])  # raises, with the reason
+        """Change settings from code, as the controls do (``lab.change(budget_tokens=12000)``); a budget or a
+        summary trigger below the fixed cost of a call is a ``ValueError`` that says so."""
         if self.session.change(**settings):
             self.refresh()
 
@@ -173,9 +199,12 @@ class ContextLab:
         return LabSnapshot(self.text(), self.chart_png(), self.bar_png())
 
     # --- pictures ----------------------------------------------------------------------------
+    def chart_title(self) -> str:
+        """The chart's title: it names the agent it shows (the lab's own title heads the lab)."""
+        return f"{self.agent.log.agent_name}: tokens sent at each model call"
+
     def chart_figure(self) -> Figure:
-        title = self.title or f"{self.agent.log.agent_name}: tokens sent at each model call"
-        return plot_context(self.agent.log, title=title, steps=len(self.session.steps) or None)
+        return plot_context(self.agent.log, title=self.chart_title(), steps=len(self.session.steps) or None)
 
     def bar_figure(self) -> Figure:
         return plot_context_bar(self.view(), trigger_tokens=self.agent.log.trigger_tokens)
@@ -186,48 +215,53 @@ class ContextLab:
     def bar_png(self, dpi: int = WIDGET_DPI) -> bytes:
         return _png(self.bar_figure(), dpi)
 
-    def refresh(self, draw: bool | None = None) -> None:
-        """Update the widgets; redraw the pictures if ``draw`` (default: when someone is watching)."""
+    def refresh(self) -> None:
+        """Update the widgets and draw both pictures (once; milliseconds, see ``flawedcode.lab.svg``)."""
         self._sync_controls()
         self._transcript.value = self._transcript_html()
-        self._stale = True
-        if draw if draw is not None else self._watched():
-            self._chart.value, self._bar.value = self.chart_png(), self.bar_png()
-            self._stale = False
-        self._status.value = f"<b>{html.escape(self.session.status())}</b>"  # last: "working…" lasts until all is drawn
+        self._chart.value = chart_html(self.agent.log, self.chart_title(), steps=len(self.session.steps) or None,
+                                       tool_steps=tool_steps_of(self.transcript))
+        self._bar.value = bar_html(self.view(), trigger_tokens=self.agent.log.trigger_tokens)
+        self.redraws += 1
+        self._status.value = self._status_html()  # last: "working…" lasts until all is drawn
 
-    def _watched(self) -> bool:
-        return self.live if self.live is not None else bool(self.widget._view_count)
+    def _status_html(self) -> str:
+        """The session's status line; while inputs wait their turn, what runs now and how many wait."""
+        if not self.pending:
+            return f"<b>{html.escape(self.session.status())}</b>"
+        waiting = f"{len(self.pending)} more input{'s' if len(self.pending) != 1 else ''} waiting"
+        running = self._running or "next input"
+        return f"<b>{html.escape(f'{BUSY_TEXT}{running} ({waiting})')}</b>"
 
-    # --- a turn in progress ---------------------------------------------------------------------
-    @contextmanager
-    def working(self, what: str) -> Iterator[None]:
-        """While a turn runs: the status says so and every control is disabled (a second click cannot send twice)."""
+    # --- inputs: one at a time, in order, none lost ----------------------------------------------
+    def submit(self, what: Callable[[], str], action: Callable[[], object]) -> None:
+        """Run one input (a click, Enter, a setting) after every input before it, each to its end.
+
+        An input that arrives while another runs is queued and run next, in order: nothing is
+        dropped, so sixteen clicks on Step send sixteen requests (or, past the script's end, say why not).
+        """
+        self.pending.append((what, action))
+        if self.busy:
+            self._status.value = self._status_html()
+            return
         self.busy = True
-        controls = self._interactive()
-        before = {control: control.disabled for control in controls}
-        for control in controls:
-            control.disabled = True
-        self._status.value = f"<b>{html.escape(BUSY_TEXT + what)}</b>"
         try:
-            yield
+            while self.pending:
+                describe, run = self.pending.popleft()
+                self._running = describe()
+                self._status.value = f"<b>{html.escape(BUSY_TEXT + self._running)}</b>"
+                try:
+                    run()
+                except ValueError as error:  # a setting refused (a budget or trigger below the fixed cost): say why
+                    self._sync_controls()
+                    self._status.value = f"<b style='color:#D55E00'>{html.escape(str(error))}</b>"
         finally:
-            for control, disabled in before.items():
-                control.disabled = disabled
             self.busy = False
-            self.refresh()  # drawing takes a moment: the grace period for queued clicks starts after it
-            self._idle_since = time.monotonic()
-
-    def _interactive(self) -> list[Any]:
-        return [*self._controls.values(), self._instructor, self._request, self._send, self._step, self._summarize, self._reset]
 
     def _on_click(self, action: Callable[[], Any], what: Callable[[], str]) -> Callable[[Any], None]:
-        """A button's handler: ignored while a turn runs (or for a click queued during it), else run as a turn."""
+        """A button's handler: the click is an input (``submit``)."""
         def handler(_: Any) -> None:
-            if self.busy or time.monotonic() - self._idle_since < self.click_grace:
-                return
-            with self.working(what()):
-                action()
+            self.submit(what, action)
         return handler
 
     # --- the widgets ---------------------------------------------------------------------------
@@ -239,9 +273,9 @@ class ContextLab:
                                         layout=widgets.Layout(width="130px")),
             "budget_tokens": widgets.IntText(value=settings.budget_tokens, step=1024, description="budget (tokens)", style=style,
                                              layout=widgets.Layout(width="210px")),
-            "trigger_fraction": widgets.IntSlider(value=round(100 * settings.trigger_fraction), min=30, max=100, step=5,
-                                                  description="v2 summary trigger (% of budget)", style=style,
-                                                  continuous_update=False, layout=widgets.Layout(width="420px")),
+            "trigger_fraction": widgets.Text(value=trigger_text(settings.trigger_fraction), continuous_update=False,
+                                             description="v2 summary trigger (% of budget)", style=style,
+                                             placeholder="45, 45% or 0.45", layout=widgets.Layout(width="300px")),
             "offload_tokens": widgets.BoundedIntText(value=settings.offload_tokens, min=50, max=100_000, step=250,
                                                      description="v2 offload over (tokens)", style=style,
                                                      layout=widgets.Layout(width="250px")),
@@ -256,78 +290,94 @@ class ContextLab:
         with warnings.catch_warnings():  # ipywidgets 8 calls on_submit deprecated, but its replacement (observing the
             warnings.simplefilter("ignore", DeprecationWarning)  # value with continuous_update=False) also fires when the
             self._request.on_submit(self._on_enter)  # box loses focus, so clicking Step would send what was typed
-        self._send = widgets.Button(description="Send", button_style="primary", icon="paper-plane")
-        self._step = widgets.Button(description="Step", icon="step-forward", tooltip="Send the scripted session's next request")
-        self._summarize = widgets.Button(description="Summarize now", icon="compress", tooltip="v2: archive and summarize the history now")
-        self._reset = widgets.Button(description="Reset", icon="refresh", tooltip="Start the conversation over")
+        button = widgets.Layout(width="auto", min_width="fit-content")  # a button's words are never cut ("Summarize n…")
+        self._send = widgets.Button(description="Send", button_style="primary", icon="paper-plane", layout=button)
+        self._step = widgets.Button(description="Step", icon="step-forward", tooltip="Send the scripted session's next request",
+                                    layout=button)
+        self._summarize = widgets.Button(description="Summarize now", icon="compress", layout=button,
+                                         tooltip="v2, v3: archive and summarize the history now")
+        self._reset = widgets.Button(description="Reset", icon="refresh", tooltip="Start the conversation over", layout=button)
         self._send.on_click(self._on_click(self._send_typed, lambda: f'sending "{self._request.value.strip()}"'))
         self._step.on_click(self._on_click(self.step, lambda: f'sending "{self.session.next_step}"'))
         self._summarize.on_click(self._on_click(self.summarize_now, lambda: "summarizing the history"))
         self._reset.on_click(self._on_click(self.reset, lambda: "starting over"))
         self._status = widgets.HTML()
-        self._chart = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
-        self._bar = widgets.Image(format="png", layout=widgets.Layout(width="100%"))
-        self._transcript = widgets.HTML(layout=widgets.Layout(width="38%", max_height="620px", overflow="hidden auto"))
+        self._chart = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self._bar = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self._transcript = widgets.HTML(layout=widgets.Layout(flex="1 1 300px", max_height="620px", overflow="hidden auto"))
         self.widget = widgets.VBox([
             widgets.HTML(f"<h3 style='margin:4px 0'>{html.escape(self.title or 'Context lab')}</h3>"),
             widgets.HBox([*self._controls.values(), self._instructor], layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([self._request, self._send, self._step, self._summarize, self._reset]),
+            widgets.HBox([self._request, self._send, self._step, self._summarize, self._reset],
+                         layout=widgets.Layout(flex_flow="row wrap")),
             self._status,
-            widgets.HBox([widgets.VBox([self._chart, self._bar], layout=widgets.Layout(width="62%")), self._transcript]),
+            widgets.HBox([widgets.VBox([self._chart, self._bar], layout=widgets.Layout(flex="2 1 480px", min_width="0")),
+                          self._transcript], layout=widgets.Layout(flex_flow="row wrap")),
         ])
-        self.widget._view_count = 0  # ipywidgets counts the views a front end shows; 0 starts the count
-        self.widget.observe(self._on_view, names="_view_count")
 
     def _on_setting(self, name: str) -> Any:
+        """A control's handler: the new value is an input (``submit``); one refused puts the control back and says why."""
         def handler(change: dict[str, Any]) -> None:
-            value = change["new"] / 100 if name == "trigger_fraction" else change["new"]
-            if name == "trigger_fraction" and abs(value - self.session.settings.trigger_fraction) < 1e-9:
+            if self._syncing:
                 return
-            try:
-                with self.working("starting a fresh conversation with the new setting"):
-                    self.session.change(**{name: value})
-            except ValueError as error:  # a budget below the fixed cost: say why, put the control back
-                self._controls[name].value = getattr(self.session.settings, name)
-                self._status.value = f"<b style='color:#D55E00'>{html.escape(str(error))}</b>"
+            new = change["new"]
+            self.submit(lambda: "starting a fresh conversation with the new setting", lambda: self._apply_setting(name, new))
         return handler
+
+    def _apply_setting(self, name: str, value: Any) -> None:
+        if name == "trigger_fraction":
+            value = parse_trigger(value)  # "45", "45%" or "0.45"; anything else is refused with the reason
+        self.change(**{name: value})
+        self._sync_controls()  # a text the session read ("0.5") is shown as it was read ("50%")
 
     def _on_instructor(self, change: dict[str, Any]) -> None:
         self.instructor = bool(change["new"])
         if not self.instructor:
             self._request.value = ""  # the pre-filled scripted request is not the student's to send
-        self.refresh(draw=False)
+        self.refresh()
 
     def _on_enter(self, _: Any) -> None:
-        """Enter in the request box: Send (in instructor mode: Next)."""
-        self._on_click(self._send_typed, lambda: f'sending "{self._request.value.strip() or self.session.next_step}"')(None)
-
-    def _on_view(self, change: dict[str, Any]) -> None:
-        if change["new"] and self._stale:
-            self.refresh(draw=True)
+        """Enter in the request box: Send (in instructor mode: Next). The text is taken now, in order."""
+        if self.instructor:
+            self.submit(lambda: f'sending "{self.session.next_step}"', self.step)
+            return
+        text = self._request.value.strip()
+        self._request.value = ""
+        self.submit(lambda: f'sending "{text}"', lambda: self._send_text(text))
 
     def _send_typed(self) -> None:
         if self.instructor:
             self.step()
             return
         text = self._request.value.strip()
-        if not text:
-            self._status.value = "<b>Type a request in the box first (or click Step for the scripted session's next one).</b>"
-            return
         self._request.value = ""
+        self._send_text(text)
+
+    def _send_text(self, text: str) -> None:
+        if not text:
+            self.refuse("Send", "the request box was empty; type a request first (or click Step for the scripted "
+                                "session's next one)")
+            return
         self.send(text)
+
+    _syncing = False
 
     def _sync_controls(self) -> None:
         """Controls show the session's settings; v2's own controls show only in v2's lab."""
         settings = self.session.settings
-        for name, control in self._controls.items():
-            value = getattr(settings, name)
-            value = round(100 * value) if name == "trigger_fraction" else value
-            if control.value != value:
-                control.value = value
+        self._syncing = True  # what the lab sets itself is not an input
+        try:
+            for name, control in self._controls.items():
+                value = getattr(settings, name)
+                value = trigger_text(value) if name == "trigger_fraction" else value
+                if control.value != value:
+                    control.value = value
+        finally:
+            self._syncing = False
         for name in V2_ONLY:
             self._controls[name].layout.display = None if settings.version == "v2" else "none"
         self._controls["trigger_fraction"].disabled = not settings.summarize
-        self._summarize.layout.display = None if settings.version == "v2" else "none"
+        self._summarize.layout.display = None if settings.version in SUMMARIZING_VERSIONS else "none"
         self._step.disabled = self.session.next_step is None
         self._step.description = "Next" if self.instructor else "Step"
         self._send.disabled = self.instructor

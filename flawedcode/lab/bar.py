@@ -23,12 +23,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from flawedcode.charts import OKABE_ITO, PROJECTOR_STYLE
-from flawedcode.lab.window import KIND_NAMES, SEGMENT_KINDS, ContextView, SegmentKind
+from flawedcode.lab.window import KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView, SegmentKind
 
-KIND_COLOURS: dict[SegmentKind, str] = {
-    "system": "#999999", "user": OKABE_ITO["orange"], "assistant": OKABE_ITO["sky_blue"],
-    "tool": OKABE_ITO["vermillion"], "stub": OKABE_ITO["bluish_green"], "summary": OKABE_ITO["reddish_purple"],
-}
 # What each colour is called, read from the palette itself, so a lesson's text names the colours on screen.
 COLOUR_NAMES = {**{value: name.replace("_", " ") for name, value in OKABE_ITO.items()}, "#999999": "grey"}
 BAR_FIGSIZE = (12, 3.4)

@@ -16,7 +16,16 @@ or, after ``summarize_now()``, what it will receive at the next one.
 
 Settings (``LabSettings``) are the lab's controls. The offload threshold is one
 number, in tokens, the unit of everything else on screen (v2's character threshold
-is switched off in the lab); the summary trigger is a fraction of the budget.
+is switched off in the lab); the summary trigger is a fraction of the budget
+(``parse_trigger`` reads "45", "45%" and "0.45" alike, and refuses anything else
+with the reason). A budget, or a summary trigger, below ``budget_floor()`` (the
+fixed cost of every call plus room for a reply) is refused with a ``ValueError``
+that says so: below it, every call would be over the budget, or summarize first.
+
+**The goal.** With a scripted session, the conversation's goal is the script's first
+request, whatever a student typed before clicking Step: the "goal lost" and "goal
+recalled" markers follow that goal, never a typed aside that happened to come first.
+Without a script it is the first request sent.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from flawedcode.lab.window import ContextView, ContextWatcher, text_of, view_of_
 from flawedcode.lessons import LESSON_BUDGET, lesson_agent, lesson_folder
 from flawedcode.telemetry import EventKind
 
-VERSIONS = ("v0", "v1", "v2")
+VERSIONS = ("v0", "v1", "v2", "v3")
 DEFAULT_TRIGGER_FRACTION = SummarizationConfig().trigger[0].value  # v2's own defaults, so the lab runs the v2 students read
 DEFAULT_OFFLOAD_TOKENS = OffloadConfig().threshold_tokens
 MIN_ROOM_TOKENS = 512  # a budget must leave at least this much for the conversation beyond the fixed cost
@@ -51,6 +60,11 @@ class LabSettings:
     summarize: bool = True  # v2: summarize with archive (off: offloading alone, as in lesson 2)
     model: str | None = None  # a model spec; None: FLAWEDCODE_MODEL, else offline
 
+    @property
+    def trigger_tokens(self) -> int:
+        """The summary trigger in tokens (v2's ``fraction`` trigger of the budget)."""
+        return int(self.trigger_fraction * self.budget_tokens)
+
     def agent_config(self) -> dict[str, Any]:
         """The settings as an agent config (the v2 blocks only for v2)."""
         config: dict[str, Any] = {"budget_tokens": self.budget_tokens}
@@ -61,6 +75,26 @@ class LabSettings:
 
 
 AgentMaker = Callable[[LabSettings, Path], BaseAgent]
+
+
+def parse_trigger(text: str | float) -> float:
+    """A summary trigger as typed: "45", "45%" and "0.45" are all 45% of the budget; anything else is refused."""
+    written = str(text).strip()
+    try:
+        value = float(written.removesuffix("%").strip())
+    except ValueError:
+        raise ValueError(f"the summary trigger {written!r} is not a number: type a share of the budget, as 45, 45% "
+                         "or 0.45") from None
+    fraction = value / 100 if written.endswith("%") or value > 1 else value
+    if not 0 < fraction <= 1:
+        raise ValueError(f"the summary trigger {written!r} is not a share of the budget: type one between 1% and "
+                         "100% (45, 45% or 0.45)")
+    return round(fraction, 4)
+
+
+def trigger_text(fraction: float) -> str:
+    """How the trigger control shows a fraction: "45%"."""
+    return f"{100 * fraction:g}%"
 
 
 def make_lesson_agent(settings: LabSettings, folder: Path) -> BaseAgent:
@@ -114,14 +148,21 @@ class LabSession:
         self.position = 0
         self.summarized_since_last_call = False
         self.agent = agent if agent is not None else self.make_agent(self.settings, self.folder)
-        self.watcher = getattr(self.agent, "context_watcher", None) or ContextWatcher.attach(self.agent)
+        self.watcher = self._watch(self.agent)
+
+    def _watch(self, agent: BaseAgent) -> ContextWatcher:
+        """The agent's watcher; with a script, its goal is the script's first request (see the module docstring)."""
+        watcher = getattr(agent, "context_watcher", None) or ContextWatcher.attach(agent)
+        if self.steps and not agent.messages:
+            watcher.goal = self.steps[0]
+        return watcher
 
     # --- the conversation ---------------------------------------------------------------
     def restart(self, settings: LabSettings | None = None) -> None:
         """A fresh conversation with ``settings`` (default: the current ones)."""
         self.settings = settings or self.settings
         self.agent = self.make_agent(self.settings, self.folder)
-        self.watcher = getattr(self.agent, "context_watcher", None) or ContextWatcher.attach(self.agent)
+        self.watcher = self._watch(self.agent)
         self.transcript, self.position, self.summarized_since_last_call = [], 0, False
 
     def budget_floor(self) -> int:
@@ -131,13 +172,18 @@ class LabSession:
     def change(self, **settings: Any) -> bool:
         """Change some settings; a real change restarts the conversation. Returns whether it did.
 
-        A budget below ``budget_floor()`` is refused with a ``ValueError`` that says so."""
-        budget = settings.get("budget_tokens")
-        if budget is not None and budget < self.budget_floor():
-            raise ValueError(f"a budget of {budget:,} tokens is below what every call costs before any message: the system "
-                             f"prompt and tool schemas take {self.agent.fixed_tokens:,} tokens; choose at least "
-                             f"{self.budget_floor():,}")
+        A budget or a summary trigger below ``budget_floor()`` is refused with a ``ValueError`` that says so."""
         changed = replace(self.settings, **settings)
+        fixed, floor = self.agent.fixed_tokens, self.budget_floor()
+        if changed.budget_tokens < floor:
+            raise ValueError(f"a budget of {changed.budget_tokens:,} tokens is below what every call costs before any message: "
+                             f"the system prompt and tool schemas take {fixed:,} tokens; choose at least {floor:,}")
+        if changed.version == "v2" and changed.summarize and changed.trigger_tokens < floor:
+            lowest = -(-100 * floor // changed.budget_tokens)
+            raise ValueError(f"a summary trigger of {trigger_text(changed.trigger_fraction)} is {changed.trigger_tokens:,} tokens "
+                             f"of the {changed.budget_tokens:,}-token budget, below what every call costs before any message "
+                             f"(the system prompt and tool schemas take {fixed:,} tokens): v2 would summarize before every "
+                             f"call; choose at least {lowest:g}% ({floor:,} tokens)")
         if changed == self.settings:
             return False
         self.restart(changed)
@@ -172,11 +218,17 @@ class LabSession:
         """Requests sent in this conversation, typed or scripted: the step counter of the chart and the status."""
         return sum(1 for exchange in self.transcript if exchange.note is None)
 
+    def note(self, text: str, request: str = "") -> Exchange:
+        """A line in the transcript that is not a request (a refused input, what Summarize now did)."""
+        exchange = Exchange(request=request, note=text)
+        self.transcript.append(exchange)
+        return exchange
+
     def summarize_now(self) -> Exchange:
-        """Archive the history and replace it with a summary now (v2 only; others get a note why not)."""
+        """Archive the history and replace it with a summary now (v2 and v3; others get a note why not)."""
         archive = getattr(self.agent, "archive", None)
         if archive is None or not hasattr(self.agent.config, "summarization"):
-            note = f"{self.agent.version} has no summarizer (no archive): switch the agent to v2."
+            note = f"{self.agent.version} has no summarizer (no archive): switch the agent to v2 or v3."
         elif not self.agent.messages:
             note = "Nothing to summarize yet: send a request first."
         else:
@@ -191,9 +243,7 @@ class LabSession:
                         f"the context went from {outcome.tokens_before:,} to {outcome.tokens_after:,} tokens.")
             else:
                 note = f"Not summarized: {outcome.reason}."
-        exchange = Exchange(request="(Summarize now)", note=note)
-        self.transcript.append(exchange)
-        return exchange
+        return self.note(note, request="(Summarize now)")
 
     # --- what the screen shows ---------------------------------------------------------------
     def view(self, upcoming: bool = False) -> ContextView | None:

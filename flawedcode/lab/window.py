@@ -44,6 +44,7 @@ from typing import Any, Literal
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import BaseMessage, SystemMessage
 
+from flawedcode.charts import OKABE_ITO
 from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.telemetry import EventKind
 from flawedcode.tokens import REPLY_PRIMING_TOKENS, TokenCounter
@@ -53,6 +54,11 @@ SEGMENT_KINDS: tuple[SegmentKind, ...] = ("system", "user", "assistant", "tool",
 KIND_NAMES: dict[SegmentKind, str] = {
     "system": "system prompt + tools", "user": "user", "assistant": "assistant",
     "tool": "tool result", "stub": "offload stub", "summary": "summary",
+}
+# Each kind's colour, from the Okabe-Ito palette (the bar, the widget's bar and the lessons' colour names read it).
+KIND_COLOURS: dict[SegmentKind, str] = {
+    "system": "#999999", "user": OKABE_ITO["orange"], "assistant": OKABE_ITO["sky_blue"],
+    "tool": OKABE_ITO["vermillion"], "stub": OKABE_ITO["bluish_green"], "summary": OKABE_ITO["reddish_purple"],
 }
 GOAL_LOST_EVENT = EventKind.GOAL_LOST
 GOAL_RECALLED_EVENT = EventKind.GOAL_RECALLED
@@ -222,6 +228,9 @@ class ContextWatcher:
         messages = getattr(self.agent, "messages", None) or []
         if log.turn < 2 or not self.goal or not messages or messages[-1].type != "ai":
             return
+        request = next((text_of(message) for message in reversed(messages) if kind_of(message) == "user"), "")
+        if self.goal in request:  # the reply to the goal's own request (typed asides may come before it) recalls nothing
+            return
         if goal_given_back(text_of(messages[-1]), self.goal) and log.agent_call_count:
             last = log.agent_calls()[-1]
             event = log.record_event(GOAL_RECALLED_EVENT, last.input_tokens, last.input_tokens, goal=self.goal)
@@ -249,6 +258,7 @@ class ContextWatcher:
 
 
 __all__ = [
-    "GOAL_LOST_EVENT", "GOAL_RECALLED_EVENT", "KIND_NAMES", "SEGMENT_KINDS", "ContextView", "ContextWatcher", "Segment", "SegmentKind",
+    "GOAL_LOST_EVENT", "GOAL_RECALLED_EVENT", "KIND_COLOURS",
+    "KIND_NAMES", "SEGMENT_KINDS", "ContextView", "ContextWatcher", "Segment", "SegmentKind",
     "first_request", "goal_given_back", "kind_of", "label_of", "view_of_agent", "view_of_request", "visible_part",
 ]
