@@ -547,3 +547,41 @@ def test_the_widgets_text_keeps_its_size_at_any_width_and_buttons_keep_their_wor
         assert legend and int(legend.group(1)) >= 12, "the legend is HTML text in a fixed size, not scaled with the picture"
     for button in (lab._send, lab._step, lab._summarize, lab._reset):
         assert button.layout.width == "auto", f"{button.description}: sized to its words"
+
+
+# --- v3 in the lab ---------------------------------------------------------------------------------------
+V3_SESSION = [*LESSON_STEPS[:-1], "Remember that I prefer basis points",
+              "Use a sub-agent to get docs for money_markets/effr and report its columns",
+              "Write a plan: 1. load sofr 2. load effr 3. compare", *LESSON_STEPS[1:]]
+
+
+def test_v3_is_offered_and_its_plan_memory_and_sub_agents_are_drawn(tmp_path):
+    lab = ContextLab(steps=V3_SESSION, folder=tmp_path, version="v1")
+    assert "v3" in lab._controls["version"].options
+    lab._controls["version"].value = "v3"
+    assert lab.agent.version == "v3" and lab._summarize.layout.display is None, "v3 has an archive: Summarize now shows"
+    for _ in V3_SESSION:
+        lab._step.click()
+    assert lab.session.requests_sent == len(V3_SESSION) and LESSON_STEPS[0] in lab.transcript[-1].reply
+    kinds_seen = {segment.kind for view in lab.session.watcher.views for segment in view.segments}
+    assert {"memory", "plan", "subagent", "summary"} <= kinds_seen, "v3's memory block, plan and sub-agent result in the bar"
+    for view in lab.session.watcher.views:
+        assert view.total_tokens == lab.agent.log.agent_calls()[view.call_index].input_tokens, "the segments still add up"
+    chart = lab._chart.value
+    for marked in ("tool:save_memory", "tool:task", "tool:write_todos", "plan_reminder", "digest"):
+        assert f"data-gid='marked:{marked}'" in chart and f"data-gid='event:{marked}'" in chart, marked
+    assert any(call.purpose == "internal" for call in lab.agent.log.calls) and "data-gid='side'" in chart, "the sub-agent's calls"
+    assert "memory" in lab._bar.value or "plan" in lab._bar.value
+    assert lab.summarize_now().note.startswith(("Summarized:", "Not summarized: ")), "Summarize now runs on v3 and says what it did"
+
+
+def test_the_bars_v3_kinds_follow_v3s_marker_texts():
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from flawedcode.context.todos import REMINDER_PREFIX
+    from flawedcode.formats import COMPACTED_PREFIX
+
+    assert kind_of(HumanMessage(f"{REMINDER_PREFIX}your todo list (0 of 3 done)]")) == "plan"
+    assert kind_of(ToolMessage("Todo list saved (0 of 3 done)", tool_call_id="1", name="write_todos")) == "plan"
+    assert kind_of(ToolMessage("Docs from ...", tool_call_id="1", name="task")) == "subagent"
+    assert kind_of(ToolMessage(f"{COMPACTED_PREFIX}this chartbook_get_docs result ...]", tool_call_id="1")) == "stub"

@@ -17,13 +17,15 @@ Read it left to right, oldest first, as the model reads its request:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from flawedcode.charts import OKABE_ITO, PROJECTOR_STYLE
-from flawedcode.lab.window import KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView, SegmentKind
+from flawedcode.lab.window import CORE_KINDS, KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView, SegmentKind
 
 # What each colour is called, read from the palette itself, so a lesson's text names the colours on screen.
 COLOUR_NAMES = {**{value: name.replace("_", " ") for name, value in OKABE_ITO.items()}, "#999999": "grey"}
@@ -36,9 +38,9 @@ def colour_name(kind: SegmentKind) -> str:
     return COLOUR_NAMES[KIND_COLOURS[kind]]
 
 
-def colour_key() -> str:
-    """One sentence naming each kind's colour, as drawn: for a lesson's text."""
-    return "; ".join(f"{colour_name(kind)}: {KIND_NAMES[kind]}" for kind in SEGMENT_KINDS) + "."
+def colour_key(kinds: Sequence[SegmentKind] = CORE_KINDS) -> str:
+    """One sentence naming each kind's colour, as drawn: for a lesson's text (v2's kinds; v3's on request)."""
+    return "; ".join(f"{colour_name(kind)}: {KIND_NAMES[kind]}" for kind in kinds) + "."
 
 
 def plot_context_bar(view: ContextView | None, title: str | None = None, trigger_tokens: int | None = None) -> Figure:
@@ -58,7 +60,7 @@ def plot_context_bar(view: ContextView | None, title: str | None = None, trigger
                     hatch=None if segment.visible else "//", gid=f"segment:{number}:{segment.kind}")
             if segment.tokens >= LABEL_MIN_SHARE * right:
                 ax.text(left + segment.tokens / 2, 0, f"{segment.tokens:,}", ha="center", va="center",
-                        fontsize=12, fontweight="bold", color="black" if segment.kind in ("system", "user") else "white")
+                        fontsize=12, fontweight="bold", color="black" if segment.kind in ("system", "user", "plan") else "white")
             if segment.holds_goal and not goal_marked:
                 goal_marked = True
                 ax.annotate("goal", (left + segment.tokens / 2, 0.3), xytext=(0, 8), textcoords="offset points",
@@ -83,7 +85,8 @@ def _style(ax, view: ContextView | None, right: float, title: str | None, trigge
     ax.set_xlabel("tokens the model received, oldest message first")
     ax.set_title(title or _default_title(view), fontsize=15)
     totals = view.tokens_by_kind() if view else dict.fromkeys(SEGMENT_KINDS, 0)
-    handles = [Patch(color=KIND_COLOURS[kind], label=f"{KIND_NAMES[kind]} {totals[kind]:,}") for kind in SEGMENT_KINDS]
+    handles = [Patch(color=KIND_COLOURS[kind], label=f"{KIND_NAMES[kind]} {totals[kind]:,}") for kind in SEGMENT_KINDS
+               if kind in CORE_KINDS or totals[kind]]  # v3's kinds once they are there
     if view and view.forgotten:
         handles.append(Patch(facecolor="white", edgecolor="#666666", hatch="//", label="forgotten (outside the window)"))
     if view and view.budget_tokens:

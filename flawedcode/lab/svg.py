@@ -30,14 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from flawedcode.charts import EVENT_MARKERS, OKABE_ITO, colour_for, step_positions
-from flawedcode.lab.window import KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView
+from flawedcode.lab.window import CORE_KINDS, KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView
 from flawedcode.telemetry import EventKind, SessionLog
 
 CHART_WIDTH, CHART_HEIGHT = 760, 330  # the SVG's own units; the browser scales it to the column's width
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 64, 748, 14, 288
 LEGEND_FONT = "13px"  # HTML text: the same size at any width of the picture
 EVERY_STEP_TICKS = 24
-CORE_KINDS = ("system", "user", "assistant", "tool", "stub", "summary")  # always in the bar's legend; others once present
 # Every kind the lab marks, with its symbol and name: v2's (the chart's own) and v3's compaction steps.
 MARKED_KINDS: dict[str, tuple[str, str]] = {
     **{str(kind): (shape, name) for kind, (shape, name) in EVENT_MARKERS.items()},
@@ -53,7 +52,7 @@ TOOL_MARKS: dict[str, tuple[str, str]] = {
     "task": ("t", "sub-agent"),
 }
 SYMBOLS = {"v": "▼", "*": "★", "o": "●", "D": "◆", "X": "✖", "P": "✚", "s": "■", "^": "▲", "d": "▬", "p": "☰",
-           "m": "M", "t": "⑂"}
+           "m": "M", "t": "⊕"}
 
 
 @dataclass(frozen=True)

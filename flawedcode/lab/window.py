@@ -15,8 +15,13 @@ to exactly the count ``SessionLog`` records for that call. Each segment has a ki
 | ``summary`` | a user message starting ``[Conversation summary`` (v2's), or marked ``lc_source: summarization`` (LangChain's) |
 | ``user`` | any other user message |
 | ``assistant`` | a model reply (text, tool calls or both) |
-| ``stub`` | a tool result starting ``[Offloaded: `` (v2's offload stub) |
+| ``stub`` | a tool result starting ``[Offloaded: `` (v2's offload stub) or ``[Compacted: `` (v3's cleared result) |
 | ``tool`` | any other tool result |
+| ``memory`` | v3: the ``<memory ...>`` block at the end of the system prompt (cut from the ``system`` segment) |
+| ``plan`` | v3: a ``[Plan reminder: `` user message, or ``write_todos``'s result |
+| ``subagent`` | v3: the result of ``task`` (what a sub-agent sent back to its parent) |
+
+v3's turn digests and consolidations start ``[Conversation summary`` too: they are summaries.
 
 **The window.** A segment is *visible* when the model can see it. The offline
 teaching model forgets the oldest messages that do not fit in its window (it says
@@ -45,21 +50,27 @@ from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from flawedcode.charts import OKABE_ITO
-from flawedcode.formats import STUB_PREFIX, SUMMARY_PREFIX
+from flawedcode.context.todos import REMINDER_PREFIX
+from flawedcode.formats import COMPACTED_PREFIX, STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.telemetry import EventKind
 from flawedcode.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 
-SegmentKind = Literal["system", "user", "assistant", "tool", "stub", "summary"]
-SEGMENT_KINDS: tuple[SegmentKind, ...] = ("system", "user", "assistant", "tool", "stub", "summary")
+SegmentKind = Literal["system", "user", "assistant", "tool", "stub", "summary", "memory", "plan", "subagent"]
+CORE_KINDS: tuple[SegmentKind, ...] = ("system", "user", "assistant", "tool", "stub", "summary")  # every version's
+SEGMENT_KINDS: tuple[SegmentKind, ...] = (*CORE_KINDS, "memory", "plan", "subagent")  # and v3's
 KIND_NAMES: dict[SegmentKind, str] = {
     "system": "system prompt + tools", "user": "user", "assistant": "assistant",
     "tool": "tool result", "stub": "offload stub", "summary": "summary",
+    "memory": "memory", "plan": "plan", "subagent": "sub-agent result",
 }
 # Each kind's colour, from the Okabe-Ito palette (the bar, the widget's bar and the lessons' colour names read it).
 KIND_COLOURS: dict[SegmentKind, str] = {
     "system": "#999999", "user": OKABE_ITO["orange"], "assistant": OKABE_ITO["sky_blue"],
     "tool": OKABE_ITO["vermillion"], "stub": OKABE_ITO["bluish_green"], "summary": OKABE_ITO["reddish_purple"],
+    "memory": OKABE_ITO["black"], "plan": OKABE_ITO["yellow"], "subagent": OKABE_ITO["blue"],
 }
+MEMORY_OPEN = "<memory "  # v3's memory block (context/memory.py) opens with this tag, at the system prompt's end
+PLAN_TOOL, SUBAGENT_TOOL = "write_todos", "task"
 GOAL_LOST_EVENT = EventKind.GOAL_LOST
 GOAL_RECALLED_EVENT = EventKind.GOAL_RECALLED
 LANGCHAIN_SUMMARY_SOURCE = "summarization"  # SummarizationMiddleware's additional_kwargs["lc_source"] on its summary
@@ -123,9 +134,13 @@ def kind_of(message: BaseMessage) -> SegmentKind:
         return "system"
     if message.type == "human":
         marked = (getattr(message, "additional_kwargs", None) or {}).get("lc_source") == LANGCHAIN_SUMMARY_SOURCE
+        if text.startswith(REMINDER_PREFIX):
+            return "plan"
         return "summary" if text.startswith(SUMMARY_PREFIX) or marked else "user"
     if message.type == "tool":
-        return "stub" if text.startswith(STUB_PREFIX) else "tool"
+        if text.startswith((STUB_PREFIX, COMPACTED_PREFIX)):
+            return "stub"
+        return {PLAN_TOOL: "plan", SUBAGENT_TOOL: "subagent"}.get(getattr(message, "name", None) or "", "tool")
     return "assistant"
 
 
@@ -151,8 +166,14 @@ def view_of_request(messages: Sequence[BaseMessage], tools: Sequence[Any] | None
     system = [message for message in messages if message.type == "system"]
     conversation = [message for message in messages if message.type != "system"]
     seen = {id(message) for message in (visible if visible is not None else conversation)}
-    fixed = counter.count_system("\n\n".join(text_of(message) for message in system)) + counter.count_tools(tools)
-    segments = [Segment("system", fixed + REPLY_PRIMING_TOKENS, KIND_NAMES["system"])]
+    system_text = "\n\n".join(text_of(message) for message in system)
+    fixed = counter.count_system(system_text) + counter.count_tools(tools) + REPLY_PRIMING_TOKENS
+    memory_at = system_text.rfind(MEMORY_OPEN)
+    memory = fixed - counter.count_system(system_text[:memory_at].rstrip()) - counter.count_tools(tools) - REPLY_PRIMING_TOKENS \
+        if memory_at > 0 else 0  # v3's memory block, cut from the fixed part: the two still add up to it
+    segments = [Segment("system", fixed - memory, KIND_NAMES["system"])]
+    if memory:
+        segments.append(Segment("memory", memory, "memory block"))
     for message in conversation:
         segments.append(Segment(kind_of(message), counter.count_message(message), label_of(message),
                                 visible=id(message) in seen, holds_goal=bool(goal) and goal in text_of(message)))
