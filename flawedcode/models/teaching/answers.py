@@ -1,0 +1,132 @@
+"""Answers: the reading first, then the figure, computed from what a tool actually printed (issue 41).
+
+A complete ``Request`` becomes one ``run_python`` call (``script``): a three-line script that calls
+``compute.main`` with the request's spec and prints one ``FIGURES {json}`` line. The answer
+(``answer``) is written from that line only: the dataframe.column and its unit, the statistic and
+transform, the first and last days actually covered and the number of values, then the figure (4
+decimals, or as many as asked; converted when a unit was asked). What cannot be answered is said
+(``check`` before the call, ``decline_text`` for a ``Decline``): a period outside the data, a unit the
+values cannot be written in, a weighted mean with no volume column.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from flawedcode.models.teaching import compute, readers
+from flawedcode.models.teaching.compute import LINE
+from flawedcode.models.teaching.request import Decline, Request, Statistic, Transform, Unit
+from flawedcode.models.teaching.router import FACTORS, describe, weight_column
+
+SCRIPT = """# {title}: computed here, so the rows never enter the model's context.
+import runpy
+
+compute = runpy.run_path({compute!r})
+compute["main"]({spec})
+"""
+DATED = ("min", "max", "latest", "value", "first")
+
+
+def script(request: Request, root: str | None) -> str:
+    series, period = request.series[0], request.period
+    condition = request.condition
+    source = readers.knowledge(root).sources[series.frame]
+    spec = {"frame": series.frame, "path": source[0], "date_column": source[1], "column": series.column,
+            "first": str(period.first), "last": str(period.last),
+            "statistic": request.stat().value, "statistics": [s.value.value for s in request.statistics],
+            "transform": request.transform.value.value if request.transform else None,
+            "trading_days": period.trading_days, "from_start": period.from_start,
+            "weight": weight_column(request) if request.stat() is Statistic.WEIGHTED_MEAN else None,
+            "condition": [condition.comparison.value, _threshold(request)] if condition else None}
+    return SCRIPT.format(title=describe(request), compute=str(Path(compute.__file__)), spec=repr(spec))
+
+
+def _threshold(request: Request) -> float:
+    condition, series = request.condition, request.series[0]
+    factor = FACTORS.get((series.unit, condition.unit), 1) if condition.unit else 1
+    if condition.unit is Unit.PERCENT and series.unit == "bp":
+        factor = 100  # 'above 0.05%' of a bp column: 5 bp
+    elif condition.unit is Unit.BP and series.unit == "percent":
+        factor = 0.01
+    return condition.threshold * factor if factor != 1 else condition.threshold
+
+
+def figures_in(output: str) -> dict | None:
+    for line in output.splitlines():
+        if line.startswith(LINE):
+            try:
+                return json.loads(line[len(LINE):])
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def answer(request: Request, output: str) -> str:
+    found = figures_in(output)
+    series = request.series[0]
+    if found is None:
+        first = next((line for line in output.splitlines() if line.strip() and not line.startswith("#")), "no output")
+        return f"I could not compute the {describe(request)}: my script did not print its figures ({first[:200]})."
+    if found["count"] == 0:
+        nearest = " and ".join(f"{day} ({value:.4f})" for day, value in found.get("nearest", []))
+        return (f"{series.frame} has no row for {request.period.first}" + (f" to {request.period.last}" if not
+                request.period.one_day else "") + f" (the data has trading days only); the nearest days with one: "
+                f"{nearest}." if nearest else f"{series.frame} has no rows there; it covers {found['data_first']} to "
+                f"{found['data_last']}.")
+    return f"{_reading(request, found)}: {_figure_text(request, found)}."
+
+
+def _reading(request: Request, found: dict) -> str:
+    series = request.series[0]
+    transform = "daily changes of " if request.transform and request.transform.value is Transform.DAILY_CHANGE else ""
+    name = f"{transform}{series.frame}.{series.column} ({series.unit or 'no unit'})"
+    if found["first"] == found["last"]:
+        return f"{name} on {found['first']}"
+    trading = f", the {'first' if request.period.from_start else 'last'} {request.period.trading_days} trading days" \
+        if request.period.trading_days else ""
+    default = " (no period was given, so all of its data)" if request.period.anchor.value == "default" else ""
+    return f"{name}, {found['first']} to {found['last']}{trading}{default}, {found['count']} values"
+
+
+def _figure_text(request: Request, found: dict) -> str:
+    if request.condition is not None:
+        condition = request.condition
+        return (f"{found['matching']} of {found['count']} days {condition.comparison.value} "
+                f"{condition.threshold:g}{'%' if condition.unit is Unit.PERCENT else ' bp' if condition.unit is Unit.BP else ''}")
+    names = [slot.value.value for slot in request.statistics] or [request.stat().value]
+    return ", ".join(_one(request, name, found) for name in names)
+
+
+def _one(request: Request, name: str, found: dict) -> str:
+    value = found.get(name)
+    label = name.replace("_", " ")
+    if value is None:
+        return f"{label}: none (too few values)"
+    series = request.series[0]
+    unit = request.unit.value if request.unit else None
+    factor = FACTORS.get((series.unit, unit), 1) if unit else 1
+    decimals = request.decimals if request.decimals is not None else (6 if unit is Unit.DECIMAL else 4)
+    shown = f"{value * factor:.{decimals}f}"
+    if unit is not None and factor != 1:
+        shown += f" {unit.value}" if unit is not Unit.DECIMAL else " (as a decimal)"
+        shown += f" ({value:.4f} {series.unit})"
+    elif unit is not None and request.decimals is not None:
+        shown += f" {unit.value}"
+    date_text = f" on {found[name + '_date']}" if name in DATED and found.get(name + "_date") and name != "value" else ""
+    return shown + date_text if name == "value" else f"{label} {shown}{date_text}"
+
+
+def decline_text(decline: Decline) -> str:
+    understood = describe(decline.understood)
+    if decline.reason and not decline.unused:
+        return f"I can't answer that: {decline.reason}."
+    if decline.reason:
+        return f"I read this as the {understood}, but I can't answer it: {decline.reason}."
+    words = ", ".join(f"'{word}'" for word in decline.unused)
+    return (f"I read this as the {understood}, but I could not use {words}: no column, date, statistic or condition "
+            f"I know goes by {'that name' if len(decline.unused) == 1 else 'those names'}, and without "
+            f"{'it' if len(decline.unused) == 1 else 'them'} I would be answering a different question, so I computed "
+            f"nothing. Rephrase without {'it' if len(decline.unused) == 1 else 'them'}, or ask me for the docs.")
+
+

@@ -1,0 +1,563 @@
+"""Readers, one per slot type: pure functions from tokens to a slot plus the words it used (issue 41).
+
+A message is cut into lower-case tokens (``tokens``). Each reader looks only at the tokens no reader
+has used yet (``Tokens.free``), fills one slot of the ``Request`` and marks the tokens it used, so the
+router can tell which words were understood and which were not. Names come from the catalog itself
+(``Knowledge``: columns, their docs' units, dataframe ids and titles, the data's own trading days);
+phrases (statistics, units, comparisons, seasons, holidays, ignored words) come from ``words.toml``.
+Written days are checked by ``dateparser``; a word that is no known word is matched to the nearest
+catalog or phrase word with rapidfuzz (a typo).
+"""
+
+from __future__ import annotations
+
+import bisect
+import calendar
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from functools import cache
+from pathlib import Path
+
+from flawedcode.catalog import Catalog
+from flawedcode.models.teaching.request import (
+    Anchor,
+    Comparison,
+    Condition,
+    Direction,
+    Granularity,
+    Period,
+    Ranking,
+    Series,
+    Slot,
+    Statistic,
+    Transform,
+    Unit,
+)
+
+WORDS = tomllib.loads((Path(__file__).with_name("words.toml")).read_text(encoding="utf-8"))
+TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)(?![a-z])"
+                   r"|\d+-?[a-z]+(?:\d+[a-z]*)?|\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9]*(?:['-][a-z0-9]+)*|[?;]")
+TENOR = re.compile(r"(\d+)-?(y|yr|year|m|mo|month)s?")
+TYPO_SCORE = 84
+"""How close (rapidfuzz ratio, 0-100) an unknown word must be to a known word to be read as it."""
+MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name} | {
+    name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+            "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+            "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+            "thirtieth": 30}
+SEPARATORS = {"?", ";"}
+
+
+# ----------------------------------------------------------------------------- tokens
+
+
+@dataclass
+class Tokens:
+    """A message's tokens and which of them a reader has used."""
+
+    words: list[str]
+    used: set[int] = field(default_factory=set)
+
+    def free(self) -> list[int]:
+        return [i for i in range(len(self.words)) if i not in self.used]
+
+    def take(self, indices: list[int] | range) -> tuple[str, ...]:
+        self.used.update(indices)
+        return tuple(self.words[i] for i in indices)
+
+    def find(self, phrase: str, start: int = 0) -> int | None:
+        """Where a phrase's words stand together among the free tokens (first place from ``start``), or None."""
+        parts = phrase.split()
+        for i in range(start, len(self.words) - len(parts) + 1):
+            if self.words[i:i + len(parts)] == parts and not self.used.intersection(range(i, i + len(parts))):
+                return i
+        return None
+
+    def unused(self) -> list[str]:
+        return [self.words[i] for i in self.free() if self.words[i] not in SEPARATORS]
+
+
+def tokens(text: str) -> Tokens:
+    """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
+    raw = TOKEN.findall(text.lower().replace("’", "'").replace("–", "-"))
+    words: list[str] = []
+    for word in raw:
+        word = word.removesuffix("'s") if word.endswith("'s") and word[:-2] in knowledge().series_words else word
+        head, _, tail = word.partition("-")
+        if head in WORDS["numbers"] and tail in WORDS["tenors"]:
+            word = f"{WORDS['numbers'][head]}{tail}"
+        if words and words[-1].isdigit() and word in WORDS["tenors"] and int(words[-1]) <= 30:
+            words[-1] = f"{words[-1]}{WORDS['tenors'][word]}"
+            continue
+        if (match := TENOR.fullmatch(word)) and int(match[1]) <= 30:
+            word = f"{match[1]}{WORDS['tenors'].get(match[2], match[2][0])}"
+        words.append(mend_typo(word))
+    return Tokens(words)
+
+
+def mend_typo(word: str) -> str:
+    known = knowledge().known_words
+    if len(word) < 4 or word in known or not word.isalpha():
+        return word
+    from rapidfuzz import fuzz, process
+
+    best = process.extractOne(word, knowledge().typo_targets, scorer=fuzz.ratio, score_cutoff=TYPO_SCORE)
+    return best[0] if best and best[0][0] == word[0] else word
+
+
+# ----------------------------------------------------------------------------- what the catalog knows
+
+
+@dataclass(frozen=True)
+class Column:
+    frame: str
+    name: str
+    unit: str
+    keys: dict[str, float]  # word -> weight it adds when the request says it
+    specific: tuple[str, ...]  # name words that, left unsaid, count (a little) against it
+
+
+@dataclass
+class Knowledge:
+    columns: list[Column]
+    frame_ids: dict[str, str]  # "sofr" -> "money_markets/sofr"
+    days: dict[str, list[date]]  # frame -> its trading days, in order
+    sources: dict[str, tuple[str, str]]  # frame -> (its parquet file, its date column)
+    series_words: set[str]
+    known_words: set[str]
+    typo_targets: list[str]
+
+    def trading_days(self, frame: str | None) -> list[date]:
+        return self.days.get(frame or "", next(iter(self.days.values())))
+
+
+@cache
+def knowledge(root: str | None = None) -> Knowledge:
+    catalog = Catalog(Path(root) if root else None)
+    columns: list[Column] = []
+    frame_ids: dict[str, str] = {}
+    days: dict[str, list[date]] = {}
+    sources = {info.ref: (str(info.path), info.date_column) for info in catalog.dataframes()}
+    for info in catalog.dataframes():
+        docs = catalog.column_docs(info.pipeline, info.dataframe)
+        frame_ids[info.dataframe.lower()] = info.ref
+        title = {word for word in re.findall(r"[a-z]+", info.title.lower()) if word not in ("sample", "yield", "curve")}
+        main = next((c for c in info.columns if c.lower() in ("rate", "value", "price", "close", "level")), None)
+        days[info.ref] = [date.fromisoformat(row[info.date_column]) for row in catalog.rows(info.pipeline, info.dataframe, [])]
+        for name in info.columns:
+            unit = docs[name].unit if name in docs else ""
+            if name == info.date_column or unit in ("flag", "date"):
+                continue
+            columns.append(_column(info.ref, name, unit, title, main == name))
+    for word, target in WORDS["aliases"].items():
+        frame, _, name = target.partition(".")
+        columns = [c if (c.frame, c.name) != (frame, name) else
+                   Column(c.frame, c.name, c.unit, {**c.keys, word: 3.0}, c.specific) for c in columns]
+    series_words = {key for column in columns for key in column.keys}
+    phrases = [WORDS[table] for table in ("statistics", "transforms", "units", "comparisons", "rankings", "halves",
+                                          "holidays", "seasons", "numbers", "tenors", "rounding", "relative")]
+    phrase_words = {word for table in phrases for phrase in table for word in phrase.split()}
+    known = series_words | phrase_words | set(WORDS["ignored"]["words"]) | set(WORDS["other_intents"]["words"]) | set(
+        MONTHS) | set(ORDINALS) | {"trading", "day", "days", "week", "weeks", "end", "start", "beginning", "data",
+                                   "half", "quarter", "between", "and", "of", "last", "first", "not", "in", "as"}
+    targets = sorted(word for word in series_words | phrase_words | set(MONTHS) if len(word) >= 4 and word.isalpha())
+    return Knowledge(columns, frame_ids, days, sources, series_words, known, targets)
+
+
+def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Column:
+    dataframe = frame.split("/")[1]
+    parts = [part for part in name.lower().split("_") if part]
+    if (match := re.fullmatch(r"sven(p?)y(\d\d)", name.lower())):  # the fitted curve's columns carry their tenor
+        parts = [name.lower(), f"{int(match[2])}y", "par" if match[1] else "zero"]
+    keys = {part: 1.0 if part in WORDS["ignored"]["words"] else 2.0 for part in parts}
+    keys |= {word: 1.0 for word in title if word not in keys}
+    keys[dataframe] = keys.get(dataframe, 0.0) + (2.5 if main else 2.0)
+    specific = tuple(part for part in parts if part not in WORDS["generic"]["words"])
+    return Column(frame, name, unit, keys, specific)
+
+
+# ----------------------------------------------------------------------------- series
+
+
+def read_series(toks: Tokens) -> Series | None:
+    """The one column the free words name best; a tie between two columns is ``Ambiguous`` (asked back)."""
+    free = toks.free()
+    said = {toks.words[i] for i in free}
+    scored: list[tuple[float, Column]] = []
+    for column in knowledge().columns:
+        score = sum(weight for key, weight in column.keys.items() if key in said)
+        if score < 2 or not _in_order(column, [toks.words[i] for i in free]):
+            continue
+        score -= 0.1 * sum(1 for part in column.specific if part not in said)
+        score += 0.05 if column.frame.split("/")[1] in said else 0  # a dataframe named by its id wins a tie
+        scored.append((score, column))
+    if not scored:
+        return None
+    scored.sort(key=lambda item: -item[0])
+    column = scored[0][1]
+    used = [i for i in free if toks.words[i] in column.keys]
+    if len(scored) > 1 and scored[1][0] > scored[0][0] - 1e-9:
+        return Ambiguous(column.frame, column.name, column.unit, toks.take(used), others=(scored[1][1].frame + "." + scored[1][1].name,))
+    return Series(column.frame, column.name, column.unit, toks.take(used))
+
+
+def _in_order(column: Column, words: list[str]) -> bool:
+    """A difference column ('sofr_minus_effr_bp') is named in its own order: 'effr minus sofr' is not it."""
+    parts = column.name.lower().split("_")
+    if "minus" not in parts or "minus" not in words:
+        return True
+    positions = [words.index(part) for part in parts if part in words and part != "minus"]
+    return positions == sorted(positions)
+
+
+@dataclass(frozen=True)
+class Ambiguous(Series):
+    """Two columns fit the words equally well: the request is asked back, never guessed."""
+
+    others: tuple[str, ...] = ()
+
+
+# ----------------------------------------------------------------------------- phrases: statistic, transform, unit
+
+
+def read_phrase(toks: Tokens, table: dict[str, object]) -> tuple[object, tuple[str, ...]] | None:
+    """The longest phrase of ``table`` among the free tokens: (its value, its words)."""
+    for phrase in sorted(table, key=lambda p: -len(p.split())):
+        if (at := toks.find(phrase)) is not None:
+            return table[phrase], toks.take(range(at, at + len(phrase.split())))
+    return None
+
+
+def read_transform(toks: Tokens) -> Slot | None:
+    found = read_phrase(toks, WORDS["transforms"])
+    return Slot(Transform(found[0]), found[1]) if found else None
+
+
+def read_statistic(toks: Tokens) -> Slot | None:
+    found = read_phrase(toks, WORDS["statistics"])
+    return Slot(Statistic(found[0]), found[1]) if found else None
+
+
+def read_unit(toks: Tokens) -> Slot | None:
+    found = read_phrase(toks, WORDS["units"])
+    if not found:
+        return None
+    words = found[1]
+    first = min(i for i in toks.used if toks.words[i] == words[0])
+    if first > 0 and toks.words[first - 1] in ("in", "as") and first - 1 not in toks.used:
+        words = toks.take([first - 1]) + words
+    return Slot(Unit(found[0]), words)
+
+
+def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
+    if (at := toks.find("decimal places")) is not None and at > 0 and toks.words[at - 1].isdigit():
+        return int(toks.words[at - 1]), toks.take(range(at - 1, at + 2))
+    found = read_phrase(toks, WORDS["rounding"])
+    if found:
+        extra = [i for i in toks.free() if toks.words[i] in ("to", "a", "the", "nearest", "rounded", "round")]
+        return int(found[0]), found[1] + toks.take(extra)
+    return None
+
+
+# ----------------------------------------------------------------------------- numbers, conditions, rankings
+
+
+def number_of(word: str) -> tuple[float, Unit | None] | None:
+    """'5.3%' -> (5.3, PERCENT); '$900bn' -> (900, BILLIONS); '25bp' -> (25, BP); '2,000' -> (2000, None)."""
+    match = re.fullmatch(r"\$?(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)
+    if not match:
+        return None
+    unit = {"%": Unit.PERCENT, "bp": Unit.BP, "bn": Unit.BILLIONS, "tn": Unit.TRILLIONS}.get(match[2] or "")
+    return float(match[1].replace(",", "")), unit
+
+
+def read_condition(toks: Tokens) -> Condition | None:
+    for phrase in sorted(WORDS["comparisons"], key=lambda p: -len(p.split())):
+        at = toks.find(phrase)
+        end = at + len(phrase.split()) if at is not None else 0
+        if at is None or end >= len(toks.words) or end in toks.used or not (found := number_of(toks.words[end])):
+            continue
+        if re.fullmatch(r"(19|20)\d\d", toks.words[end]):
+            continue  # 'over 2024' is a period
+        span = [*range(at, end + 1)]
+        unit = found[1]
+        if end + 1 < len(toks.words) and toks.words[end + 1] in ("bp", "bps", "percent"):
+            unit = Unit.BP if toks.words[end + 1] != "percent" else Unit.PERCENT
+            span.append(end + 1)
+        return Condition(Comparison(WORDS["comparisons"][phrase]), found[0], unit, toks.take(span))
+    return None
+
+
+def read_ranking(toks: Tokens) -> Ranking | None:
+    for i in toks.free():
+        word = toks.words[i]
+        count = int(word) if word.isdigit() else WORDS["numbers"].get(word) if word != "a" else None
+        for j in (i - 1, i + 1):
+            if count and 0 <= j < len(toks.words) and j not in toks.used and toks.words[j] in WORDS["rankings"]:
+                return Ranking(Direction(WORDS["rankings"][toks.words[j]]), int(count), toks.take(sorted((i, j))))
+    return None
+
+
+# ----------------------------------------------------------------------------- periods
+
+
+@dataclass(frozen=True)
+class Shift:
+    """A day counted from another ('the day before', '90 days before', 'a month before'): steps and their unit."""
+
+    steps: int
+    unit: str  # "trading_day" | "day" | "week" | "month" | "year"
+    words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PeriodProblem:
+    """A period that cannot be one meaning ('02/05/2024', 'February 30th 2024'): said, never guessed."""
+
+    text: str
+    words: tuple[str, ...] = ()
+    definite: bool = True  # False: a reading this package cannot make ('two periods'), which the old model may
+
+
+def _year(word: str) -> int | None:
+    if re.fullmatch(r"(19|20)\d\d", word):
+        return int(word)
+    if re.fullmatch(r"'\d\d", word):
+        return 2000 + int(word[1:])
+    return None
+
+
+def _last_day(year: int, month: int) -> date:
+    return date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _span(first: date, last: date, granularity: Granularity, words: tuple[str, ...], anchor=Anchor.WRITTEN) -> Period:
+    return Period(first, last, granularity, anchor, words=words)
+
+
+def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
+    """Days written as dates: ISO, dd/mm/yyyy (day first; one that could be either is a problem), words."""
+    import dateparser
+
+    found: list[Period | PeriodProblem] = []
+    for i in toks.free():
+        word = toks.words[i]
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", word):
+            try:
+                day = date.fromisoformat(word)
+            except ValueError:
+                found.append(PeriodProblem(f"{word} is no day of the calendar", toks.take([i])))
+                continue
+            found.append(_span(day, day, Granularity.DAY, toks.take([i])))
+        elif re.fullmatch(r"\d{1,2}/\d{1,2}/\d{4}", word):
+            a, b, year = (int(part) for part in word.split("/"))
+            if a <= 12 and b <= 12 and a != b:
+                found.append(PeriodProblem(f"{word} could be {b} {calendar.month_name[a]} {year} or "
+                                           f"{calendar.month_name[b]} {a}, {year}: which one do you mean? I computed nothing",
+                                           toks.take([i])))
+                continue
+            day, month = (a, b) if a > 12 or b <= 12 else (b, a)
+            parsed = dateparser.parse(f"{day} {calendar.month_name[month]} {year}", languages=["en"],
+                                      settings={"STRICT_PARSING": True}) if month <= 12 else None
+            found.append(_span(parsed.date(), parsed.date(), Granularity.DAY, toks.take([i])) if parsed
+                         else PeriodProblem(f"{word} is no day of the calendar", toks.take([i])))
+    for i in toks.free():
+        if toks.words[i] not in MONTHS or i in toks.used:
+            continue
+        window = [j for j in range(max(0, i - 3), min(len(toks.words), i + 4)) if j not in toks.used]
+        day = next((j for j in window if abs(j - i) <= 3 and j != i and _day_number(toks.words[j])), None)
+        year = next((j for j in window if j > i and _year(toks.words[j])), None)
+        if day is None or year is None:
+            continue
+        text = f"{_day_number(toks.words[day])} {calendar.month_name[MONTHS[toks.words[i]]]} {_year(toks.words[year])}"
+        parsed = dateparser.parse(text, languages=["en"], settings={"STRICT_PARSING": True})
+        span = [j for j in range(min(day, i), max(day, i, year) + 1) if toks.words[j] in ("the", "of", ",") or j in (day, i, year)]
+        found.append(_span(parsed.date(), parsed.date(), Granularity.DAY, toks.take(span)) if parsed
+                     else PeriodProblem(f"there is no {_written(text)}, so I computed nothing", toks.take(span)))
+    return found
+
+
+def _written(text: str) -> str:
+    """'31 April 2024' -> 'April 31, 2024' (as the old model wrote an impossible day)."""
+    day, month, year = text.split()
+    return f"{month} {day}, {year}"
+
+
+def _day_number(word: str) -> int | None:
+    if word in ORDINALS:
+        return ORDINALS[word]
+    match = re.fullmatch(r"(\d{1,2})(st|nd|rd|th)?", word)
+    return int(match[1]) if match and 1 <= int(match[1]) <= 31 else None
+
+
+def read_holidays(toks: Tokens) -> list[Period]:
+    from pandas.tseries.holiday import USFederalHolidayCalendar
+
+    found = []
+    for name, rule in sorted(WORDS["holidays"].items(), key=lambda item: -len(item[0])):
+        at = toks.find(name)
+        if at is None:
+            continue
+        end = at + len(name.split())
+        year = _year(toks.words[end]) if end < len(toks.words) else None
+        if year is None:
+            continue
+        if "-" in rule:
+            day = date(year, int(rule[:2]), int(rule[3:]))
+        else:
+            holiday = next(r for r in USFederalHolidayCalendar.rules if r.name == rule)
+            day = holiday.dates(date(year, 1, 1), date(year, 12, 31))[0].date()
+        found.append(_span(day, day, Granularity.DAY, toks.take(range(at, end + 1)), Anchor.HOLIDAY))
+    return found
+
+
+def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
+    """Quarters, halves, seasons, months and month ranges, years."""
+    found: list[Period] = []
+    for i in toks.free():
+        word = toks.words[i]
+        if (match := re.fullmatch(r"q([1-4])'(\d\d)|([1-4])q(\d\d)", word)):
+            quarter, year = int(match[1] or match[3]), 2000 + int(match[2] or match[4])
+            found.append(_quarter(year, quarter, toks.take([i])))
+        elif (match := re.fullmatch(r"q([1-4])", word)):
+            year_at = next((j for j in (i + 1, i + 2) if j < len(toks.words) and _year(toks.words[j])), None)
+            year = _year(toks.words[year_at]) if year_at is not None else default_year
+            if year is not None:
+                found.append(_quarter(year, int(match[1]), toks.take([i] + ([year_at] if year_at is not None else []))))
+    for phrase, half in WORDS["halves"].items():
+        while (at := toks.find(phrase)) is not None:
+            end = at + len(phrase.split())
+            rest = [j for j in range(end, min(end + 2, len(toks.words))) if toks.words[j] in ("of", "in") or _year(toks.words[j])]
+            year_at = next((j for j in rest if _year(toks.words[j])), None)
+            year = _year(toks.words[year_at]) if year_at is not None else default_year
+            if year is None:
+                toks.take(range(at, end))
+                break
+            first = date(year, 1 if half == 1 else 7, 1)
+            last = _last_day(year, 6 if half == 1 else 12)
+            used = [*range(at, end)] + ([*range(end, year_at + 1)] if year_at is not None else [])
+            found.append(_span(first, last, Granularity.HALF, toks.take(used)))
+    for season, (start, stop) in WORDS["seasons"].items():
+        if (at := toks.find(season)) is not None:
+            year_at = next((j for j in (at + 1, at + 2) if j < len(toks.words) and _year(toks.words[j])), None)
+            year = _year(toks.words[year_at]) if year_at is not None else default_year
+            if year is not None:
+                used = [*range(at, (year_at or at) + 1)]
+                found.append(_span(date(year, start, 1), _last_day(year, stop), Granularity.SPAN, toks.take(used)))
+    found += _months(toks, default_year or next((p.first.year for p in found), None))
+    for i in toks.free():
+        if (year := _year(toks.words[i])) is not None:
+            found.append(_span(date(year, 1, 1), date(year, 12, 31), Granularity.YEAR, toks.take([i])))
+    return found
+
+
+def _quarter(year: int, quarter: int, words: tuple[str, ...]) -> Period:
+    return _span(date(year, 3 * quarter - 2, 1), _last_day(year, 3 * quarter), Granularity.QUARTER, words)
+
+
+def _months(toks: Tokens, default_year: int | None) -> list[Period]:
+    found = []
+    for i in toks.free():
+        if i in toks.used or toks.words[i] not in MONTHS:
+            continue
+        first_month = last_month = MONTHS[toks.words[i]]
+        used = [i]
+        if i + 2 < len(toks.words) and toks.words[i + 1] in ("to", "through", "thru", "-") and toks.words[i + 2] in MONTHS:
+            last_month = MONTHS[toks.words[i + 2]]
+            used += [i + 1, i + 2]
+        after = used[-1] + 1
+        year = _year(toks.words[after]) if after < len(toks.words) else None
+        used += [after] if year else []
+        year = year or default_year
+        if year is None or last_month < first_month:
+            continue
+        granularity = Granularity.MONTH if first_month == last_month else Granularity.SPAN
+        found.append(_span(date(year, first_month, 1), _last_day(year, last_month), granularity, toks.take(used)))
+    return found
+
+
+def read_trading_days(toks: Tokens) -> tuple[int, bool, tuple[str, ...]] | None:
+    """'the last 30 trading days', 'the first 20 trading days': (count, from the start, words)."""
+    for i in toks.free():
+        word = toks.words[i]
+        if word not in ("last", "first", "past", "final") or i + 2 >= len(toks.words):
+            continue
+        count = toks.words[i + 1]
+        count_value = int(count) if count.isdigit() else WORDS["numbers"].get(count)
+        rest = toks.words[i + 2:i + 4]
+        if count_value and rest[:2] == ["trading", "days"] or count_value and rest[:1] == ["days"] and word != "first":
+            size = 4 if rest[:1] == ["trading"] else 3
+            return int(count_value), word == "first", toks.take(range(i, i + size))
+    return None
+
+
+def read_shift(toks: Tokens) -> Shift | None:
+    """'the day before', '90 days before', 'a month before', 'the week after'."""
+    for i in toks.free():
+        direction = WORDS["relative"].get(toks.words[i])
+        if direction is None or i == 0:
+            continue
+        unit_word = toks.words[i - 1]
+        unit = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
+                "year": "year", "years": "year"}.get(unit_word)
+        if unit is None:
+            continue
+        count_word = toks.words[i - 2] if i >= 2 else ""
+        if count_word.isdigit() or count_word in WORDS["numbers"]:
+            steps, start = int(count_word) if count_word.isdigit() else WORDS["numbers"][count_word], i - 2
+        else:
+            steps, start = 1, i - 1
+            if unit == "day" and count_word == "the":
+                unit = "trading_day"  # 'the day before': the trading day before
+        return Shift(direction * steps, unit, toks.take(range(start, i + 1)))
+    return None
+
+
+def read_data_end(toks: Tokens, days: list[date]) -> Period | None:
+    """'the end of the data', 'the last day of the data', 'the last day': the data's last (first) trading day."""
+    for phrase, day, anchor in (("end of the data", days[-1], Anchor.DATA_END), ("last day of the data", days[-1], Anchor.DATA_END),
+                                ("start of the data", days[0], Anchor.DATA_START), ("first day of the data", days[0], Anchor.DATA_START),
+                                ("last day", days[-1], Anchor.DATA_END)):
+        if (at := toks.find(phrase)) is not None:
+            return Period(day, day, Granularity.DAY, anchor, words=toks.take(range(at, at + len(phrase.split()))))
+    return None
+
+
+def shifted(day: date, shift: Shift, days: list[date]) -> date:
+    """A day moved by a shift, on the data's trading days: 'the day before' is the trading day before; a calendar
+    move that lands on a day with no row is the trading day at or before it."""
+    if shift.unit == "trading_day":
+        at = bisect.bisect_left(days, day) + shift.steps
+        return days[max(0, min(at, len(days) - 1))] if 0 <= at < len(days) else day + timedelta(days=shift.steps)
+    if shift.unit in ("day", "week"):
+        moved = day + timedelta(days=shift.steps * (7 if shift.unit == "week" else 1))
+    else:
+        months = shift.steps * (12 if shift.unit == "year" else 1)
+        year, month = divmod(day.month - 1 + months, 12)
+        moved = date(day.year + year, month + 1, min(day.day, calendar.monthrange(day.year + year, month + 1)[1]))
+    at = bisect.bisect_right(days, moved) - 1
+    return days[at] if at >= 0 and moved <= days[-1] else moved
+
+
+def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[Period]:
+    """'the end of q3 2024', 'the close of 2023', 'the start of 2024': one trading day of a period read already."""
+    result = []
+    for period in periods:
+        first_word = period.words[0] if period.words else ""
+        at = next((i for i in toks.used if toks.words[i] == first_word), None)
+        edge = next((toks.words[j] for j in (at - 2, at - 1) if at is not None and j >= 0 and j not in toks.used
+                     and toks.words[j] in ("end", "close", "start", "beginning")), None)
+        if edge is None:
+            result.append(period)
+            continue
+        inside = [day for day in days if period.first <= day <= period.last]
+        if not inside:
+            result.append(period)
+            continue
+        day = inside[-1] if edge in ("end", "close") else inside[0]
+        words = toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of")])
+        result.append(Period(day, day, Granularity.DAY, Anchor.WRITTEN, words=words + period.words))
+    return result

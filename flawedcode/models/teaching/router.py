@@ -1,0 +1,322 @@
+"""The router: a message to requests, complete or declined (issue 41).
+
+A message is cut into asks (at '?' and ';', and at 'and' / 'also' / 'plus' when what follows names
+a series, a statistic or a day of its own); the second ask of a pair is a partial request merged onto
+the first ("sofr on 2024-07-05 and the day before": two days). Each ask runs through the readers
+(``readers.py``) in a fixed order: periods, transform, rounding, ranking, condition, unit, statistic,
+series. Then **complete or decline**: every word no reader used is either an ignored word (discourse,
+social, grammar: ``words.toml``) or content; content words make a ``Decline`` that names them and
+says what was understood. A follow-up (no series of its own, or opened by 'and', 'now', 'same',
+'sorry' ...) is a partial request merged slot by slot onto the last *answered* request.
+
+``read_message`` returns ``None`` for what this package does not answer yet (no series named and no
+request to build on, or an unused word the old model's other intents know): the old model answers it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from flawedcode.models.teaching import readers
+from flawedcode.models.teaching.readers import WORDS, PeriodProblem, Shift, Tokens
+from flawedcode.models.teaching.request import (
+    Anchor,
+    Decline,
+    Granularity,
+    Intent,
+    Period,
+    Request,
+    Slot,
+    Statistic,
+    Unit,
+)
+
+IGNORED = set(WORDS["ignored"]["words"])
+OTHER_INTENTS = set(WORDS["other_intents"]["words"])
+FOLLOW_UP = WORDS["follow_up"]["words"]
+CONJUNCTIONS = ("and", "also", "plus")
+FACTORS = {  # (the column's unit, the unit asked) -> factor
+    ("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01,
+    ("bp", Unit.BP): 1, ("bp", Unit.PERCENT): 0.01, ("bp", Unit.DECIMAL): 0.0001,
+    ("$bn", Unit.BILLIONS): 1, ("$bn", Unit.TRILLIONS): 0.001, ("$bn", Unit.MILLIONS): 1000,
+}
+SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)
+"""What a period asked with no statistic gets."""
+
+Reading = Request | Decline
+
+
+def read_message(text: str, earlier: Request | None = None) -> list[Reading] | None:
+    """Each ask of a message, read and checked (``None``: not a request this package answers)."""
+    readings: list[Reading] = []
+    for number, words in enumerate(asks(readers.tokens(text).words)):
+        base = earlier if number == 0 or not readings or isinstance(readings[-1], Decline) else readings[-1]
+        reading = read_ask(Tokens(words), base, follow_up=number > 0)
+        if reading is None:
+            return None
+        readings.append(reading)
+    return _shared_periods(readings) or None
+
+
+def _shared_periods(readings: list[Reading]) -> list[Reading]:
+    """'average 2y and 10y yields in 2024': an ask with no period of its own takes the next ask's period."""
+    result = list(readings)
+    for i, reading in enumerate(result):
+        if not isinstance(reading, Request) or reading.period is None or reading.period.anchor is not Anchor.DEFAULT:
+            continue
+        later = next((r for r in result[i + 1:] if isinstance(r, Request) and r.period.anchor is not Anchor.DEFAULT), None)
+        if later is not None:
+            result[i] = check(replace(reading, period=later.period))
+    return result
+
+
+def asks(words: list[str]) -> list[list[str]]:
+    """The asks of a message: split at '?' and ';', then at a conjunction followed by an ask of its own."""
+    chunks: list[list[str]] = [[]]
+    for word in words:
+        if word in readers.SEPARATORS:
+            chunks.append([])
+        else:
+            chunks[-1].append(word)
+    result: list[list[str]] = []
+    for chunk in (c for c in chunks if c):
+        result += _split_at_conjunction(chunk)
+    return result
+
+
+def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
+    for i, word in enumerate(chunk):
+        if word not in CONJUNCTIONS or i == 0 or "between" in chunk[max(0, i - 4):i]:
+            continue
+        left, right = chunk[:i], chunk[i + 1:]
+        if readers.read_series(Tokens(left)) and _names_something(right):
+            return [left, *_split_at_conjunction(right)]
+    return [chunk]
+
+
+def _names_something(words: list[str]) -> bool:
+    toks = Tokens(list(words))
+    return bool(readers.read_shift(toks) or readers.read_statistic(toks) or readers.read_series(toks))
+
+
+# ----------------------------------------------------------------------------- one ask
+
+
+def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> Reading | None:
+    if toks.words and toks.words[0] in ("and", "also", "plus"):
+        toks.take([0])
+    default_year = earlier.period.first.year if earlier and earlier.period else None
+    edits = _take_phrases(toks, WORDS["edits"]["words"])
+    period = _read_period(toks, default_year)
+    transform = readers.read_transform(toks)
+    rounding = readers.read_rounding(toks)
+    ranking = readers.read_ranking(toks)
+    condition = readers.read_condition(toks)
+    unit = readers.read_unit(toks)
+    statistic = readers.read_statistic(toks)
+    series = readers.read_series(toks)
+    said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic,
+                   statistics=(),
+                   transform=transform, condition=condition, ranking=ranking, unit=unit,
+                   decimals=rounding[0] if rounding else None, words=tuple(toks.words))
+    if isinstance(period, PeriodProblem):
+        return Decline(said, period.words, period.text if period.definite else "")
+    is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or _opens_follow_up(toks.words))
+    if series is None and not is_follow_up:
+        return None
+    if is_follow_up:
+        _take_phrases(toks, WORDS["same_period"]["words"])
+        period = _follow_up_period(period, earlier, toks)
+        said = replace(said, period=period if isinstance(period, Period) else None)
+        request = said.merged_onto(earlier)
+        if isinstance(period, Shift):
+            request = _apply_shift(request, period)
+            if isinstance(request, Decline):
+                return request
+    else:
+        if isinstance(period, Shift):
+            return Decline(said, period.words, "")  # 'the day before' what? the old model may know
+        request = replace(said, period=period or _all_data(series.frame))
+    if request.statistic is None and request.period.anchor is Anchor.DEFAULT and request.condition is None \
+            and request.ranking is None:
+        return None  # 'what is tgcr?', 'tell me about the fed funds data': docs, not a figure (the old model)
+    return _complete_or_decline(_with_defaults(request), toks)
+
+
+def _opens_follow_up(words: list[str]) -> bool:
+    first = " ".join(words[:2])
+    return any(first == phrase or first.startswith(phrase + " ") or words[:1] == [phrase] for phrase in FOLLOW_UP)
+
+
+def _take_phrases(toks: Tokens, phrases: list[str]) -> tuple[str, ...]:
+    for phrase in sorted(phrases, key=lambda p: -len(p.split())):
+        if (at := toks.find(phrase)) is not None:
+            return toks.take(range(at, at + len(phrase.split())))
+    return ()
+
+
+def _follow_up_period(period, earlier: Request, toks: Tokens):
+    """'now change just the year, 2023': the earlier period in that year, when it was narrower than a year."""
+    if isinstance(period, Period) and period.granularity is Granularity.YEAR and earlier.period and (
+            at := toks.find("year")) is not None:
+        before = earlier.period
+        words = toks.take([at])
+        if before.granularity not in (Granularity.YEAR, Granularity.ALL):
+            try:
+                moved = replace(before, first=before.first.replace(year=period.first.year),
+                                last=before.last.replace(year=period.first.year), words=period.words + words)
+                return moved
+            except ValueError:
+                return period
+        return replace(period, words=period.words + words)
+    return period
+
+
+def _apply_shift(request: Request, shift: Shift) -> Reading:
+    period = request.period
+    if period is None or not period.one_day:
+        return Decline(request, shift.words, "a day counted from another needs one day to count from")
+    days = readers.knowledge().trading_days(request.series[0].frame if request.series else None)
+    day = readers.shifted(period.first, shift, days)
+    return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, words=shift.words))
+
+
+def _read_period(toks: Tokens, default_year: int | None) -> Period | PeriodProblem | Shift | None:
+    """The ask's one period (or a problem, or a shift still to apply to another request's day)."""
+    days = readers.knowledge().trading_days(None)
+    found: list[Period | PeriodProblem] = []
+    if (end := readers.read_data_end(toks, days)) is not None:
+        found.append(end)
+    found += readers.read_holidays(toks)
+    found += readers.read_days(toks)
+    trading = readers.read_trading_days(toks)
+    shift = readers.read_shift(toks)
+    spans = readers.read_spans(toks, default_year)
+    found += readers.read_end_of(toks, spans, days)
+    problems = [p for p in found if isinstance(p, PeriodProblem)]
+    if problems:
+        return problems[0]
+    periods = _distinct([p for p in found if isinstance(p, Period)])
+    if len(periods) == 2 and all(p.one_day for p in periods) and {"between", "from"} & set(toks.words):
+        first, last = sorted(periods, key=lambda p: p.first)
+        words = toks.take([i for i in toks.free() if toks.words[i] in ("between", "from", "and", "to")])
+        periods = [Period(first.first, last.last, Granularity.SPAN, words=first.words + last.words + words)]
+    if len(periods) > 1:
+        return PeriodProblem("two periods are named", tuple(w for p in periods for w in p.words), definite=False)
+    period = periods[0] if periods else None
+    if shift is not None:
+        if period is None:
+            return shift
+        if not period.one_day:
+            return PeriodProblem("a day counted from a period needs one day", shift.words)
+        day = readers.shifted(period.first, shift, days)
+        period = Period(day, day, Granularity.DAY, Anchor.RELATIVE if period.anchor is Anchor.WRITTEN else period.anchor,
+                        words=period.words + shift.words)
+    if trading is not None:
+        count, from_start, words = trading
+        base = period or Period(days[0], days[-1], Granularity.ALL, Anchor.DEFAULT)
+        inside = [day for day in days if base.first <= day <= base.last]
+        inside = inside[:count] if from_start else inside[-count:]
+        if inside:  # the exact first and last trading days
+            period = Period(inside[0], inside[-1], Granularity.SPAN, Anchor.TRADING_DAYS, trading_days=count,
+                            from_start=from_start, words=base.words + words)
+    return period
+
+
+def _distinct(periods: list[Period]) -> list[Period]:
+    """Periods that say the same days once ('summer of 2024 (june to august)'); a day inside a wider one is kept apart."""
+    result: list[Period] = []
+    for period in periods:
+        same = next((i for i, p in enumerate(result) if (p.first, p.last) == (period.first, period.last)), None)
+        if same is None:
+            result.append(period)
+        else:
+            result[same] = replace(result[same], words=result[same].words + period.words)
+    return result
+
+
+def _all_data(frame: str) -> Period:
+    days = readers.knowledge().trading_days(frame)
+    return Period(days[0], days[-1], Granularity.ALL, Anchor.DEFAULT)
+
+
+def _with_defaults(request: Request) -> Request:
+    if request.statistic is not None or request.ranking is not None:
+        return request
+    if request.condition is not None:
+        return replace(request, statistic=Slot(Statistic.COUNT))
+    if request.period is not None and request.period.one_day:
+        return replace(request, statistic=Slot(Statistic.VALUE))
+    return replace(request, statistic=Slot(Statistic.MEAN), statistics=tuple(Slot(s) for s in SUMMARY))
+
+
+def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
+    unused = [word for word in toks.unused() if word not in IGNORED]
+    if any(word in OTHER_INTENTS for word in unused):
+        return None  # another intent's word: the old model reads it
+    if request.series and isinstance(request.series[0], readers.Ambiguous):
+        series = request.series[0]
+        return Decline(request, series.words, f"the words fit {series.name} and {', '.join(series.others)} "
+                       "equally well: which one do you mean?")
+    if not request.series:
+        return Decline(request, tuple(unused), "")
+    if unused:
+        return Decline(request, tuple(unused), "")
+    if request.ranking is not None or request.stat() in (Statistic.CORRELATION, Statistic.FIRST_DATE):
+        return None  # not answered by this package yet
+    return check(request)
+
+
+def check(request: Request) -> Request | Decline:
+    """The request as it will be computed, or why it cannot be."""
+    series = request.series[0]
+    unit = request.unit.value if request.unit else None
+    if unit is not None and (series.unit, unit) not in FACTORS and request.stat() is not Statistic.COUNT:
+        return Decline(request, request.unit.words, f"{series.name} is in {series.unit or 'its own unit'}; "
+                       f"its values cannot be written in {unit.value}")
+    days = readers.knowledge().trading_days(series.frame)
+    period = request.period
+    if period is not None and (period.last < days[0] or period.first > days[-1]):
+        return Decline(request, period.words, f"I don't have data for {period.first} to {period.last}: "
+                       f"{series.frame} covers {days[0]} to {days[-1]}")
+    if request.stat() is Statistic.WEIGHTED_MEAN and weight_column(request) is None:
+        return Decline(request, request.statistic.words, f"{series.frame} has no one volume column to weight by")
+    return request
+
+
+def weight_column(request: Request) -> str | None:
+    series = request.series[0]
+    volumes = [c.name for c in readers.knowledge().columns if c.frame == series.frame and "volume" in c.name]
+    named = [name for name in volumes if name.split("_")[0] == series.column]
+    return (named or volumes)[0] if len(named) == 1 or len(volumes) == 1 else None
+
+
+
+def describe(request: Request) -> str:
+    """What was understood, in words: 'the mean of money_markets/sofr.rate over 2024-01-01 to 2024-12-31'."""
+    parts = []
+    stats = request.statistics or ((request.statistic,) if request.statistic else ())
+    parts.append(" and ".join(slot.value.value.replace("_", " ") for slot in stats) if stats else "value")
+    if request.transform is not None:
+        parts.append(f"of the {request.transform.value.value.replace('_', ' ')}s")
+    if request.series:
+        parts.append("of " + " minus ".join(series.name for series in request.series))
+    if request.period is not None:
+        parts.append(_period_text(request.period))
+    if request.condition is not None:
+        parts.append(f"where the value is {request.condition.comparison.value} {request.condition.threshold:g}")
+    if request.unit is not None:
+        parts.append(f"in {request.unit.value.value}")
+    return " ".join(parts)
+
+
+def _period_text(period: Period) -> str:
+    if period.granularity is Granularity.ALL and period.trading_days is None:
+        return "over all the data"
+    if period.one_day:
+        return f"on {period.first}"
+    text = f"over {period.first} to {period.last}"
+    if period.trading_days:
+        text = f"over the {'first' if period.from_start else 'last'} {period.trading_days} trading days of {period.first} to {period.last}"
+    return text
+

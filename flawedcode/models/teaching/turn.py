@@ -1,0 +1,71 @@
+"""One turn of the teaching model: the latest request, read against the conversation, answered by tools.
+
+``decide(visible, tool_names, root)`` returns ``(reply text, tool calls)`` when this package answers
+the latest user message, or ``None`` when the old model (``offline*.py``) does: a message this
+package does not read yet, no ``run_python`` tool bound, a catalog other than the default, or a follow-up of a turn the old model
+answered. Each complete request is one ``run_python`` call, made in order; when every call has its
+result, the reply gives each ask's answer (a decline names what it could not use), after the
+earlier request it builds on, if any.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from flawedcode.formats import SUMMARY_PREFIX
+from flawedcode.models.teaching import answers
+from flawedcode.models.teaching.conversation import builds_on_text, read_turn
+from flawedcode.models.teaching.request import Decline
+
+TOOL = "run_python"
+TIMEOUT_SECONDS = 60
+
+Call = tuple[str, dict[str, Any]]
+
+
+def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -> tuple[str, list[Call]] | None:
+    if TOOL not in tool_names or root is not None:
+        return None  # without run_python, or on another catalog than the default one, the old model answers
+    latest = next((i for i in range(len(visible) - 1, -1, -1) if _is_request(visible[i])), None)
+    if latest is None:
+        return None
+    earlier = [m.text for m in visible[:latest] if _is_request(m)]
+    turn = read_turn(visible[latest].text, earlier)
+    if turn.readings is None:
+        return None
+    readings = turn.readings
+    results = _results_after(visible, latest)
+    replies = []
+    for reading in readings:
+        if isinstance(reading, Decline):
+            replies.append(answers.decline_text(reading))
+            continue
+        call = (TOOL, {"code": answers.script(reading, root), "timeout": TIMEOUT_SECONDS})
+        output = results.get(_key(call))
+        if output is None:
+            return "", [call]
+        replies.append(answers.answer(reading, output))
+    lead = builds_on_text(turn.builds_on) + "\n" if turn.builds_on is not None else ""
+    return lead + "\n\n".join(replies), []
+
+
+def _is_request(message: BaseMessage) -> bool:
+    return isinstance(message, HumanMessage) and not message.text.lstrip().startswith(
+        (SUMMARY_PREFIX, "Here is a summary of the conversation to date:"))
+
+
+def _key(call: Call) -> str:
+    return f"{call[0]}\x1f{call[1].get('code', '')}"
+
+
+def _results_after(visible: list[BaseMessage], index: int) -> dict[str, str]:
+    calls: dict[str, Call] = {}
+    results: dict[str, str] = {}
+    for message in visible[index + 1:]:
+        if isinstance(message, AIMessage):
+            calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls if c.get("id")})
+        elif isinstance(message, ToolMessage) and message.tool_call_id in calls:
+            results[_key(calls[message.tool_call_id])] = message.text
+    return results
