@@ -129,6 +129,8 @@ def command_chat(args: argparse.Namespace) -> int:
             for notice in warnings_seen:
                 warn(notices.PREFIX + notice)
     interactive = sys.stdin.isatty()
+    if interactive and getattr(agent, "memory", None) is not None:  # a fact that looks like a credential: ask first
+        agent.memory.confirm = confirm_memory
     before = workspace_files(agent.workspace.root)
     try:
         say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
@@ -143,6 +145,18 @@ def command_chat(args: argparse.Namespace) -> int:
     finally:
         say(close_workspace(agent.workspace, before))
     return EXIT_OK
+
+
+def confirm_memory(text: str) -> bool:
+    """Ask the user before a fact that looks like a credential (shown redacted) is kept in memory.md."""
+    from flawedcode.infra.safe_text import printable
+
+    try:
+        answer = input(f"The agent wants to remember a fact that looks like a credential: {printable(text)[:200]}\n"
+                       "Keep it in memory.md (the secret itself is redacted)? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def workspace_files(root: Path) -> dict[str, tuple[int, int]]:

@@ -305,8 +305,10 @@ def test_memory_is_reread_when_someone_else_edits_the_file_but_own_saves_wait_fo
 
 def test_a_secret_is_redacted_before_memory_is_written(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "memory.md", 500, COUNTER)
-    store.save("my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD")
-    assert "sk-proj-abcdefghij" not in (tmp_path / "memory.md").read_text(encoding="utf-8")
+    assert "looks like a credential" in store.save("my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD")
+    assert not (tmp_path / "memory.md").exists()  # not kept without the user's confirmation
+    MemoryStore(tmp_path / "memory.md", 500, COUNTER, confirm=lambda text: True).save("my key is sk-proj-" + "Ab1Cd2Ef3Gh4" * 3)
+    assert "sk-proj-Ab1Cd" not in (tmp_path / "memory.md").read_text(encoding="utf-8")
 
 
 @settings(max_examples=60, deadline=None)

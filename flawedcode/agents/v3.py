@@ -71,7 +71,8 @@ class AgentV3(BaseAgent):
         # NEW in v3: the plan (kept outside the messages), memory.md, and the sub-agents' runner
         self.todos = TodoList()
         memory_file = Path(self.config.memory.path) if self.config.memory.path else self.workspace.archive_dir / "memory.md"
-        self.memory = MemoryStore(memory_file, self.config.memory.budget_tokens, self.counter)
+        memory_budget = min(self.config.memory.budget_tokens, self.budget_tokens // 4)  # never near the context budget
+        self.memory = MemoryStore(memory_file, memory_budget, self.counter)
         self.subagents = SubagentRunner(self.make_child, self.archive, self.log, self.counter, self.config.subagents)
 
     def build_tools(self) -> list[BaseTool]:
@@ -91,7 +92,7 @@ class AgentV3(BaseAgent):
         self.compactor = StableCompactor(  # NEW in v3: clear, digest, consolidate from cache, keep the plan in view
             self.model, self.archive, self.config.compaction, self.counter, self.budget_tokens,
             system_text=self.prefix.system_text, tools=self.prefix.active_tools, todos=self.todos, log=self.log,
-            on_boundary=lambda: self.at_boundary(budget))
+            on_boundary=lambda: self.at_boundary(budget), leading=self.prefix.leading_messages)
         lesson = ManageContext(self, budget)
         # NEW in v2: the guards (back-off, compaction, overflow retry, read-back paging, repair) in one line
         return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model),

@@ -17,9 +17,9 @@ the largest item of v2's bill. Two rules cut it:
      (offloaded results are read back, and statistics over many rows computed, with them).
 
 The request prefix is layered, most stable first, and nothing in it moves unless a
-layer itself changes: **system prompt, tool schemas, memory block** (in
-``RequestPrefix.system_text``), then the conversation, whose first message is the
-pinned goal. ``RequestPrefix.boundary()`` is the only place the loadout and the
+layer itself changes: **system prompt, tool schemas** (``RequestPrefix.system_text``),
+the **memory block** (``leading_messages``: a user-role message of data, never part of the
+system message), then the conversation, whose first message is the pinned goal. ``RequestPrefix.boundary()`` is the only place the loadout and the
 memory block change (besides ``load_tools``); ``LayeredPrefixMiddleware`` applies
 the prefix to every model call, so the agent's calls and the summary calls share it.
 """
@@ -33,12 +33,13 @@ from typing import Any
 
 import yaml
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AnyMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import create_model
 
 from flawedcode.config import LoadoutConfig
 from flawedcode.context.archive import ConversationArchive
-from flawedcode.context.memory import MemoryStore
+from flawedcode.context.memory import MemoryStore, memory_message
 from flawedcode.tokens import TokenCounter
 
 COMPACT_DESCRIPTIONS_FILE = Path(__file__).resolve().parent.parent / "prompts" / "tools_compact.yaml"
@@ -130,16 +131,22 @@ class RequestPrefix:
         return f"Loaded the {group} tools: {', '.join(self.deferred[group])}. They are available from your next step."
 
     def system_text(self) -> str:
-        """The system prompt, then the memory block (when memory has facts)."""
+        """The system prompt (memory is never part of it: see ``leading_messages``)."""
+        return self.system_prompt
+
+    def leading_messages(self) -> list[AnyMessage]:
+        """What leads the conversation in every request: the memory block as data in a message of its own."""
         if self.memory is not None:
             self._memory_block = self.memory.block()
-        return self.system_prompt + (f"\n\n{self._memory_block}" if self._memory_block else "")
+        message = memory_message(self._memory_block)
+        return [message] if message is not None else []
 
     def active_tools(self) -> list[BaseTool]:
         return [tool for tool in self.tools if tool.name in self._active]
 
     def fixed_tokens(self) -> int:
-        return self.counter.count_system(self.system_text()) + self.counter.count_tools(self.active_tools())
+        return (self.counter.count_system(self.system_text()) + self.counter.count_tools(self.active_tools())
+                + self.counter.count_messages(self.leading_messages()))
 
     def reset(self, archive: ConversationArchive | None = None) -> None:
         """A new conversation: the deferred groups are deferred again; the loadout and memory are re-decided."""
@@ -168,4 +175,5 @@ class LayeredPrefixMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         names = {tool.name for tool in self.prefix.active_tools()}
         tools = [tool for tool in request.tools if getattr(tool, "name", None) in names]
-        return handler(request.override(system_prompt=self.prefix.system_text(), tools=tools))
+        messages = [*self.prefix.leading_messages(), *request.messages]  # memory: data before the conversation
+        return handler(request.override(system_prompt=self.prefix.system_text(), tools=tools, messages=messages))

@@ -219,9 +219,10 @@ def stable_prefix(live: Sequence[AnyMessage], previous: Sequence[AnyMessage]) ->
 
 
 def request_summary(model: BaseChatModel, system_text: str, tools: Sequence[BaseTool], messages: Sequence[AnyMessage],
-                    instruction: HumanMessage, counter: TokenCounter, log: SessionLog | None = None) -> str:
-    """One summary call on the live prefix: same system text, same tools, same messages, instruction last."""
-    request = [SystemMessage(system_text), *messages, instruction]
+                    instruction: HumanMessage, counter: TokenCounter, log: SessionLog | None = None,
+                    leading: Sequence[AnyMessage] = ()) -> str:
+    """One summary call on the live prefix: same system text, tools, leading data (memory) and messages, instruction last."""
+    request = [SystemMessage(system_text), *leading, *messages, instruction]
     started = time.perf_counter()
     bound = model.bind_tools(list(tools)) if tools else model
     response = bound.invoke(request, config={"tags": [SUMMARY_TAG]})
@@ -341,12 +342,15 @@ class StableCompactor:
     todos: TodoList | None = None
     log: SessionLog | None = None
     on_boundary: Callable[[], Any] | None = None
+    leading: Callable[[], list[AnyMessage]] = list
+    """What leads the conversation in every request (v3: the memory block), counted in the fixed part."""
     failures: list[str] = field(default_factory=list)
     _request_id: str | None = field(default=None, repr=False)
     _plan_at_request: TodoList = field(default_factory=TodoList, repr=False)
 
     def fixed_tokens(self) -> int:
-        return self.counter.count_system(self.system_text()) + self.counter.count_tools(self.tools())
+        return (self.counter.count_system(self.system_text()) + self.counter.count_tools(self.tools())
+                + self.counter.count_messages(self.leading()))
 
     def tokens(self, messages: Sequence[AnyMessage]) -> int:
         return self.fixed_tokens() + self.counter.count_messages(messages)
@@ -470,7 +474,8 @@ class StableCompactor:
                              step: CompactionStep) -> tuple[str, Any] | None:
         """The summary (asked on ``request``), then the archive part for ``leaving``; None (recorded) if either fails."""
         try:
-            text = request_summary(self.model, self.system_text(), self.tools(), request, instruction, self.counter, self.log)
+            text = request_summary(self.model, self.system_text(), self.tools(), request, instruction, self.counter, self.log,
+                                   self.leading())
         except Exception as error:  # noqa: BLE001 - a failed summary changes nothing but is recorded
             self._failed(step, EventKind.SUMMARY_FAILED, f"{type(error).__name__}: {error}")
             return None

@@ -34,6 +34,13 @@ in other text, and neither is code or finance text that starts like a key
 characters must hold a digit from its alphabet (``A-Z2-7``); an id without one
 (about 1 in 28) is caught only when named (``aws_access_key_id = ...``).
 
+A private-key block cut before its ``END`` line is replaced up to where its base64 stops.
+
+``redact_disguised`` (used before memory.md is written, where a false alarm costs a question,
+not data) also finds secrets written so that the shapes above miss them: a key spaced out
+(``s k - p r o j - ...``), written backwards, or told in words (``my bank password is ...``,
+``the PIN for the safe: ...``). Each becomes ``[REDACTED:<kind> (spaced out|reversed|told)]``.
+
 Before matching, zero-width characters (U+200B-U+200D, U+2060, U+FEFF, the soft
 hyphen) are ignored, so a key with one inside is still found (and replaced with
 them), and an OpenAI, Anthropic or GitLab key wrapped onto the next line at one of
@@ -159,6 +166,8 @@ _SECRET_NAME = (r"(?:password|passwd|passphrase|secret|secret[_-]?key|api[_-]?ke
 SHAPES: tuple[Shape, ...] = (
     Shape("private-key", re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----.{0,16384}?-----END [A-Z ]{0,40}PRIVATE KEY-----",
                                     re.DOTALL), hints=("private key",)),
+    Shape("private-key", re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s:,.-]{0,16384}"),
+          hints=("private key",)),  # a block cut before its END line is a key all the same
     Shape("jwt", re.compile(rf"{_START}eyJ[A-Za-z0-9_-]{{8,8192}}\.eyJ[A-Za-z0-9_-]{{8,8192}}\.[A-Za-z0-9_-]{{8,8192}}"), hints=("eyj",)),
     Shape("anthropic-key", re.compile(rf"{_START}sk-ant-{_WRAPPED}{{20,1024}}"), _random_body(7), hints=("sk-ant-",)),
     Shape("openai-key", re.compile(rf"{_START}sk-{_WRAPPED}{{20,1024}}"), _random_body(3), hints=("sk-",)),
@@ -306,3 +315,48 @@ def _redact_nested(value: Any, kinds: Counter[str], secrets: dict[str, str]) -> 
     if isinstance(value, (list, tuple)):
         return type(value)(_redact_nested(item, kinds, secrets) for item in value)
     return value
+
+
+_SPACED_OUT = re.compile(r"(?<!\S)(?:\S[ \t]+){11,}\S(?!\S)")
+"""A run of twelve or more single characters each separated by blanks: a key written out letter by letter."""
+_TOLD = re.compile(
+    r"(?i)\b(?:password|passwd|passphrase|pass[ \t]?code|pin(?:[ \t]+(?:code|number))?|"
+    r"secret(?:[ \t]+(?:key|code|word|answer))?|api[ \t_-]?key|access[ \t]+(?:code|key|token)|token|"
+    r"credentials?|security[ \t]+(?:code|answer))(?:[ \t]+(?:for|to|of|at|on)[ \t]+[^\n:=]{1,40}?)?"
+    r"[ \t]*(?:\bis\b|\bwas\b|[:=])[ \t]*[\"'`]?(?P<secret>[^\s\"'`]{4,256}?)[\"'`.,;!]*(?=\s|$)")
+"""A secret told in words: "my bank password is ...", "the PIN for the safe: ...", "api key = ..."."""
+
+
+def redact_disguised(text: str) -> Redaction:
+    """``redact(text)``, then secrets the shapes miss because they were disguised: spaced out, reversed, told."""
+    plain = redact(text)
+    kinds = Counter(plain.kinds)
+    found: list[tuple[int, int, str]] = []
+    for match in _SPACED_OUT.finditer(plain.text):
+        joined = re.sub(r"\s", "", match.group())
+        inner = redact(joined)
+        if inner.changed or looks_random(joined):
+            kind = next(iter(inner.kinds), "random-token")
+            found.append((match.start(), match.end(), f"{kind} (spaced out)"))
+    backwards = redact(plain.text[::-1])
+    if backwards.changed:
+        size = len(plain.text)
+        found += [(size - end, size - start, f"{kind} (reversed)") for start, end, kind in _spans(plain.text[::-1])]
+    found += [(match.start("secret"), match.end("secret"), "secret (told)") for match in _TOLD.finditer(plain.text)
+              if "REDACTED" not in match.group("secret")]
+    pieces, at = [], 0
+    for start, end, kind in sorted(found, key=lambda span: (span[0], -span[1])):
+        if start < at:
+            continue
+        pieces += [plain.text[at:start], REPLACEMENT.format(kind=kind)]
+        kinds[kind] += 1
+        at = end
+    pieces.append(plain.text[at:])
+    return Redaction("".join(pieces), kinds)
+
+
+def _spans(text: str) -> list[tuple[int, int, str]]:
+    """Where ``redact`` finds a credential shape in ``text`` (start, end, kind)."""
+    lowered = text.lower()
+    return [(start, end, shape.kind) for shape in SHAPES if shape.may_match(lowered)
+            for start, end in _shape_spans(shape, text)]

@@ -152,7 +152,8 @@ class OfflineModel(BaseChatModel):
     def see(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> Window:
         """The part of a request that fits in the window (or ContextOverflowError)."""
         leading = 0
-        while leading < len(messages) and isinstance(messages[leading], SystemMessage):
+        while leading < len(messages) and (isinstance(messages[leading], SystemMessage)  # and leading data (memory)
+                                           or messages[leading].additional_kwargs.get("context_data")):
             leading += 1
         system, conversation = list(messages[:leading]), list(messages[leading:])
         system_prompt = "\n\n".join(text_of(message) for message in system)

@@ -9,6 +9,7 @@ The exact rules: docs/offline-model.md, "v3's tools"; their patterns and replies
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -69,8 +70,18 @@ def memory_notes(system: list[BaseMessage]) -> list[str]:
     for message in system:
         block = re.search(r"<memory\b[^>]*>\s*User notes \(verbatim\):\n((?:- .*\n?)+)", memory.text_of(message))
         if block:
-            notes += [line[2:].strip() for line in block.group(1).splitlines() if line.startswith("- ")]
+            notes += [unquoted(line[2:].strip()) for line in block.group(1).splitlines() if line.startswith("- ")]
     return notes
+
+
+def unquoted(note: str) -> str:
+    """A block's note as text: its JSON string read back, after the ``[correction]`` mark when it has one."""
+    mark = "[correction] " if note.startswith("[correction] ") else ""
+    try:
+        text = json.loads(note[len(mark):])
+    except ValueError:
+        return note
+    return mark + text if isinstance(text, str) else note
 
 
 def recall_from_memory(text: str, context: Context) -> Task | None:
