@@ -359,6 +359,11 @@ class YamlLimitError(ValueError):
     """A YAML document breaks one of the rules above (an alias bomb, a duplicate key)."""
 
 
+NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+MAX_YAML_NUMBER_CHARS = 100
+"""Longest number a YAML file may write (Python refuses to read integers past 4,300 digits)."""
+
+
 def load_yaml(text: str) -> Any:
     """``yaml.safe_load``, refusing duplicate keys and aliases that expand beyond ``MAX_ALIAS_NODES`` nodes."""
     loader = yaml.SafeLoader(text)
@@ -384,6 +389,9 @@ def _check_yaml_nodes(root: yaml.Node) -> None:
             raise YamlLimitError(f"line {node.start_mark.line + 1}: an alias refers to a node that contains it")
         in_progress.add(id(node))
         total = 1
+        if isinstance(node, yaml.ScalarNode) and node.tag in NUMBER_TAGS and len(node.value) > MAX_YAML_NUMBER_CHARS:
+            raise YamlLimitError(f"line {node.start_mark.line + 1}: a number written with {len(node.value):,} characters; "
+                                 f"numbers here have at most {MAX_YAML_NUMBER_CHARS}")
         if isinstance(node, yaml.MappingNode):
             _refuse_duplicate_keys(node)
             total += sum(size(key) + size(value) for key, value in node.value)

@@ -142,12 +142,12 @@ def run_task(task: Any, agent: BaseAgent) -> dict[str, Any]:
     Returns ``{"task", "agent", "success", "checks", "goal_probes", "totals"}``. Unlike the
     bench, which builds its own agents, this runs *your* agent (any config you gave it).
     """
-    from flawedcode.bench import evaluate, goal_kept
+    from flawedcode.bench import evaluate_step, goal_kept
 
     checks, probes = [], []
     for number, step in enumerate(task.all_steps()):
         reply = agent.send(step.say)
-        checks += [evaluate(check, reply, agent.workspace.root, number).to_dict() for check in step.checks]
+        checks += [result.to_dict() for result in evaluate_step(step.checks, reply, agent.workspace.root, number)]
         if step.probe == "goal":
             probes.append({"step": number, "kept": goal_kept(reply, task.goal_text)})
     success = all(check["passed"] for check in checks) and all(probe["kept"] for probe in probes)

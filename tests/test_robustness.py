@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -254,6 +255,34 @@ def test_a_catastrophic_regex_check_stops_at_its_time_limit(monkeypatch: pytest.
     assert result.to_dict()["note"] == result.note
     assert checks.evaluate(task.steps[0].checks[0], "aaaa", None).to_dict() == {
         "step": 0, "kind": "regex", "expected": "(a|aa)+$", "passed": True}
+
+
+def test_many_backtracking_checks_on_one_reply_share_one_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(checks, "REGEX_SECONDS_PER_REPLY", 0.3)
+    slow = [{"regex": f"(a|aa)+${index}"} for index in range(40)]
+    task = parse_tasks({"tasks": [{**TASK, "steps": [{"say": "hi", "checks": [*slow, {"contains": "b"}]}]}]})[0]
+    started = time.monotonic()
+    results = checks.evaluate_step(task.steps[0].checks, "a" * 40 + "b", None)
+    assert time.monotonic() - started < 2.0  # 40 checks of 1 s each took 40 s
+    assert not any(result.passed for result in results[:40]) and results[40].passed
+    assert "used up their 0.3 s" in results[-2].note
+
+
+@pytest.mark.parametrize("pattern", ["(((a{100}){100}){100}){100}", "(?:x{1000}){1000}", "a" * 1_001])
+def test_a_regex_check_that_would_compile_to_gigabytes_is_refused_at_once(pattern: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(TaskFileError) as raised:
+        parse_tasks({"tasks": [{**TASK, "steps": [{"say": "hi", "checks": [{"regex": pattern}]}]}]})
+    assert time.monotonic() - started < 1.0
+    assert "steps[0].checks[0].regex" in str(raised.value) and ("unroll" in str(raised.value) or "1,000" in str(raised.value))
+
+
+def test_a_number_too_long_to_read_in_a_task_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    tasks = tmp_path / "tasks.yaml"
+    tasks.write_text("tasks:\n- name: big\n  category: chartbook\n  steps:\n  - say: hi\n    checks:\n"
+                     f"    - has_number: {{min: {'9' * 5_000}}}\n")
+    code, _, err = run_main(capsys, "bench", "--tasks-file", str(tasks), "--out", str(tmp_path / "out"))
+    assert_one_line_error(code, err, "tasks.yaml: line 7: a number written with 5,000 characters")
 
 
 def test_non_utf8_config_and_task_files_give_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -28,7 +28,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {  # module -> the names this package giv
         "KNOWN_AGENTS", "AgentEntry", "AgentSpecError", "build_agent", "resolve_agent", "resolve_agents",
         "unavailable_agents",
     ),
-    "checks": ("CheckResult", "evaluate", "goal_kept", "numbers_in"),
+    "checks": ("CheckResult", "evaluate", "evaluate_step", "goal_kept", "numbers_in"),
     "cost": ("CostGuard", "CostLimitReached", "CostPreview", "pricing_of"),
     "outdir": ("BenchOutputError",),
     "peers": ("PEERS", "deepagents_missing"),

@@ -5,20 +5,23 @@ checks ignore case and collapse whitespace, so a reply that wraps a line still
 passes. ``has_number`` finds numbers such as ``4.8944``, ``-0.25``, ``1,250``
 or ``13550.3%`` (dates like ``2024-12-31`` do not count as numbers).
 ``goal_kept(reply, goal)`` is the goal-retention probe. A ``regex`` check runs with
-a time limit (``REGEX_SECONDS``); a pattern that runs out of time fails, and its
-result says so in ``note``.
+a time limit (``REGEX_SECONDS``), and a step's regex checks share one
+(``REGEX_SECONDS_PER_REPLY``); a pattern that runs out of time fails, and its
+result says so in ``note``. ``evaluate_step`` runs a step's checks under that shared limit.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from flawedcode.bench.tasks import REGEX_SECONDS, Check, NumberRange
+from flawedcode.bench.tasks import REGEX_SECONDS, REGEX_SECONDS_PER_REPLY, Check, NumberRange
 
 NUMBER = re.compile(r"(?<![\w.-])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w-])|(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 
@@ -49,22 +52,36 @@ def numbers_in(text: str) -> list[float]:
     return [float(match.replace(",", "")) for match in NUMBER.findall(text)]
 
 
-def evaluate(check: Check, reply: str, workspace_root: Path | None, step: int = 0) -> CheckResult:
+def evaluate(check: Check, reply: str, workspace_root: Path | None, step: int = 0,
+             regex_seconds: float | None = None) -> CheckResult:
+    regex_seconds = REGEX_SECONDS if regex_seconds is None else regex_seconds
+    if check.kind == "regex" and regex_seconds <= 0:
+        return CheckResult(step=step, kind=check.kind, expected=check.expected, passed=False,
+                           note=f"the step's regex checks used up their {REGEX_SECONDS_PER_REPLY:g} s; counted as failed")
     try:
-        passed, note = passes(check, reply, workspace_root), None
+        passed, note = passes(check, reply, workspace_root, regex_seconds), None
     except TimeoutError:
-        passed, note = False, f"the regex took more than {REGEX_SECONDS:g} s on this reply; counted as failed"
+        passed, note = False, f"the regex took more than {regex_seconds:.2g} s on this reply; counted as failed"
     return CheckResult(step=step, kind=check.kind, expected=check.expected, passed=passed, note=note)
 
 
-def passes(check: Check, reply: str, workspace_root: Path | None) -> bool:
+def evaluate_step(checks: Sequence[Check], reply: str, workspace_root: Path | None, step: int = 0) -> list[CheckResult]:
+    """Every check of one step, its regex checks sharing ``REGEX_SECONDS_PER_REPLY`` between them."""
+    deadline, results = time.monotonic() + REGEX_SECONDS_PER_REPLY, []
+    for check in checks:
+        seconds = min(REGEX_SECONDS, deadline - time.monotonic())
+        results.append(evaluate(check, reply, workspace_root, step, regex_seconds=seconds))
+    return results
+
+
+def passes(check: Check, reply: str, workspace_root: Path | None, regex_seconds: float | None = None) -> bool:
     kind, value = check.kind, getattr(check, check.kind)
     if kind == "contains":
         return normalize(value) in normalize(reply)
     if kind == "not_contains":
         return normalize(value) not in normalize(reply)
     if kind == "regex":  # raises TimeoutError after REGEX_SECONDS (catastrophic backtracking)
-        return regex.search(value, reply, flags=regex.IGNORECASE, timeout=REGEX_SECONDS) is not None
+        return regex.search(value, reply, flags=regex.IGNORECASE, timeout=REGEX_SECONDS if regex_seconds is None else regex_seconds) is not None
     if kind == "has_number":
         return has_number(reply, value if isinstance(value, NumberRange) else None) == bool(value)
     if kind == "file_exists":

@@ -63,7 +63,7 @@ from flawedcode.bench.agent_specs import (
     unavailable_agents,
     v2_config_from,
 )
-from flawedcode.bench.checks import evaluate
+from flawedcode.bench.checks import evaluate_step
 from flawedcode.bench.cost import CostGuard, CostLimitReached, CostPreview, pricing_of
 from flawedcode.bench.outdir import DISK_FULL, claim, disk_error
 from flawedcode.bench.probes import ProbeWatcher, end_of_run_facts, probe_items, probe_records
@@ -224,7 +224,7 @@ def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_
             error, failed_step = " ".join(f"step {step_number}: {failure}".split()), step_number
             break
         wrapper_per_turn.append(round(wrapper_overhead_seconds(agent) - before, 6))
-        checks += [evaluate(check, reply, workspace.root, step_number).to_dict() for check in step.checks]
+        checks += [result.to_dict() for result in evaluate_step(step.checks, reply, workspace.root, step_number)]
         if step.probe is not None:
             items = probe_items(step.probe, task.goal_text, task.facts, [check.contains for check in step.checks if check.contains])
             probes += probe_records(agent, watcher, step_number, step.probe, items, reply)

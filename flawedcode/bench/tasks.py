@@ -54,6 +54,7 @@ an error quotes at most a short prefix of a bad value. The YAML rules of
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -72,6 +73,55 @@ MAX_TASK_TURNS = 5_000
 TASK_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
 REGEX_SECONDS = 1.0
 """Time limit for one regex check on one reply."""
+REGEX_SECONDS_PER_REPLY = 2.0
+"""Time limit for all the regex checks of one step together (40 slow checks cost 2 s, not 40)."""
+MAX_REGEX_CHARS = 1_000
+"""Longest pattern a regex check may have."""
+MAX_REGEX_UNROLLED = 100_000
+"""Most atoms a pattern may unroll to once its counted repetitions are expanded (``((a{100}){100}){100}`` is 10^6)."""
+COUNTED_REPEAT = re.compile(r"\{(\d+)(?:,(\d*))?\}")
+
+
+def unrolled_size(pattern: str) -> int:
+    """About how many atoms ``pattern`` unrolls to when its counted repetitions are expanded (nested ones multiply).
+
+    A plain scan, the same for every regex dialect: escapes and character classes are one atom, a group is the
+    sum of its parts, ``X{m,n}`` is n times X (``{m,}``: m times). An upper bound: alternatives are added.
+    """
+    totals, last, index = [0], 0, 0
+    while index < len(pattern):
+        char, counted = pattern[index], COUNTED_REPEAT.match(pattern, index)
+        if counted:
+            count = min(int(counted[2] or counted[1]), MAX_REGEX_UNROLLED + 1)
+            totals[-1] += last * (count - 1)
+            last, index = last * count, counted.end()
+            continue
+        if char == "(":
+            totals.append(0)
+            index += 1
+            continue
+        if char == ")" and len(totals) > 1:
+            last = totals.pop()
+            totals[-1] += last
+            index += 1
+            continue
+        index = _atom_end(pattern, index)
+        last = 1
+        totals[-1] += 1
+    return sum(totals)
+
+
+def _atom_end(pattern: str, index: int) -> int:
+    """Where the atom starting at ``index`` ends: past an escape's next character, or a character class's ``]``."""
+    if pattern[index] == "\\":
+        return index + 2
+    if pattern[index] != "[":
+        return index + 1
+    index += 2 if pattern[index + 1:index + 2] == "^" else 1
+    index += 1 if pattern[index:index + 1] == "]" else 0  # a ] first in a class is a literal
+    while index < len(pattern) and pattern[index] != "]":
+        index += 2 if pattern[index] == "\\" else 1
+    return index + 1
 
 
 class TaskFileError(ValueError):
@@ -122,6 +172,11 @@ class Check(_Strict):
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
+            if len(value) > MAX_REGEX_CHARS:
+                raise ValueError(f"the pattern has {len(value):,} characters; a check may have at most {MAX_REGEX_CHARS:,}")
+            if (size := unrolled_size(value)) > MAX_REGEX_UNROLLED:
+                raise ValueError(f"the pattern's counted repetitions ({{m}}, {{m,n}}) unroll to about {size:,} atoms; "
+                                 f"at most {MAX_REGEX_UNROLLED:,} (compiling it could take gigabytes): use + or * instead")
             try:
                 regex.compile(value, flags=regex.IGNORECASE)
             except regex.error as error:
