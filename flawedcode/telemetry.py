@@ -114,6 +114,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import LLMResult
 
+from flawedcode.infra.safe_text import shown_name
 from flawedcode.notices import warn_once
 from flawedcode.prompt_cache import (
     BadFigure,
@@ -732,7 +733,7 @@ def _provider_of(message: AIMessage | None) -> str:
 
 def _model_name_of(message: AIMessage | None) -> str:
     metadata = getattr(message, "response_metadata", None) or {}
-    return str(metadata.get("model_name") or metadata.get("model") or "the model")
+    return shown_name(metadata.get("model_name") or metadata.get("model"), "the model")  # a server's name: escaped
 
 
 def _first_message(response: LLMResult) -> AIMessage | None:

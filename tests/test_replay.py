@@ -226,3 +226,20 @@ def test_a_recording_is_never_overwritten_by_its_own_replay_or_written_nowhere(m
     assert code == 2 and "that is the recording being replayed" in err and recording.read_text() == "precious\n"
     code, _, err = run(monkeypatch, capsys, "demo", "--record", str(tmp_path / "missing" / "x.jsonl"))
     assert code == 2 and err.strip().endswith(f"the folder {tmp_path / 'missing'} does not exist")
+
+
+@pytest.mark.parametrize(("field", "value", "fragment"), [
+    ("window_tokens", "lots", "'window_tokens' is 'lots'; it must be a whole number of tokens"),
+    ("window_tokens", -5, "'window_tokens' is -5"),
+    ("model", "gpt\x1b[2J\x1b]0;owned\x07", "'model' is not a plain name"),
+])
+def test_a_recordings_header_with_a_bad_field_is_one_line(tmp_path, field, value, fragment):
+    recording = tmp_path / "bad.jsonl"
+    ws = Workspace.create(tmp_path / "ws", tmp_path / "scratch", tmp_path / "archives")
+    make_agent("v1", model=get_model("offline", record=recording), workspace=ws).send("List ChartBook dataframes")
+    lines = recording.read_text().splitlines()
+    lines[0] = json.dumps({**json.loads(lines[0]), field: value})
+    recording.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ReplayMismatchError.__mro__[1]) as refused:
+        get_model(f"replay:{recording}")
+    assert fragment in str(refused.value) and "\x1b" not in str(refused.value) and "\n" not in str(refused.value)

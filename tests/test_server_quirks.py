@@ -423,3 +423,14 @@ def test_printable_keeps_text_newlines_and_tabs():
     assert printable(text) == text
     assert printable("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m"
     assert printable("\u202e\U000e0041") == "\\u202e\\U000e0041"
+
+
+def test_a_server_given_model_name_with_terminal_escapes_is_never_shown_raw(capsys):
+    hostile = "qwen2.5-coder:7b\x1b[2J\x1b]0;owned\x07\u202e"
+    with ImitationServer(style="vllm", model=hostile, window=16_384, publish_window=True) as server:
+        model = get_model("openai:qwen2.5-coder", base_url=server.base_url, max_retries=0)
+        model.invoke([HumanMessage("List ChartBook dataframes")])
+    err = capsys.readouterr().err
+    assert model.model_name == "qwen2.5-coder"  # a listed name with escapes is never adopted
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+    assert all("\x1b" not in name for name in model.served_models)

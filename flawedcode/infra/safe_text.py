@@ -82,3 +82,24 @@ def _visible(character: str) -> str:
     if point < 0x100:
         return f"\\x{point:02x}"
     return f"\\u{point:04x}" if point < 0x10000 else f"\\U{point:08x}"
+
+
+MAX_NAME_CHARS = 200
+"""Longest name (a model's, a provider's) taken from a server or a file."""
+
+
+def is_plain_name(text: object) -> bool:
+    """Whether ``text`` is a name to show as it is: a string of at most ``MAX_NAME_CHARS`` characters, nothing escaped."""
+    return isinstance(text, str) and 0 < len(text) <= MAX_NAME_CHARS and "\n" not in text and "\t" not in text \
+        and printable(text) == text
+
+
+def shown_name(text: object, fallback: str) -> str:
+    """A name from outside (a server's model id, a recording's header) as it may be shown: itself when plain,
+    else its escaped form cut to ``MAX_NAME_CHARS``, and ``fallback`` when it is empty or not text."""
+    if is_plain_name(text):
+        return str(text)
+    if not isinstance(text, str) or not text:
+        return fallback
+    escaped = printable(text).replace("\n", "\\n").replace("\t", "\\t")
+    return escaped[:MAX_NAME_CHARS]

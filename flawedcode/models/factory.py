@@ -58,6 +58,7 @@ from urllib.parse import urlsplit
 
 from langchain_core.language_models import BaseChatModel
 
+from flawedcode.infra.safe_text import is_plain_name, shown_name
 from flawedcode.models.errors import ModelConfigError
 from flawedcode.models.offline import OfflineModel
 from flawedcode.models.profiles import (
@@ -139,9 +140,10 @@ def server_info(base_url: str, name: str, api_key: str | None = None,
     listing = _get_json(f"{base}/models", api_key, timeout)
     entries = [item for item in (listing.get("data") if isinstance(listing, dict) else None) or []
                if isinstance(item, dict)]
-    served = tuple(str(item.get("id") or item.get("name")) for item in entries if item.get("id") or item.get("name"))
+    served = tuple(shown_name(item.get("id") or item.get("name"), "?") for item in entries if item.get("id") or item.get("name"))
     entry = listed_entry(entries, name)
-    listed_as = str(entry.get("id") or entry.get("name")) if entry else None
+    listed_as = entry.get("id") or entry.get("name") if entry else None
+    listed_as = listed_as if is_plain_name(listed_as) else None  # a name with escapes or controls is never adopted
     as_named = f" for {listed_as}" if listed_as and listed_as != name else ""
     prices = _published_prices(entry)
     found = _int_field(entry, SERVER_WINDOW_FIELDS) or _int_field((entry or {}).get("top_provider"), ("context_length",))

@@ -71,6 +71,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from flawedcode.infra.redact import redact_data
+from flawedcode.infra.safe_text import MAX_NAME_CHARS, is_plain_name, shown_name
 from flawedcode.infra.safefs import check_folder_name
 from flawedcode.models.errors import (
     ModelConfigError,
@@ -426,6 +427,24 @@ def _read_recording_text(path: Path) -> str:
         raise ModelConfigError(f"replay:{path}: cannot read the recording ({one_line(reason, 120)})") from None
 
 
+MAX_RECORDED_WINDOW_TOKENS = 100_000_000
+"""Largest input window a recording's header may state."""
+
+
+def _header_fields_problem(header: dict[str, Any]) -> str | None:
+    """What is wrong with the header's own fields: a window that is not a whole number of tokens, a name that is not text."""
+    window = header.get("window_tokens")
+    if window is not None and (type(window) is not int or not 0 < window <= MAX_RECORDED_WINDOW_TOKENS):
+        return (f"'window_tokens' is {one_line(repr(window), 40)}; it must be a whole number of tokens from 1 to "
+                f"{MAX_RECORDED_WINDOW_TOKENS:,}")
+    for name in ("model", "provider"):
+        value = header.get(name)
+        if value is not None and not is_plain_name(value):
+            return (f"'{name}' is not a plain name of at most {MAX_NAME_CHARS} characters "
+                    f"({shown_name(repr(value), 'empty')[:60]})")
+    return None
+
+
 def _record_problem(record: Any, first: bool) -> str | None:
     """What is wrong with one line of a recording, or None (the shapes the module docstring shows)."""
     if not isinstance(record, dict):
@@ -434,6 +453,9 @@ def _record_problem(record: Any, first: bool) -> str | None:
     if first or kind == "header":
         if not first:
             return "a second header"
+        header_problem = _header_fields_problem(record)
+        if header_problem:
+            return header_problem
         conversations = record.get("conversations", [])
         if not isinstance(conversations, list):
             return "'conversations' is not a list"
