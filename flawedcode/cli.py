@@ -135,6 +135,9 @@ def command_chat(args: argparse.Namespace) -> int:
     try:
         say(f"FlawedCode REPL: agent {agent.version}, model {agent.model_name}, budget {agent.budget_tokens:,} tokens, "
             f"workspace {agent.workspace.root}")
+        if getattr(agent, "replay_copy_of", None):
+            say(f"Replaying: the recording's tool calls run in a temporary copy of {printable(agent.replay_copy_of)}; "
+                "that folder is never changed.")
         say("Type a request; 'clear' starts a new conversation, 'quit' leaves."
             + (" Arrow keys edit the line and recall earlier requests." if interactive and line_editing() else ""))
         options = getattr(agent, "model_options", None)
@@ -258,15 +261,23 @@ def build_chat_agent(args: argparse.Namespace) -> Any:
         config = (config or AGENTS[args.agent].config_class()).model_copy(update={"budget_tokens": args.budget})
     options = model_options(args, config_model=config.model if config else None,
                             config_timeout=config.timeout_seconds if config else None)
-    workspace = chat_workspace(args.workspace)
+    from flawedcode.models.replay import REPLAY_PREFIX
+
+    replaying = str(options.resolved_spec() or "").startswith(REPLAY_PREFIX)
+    workspace = chat_workspace(args.workspace, replaying=replaying)
     agent = make_agent(args.agent, model=options.build(), workspace=workspace, config=config,
                        conversation_id=options.conversation_id(args.agent, workspace.archive_dir))
     agent.model_options = options  # the REPL's `clear` takes the next conversation id from it
+    agent.replay_copy_of = args.workspace if replaying else None
     return agent
 
 
-def chat_workspace(folder: str | None) -> Any:
-    """A fresh copy of the demo project; or ``folder`` itself when it already holds files."""
+def chat_workspace(folder: str | None, replaying: bool = False) -> Any:
+    """A fresh copy of the demo project; or ``folder`` itself when it already holds files.
+
+    A replay (``--model replay:FILE``) never works in the user's folder: the recording's tool calls (written
+    by whoever made the file) run in a temporary copy of it, kept afterwards only if they changed something.
+    """
     from flawedcode.tools import Workspace
 
     if folder is None:
@@ -274,12 +285,36 @@ def chat_workspace(folder: str | None) -> Any:
     root = Path(folder).expanduser()
     if root.is_file():
         raise UsageError(f"--workspace {folder}: is a file, not a folder")
+    if replaying:
+        source = root if root.exists() and any(root.iterdir()) else None
+        if source is not None and (size := folder_bytes(source, MAX_REPLAY_COPY_BYTES)) > MAX_REPLAY_COPY_BYTES:
+            raise UsageError(f"--workspace {folder}: a replay works on a copy of it, and it holds over "
+                             f"{MAX_REPLAY_COPY_BYTES // 1024**2} MB ({size // 1024**2} MB so far); give a smaller folder")
+        return Workspace.create(source=source)
     if root.exists() and any(root.iterdir()):
         workspace = Workspace(root, paths.scratch_dir(), paths.archive_dir())
         workspace.scratch_dir.mkdir(parents=True, exist_ok=True)
         workspace.archive_dir.mkdir(parents=True, exist_ok=True)
         return workspace
     return Workspace.create(root)
+
+
+MAX_REPLAY_COPY_BYTES = 256 * 1024**2
+"""Largest folder a replay copies to work in."""
+
+
+def folder_bytes(root: Path, limit: int) -> int:
+    """The bytes of the files under ``root`` (symbolic links not followed), counted until past ``limit``."""
+    total = 0
+    for path in root.rglob("*"):
+        try:
+            if path.is_file() and not path.is_symlink():
+                total += path.stat().st_size
+        except OSError:
+            continue
+        if total > limit:
+            break
+    return total
 
 
 def read_request(interactive: bool) -> str | None:

@@ -234,11 +234,12 @@ class Workspace:
         root: Path | None = None,
         scratch_dir: Path | None = None,
         archive_dir: Path | None = None,
+        source: Path | None = None,
     ) -> Workspace:
-        """Copy the demo project into a fresh folder (a new temporary folder by default).
+        """Copy the demo project (or ``source``, a project of the user's) into a fresh folder (a new temporary one by default).
 
-        The original ``data/demo_project`` is only read. ``root``, if given, must be
-        missing or empty, and is kept; a temporary folder is removed by ``cleanup()``
+        The original ``data/demo_project`` (or ``source``) is only read; symbolic links are copied as links. ``root``,
+        if given, must be missing or empty, and is kept; a temporary folder is removed by ``cleanup()``
         (or at exit). scratch/ and archives/ default to ``paths.scratch_dir()`` and
         ``paths.archive_dir()`` and are created if missing.
         """
@@ -249,8 +250,9 @@ class Workspace:
         if root.exists() and any(root.iterdir()):
             raise FileExistsError(f"{root} is not empty; use Workspace(root, scratch_dir, archive_dir) to reuse it")
         shutil.copytree(
-            paths.demo_project_dir(),
+            Path(source) if source is not None else paths.demo_project_dir(),
             root,
+            symlinks=True,
             dirs_exist_ok=True,
             ignore=shutil.ignore_patterns(*SKIPPED_FOLDERS),
         )

@@ -6,23 +6,28 @@ a comment beside it).
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import multiprocessing
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, message_to_dict
 
-from flawedcode import notices
+from flawedcode import cli, notices
 from flawedcode.agents import make_agent
 from flawedcode.config import SubagentConfig, V3Config
 from flawedcode.context.archive import ConversationArchive
 from flawedcode.context.memory import MemoryStore
 from flawedcode.context.subagents import SubagentRunner, make_task_tool
 from flawedcode.lessons import lesson_model
+from flawedcode.models.factory import ModelOptions
+from flawedcode.models.replay import FORMAT
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
 from flawedcode.tools import Workspace
@@ -277,3 +282,47 @@ def test_a_disguised_secret_is_redacted_and_kept_only_when_confirmed(tmp_path: P
     assert store.save(fact).startswith("Saved") and len(asked) == 1
     text = path.read_text(encoding="utf-8")
     assert secret not in text and secret.replace(" ", "") not in text.replace(" ", "") and "[REDACTED" in text
+
+
+# --- 3. replaying a crafted recording touches no file of the user's -----------------------------------
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def chat(monkeypatch, capsys, *args: str, stdin: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = cli.main(["chat", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_crafted_recording_cannot_change_the_project_it_replays_in(monkeypatch, capsys, tmp_path: Path) -> None:
+    monkeypatch.setenv("FLAWEDCODE_ARCHIVE_DIR", str(tmp_path / "archives"))
+    monkeypatch.setenv("FLAWEDCODE_SCRATCH_DIR", str(tmp_path / "scratch"))
+    project = Workspace.create(tmp_path / "project").root
+    before = files_of(project)
+    recording = tmp_path / "crafted.jsonl"
+    code, _, _ = chat(monkeypatch, capsys, "--agent", "v2", "--record", str(recording), stdin="hello\n")
+    assert code == 0
+    lines = [json.loads(line) for line in recording.read_text().splitlines()]
+    call = next(line for line in lines if line["type"] == "call")
+    call["response"] = message_to_dict(AIMessage("", tool_calls=[
+        {"name": "write_file", "args": {"path": "analyze.py", "content": "print('replaced')\n"}, "id": "c1"},
+        {"name": "run_python", "args": {"code": "open('pwned.txt', 'w').write('x')"}, "id": "c2"}]))
+    recording.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, out, err = chat(monkeypatch, capsys, "--agent", "v2", "--model", f"replay:{recording}",
+                          "--workspace", str(project), stdin="hello\n")
+    # before: analyze.py was replaced and pwned.txt written, then the replay stopped at the mismatch
+    assert files_of(project) == before
+    assert "copy" in out
+
+
+def test_two_replays_of_one_recording_never_share_an_archive(tmp_path: Path) -> None:
+    recording = tmp_path / "r.jsonl"
+    recording.write_text(json.dumps({"type": "header", "format": FORMAT, "model": "offline", "provider": "flawedcode",
+                                     "conversations": ["v2-0123456789"]}) + "\n")
+    first, second = ModelOptions(spec=f"replay:{recording}"), ModelOptions(spec=f"replay:{recording}")
+    ids = [options.conversation_id("v2", tmp_path / "archives") for options in (first, second)]
+    # before: both REPLs were given v2-0123456789 (its folder is made only at the first archive write)
+    assert ids[0] == "v2-0123456789" and ids[1] != ids[0]

@@ -413,7 +413,7 @@ class ModelOptions:
         if spec and spec.startswith(REPLAY_PREFIX):
             self._player = self._player or load_recording(spec.removeprefix(REPLAY_PREFIX).strip())
             recorded = self._player.next_conversation_id(prefix)
-            return recorded if recorded and not (archive_dir and (Path(archive_dir) / recorded).exists()) else None
+            return recorded if recorded and claim_folder(archive_dir, recorded) else None
         recording = self.recording()
         return recording.new_conversation_id(prefix) if recording is not None else None
 
@@ -424,3 +424,21 @@ class ModelOptions:
     def of(cls, value: str | ModelOptions | None) -> ModelOptions:
         """A ModelOptions from a spec string (or None), or the ModelOptions itself."""
         return value if isinstance(value, ModelOptions) else cls(spec=value)
+
+
+def claim_folder(archive_dir: Path | None, conversation_id: str) -> bool:
+    """Make ``archive_dir/conversation_id`` now, in one step: False when it exists (another session has it).
+
+    Two replays of one recording started together would both find the recorded id's folder missing and
+    write into one archive; ``mkdir`` succeeds for exactly one of them.
+    """
+    if archive_dir is None:
+        return True
+    try:
+        Path(archive_dir).mkdir(parents=True, exist_ok=True)
+        (Path(archive_dir) / conversation_id).mkdir()
+    except FileExistsError:
+        return False
+    except OSError:
+        return True  # an archive folder that cannot be made now fails later, with its own clear line
+    return True
