@@ -217,6 +217,20 @@ def handmade_record(agent: str, task: str, run: int, success: bool, input_tokens
     }
 
 
+def test_a_chart_the_disk_refuses_loses_no_figure_and_is_one_warning(tmp_path: Path, capsys) -> None:
+    records = [handmade_record("v2", "a", 1, True, 900, 100, 5000, [True], [(True, True)])]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+
+    def full_disk(summary: dict, path: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    table = score(tmp_path, chart=full_disk)
+    assert "v2" in table and (tmp_path / "results.md").read_text() == table
+    assert "chart" not in json.loads((tmp_path / "summary.json").read_text())
+    err = capsys.readouterr().err
+    assert "could not save" in err and "No space left on device" in err and "Traceback" not in err
+
+
 def test_score_from_handmade_runs(tmp_path: Path) -> None:
     records = [
         handmade_record("v2", "a", 1, True, 900, 100, 5000, [True, True], [(True, True)], summaries=2),

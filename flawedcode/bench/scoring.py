@@ -69,6 +69,7 @@ from flawedcode.agents import AGENTS
 from flawedcode.bench.metadata import build_metadata
 from flawedcode.bench.records import RunRecord, read_runs
 from flawedcode.bench.tasks import CATEGORIES, Task
+from flawedcode.notices import warn_once
 from flawedcode.paths import write_atomically
 
 SUMMARY_FILE = "summary.json"
@@ -104,13 +105,24 @@ def score(out_dir: str | Path, agents: Iterable[str] | None = None, tasks: list[
     summary["problems"] = found.problems
     summary["skipped"] = skipped
     summary["expected"] = {task.name: task.expected for task in tasks or [] if task.expected}
-    if chart:
-        chart(summary, out_dir / CHART_FILE)
-        summary["chart"] = str(out_dir / CHART_FILE)
     write_atomically(out_dir / SUMMARY_FILE, json.dumps(summary, indent=2))
     table = render_markdown(summary)
     write_atomically(out_dir / RESULTS_FILE, table)
+    if chart and draw_chart(chart, summary, out_dir):  # the figures are on disk first: a chart that fails loses none
+        write_atomically(out_dir / SUMMARY_FILE, json.dumps(summary, indent=2))
     return table
+
+
+def draw_chart(chart: ChartDrawer, summary: dict[str, Any], out_dir: Path) -> bool:
+    """Draw comparison.png and note its path in ``summary``; a disk that refuses it is one warning line, not a traceback."""
+    try:
+        chart(summary, out_dir / CHART_FILE)
+    except OSError as error:
+        warn_once(f"chart:{out_dir}", f"could not save {out_dir / CHART_FILE} ({error.strerror or error}); "
+                                      f"{SUMMARY_FILE} and {RESULTS_FILE} are written")
+        return False
+    summary["chart"] = str(out_dir / CHART_FILE)
+    return True
 
 
 def summarize_runs(records: list[RunRecord | dict[str, Any]], agents: list[str]) -> dict[str, Any]:
