@@ -796,6 +796,8 @@ def run_python_code(workspace: Workspace, code: str, timeout: int = DEFAULT_RUN_
     result = workspace.sandbox.run(code, timeout, MAX_RUN_OUTPUT_CHARS)
     if result.sandbox_error:
         raise ToolInputError(f"run_python's sandbox could not start, so the code did not run ({result.sandbox_error})")
+    if result.stopped:
+        return f"Error: run_python stopped: {result.stopped}\n{result.output}".rstrip("\n")
     if result.timed_out:
         return f"Error: run_python timed out after {timeout} s\n{result.output}".rstrip("\n")
     return f"# exit code {result.exit_code}\n{result.output or '(no output)'}".rstrip("\n")

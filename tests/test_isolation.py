@@ -513,3 +513,25 @@ def test_home_is_bounded_at_the_namespace_levels(workspace, level):
             "except OSError as error:\n    print('full at', os.path.getsize(path) // 2**20, error.errno)\n")
     output = run_at(workspace, level, code).output
     assert "WROTE-ALL" not in output and f"full at {sandbox.HOME_BYTES // 2**20}" in output, output
+
+
+def test_a_call_that_fills_the_disk_file_after_file_is_stopped_at_its_bound(workspace, level, monkeypatch):
+    if level == "basic":
+        pytest.skip("the basic level (Windows) has no supervisor to watch the disk")
+    monkeypatch.setattr(sandbox, "MAX_CALL_DISK_BYTES", 24 * 1024**2)
+    code = textwrap.dedent("""
+        import os, time
+        for number in range(40):  # 40 files of 4 MB, each under the per-file limit: 160 MB in all
+            with open(f"fill{number}.bin", "wb") as stream:
+                stream.write(os.urandom(4 * 1024**2))
+                stream.flush()
+                os.fsync(stream.fileno())
+            time.sleep(0.02)
+        print("wrote everything")
+    """)
+    result = run_at(workspace, level, code, timeout=60)
+    written = sum(path.stat().st_size for path in workspace.root.glob("fill*.bin"))
+    assert "wrote everything" not in result.output and result.stopped.startswith("it took more than 24 MB of disk")
+    assert written < 80 * 1024**2  # stopped within a few files of its bound (other writers on the machine count too)
+    tool = next(tool for tool in make_tools(workspace) if tool.name == "run_python")
+    assert tool.invoke({"code": "print('small')"}).startswith("# exit code 0")

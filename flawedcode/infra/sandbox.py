@@ -97,8 +97,11 @@ runs as another user                       nobody     no         no             
    process the call starts together, tmpfs pages included; what is left is killed and the
    cgroup removed after the call. An ordinary user (and a container that delegates no
    controller) gets no cgroup: memory is then bounded per process only, so N processes
-   can hold N times ``MAX_MEMORY_BYTES``. Disk is bounded per file (``RLIMIT_FSIZE``), not
-   in total: a call can fill the workspace's disk.
+   can hold N times ``MAX_MEMORY_BYTES``. Disk is bounded per file (``RLIMIT_FSIZE``) and per
+   call: the supervisor watches the free space of the workspace's filesystem and stops the call
+   (``Error: run_python stopped: ...``) once it has taken ``MAX_CALL_DISK_BYTES``, or would leave
+   less than ``MIN_FREE_DISK_BYTES`` free. Free space is the filesystem's, so another program's
+   writes in the same moment count too; what the call wrote before it was stopped stays.
 
 The limits are the constants below (``MAX_PROCESSES``, ``MAX_MEMORY_BYTES``,
 ``MAX_FILE_BYTES``, ``MAX_OPEN_FILES``). The environment is the variables named
@@ -141,6 +144,12 @@ MAX_MEMORY_BYTES = 4 * 1024**3
 """Address space of each process (``RLIMIT_AS``); pandas and numpy fit comfortably."""
 MAX_FILE_BYTES = 512 * 1024**2
 """Largest file the code may write (``RLIMIT_FSIZE``)."""
+MAX_CALL_DISK_BYTES = 1024**3
+"""Most free space one call may take from the workspace's filesystem, every file together."""
+MIN_FREE_DISK_BYTES = 64 * 1024**2
+"""A call that would leave less free space than this on the workspace's filesystem is stopped."""
+DISK_CHECK_SECONDS = 0.05
+"""How often the supervisor reads the free space while the code runs."""
 MAX_OPEN_FILES = 1024
 """Open files per process (``RLIMIT_NOFILE``)."""
 HOME_BYTES = 256 * 1024**2
@@ -191,6 +200,8 @@ class RunResult:
     output: str
     timed_out: bool = False
     sandbox_error: str = ""
+    stopped: str = ""
+    """Why the call was stopped before it ended (the disk bound), or empty."""
 
 
 class SandboxError(RuntimeError):
@@ -305,6 +316,8 @@ class Sandbox:
             "gid": NOBODY_GID if nobody else os.getegid(),
             "max_processes": MAX_PROCESSES + (processes_of(NOBODY_UID) if nobody else 0),
             "timeout": timeout,
+            "max_disk_bytes": MAX_CALL_DISK_BYTES,
+            "min_free_bytes": MIN_FREE_DISK_BYTES,
             "argv": [sys.executable, "-c", code],
             "env": sandbox_environment(str(home)) | self.environment,
         }
@@ -389,6 +402,9 @@ def _supervise(settings: dict[str, Any], timeout: float, max_output_bytes: int) 
     if any(line.startswith("error: ") for line in status):
         error = next(line for line in status if line.startswith("error: "))[len("error: "):]
         return RunResult(None, capture.text(), sandbox_error=error)
+    if "disk" in status:
+        return RunResult(None, capture.text(), stopped=f"it took more than {MAX_CALL_DISK_BYTES / 1024**2:,.0f} MB of disk, "
+                         f"or left less than {MIN_FREE_DISK_BYTES / 1024**2:,.0f} MB free; the files it wrote stay")
     timed_out = "timeout" in status or exit_code is None
     return RunResult(None if timed_out else exit_code, capture.text(), timed_out=timed_out)
 
@@ -704,6 +720,7 @@ def _run_child(settings: dict[str, Any], status: Any, sweep: Any) -> int:
     """Fork the code's process, wait for it (at most the timeout), then clean up and return its exit code."""
     status.write("ok\n")
     status.flush()
+    disk = DiskWatch(settings["workspace"], settings.get("max_disk_bytes"), settings.get("min_free_bytes"))
     child = os.fork()
     if child == 0:
         try:
@@ -722,9 +739,9 @@ def _run_child(settings: dict[str, Any], status: Any, sweep: Any) -> int:
             os.execve(settings["argv"][0], settings["argv"], settings["env"])
         finally:
             os._exit(127)
-    code = _wait_with_deadline(child, time.monotonic() + settings["timeout"])
+    code = _wait_with_deadline(child, time.monotonic() + settings["timeout"], disk)
     if code is None:
-        status.write("timeout\n")
+        status.write("disk\n" if disk.exceeded else "timeout\n")
         status.flush()
     if sweep is not None:
         sweep(child)
@@ -994,13 +1011,39 @@ def _set_limits(settings: dict[str, Any]) -> None:
         resource.setrlimit(limit, (value, value))
 
 
-def _wait_with_deadline(child: int, deadline: float) -> int | None:
-    """The child's exit code, or None if it is still running at the deadline (then it is killed)."""
+class DiskWatch:
+    """The free space of the workspace's filesystem, read at the start of a call and every ``DISK_CHECK_SECONDS``."""
+
+    def __init__(self, workspace: str, max_bytes: int | None, min_free_bytes: int | None) -> None:
+        self.workspace, self.max_bytes, self.min_free = workspace, max_bytes, min_free_bytes or 0
+        self.start, self.next_check, self.exceeded = self.free(), 0.0, False
+
+    def free(self) -> int | None:
+        try:
+            stats = os.statvfs(self.workspace)
+        except OSError:
+            return None
+        return stats.f_bavail * stats.f_frsize
+
+    def over(self) -> bool:
+        """Whether the call has taken more than its share (read at most once per ``DISK_CHECK_SECONDS``)."""
+        now = time.monotonic()
+        if self.max_bytes is None or self.start is None or now < self.next_check:
+            return False
+        self.next_check = now + DISK_CHECK_SECONDS
+        free = self.free()
+        taken = 0 if free is None else self.start - free
+        self.exceeded = free is not None and taken > 0 and (taken > self.max_bytes or free < self.min_free)
+        return self.exceeded
+
+
+def _wait_with_deadline(child: int, deadline: float, disk: DiskWatch | None = None) -> int | None:
+    """The child's exit code, or None if it is still running at the deadline or past the disk bound (then it is killed)."""
     while True:
         pid, wait_status = os.waitpid(child, os.WNOHANG)
         if pid == child:
             return _exit_code(wait_status)
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or (disk is not None and disk.over()):
             try:
                 os.killpg(child, signal.SIGKILL)
             except ProcessLookupError:
