@@ -306,6 +306,23 @@ def test_a_lone_surrogate_never_breaks_the_labs_snapshot(tmp_path: Path) -> None
     lab.send("and the next turn works")
 
 
+def test_the_labs_snapshot_redacts_a_typed_key_and_never_replaces_files(tmp_path: Path) -> None:
+    from flawedcode.lab import ContextLab
+
+    key = "sk-proj-" + "Zq8wT3xLp0Vr7NcYb2Hs5KdFgJ1mA4eQ"
+    lab = ContextLab()
+    lab.send(f"my openai key is {key}, list the ChartBook dataframes")
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    (folder / "state.txt").write_text("the student's own notes")
+    with pytest.raises(FileExistsError, match="already holds state.txt"):
+        lab.snapshot().save(folder)
+    assert (folder / "state.txt").read_text() == "the student's own notes"
+    lab.snapshot().save(folder, overwrite=True)
+    state = (folder / "state.txt").read_text(encoding="utf-8")
+    assert key not in state and "list the ChartBook dataframes" in state
+
+
 def test_a_100000_character_model_name_gives_a_short_error() -> None:
     from flawedcode.lab import ContextLab
     from flawedcode.models import ModelConfigError

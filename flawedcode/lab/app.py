@@ -72,6 +72,7 @@ from matplotlib.figure import Figure
 
 from flawedcode.agents import BaseAgent
 from flawedcode.charts import PROJECTOR_STYLE, chart_data, plot_context
+from flawedcode.infra.redact import redact_text
 from flawedcode.infra.safe_text import escape_surrogates
 from flawedcode.lab.bar import plot_context_bar
 from flawedcode.lab.session import (
@@ -438,13 +439,22 @@ class LabSnapshot:
                          for png in (self.chart_png, self.bar_png))
         return f"<div>{images}<pre style='white-space:pre-wrap'>{html.escape(self.text)}</pre></div>"
 
-    def save(self, folder: str | Path) -> list[Path]:
-        """Write chart.png, bar.png and state.txt into ``folder``; returns the paths."""
+    def save(self, folder: str | Path, overwrite: bool = False) -> list[Path]:
+        """Write chart.png, bar.png and state.txt into ``folder``; returns the paths.
+
+        The state is redacted first (a key typed into the lab is written as ``[REDACTED ...]``), and a folder
+        that already holds any of the three files is refused unless ``overwrite=True``.
+        """
         folder = Path(folder)
+        names = ("chart.png", "bar.png", "state.txt")
+        taken = [name for name in names if (folder / name).exists() or (folder / name).is_symlink()]
+        if taken and not overwrite:
+            raise FileExistsError(f"{folder} already holds {', '.join(taken)}; choose a new folder, or save(..., "
+                                  "overwrite=True) to replace them")
         folder.mkdir(parents=True, exist_ok=True)
         written = []
-        state = escape_surrogates(self.text).encode("utf-8")  # a lone surrogate (a bad byte in a name) is shown, never fatal
-        for name, content in (("chart.png", self.chart_png), ("bar.png", self.bar_png), ("state.txt", state)):
+        state = escape_surrogates(redact_text(self.text)).encode("utf-8")  # a lone surrogate is shown, never fatal
+        for name, content in zip(names, (self.chart_png, self.bar_png, state), strict=True):
             write_atomically(folder / name, content)
             written.append(folder / name)
         return written
