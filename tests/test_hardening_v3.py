@@ -21,9 +21,10 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, mess
 
 from flawedcode import cli, notices
 from flawedcode.agents import make_agent
-from flawedcode.config import SubagentConfig, V3Config
+from flawedcode.config import StableCompactionConfig, SubagentConfig, V3Config
 from flawedcode.context.archive import ConversationArchive
 from flawedcode.context.memory import MemoryStore
+from flawedcode.context.stable import StableCompactor
 from flawedcode.context.subagents import SubagentRunner, make_task_tool
 from flawedcode.lessons import lesson_model
 from flawedcode.models.factory import ModelOptions
@@ -326,3 +327,29 @@ def test_two_replays_of_one_recording_never_share_an_archive(tmp_path: Path) -> 
     ids = [options.conversation_id("v2", tmp_path / "archives") for options in (first, second)]
     # before: both REPLs were given v2-0123456789 (its folder is made only at the first archive write)
     assert ids[0] == "v2-0123456789" and ids[1] != ids[0]
+
+
+# --- 4. v3 loses no message when a digest and a summary happen in one step --------------------------------
+
+class Summarizer(GenericFakeChatModel):
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+
+def test_every_message_that_leaves_in_a_digest_and_summary_step_is_archived(tmp_path: Path) -> None:
+    archive = ConversationArchive(tmp_path, "c")
+    config = StableCompactionConfig(keep_turns=1, clear_trigger=1.0, summary_trigger=0.3, keep=0.01, summaries_max=10_000)
+    compactor = StableCompactor(Summarizer(messages=itertools.repeat(AIMessage("## SESSION INTENT\nsummary"))), archive,
+                                config, COUNTER, 4000, system_text=lambda: "system", tools=list)
+    long = "the answer, at length. " * 60
+    messages = [HumanMessage("the goal: study sofr", id="goal"), AIMessage("goal answer " + long, id="a0"),
+                HumanMessage("first follow-up", id="h1"), AIMessage("first answer " + long, id="a1"),
+                HumanMessage("second follow-up", id="h2"), AIMessage("second answer " + long, id="a2"),
+                HumanMessage("third follow-up", id="h3"), AIMessage("third answer " + long * 4, id="a3"),
+                HumanMessage("the latest request", id="h4")]
+    step = compactor.maybe_compact(messages)
+    assert step.digested and step.summarized
+    remaining = {message.id for message in step.messages}
+    archived = {message.id for message in archive.messages()}
+    # before: one answer was in neither the context nor the archive
+    assert [message.id for message in messages if message.id not in remaining | archived] == []

@@ -61,7 +61,9 @@ Before each model call (``maybe_compact``; settings in ``StableCompactionConfig`
    left it (see ``todos.py``).
 
 A failed or blank summary changes nothing (the clearing already done stays; it was
-archived first). Every message that leaves is archived before it leaves.
+archived first). Every message that leaves is archived before it leaves: what leaves is taken
+from the messages as they stand at that point of the step, matched to the last request's copies by
+id (never by position, which an earlier digest in the same step has moved).
 """
 
 from __future__ import annotations
@@ -233,6 +235,16 @@ def request_summary(model: BaseChatModel, system_text: str, tools: Sequence[Base
     if not text or (isinstance(response, AIMessage) and response.tool_calls and not text):
         raise ValueError("the summary was blank")
     return text
+
+
+def leaving_messages(messages: Sequence[AnyMessage], live: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The messages that leave the context, each as the last request sent it (a cleared result whole again).
+
+    Found by id, never by position: a digest or a consolidation earlier in the same step moves every index,
+    and a slice of ``live`` taken at this step's positions would archive the wrong messages and lose others.
+    """
+    originals = {message.id: message for message in live if message.id}
+    return [originals.get(message.id, message) if message.id else message for message in messages]
 
 
 def summary_number(messages: Sequence[AnyMessage]) -> int:
@@ -457,8 +469,7 @@ class StableCompactor:
             return messages
         instruction = summary_instruction(cutoff - start, len(messages) - cutoff, consolidate, self.config.summary_chars)
         before = self.tokens(messages)
-        leaving_live = live[start:cutoff] or blocks  # clearing replaces in place: the same positions, full contents
-        written = self._summary_and_archive(live, instruction, leaving_live, step)
+        written = self._summary_and_archive(live, instruction, leaving_messages(messages[start:cutoff], live) or blocks, step)
         if written is None:
             return messages
         text, part = written
