@@ -263,7 +263,7 @@ def test_many_backtracking_checks_on_one_reply_share_one_time_limit(monkeypatch:
     task = parse_tasks({"tasks": [{**TASK, "steps": [{"say": "hi", "checks": [*slow, {"contains": "b"}]}]}]})[0]
     started = time.monotonic()
     results = checks.evaluate_step(task.steps[0].checks, "a" * 40 + "b", None)
-    assert time.monotonic() - started < 2.0  # 40 checks of 1 s each took 40 s
+    assert time.monotonic() - started < 20  # 40 checks of 1 s each took 40 s (here 0.3 s in all; slack for a loaded machine)
     assert not any(result.passed for result in results[:40]) and results[40].passed
     assert "used up their 0.3 s" in results[-2].note
 
@@ -273,7 +273,7 @@ def test_a_regex_check_that_would_compile_to_gigabytes_is_refused_at_once(patter
     started = time.monotonic()
     with pytest.raises(TaskFileError) as raised:
         parse_tasks({"tasks": [{**TASK, "steps": [{"say": "hi", "checks": [{"regex": pattern}]}]}]})
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 10  # refused before compiling (compiling the first took 1.3 GB)
     assert "steps[0].checks[0].regex" in str(raised.value) and ("unroll" in str(raised.value) or "1,000" in str(raised.value))
 
 
