@@ -54,7 +54,7 @@ context (tokens, with the budget as a dashed line), tokens per success (all
 tokens / successful runs), success rate (%), goal retention (%), input ÷ v1
 (two bars per agent: raw, and hatched with prompt caching priced in, each
 divided by v1's priced the same way; a dashed line at 1) and input ÷ the
-physical limit (a dashed line at 1: the limit itself).
+task's yardstick, the same number for every agent (a dashed line at 1: the yardstick itself).
 
 Rules:
 - ``chart_data(logs)`` is the single source: the plot draws exactly its
@@ -610,7 +610,7 @@ COMPARISON_PANELS = (
     ("success_rate", "Success rate", "tasks passed (%)", True),
     ("goal_retention", "Goal retention", "goal recalled (%)", True),
     ("input_vs_v1", "Input ÷ v1: raw, and with caching (hatched)", "all input / v1's", False),
-    ("input_vs_limit", "Input ÷ the physical limit", "all input / the limit", False),
+    ("input_vs_limit", "Input ÷ the yardstick", "all input / the task's yardstick (the same for every agent)", False),
 )
 BUDGET_PANEL = "peak_context_tokens"  # the panel that gets the budget line
 PAIRED_PANELS = {"input_vs_v1": "cached_vs_v1_cached"}  # a second, hatched bar per agent

@@ -126,7 +126,7 @@ def test_text_checks(check: dict, passed: bool) -> None:
 
 
 def test_every_kind_is_covered() -> None:
-    assert set(CHECK_KINDS) == {"contains", "regex", "has_number", "file_exists", "not_contains"}
+    assert set(CHECK_KINDS) == {"contains", "regex", "has_number", "file_exists", "not_contains", "figures"}
 
 
 def test_numbers_ignore_dates() -> None:
@@ -179,8 +179,10 @@ def test_tiny_run_writes_runs_summary_and_table(tmp_path: Path) -> None:
     assert "| 100% | - | - |" in table.split("| v1 |")[1].splitlines()[0]  # goal in context; no fact probes
     v1 = summary["agents"]["v1"]
     assert v1["cache_weighted_input_tokens"] < v1["total_input_tokens"] and 0 < v1["cacheable_share"] < 1
-    assert v1["total_input_tokens"] / v1["oracle_input_tokens"] == pytest.approx(v1["input_vs_limit"], abs=1e-3)
+    assert v1["total_input_tokens"] / v1["yardstick_tokens"] == pytest.approx(v1["input_vs_limit"], abs=1e-3)
+    assert v1["total_input_tokens"] / v1["oracle_input_tokens"] == pytest.approx(v1["input_vs_own_floor"], abs=1e-3)
     assert set(summary["tasks"]["goal_probe"]["oracle_input_tokens"]) == {"v0", "v1"}
+    assert [line["replies"] for line in lines if line["task"] == "goal_probe"][1][-1] == record["replies"][-1]
     assert "Counted 4 runs from runs.jsonl (v0 2, v1 2)." in table
 
 
@@ -259,7 +261,7 @@ def test_score_from_handmade_runs(tmp_path: Path) -> None:
     v1 = summary["agents"]["v1"]
     assert v1["success_rate"] == 0.0 and v1["tokens_per_success"] is None
     table = (tmp_path / "results.md").read_text()
-    assert "| v1 | 1.00 | - | - | - | 0% | 0% | 0% | 9,000 | 0 | 5,000 |" in table  # no cache figures recorded: "-"
+    assert "| v1 | 1.00 | - | - | 5,000 | - | - | - | - | 0% | 0% | 0% | 9,000 | 0 |" in table  # no cache figures recorded: "-"
     assert "Counted 4 runs from runs.jsonl (v2 3, v1 1)." in table
 
 
@@ -296,7 +298,7 @@ def test_readme_table_is_regenerated_between_its_markers(tmp_path: Path) -> None
     assert "old table" not in text and text.endswith(f"{TABLE_END}\n\nafter\n")
     v1_row = next(line for line in text.splitlines() if line.startswith("| v1 |"))
     assert v1_row.startswith("| v1 | 1.00 | 1.00 |") and "| 100% |" in v1_row  # ratios first, then goal in context
-    assert "÷ v1 with caching" in text and "÷ limit" in text and "Columns marked * depend on the model" in text
+    assert "÷ v1 with caching" in text and "÷ yardstick" in text and "Columns marked * depend on the model" in text
     assert main([str(out), str(write(tmp_path, "no markers\n", "OTHER.md"))]) == 2
 
 

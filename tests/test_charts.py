@@ -229,7 +229,7 @@ def test_comparison_has_six_panels_with_the_summary_values():
     figure = plot_comparison(SUMMARY, budget_tokens=BUDGET)
     panels = {ax.get_title(): ax for ax in figure.axes}
     assert set(panels) == {"Peak context", "Tokens per success", "Success rate", "Goal retention",
-                           "Input ÷ v1: raw, and with caching (hatched)", "Input ÷ the physical limit"}
+                           "Input ÷ v1: raw, and with caching (hatched)", "Input ÷ the yardstick"}
     (budget,) = [line for line in panels["Peak context"].get_lines() if line.get_gid() == "budget"]
     assert set(budget.get_ydata()) == {BUDGET} and budget.get_linestyle() == "--"
     assert panels["Peak context"].get_ylim()[1] > BUDGET, "the budget line is inside the panel"
@@ -257,7 +257,7 @@ def test_comparison_shows_the_ratio_to_v1_raw_and_with_caching_and_to_the_limit(
     assert [round(bar.get_height(), 6) for bar in paired.patches] == [1.0, 0.098, 1.0, 0.243]
     assert [bool(bar.get_hatch()) for bar in paired.patches] == [False, False, True, True]
     assert {"0.10", "0.24", "1.00"} <= {text.get_text() for text in paired.texts}
-    assert [round(bar.get_height(), 6) for bar in panels["Input ÷ the physical limit"].patches] == [17.9, 2.0]
+    assert [round(bar.get_height(), 6) for bar in panels["Input ÷ the yardstick"].patches] == [17.9, 2.0]
 
 
 def test_comparison_png_is_saved(tmp_path):

@@ -8,6 +8,21 @@ or ``13550.3%`` (dates like ``2024-12-31`` do not count as numbers).
 a time limit (``REGEX_SECONDS``), and a step's regex checks share one
 (``REGEX_SECONDS_PER_REPLY``); a pattern that runs out of time fails, and its
 result says so in ``note``. ``evaluate_step`` runs a step's checks under that shared limit.
+
+A ``figures`` check is judged against the full data, never against what the agent
+was shown: ``expected_figures`` loads the last ``rows`` rows of the dataframe from
+the catalog and lists every figure the reply must state: the first and last date,
+and per column its mean, min (and its date), max (and its date) and latest value.
+A column's figures count only where the reply speaks of that column: from each
+mention of its name to the next mention of another column asked (the whole reply
+when one column was asked and it is not named), so a figure of one column never
+counts for another. A figure is stated when a number there is within
+``FIGURE_TOLERANCE`` (half of the fourth decimal) of it, so ``4.5297`` and ``4.53``
+state 4.5300 but ``4.53`` does not state 4.5297; a date is stated when it appears
+there (for a min or max reached on several days, any of them); the first and last
+date loaded may appear anywhere. The result's ``score`` is
+the share of figures stated (1.0: as complete as the data), ``missing`` the first
+few that were not. The check passes only at 1.0.
 """
 
 from __future__ import annotations
@@ -15,13 +30,16 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from flawedcode.bench.tasks import REGEX_SECONDS, REGEX_SECONDS_PER_REPLY, Check, NumberRange
+from flawedcode.bench.tasks import REGEX_SECONDS, REGEX_SECONDS_PER_REPLY, Check, Figures, NumberRange
+from flawedcode.catalog import Catalog
+from flawedcode.figures import figures, pairs
 
 NUMBER = re.compile(r"(?<![\w.-])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w-])|(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-])")
 
@@ -35,12 +53,33 @@ class CheckResult:
     expected: Any
     passed: bool
     note: str | None = None  # why a check could not be decided (a regex that ran out of time)
+    score: float | None = None  # figures: the share of the expected figures the reply stated
+    missing: list[str] = field(default_factory=list)  # figures: the first few it did not state
 
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
-        if record["note"] is None:
-            del record["note"]
+        for optional in ("note", "score", "missing"):
+            if not record[optional]:
+                del record[optional]
+        if self.score is not None:
+            record["score"] = self.score
         return record
+
+
+FIGURE_TOLERANCE = 0.5e-4
+"""A number states a figure when it is this close: the figure to the four decimals the tool prints."""
+MISSING_SHOWN = 5
+"""How many missing figures a result names."""
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One figure a reply must state: a number (``value``) or a date (any of ``dates``), and its name."""
+
+    label: str
+    column: str | None = None
+    value: float | None = None
+    dates: tuple[str, ...] = ()
 
 
 def normalize(text: str) -> str:
@@ -54,6 +93,8 @@ def numbers_in(text: str) -> list[float]:
 
 def evaluate(check: Check, reply: str, workspace_root: Path | None, step: int = 0,
              regex_seconds: float | None = None) -> CheckResult:
+    if check.figures is not None:
+        return evaluate_figures(check.figures, reply, step)
     regex_seconds = REGEX_SECONDS if regex_seconds is None else regex_seconds
     if check.kind == "regex" and regex_seconds <= 0:
         return CheckResult(step=step, kind=check.kind, expected=check.expected, passed=False,
@@ -87,6 +128,69 @@ def passes(check: Check, reply: str, workspace_root: Path | None, regex_seconds:
     if kind == "file_exists":
         return workspace_root is not None and _exists_inside(workspace_root, value)
     raise ValueError(f"unknown check kind {kind!r}")
+
+
+def evaluate_figures(wanted: Figures, reply: str, step: int = 0) -> CheckResult:
+    """A ``figures`` check: which of the data's figures the reply states (module docstring)."""
+    expected = expected_figures(wanted)
+    parts = column_parts(reply, wanted.columns)
+    missing = [item.label for item in expected
+               if not stated(item, parts.get(item.column, "") if item.column else reply)]
+    score = round(1 - len(missing) / len(expected), 4) if expected else 1.0
+    return CheckResult(step=step, kind="figures", expected=wanted.model_dump(), passed=not missing, score=score,
+                       missing=missing[:MISSING_SHOWN])
+
+
+def stated(item: Expected, text: str) -> bool:
+    if item.value is not None:
+        return any(abs(number - item.value) <= FIGURE_TOLERANCE for number in numbers_in(text))
+    return any(date in text for date in item.dates)
+
+
+def column_parts(reply: str, columns: list[str]) -> dict[str, str]:
+    """Per column, the parts of the reply that speak of it (from each mention to the next other column's)."""
+    mentions = sorted((match.start(), column) for column in columns
+                      for match in re.finditer(rf"(?<![\w]){re.escape(column)}(?![\w])", reply, flags=re.IGNORECASE))
+    parts: dict[str, str] = {}
+    for position, (start, column) in enumerate(mentions):
+        end = mentions[position + 1][0] if position + 1 < len(mentions) else len(reply)
+        parts[column] = parts.get(column, "") + " " + reply[start:end]
+    if len(columns) == 1 and columns[0] not in parts:
+        parts[columns[0]] = reply
+    return parts
+
+
+def expected_figures(wanted: Figures) -> list[Expected]:
+    """Every figure of the last ``rows`` rows of ``columns``, computed from the catalog's full data."""
+    return list(_expected(wanted.dataframe, wanted.rows, tuple(wanted.columns), tuple(wanted.statistics), wanted.dates))
+
+
+@lru_cache(maxsize=256)
+def _expected(dataframe: str, rows: int, columns: tuple[str, ...], statistics: tuple[str, ...],
+              dates: bool) -> tuple[Expected, ...]:
+    catalog = _catalog()
+    pipeline, name = catalog.resolve(dataframe)
+    loaded = catalog.rows(pipeline, name, columns)[-rows:]
+    date_column = catalog.info(pipeline, name).date_column
+    items: list[Expected] = []
+    for column in columns:
+        found = figures(pairs(loaded, column, date_column))
+        if not found["count"]:
+            continue
+        for statistic in statistics:
+            items.append(Expected(f"{column} {statistic}", column, value=found[statistic]))
+            if dates and statistic in ("min", "max"):
+                days = tuple(date for date, value in pairs(loaded, column, date_column) if value == found[statistic])
+                items.append(Expected(f"{column} {statistic} date", column, dates=days))
+    if dates and loaded:
+        first, last = str(loaded[0][date_column])[:10], str(loaded[-1][date_column])[:10]
+        items[:0] = [Expected("first date", dates=(first,)), Expected("last date", dates=(last,))]
+    return tuple(items)
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> Catalog:
+    return Catalog()
 
 
 def has_number(reply: str, bounds: NumberRange | None = None) -> bool:

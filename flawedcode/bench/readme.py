@@ -20,10 +20,11 @@ from flawedcode.paths import write_atomically
 
 TABLE_START = "<!-- benchmark-table:start -->"
 TABLE_END = "<!-- benchmark-table:end -->"
-README_KEYS = ("input_vs_v1", "cached_vs_v1_cached", "input_vs_limit", "cacheable_share", "goal_in_context",
-               "fact_recoverable", "peak_context_tokens", "calls_over_budget", "total_input_tokens", "summary_calls",
-               "model_calls", "success_rate", "goal_retention", "failures")
-"""The headline's columns (results.md has them all): the ratios first, then the strategy, then the model (*)."""
+README_KEYS = ("input_vs_v1", "cached_vs_v1_cached", "input_vs_limit", "total_input_tokens", "answers_complete",
+               "cacheable_share", "goal_in_context", "fact_recoverable", "peak_context_tokens", "calls_over_budget",
+               "summary_calls", "model_calls", "success_rate", "goal_retention", "input_vs_own_floor", "failures")
+"""The headline's columns (results.md has them all): the ratios first, tokens beside answers, then the strategy,
+then the model (*), and last each agent's own floor (not comparable between agents)."""
 README_COLUMNS = [column for key in README_KEYS for column in MAIN_COLUMNS if column[1] == key]
 
 

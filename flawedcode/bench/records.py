@@ -7,6 +7,8 @@ A ``RunRecord`` (one JSON object per line)::
 
     agent, task, category, run, model, budget_tokens   which run this was
     success, checks, error, failed_step                 how it went (error: one line, or null)
+    replies       each step's reply as the user saw it, in order (a summary later never changes them)
+    yardstick_tokens   the task's yardstick over the steps this run reached (yardstick.py: the same for every agent)
     probes        one ``ProbeRecord`` per probe step and item (the goal, or each planted fact)
     facts         planted facts at the end: in_context (the final history), in_archive (recoverable files)
     totals        SessionLog.totals(): every model call (agent, summary, internal)
@@ -80,6 +82,8 @@ class RunRecord:
     error: str | None = None
     failed_step: int | None = None
     checks: list[dict[str, Any]] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list)
+    yardstick_tokens: int | None = None
     probes: list[ProbeRecord] = field(default_factory=list)
     facts: list[dict[str, Any]] = field(default_factory=list)
     totals: dict[str, Any] = field(default_factory=dict)

@@ -2,7 +2,7 @@
 
 Layout of ``out_dir`` (scoring reads it back; see ``scoring.py``)::
 
-    runs.jsonl                              one RunRecord per line (see records.py)
+    runs.jsonl                              one RunRecord per line (see records.py), each step's reply in it
     transcripts/<agent>/<task>/<run>.json   messages (messages_to_dict) + the SessionLog
     workspaces/<agent>/<task>/<run>/        project/, scratch/, archives/ of that run
     cost-preview/                           the offline run behind a real model's cost preview
@@ -80,6 +80,7 @@ from flawedcode.bench.records import (
 )
 from flawedcode.bench.scoring import ChartDrawer, score
 from flawedcode.bench.tasks import Step, Task, load_tasks
+from flawedcode.bench.yardstick import task_yardstick
 from flawedcode.config import AgentConfig, V2Config
 from flawedcode.constants import DEFAULT_BUDGET_TOKENS
 from flawedcode.infra.redact import redact_data
@@ -208,7 +209,7 @@ def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_
     agent = build_agent(entry, bench_model(model_spec), workspace, f"{entry.name}-{task.name}-{run}", config, v2_config)
     watcher = ProbeWatcher(agent)
     started = time.perf_counter()
-    checks, probes, wrapper_per_turn = [], [], []
+    checks, probes, wrapper_per_turn, replies = [], [], [], []
     error, failed_step = None, None
     steps = task.all_steps()
     for step_number, step in enumerate(steps):
@@ -224,6 +225,7 @@ def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_
             error, failed_step = " ".join(f"step {step_number}: {failure}".split()), step_number
             break
         wrapper_per_turn.append(round(wrapper_overhead_seconds(agent) - before, 6))
+        replies.append(redact_data(reply)[0] if isinstance(reply, str) else str(reply))  # as the user saw it
         checks += [result.to_dict() for result in evaluate_step(step.checks, reply, workspace.root, step_number)]
         if step.probe is not None:
             items = probe_items(step.probe, task.goal_text, task.facts, [check.contains for check in step.checks if check.contains])
@@ -231,13 +233,16 @@ def run_one(task: Task, entry: AgentEntry | str, run: int, out_dir: Path, model_
     if failed_step is not None:
         probes += [unreached for number, step in enumerate(steps) if number >= failed_step and step.probe is not None
                    for unreached in unreached_probes(task, number, step.probe, step)]
+        checks += [unreached_check(number, check) for number, step in enumerate(steps) if number >= failed_step
+                   for check in step.checks if check.figures is not None]
     transcript = _write_transcript(out_dir, agent, task.name, run)
     goal_answers = [probe.answered for probe in probes if probe.kind == "goal"]
     return RunRecord(
         agent=entry.name, task=task.name, run=run, category=task.category, model=agent.model_name,
         budget_tokens=agent.budget_tokens,
         success=error is None and all(check["passed"] for check in checks) and all(goal_answers),
-        error=error, failed_step=failed_step, checks=checks, probes=probes,
+        error=error, failed_step=failed_step, checks=checks, replies=replies,
+        yardstick_tokens=task_yardstick(task).reached_tokens(failed_step), probes=probes,
         facts=end_of_run_facts(agent, task.facts), totals=agent.log.totals(), turns=len(wrapper_per_turn),
         fixed_tokens=measured_fixed_tokens(agent),
         summary_tokens=sum(call.input_tokens + call.output_tokens for call in agent.log.calls if call.purpose == "summary"),
@@ -252,6 +257,12 @@ def unreached_probes(task: Task, step_number: int, kind: ProbeKind, step: Step) 
     items = probe_items(kind, task.goal_text, task.facts, [check.contains for check in step.checks if check.contains])
     return [ProbeRecord(step=step_number, kind=kind, text=item, in_context=False, recoverable=False, answered=False,
                         reached=False) for item in items]
+
+
+def unreached_check(step_number: int, check: Any) -> dict[str, Any]:
+    """A figures check of a step the run never reached: nothing stated (an agent does not score by stopping)."""
+    return {"step": step_number, "kind": "figures", "expected": check.expected, "passed": False, "score": 0.0,
+            "note": "not reached: the run failed earlier"}
 
 
 def measured_fixed_tokens(agent: BaseAgent) -> int:

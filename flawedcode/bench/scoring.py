@@ -29,19 +29,30 @@ Prompt caching and the physical limit (``flawedcode.prompt_cache``; every call, 
 - ``cacheable_share``: cached input / all input;
 - ``reported_cache``: where the provider reported its own cached tokens, its total beside the
   model's for the same calls (``model_over_reported``; None when it never reported any);
-- ``oracle_input_tokens``, **the physical limit**: per agent call, only what that call cannot do
-  without: the system prompt and tool schemas it was sent, the user's goal (the run's first user
-  message) and the current turn (its user message and what followed it in that request), plus the 3
-  tokens that prime the reply; summary and internal calls add nothing (a strategy at the limit needs
-  no summarizer);
+- ``yardstick_tokens``, **the yardstick**: one number per task, the same for every agent: the least
+  any agent could send and still answer each request (``yardstick.py``: the system prompt, the schemas
+  of the tools that request needs, the goal, the request, the parts of results its checks need);
+  ``input_vs_limit``: raw input / the yardstick (the table's "÷ yardstick"). Only this ratio compares agents;
+- ``oracle_input_tokens``, **the agent's own floor** (kept as a separate, labelled column, never used
+  to rank): per agent call, the system prompt and tool schemas *that agent* sent, the goal and the
+  current turn as *that agent* carried it (already offloaded, for an agent that offloads), plus the
+  3 tokens that prime the reply; ``input_vs_own_floor``: raw input / it. An agent that shrinks its own
+  schemas or results shrinks its floor too, so this ratio says how close an agent is to itself only;
 - ratios to the reference agent ``v1`` (append-only) when it ran: ``input_vs_v1`` (raw input / v1's),
-  ``cached_vs_v1_cached`` (cache-weighted input / v1's cache-weighted input), and ``input_vs_limit``
-  (raw input / the agent's own limit).
+  ``cached_vs_v1_cached`` (cache-weighted input / v1's cache-weighted input).
+
+Answers (``figures`` checks, judged against the full data: ``checks.py``):
+
+- ``answer_checks``: figures checks over all runs (a step a failed run never reached counts, unanswered);
+- ``answers_complete``: figures checks whose reply stated every figure / figures checks;
+- ``answer_completeness``: the mean share of figures stated. A saving counts only beside answers as
+  complete as v1's: ``cheapest`` (per task) is the cheapest agent, raw and cache-weighted, among those
+  that finished, kept the goal at every probe and answered at least as completely as v1.
 
 The same figures per task (``summary["tasks"][task]``), and ``lead``: per task, v2 divided by the
 cheapest peer (any agent but flawedcode's own versions, v0-v3) that keeps the goal there (every run
-finished; the goal in context at every goal probe, when the task has any), raw and cache-weighted,
-so a lead that holds on one workload only shows.
+finished; the goal in context at every goal probe, when the task has any) and answers as completely
+as v1, raw and cache-weighted, so a lead that holds on one workload only shows.
 
 Then what depends on the model (labelled so in the table):
 
@@ -156,9 +167,12 @@ def summarize_runs(records: list[RunRecord | dict[str, Any]], agents: list[str])
             "total_input_tokens": {agent: sum(record.totals.get("input_tokens", 0) for record in runs_of[agent])
                                    for agent in agents},
             "failed_runs": {agent: sum(1 for record in runs_of[agent] if record.error) for agent in agents},
+            "yardstick_tokens": {agent: _yardstick(runs_of[agent]) for agent in agents},
+            "answer_completeness": {agent: answer_figures(runs_of[agent])["answer_completeness"] for agent in agents},
             **{key: {agent: cache[agent][key] for agent in agents} for key in PER_TASK_CACHE_KEYS},
         }
         summary["tasks"][task]["lead"] = task_lead(summary["tasks"][task], agents)
+        summary["tasks"][task]["cheapest"] = cheapest_complete(summary["tasks"][task], agents)
     summary["models"] = sorted({record.model or "?" for record in records})
     return summary
 
@@ -209,15 +223,31 @@ def reported_cache(records: list[RunRecord]) -> dict[str, Any] | None:
             "model_cached_tokens": model, "model_over_reported": _ratio(model, provider)}
 
 
+def _yardstick(records: list[RunRecord]) -> int | None:
+    """The yardstick summed over runs (None when a run was recorded before the yardstick existed)."""
+    values = [record.yardstick_tokens for record in records]
+    return sum(values) if values and None not in values else None
+
+
+def answer_figures(records: list[RunRecord]) -> dict[str, Any]:
+    """How completely the runs' replies stated the data's figures (``figures`` checks; module docstring)."""
+    results = [check for record in records for check in record.checks if check.get("kind") == "figures"]
+    return {"answer_checks": len(results),
+            "answers_complete": _share(bool(check.get("passed")) for check in results),
+            "answer_completeness": round(sum(check.get("score") or 0.0 for check in results) / len(results), 4)
+            if results else None}
+
+
 def add_ratios(agents: dict[str, dict[str, Any]]) -> None:
-    """Each agent's input ÷ v1's (raw, and cache-weighted ÷ v1's cache-weighted) and ÷ its own limit."""
+    """Each agent's input ÷ v1's (raw, and cache-weighted ÷ v1's cache-weighted), ÷ the yardstick and ÷ its own floor."""
     reference = agents.get(REFERENCE_AGENT) or {}
     for metrics in agents.values():
         metrics["input_vs_v1"] = _ratio(metrics["total_input_tokens"], reference.get("total_input_tokens") or 0)
         metrics["cached_vs_v1_cached"] = _ratio(metrics.get("cache_weighted_input_tokens") or 0,
                                                 reference.get("cache_weighted_input_tokens") or 0) \
             if metrics.get("cache_weighted_input_tokens") is not None else None
-        metrics["input_vs_limit"] = _ratio(metrics["total_input_tokens"], metrics.get("oracle_input_tokens") or 0)
+        metrics["input_vs_limit"] = _ratio(metrics["total_input_tokens"], metrics.get("yardstick_tokens") or 0)
+        metrics["input_vs_own_floor"] = _ratio(metrics["total_input_tokens"], metrics.get("oracle_input_tokens") or 0)
 
 
 def task_lead(task: dict[str, Any], agents: list[str]) -> dict[str, Any] | None:
@@ -225,8 +255,7 @@ def task_lead(task: dict[str, Any], agents: list[str]) -> dict[str, Any] | None:
     if LEAD_AGENT not in agents:
         return None
     def keeps_goal(agent: str) -> bool:
-        goal = task["goal_in_context"].get(agent)
-        return not task["failed_runs"].get(agent) and (goal is None or goal == 1.0) and task["total_input_tokens"].get(agent, 0) > 0
+        return qualifies(task, agent)
     peers = [agent for agent in agents if agent not in AGENTS and keeps_goal(agent)]  # v0-v3 are no peers
     if not peers:
         return {"peer": None, "raw": None, "cached": None, "v2_keeps_goal": keeps_goal(LEAD_AGENT)}
@@ -238,6 +267,25 @@ def task_lead(task: dict[str, Any], agents: list[str]) -> dict[str, Any] | None:
             "cached": _ratio(weighted.get(LEAD_AGENT) or 0, weighted.get(cheapest_cached) or 0)
             if weighted.get(LEAD_AGENT) is not None else None,
             "v2_keeps_goal": keeps_goal(LEAD_AGENT)}
+
+
+def qualifies(task: dict[str, Any], agent: str) -> bool:
+    """Every run finished, the goal in context at every goal probe, and answers at least as complete as v1's."""
+    goal = task["goal_in_context"].get(agent)
+    if task["failed_runs"].get(agent) or goal not in (None, 1.0) or not task["total_input_tokens"].get(agent, 0):
+        return False
+    completeness = task.get("answer_completeness", {})
+    reference, own = completeness.get(REFERENCE_AGENT), completeness.get(agent)
+    return reference is None or (own is not None and own >= reference)
+
+
+def cheapest_complete(task: dict[str, Any], agents: list[str]) -> dict[str, Any]:
+    """The cheapest agent (raw, and cache-weighted) among those that qualify (``qualifies``); None when none does."""
+    chosen = [agent for agent in agents if qualifies(task, agent)]
+    weighted = task.get("cache_weighted_input_tokens") or {}
+    raw = min(chosen, key=lambda agent: task["total_input_tokens"][agent], default=None)
+    cached = min((agent for agent in chosen if weighted.get(agent) is not None), key=lambda agent: weighted[agent], default=None)
+    return {"qualifying": chosen, "raw": raw, "cached": cached}
 
 
 def agent_metrics(records: list[RunRecord], task_order: list[str], categories: list[str] | None = None) -> dict[str, Any]:
@@ -272,6 +320,8 @@ def agent_metrics(records: list[RunRecord], task_order: list[str], categories: l
         "failed_calls": total("failed_calls"),
         "estimated_cost_usd": _total_cost(records),
         **cache_figures(records),
+        "yardstick_tokens": _yardstick(records),
+        **answer_figures(records),
         # what depends on the model
         "successes": successes,
         "success_rate": _ratio(successes, len(records)),
@@ -331,22 +381,30 @@ def _ratio(part: float, whole: float) -> float | None:
 # --- the Markdown table ---------------------------------------------------------------
 
 MAIN_COLUMNS: list[tuple[str, str]] = [
-    ("÷ v1", "input_vs_v1"), ("÷ v1 with caching", "cached_vs_v1_cached"), ("÷ limit", "input_vs_limit"),
+    ("÷ v1", "input_vs_v1"), ("÷ v1 with caching", "cached_vs_v1_cached"), ("÷ yardstick", "input_vs_limit"),
+    ("total input tokens", "total_input_tokens"), ("answers complete", "answers_complete"),
+    ("figures stated", "answer_completeness"), ("÷ own floor (not comparable)", "input_vs_own_floor"),
     ("cacheable", "cacheable_share"), ("goal in context", "goal_in_context"), ("fact in context", "fact_in_context"),
     ("fact recoverable", "fact_recoverable"), ("peak context", "peak_context_tokens"),
-    ("calls over budget", "calls_over_budget"), ("total input tokens", "total_input_tokens"),
+    ("calls over budget", "calls_over_budget"),
     ("summary input tokens", "summary_input_tokens"), ("summary calls", "summary_calls"), ("all calls", "model_calls"),
     ("success*", "success_rate"), ("goal answered*", "goal_retention"), ("tokens per success*", "tokens_per_success"),
     ("est. cost (USD)", "estimated_cost_usd"), ("failed runs", "failures"),
 ]
 TIMING_COLUMNS: list[tuple[str, str]] = [("wrapper ms per turn", "wrapper_ms_per_turn")]
 PERCENT_KEYS = {"success_rate", "goal_retention", "goal_in_context", "fact_in_context", "fact_recoverable",
-                "fact_retention", "fact_retention_with_archive", "summary_token_share", "cacheable_share"}
-RATIO_KEYS = {"input_vs_v1", "cached_vs_v1_cached", "input_vs_limit"}
+                "fact_retention", "fact_retention_with_archive", "summary_token_share", "cacheable_share",
+                "answers_complete", "answer_completeness"}
+RATIO_KEYS = {"input_vs_v1", "cached_vs_v1_cached", "input_vs_limit", "input_vs_own_floor"}
 RATIO_NOTE = ("÷ v1: all input tokens / v1's (append-only). ÷ v1 with caching: the same with every input priced as a "
               "provider's prompt cache bills it (reads 0.1x, writes 1.25x: the `anthropic` scheme), / v1's priced the "
-              "same way. ÷ limit: all input / the physical limit (per agent call: system prompt and tools, the goal, "
-              "the current turn). cacheable: the share of input a prompt cache would serve.")
+              "same way. ÷ yardstick: all input / the task's yardstick, the same number for every agent (the least any "
+              "agent could send and still answer each request: system prompt, the schemas of the tools it needs, the "
+              "goal, the request, the parts of results the checks need; docs/benchmark.md). answers complete: load "
+              "turns whose reply stated every figure of the full data / load turns (figures stated: the mean share). "
+              "÷ own floor: all input / the agent's own floor (its own schemas and its own, possibly offloaded, "
+              "current turn): it differs per agent and ranks nothing. cacheable: the share of input a prompt cache "
+              "would serve.")
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
@@ -363,9 +421,17 @@ def render_markdown(summary: dict[str, Any]) -> str:
     for agent, reason in summary.get("skipped", {}).items():
         lines.append(markdown_row([agent, f"skipped: {reason}", *([""] * (len(titles) - 1))]))
     lines += ["", MODEL_DEPENDENT_NOTE, "", RATIO_NOTE]
+    cheapest = [(task, info["cheapest"]) for task, info in summary.get("tasks", {}).items() if info.get("cheapest")]
+    if cheapest:
+        lines += ["", "### Cheapest per task among agents that finish, keep the goal and answer as completely as v1", "",
+                  markdown_row(["task", "cheapest (raw input)", "cheapest (cache-weighted)", "agents that qualify"]),
+                  markdown_row(["---"] * 4)]
+        lines += [markdown_row([task, best["raw"] or "none", best["cached"] or "none", ", ".join(best["qualifying"]) or "-"])
+                  for task, best in cheapest]
     leads = [(task, info["lead"]) for task, info in summary.get("tasks", {}).items() if info.get("lead")]
     if leads:
-        lines += ["", "### v2's lead per task (v2 ÷ the cheapest peer that keeps the goal there; < 1: v2 is cheaper)", "",
+        lines += ["", "### v2's lead per task (v2 ÷ the cheapest peer that keeps the goal there and answers as completely "
+                  "as v1; < 1: v2 is cheaper)", "",
                   markdown_row(["task", "cheapest goal-keeping peer", "v2 ÷ it", "cheapest with caching", "v2 ÷ it, with caching",
                                 "v2 keeps the goal"]),
                   markdown_row(["---"] * 6)]
@@ -388,7 +454,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
         for task, info in summary["tasks"].items():
             lines.append(markdown_row([task, *(_tokens_cell(info, agent) for agent in agents)]))
     if summary.get("tasks"):
-        lines += ["", "### Per task with prompt caching: cache-weighted input tokens (cacheable share; ÷ limit)", "",
+        lines += ["", "### Per task with prompt caching: cache-weighted input tokens (cacheable share; ÷ yardstick)", "",
                   markdown_row(["task", *agents]), markdown_row(["---"] * (len(agents) + 1))]
         for task, info in summary["tasks"].items():
             lines.append(markdown_row([task, *(_cached_cell(info, agent) for agent in agents)]))
@@ -413,7 +479,7 @@ def _cached_cell(info: dict[str, Any], agent: str) -> str:
     if weighted is None:
         return "-"
     share = format_cell("cacheable_share", (info.get("cacheable_share") or {}).get(agent))
-    limit = _ratio(info.get("total_input_tokens", {}).get(agent) or 0, (info.get("oracle_input_tokens") or {}).get(agent) or 0)
+    limit = _ratio(info.get("total_input_tokens", {}).get(agent) or 0, (info.get("yardstick_tokens") or {}).get(agent) or 0)
     return f"{weighted:,} ({share}; {format_cell('input_vs_limit', limit)})"
 
 

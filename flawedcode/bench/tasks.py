@@ -27,16 +27,26 @@ Check kinds (each a one-key mapping; text checks are case-insensitive):
   backtracks without end fails its check instead of hanging the benchmark);
 - ``{has_number: true}`` or ``{has_number: {min: 4.0, max: 6.0}}``: the reply
   states a number (one within the range, when given);
-- ``{file_exists: "path"}``: the path exists in the run's workspace.
+- ``{file_exists: "path"}``: the path exists in the run's workspace;
+- ``{figures: {dataframe: "money_markets/sofr", rows: 50, columns: [rate]}}``: the reply
+  states what a load of the last ``rows`` rows holds, computed from the full data (never
+  from a preview): the first and last date, and per column its ``statistics`` (default
+  mean, min with its date, max with its date, latest), each to the four decimals the
+  tool prints (``checks.py``); without ``columns``, only the first and last date. Its
+  result also says how complete the reply was (``score``).
+
+A step may name the tools its request needs (``uses: [chartbook_get_docs]``; a step
+with a ``figures`` check uses ``chartbook_load_data`` without saying so): the benchmark's
+yardstick (``yardstick.py``) counts their schemas and nothing else.
 
 A step with ``probe: goal`` is a goal-retention probe: it passes when the reply
 contains the task's goal. ``probe: fact`` marks a planted-fact probe (give it a
 ``contains`` check for the fact).
 
-Long sessions need not be typed out: ``cycle`` expands a list of phrasings into
-many turns (see ``expand_cycle``)::
+Long sessions need not be typed out: ``cycle`` expands a list of steps (phrasings,
+or steps with their checks) into many turns (see ``expand_cycle``)::
 
-    cycle: {turns: 50, steps: ["Get docs for sofr", "Load 30 rows of EFFR data"],
+    cycle: {turns: 50, steps: ["Get docs for sofr", {say: "Load 30 rows of EFFR data", checks: [...]}],
             goal_probe_every: 10}
 
 A malformed file fails with one line naming the file, the task and the field:
@@ -65,7 +75,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from flawedcode.config import brief_repr, read_yaml_file, shorten
 
-CHECK_KINDS = ("contains", "regex", "has_number", "file_exists", "not_contains")
+CHECK_KINDS = ("contains", "regex", "has_number", "file_exists", "not_contains", "figures")
+STATISTICS = ("mean", "min", "max", "latest")
+"""What a ``figures`` check can ask a reply to state of each column (min and max with their dates)."""
 CATEGORIES = ("file_ops", "multi_step", "chartbook", "goal_retention", "long_session")
 GOAL_QUESTION = "What was my original goal?"
 MAX_TASK_TURNS = 5_000
@@ -147,6 +159,17 @@ class NumberRange(_Strict):
         return self
 
 
+class Figures(_Strict):
+    """What a load of the last ``rows`` rows of ``columns`` holds, which the reply must state (``figures`` check)."""
+
+    dataframe: str = Field(min_length=3, description="pipeline/dataframe, as the catalog names it.")
+    rows: int = Field(gt=0, le=100_000, description="The load's last N rows (the tool's `limit`).")
+    columns: list[str] = Field(default_factory=list, description="The columns whose figures the reply must state (none: only the dates).")
+    statistics: list[Literal["mean", "min", "max", "latest"]] = Field(default_factory=lambda: list(STATISTICS),
+                                                                       description="Per column, these figures.")
+    dates: bool = Field(True, description="Also the first and last date loaded, and the dates of min and max.")
+
+
 class Check(_Strict):
     """One declarative success check on a step's reply (exactly one kind is set)."""
 
@@ -155,6 +178,7 @@ class Check(_Strict):
     has_number: bool | NumberRange | None = None
     file_exists: str | None = None
     not_contains: str | None = None
+    figures: Figures | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -190,7 +214,7 @@ class Check(_Strict):
     @property
     def expected(self) -> Any:
         value = getattr(self, self.kind)
-        return value.model_dump() if isinstance(value, NumberRange) else value
+        return value.model_dump() if isinstance(value, NumberRange | Figures) else value
 
     def describe(self) -> str:
         return f"{self.kind}: {self.expected!r}"
@@ -203,13 +227,24 @@ class Step(_Strict):
     checks: list[Check] = Field(default_factory=list, description="All must pass for the task to succeed.")
     probe: Literal["goal", "fact"] | None = Field(None, description="goal: reply must contain the task's goal.")
     new_conversation: bool = Field(False, description="Start a new conversation before this step (the REPL's clear; v3's memory.md stays).")
+    uses: list[str] = Field(default_factory=list, description="The tools this request needs (the yardstick counts their schemas).")
+
+    def tools_needed(self) -> list[str]:
+        """``uses``, and chartbook_load_data for a step with a ``figures`` check."""
+        implied = ["chartbook_load_data"] if any(check.figures is not None for check in self.checks) else []
+        return list(dict.fromkeys([*self.uses, *implied]))
 
 
 class Cycle(_Strict):
     """A long session written compactly: ``turns`` turns cycling through ``steps``."""
 
+    @field_validator("steps", mode="before")
+    @classmethod
+    def _strings_are_steps(cls, value: Any) -> Any:
+        return _as_steps(value)
+
     turns: int = Field(gt=0, le=MAX_TASK_TURNS, description="How many turns the cycle adds.")
-    steps: list[str] = Field(min_length=1, description="Phrasings used in turn, round-robin.")
+    steps: list[Step] = Field(min_length=1, description="Steps (a phrasing, or a step with checks) used in turn, round-robin.")
     goal_probe_every: int | None = Field(None, gt=0, description="Every N-th turn asks 'What was my original goal?'.")
 
 
@@ -229,9 +264,7 @@ class Task(_Strict):
     @field_validator("steps", "closing_steps", mode="before")
     @classmethod
     def _strings_are_steps(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [{"say": item} if isinstance(item, str) else item for item in value]
-        return value
+        return _as_steps(value)
 
     @model_validator(mode="after")
     def _bounded_turns(self) -> Task:
@@ -249,6 +282,13 @@ class Task(_Strict):
         return [*self.steps, *expand_cycle(self.cycle), *self.closing_steps]
 
 
+def _as_steps(value: Any) -> Any:
+    """A plain string in a list of steps is a step without checks."""
+    if isinstance(value, list):
+        return [{"say": item} if isinstance(item, str) else item for item in value]
+    return value
+
+
 def expand_cycle(cycle: Cycle | None) -> Iterator[Step]:
     """Turn a ``Cycle`` into steps; every ``goal_probe_every``-th turn is a goal probe."""
     if cycle is None:
@@ -258,10 +298,10 @@ def expand_cycle(cycle: Cycle | None) -> Iterator[Step]:
         if cycle.goal_probe_every and turn % cycle.goal_probe_every == 0:
             yield Step(say=GOAL_QUESTION, probe="goal")
         else:
-            yield Step(say=next(phrasings))
+            yield next(phrasings).model_copy(deep=True)
 
 
-def _round_robin(items: list[str]) -> Iterator[str]:
+def _round_robin(items: list[Step]) -> Iterator[Step]:
     while True:
         yield from items
 
