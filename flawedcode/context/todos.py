@@ -5,8 +5,12 @@ todo middleware). Rules:
 
 - ``write_todos(todos)`` replaces the whole list each call: a list of
   ``{"content": str, "status": "pending" | "in_progress" | "done"}``. A list with
-  an unknown status, an empty item or more than ``MAX_TODOS`` items is refused with
-  one line saying why, and the old list stays.
+  an unknown status, an empty item, more than ``MAX_TODOS`` (50) items, an item over
+  ``MAX_ITEM_CHARS`` (300) characters, a list over ``MAX_PLAN_CHARS`` (3,000) rendered or two
+  items that say the same step is refused with one line saying why, and the old list stays.
+  An item is one line: line breaks and other unprintable characters inside it become spaces,
+  so no item can forge a line of the reminder. Two items are the same step when their words
+  are (``_key``: case, Unicode width, punctuation and invisible characters ignored).
 - The list lives in a ``TodoList`` object (not only in the messages), so compaction
   cannot lose it: whenever the plan as it stood at the latest request is no longer in
   view before that request (a compaction removed the last ``write_todos`` call), it is
@@ -21,8 +25,9 @@ todo middleware). Rules:
       - [pending] ...
 
 - A finished item stays ``done``: ``write_todos`` refuses a list that turns a done item
-  back into pending or drops it (a plan never redoes finished work after a compaction);
-  to really redo it, add it again as a new item.
+  back into pending or drops it (a plan never redoes finished work after a compaction),
+  and a near-duplicate of it is a duplicate; to really redo it, add a new item that says so
+  (``Redo: ...``).
 
 ``plan_is_visible(messages, todos)`` says whether the current list is in view: in a
 ``write_todos`` call whose result said it was saved, or in a reminder that matches it.
@@ -31,6 +36,8 @@ todo middleware). Rules:
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +45,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from flawedcode.tools import invalid_arguments_text
 
@@ -46,6 +53,10 @@ Status = Literal["pending", "in_progress", "done"]
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "done")
 MAX_TODOS = 50
 """Most items in one list (a plan, not a log)."""
+MAX_ITEM_CHARS = 300
+"""Longest item (one step, not its output)."""
+MAX_PLAN_CHARS = 3000
+"""Longest list, rendered (about 750 tokens): the reminder re-sends it after every compaction."""
 REMINDER_PREFIX = "[Plan reminder: "
 EXCLUDED_FROM_CLEARING = ("write_todos",)
 """Tool results compaction never clears (Anthropic's ``exclude_tools``): the plan's own confirmations."""
@@ -57,6 +68,14 @@ class TodoItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
     content: str = Field(min_length=1)
     status: Status = "pending"
+
+    @field_validator("content")
+    @classmethod
+    def _one_line(cls, content: str) -> str:  # a line break inside an item could forge a line of the reminder
+        text = " ".join("".join(c if c.isprintable() else " " for c in content).split())
+        if not text:
+            raise ValueError("an item is empty")
+        return text
 
 
 class WriteTodosInput(BaseModel):
@@ -80,7 +99,15 @@ class TodoList:
         """Why ``new_items`` may not replace the list (a finished item undone or dropped), or None."""
         if len(new_items) > MAX_TODOS:
             return f"the list has {len(new_items)} items; at most {MAX_TODOS} are allowed"
-        new_status = {_key(item.content): item.status for item in new_items}
+        if (longest := max((len(item.content) for item in new_items), default=0)) > MAX_ITEM_CHARS:
+            return f"an item has {longest:,} characters; at most {MAX_ITEM_CHARS} are allowed (name the step, not its output)"
+        if (size := len(render_items(new_items))) > MAX_PLAN_CHARS:
+            return f"the list takes {size:,} characters; at most {MAX_PLAN_CHARS:,} are allowed (fewer or shorter steps)"
+        keys = [_key(item.content) for item in new_items]
+        if len(set(keys)) < len(keys):
+            twin = next(item.content for item, key in zip(new_items, keys) if keys.count(key) > 1)
+            return f"two items say the same step ({twin!r}); keep one (to redo a finished step, say so: 'Redo: ...')"
+        new_status = dict(zip(keys, (item.status for item in new_items)))
         for done in self.done_contents():
             status = new_status.get(_key(done))
             if status is None:
@@ -100,7 +127,7 @@ class TodoList:
         return f"{SAVED_PREFIX} ({counts['done']} of {len(self.items)} done):\n{self.render()}"
 
     def render(self) -> str:
-        return "\n".join(f"- [{item.status}] {item.content}" for item in self.items) or "(empty)"
+        return render_items(self.items)
 
     def reminder(self) -> HumanMessage:
         """The short message that puts the list back in view after a compaction (a new id each time)."""
@@ -118,8 +145,15 @@ class TodoList:
                     next((item for item in self.items if item.status == "pending"), None))
 
 
+def render_items(items: Sequence[TodoItem]) -> str:
+    return "\n".join(f"- [{item.status}] {item.content}" for item in items) or "(empty)"
+
+
 def _key(content: str) -> str:
-    return " ".join(content.lower().split())
+    """What makes two items the same step: their words, whatever the case, width, punctuation or invisible characters."""
+    text = "".join(character for character in unicodedata.normalize("NFKC", content)
+                   if unicodedata.category(character) != "Cf").casefold()
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
 
 
 def make_write_todos_tool(plan: TodoList) -> BaseTool:
