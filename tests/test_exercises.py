@@ -92,27 +92,31 @@ def test_every_exercise_has_hints_ending_in_code_or_a_choice_and_hint_shows_them
     assert "There is no exercise 7.7" in capsys.readouterr().out
 
 
-def test_every_choice_question_has_two_true_options_and_a_reason_for_each_wrong_one():
+def test_every_choice_question_has_true_and_false_options_and_a_reason_for_each_false_one():
     questions = exercises.questions()
     choices = {check.__doc__.split(":")[0] for check in CHECKS if "(multiple choice)" in check.__doc__}
     assert set(questions) == choices, "every question has its check, and every choice check its question"
     assert {"0.4", "1.5", "2.4", "3.5", "4.4"} <= choices, "one checked why-question per lesson"
     for number, item in questions.items():
         options = item["options"]
-        assert len([letter for letter, option in options.items() if option.get("correct")]) == 2, number
+        true = [letter for letter, option in options.items() if option.get("correct")]
+        assert 2 <= len(true) < len(options), number
         assert all(option.get("why") for option in options.values() if not option.get("correct")), number
         assert item["explain"] and item["question"].endswith("?")
+        stated = re.findall(r"(\w+) statements are true", " ".join(exercises.EXERCISES[number].hints))
+        assert all(word == {2: "Two", 3: "Three"}[len(true)] for word in stated), f"{number}'s hint counts them wrong"
 
 
-def test_a_choice_names_the_wrong_option_and_why_and_passes_only_the_exact_set(capsys):
+def test_a_choice_is_scored_as_a_whole_and_its_reasons_come_with_pass(capsys):
     check = exercises.check_why_goal_lost
-    passed, out = verdict(capsys, check("a, b, c"))
-    assert not passed and "a is not right: v1 deletes nothing" in out
-    passed, out = verdict(capsys, check("b"))
-    assert not passed and "more option(s) are true" in out
+    for wrong in ("a, b, c, d", "b", "a, b, d"):
+        passed, out = verdict(capsys, check(wrong))
+        assert not passed and "not right yet" in out and " is false" not in out and "v1 deletes nothing" not in out
     passed, out = verdict(capsys, check("z"))
     assert not passed and "not among the options" in out
-    assert check("b and c") and check(["c", "b"]) and check("B, C")
+    assert check("b and d") and check(["d", "b"]) and check("B, D")
+    passed, out = verdict(capsys, check("b, d"))
+    assert passed and "a is false: v1 deletes nothing" in out and "c is false: v1 never summarizes" in out
 
 
 def test_memory_needs_a_follow_up_question_in_a_second_request_to_an_agent_with_memory(tmp_path, capsys):
@@ -201,14 +205,17 @@ def summarized_agent(tmp_path_factory):
 def test_a_summarizer_of_your_own_is_run_on_every_archived_part_and_must_keep_the_figures(summarized_agent, capsys):
     def keeps_calls_and_replies(messages):
         lines = [f"called {call['name']} {call['args']}" for m in messages for call in getattr(m, "tool_calls", None) or []]
-        return "\n".join(lines + [text_of(m) for m in messages if m.type == "ai" and text_of(m).strip()])
+        asked = [f"user asked: {text_of(m)}" for m in messages if m.type == "human"]
+        return "\n".join(asked + lines + [text_of(m) for m in messages if m.type == "ai" and text_of(m).strip()])
 
     assert check_summarizer(keeps_calls_and_replies, summarized_agent)
     capsys.readouterr()
     everything = lambda messages: "\n".join(text_of(m) for m in messages)  # noqa: E731
     calls_only = lambda messages: "\n".join(str(getattr(m, "tool_calls", "")) for m in messages)  # noqa: E731
+    without_requests = lambda messages: "\n".join(line for line in keeps_calls_and_replies(messages).splitlines()  # noqa: E731
+                                                 if not line.startswith("user asked"))
     for wrong, words in ((everything, "too long"), (lambda messages: "A summary.", "figure(s) the agent reported"),
-                         (calls_only, "figure(s) the agent reported")):
+                         (calls_only, "figure(s) the agent reported"), (without_requests, "what the user asked")):
         passed, out = verdict(capsys, check_summarizer(wrong, summarized_agent))
         assert not passed and words in out
 

@@ -20,8 +20,11 @@ every value is worked out from the student's own run, and a build-it exercise ru
 the lesson's session through the student's function. Multiple-choice questions
 ("why ...?", ``question(1.5)`` and ``check_answer(1.5, "b, d")``) are "choose all
 that apply", read from ``questions.yaml`` beside this file (a later lesson adds
-its questions there); a wrong choice says which option is wrong and why, as the
-question's author wrote it.
+its questions there). A selection is scored as a whole: a wrong one is told only
+that it is not right yet (naming the wrong letters would give the answer away to
+a student who chose them all); PASS adds why each false statement is false.
+No two questions share their set of true letters, so an answer copied from an
+earlier question never passes.
 
 A lesson's module registers its exercises with ``exercise(number, title, *hints)``
 and writes each check as ``run_check(number, body)``, where ``body()`` returns the
@@ -224,7 +227,11 @@ def chosen_letters(answer: Any, letters: Sequence[str]) -> set[str]:
 
 
 def answer_check(number: str | float, answer: Any) -> Outcome:
-    """Check the choices for a multiple-choice question: each wrong or missing choice is named, with its reason."""
+    """Check the choices for a multiple-choice question, scored as a whole: right, or not yet (never which letter).
+
+    Naming the wrong letters would let a student find the answer by choosing everything once; so a wrong
+    selection gets the same line whatever it is, and the reasons (why each wrong option is wrong) come with PASS.
+    """
     key = exercise_number(number)
 
     def body() -> str:
@@ -233,9 +240,8 @@ def answer_check(number: str | float, answer: Any) -> Outcome:
         options = item["options"]
         chosen = chosen_letters(answer, list(options))
         right = {letter for letter, option in options.items() if option.get("correct")}
-        wrong = sorted(chosen - right)
-        require(not wrong, " ".join(f"{letter} is not right: {options[letter]['why']}" for letter in wrong))
-        missed = sorted(right - chosen)
-        require(not missed, f"{len(missed)} more option(s) are true as well; read the others again")
-        return item["explain"]
+        require(chosen == right, "that selection is not right yet: read every statement again against the lesson "
+                                 "(a selection is right only when it holds every true statement and no false one)")
+        reasons = " ".join(f"{letter} is false: {option['why']}" for letter, option in options.items() if not option.get("correct"))
+        return f"{item['explain']} ({reasons})"
     return run_check(key, body)

@@ -24,6 +24,7 @@ exercise("0.2", "two tool calls in one request",
 exercise("0.3", "what a tool result costs",
          "agent.counter.count_message(message) counts one message exactly; agent.token_log holds each call's input_tokens.",
          "The tool result is the first message whose type is 'tool'; the growth is call 2's input minus call 1's.",
+         'cost_agent = lesson_agent("v0", model=MODEL, folder=lesson_dir)\ncost_agent.send("Get docs for money_markets/sofr")\n'
          "result_tokens = cost_agent.counter.count_message(next(m for m in cost_agent.messages if m.type == 'tool'))\n"
          "growth = cost_agent.token_log[1].input_tokens - cost_agent.token_log[0].input_tokens")
 exercise("0.4", "why v0 cannot answer",

@@ -13,18 +13,31 @@ from flawedcode.telemetry import EventKind
 from flawedcode.tokens import count_text
 
 from .core import Outcome, answer_check, attempted, exercise, function_of, require, run_check, size_word, whole_number, written
-from .session import DECIMAL, is_agent, requests, tool_calls, turns
+from .session import DECIMAL, is_agent, is_request, requests, tool_calls, turns
 
 KEEP_LESS_MESSAGES = 2
 EARLIER_TRIGGER = 0.5
 SOURCES = ("context", "summary", "archive", "scratch")
-REPORTED = re.compile(r"\b(?:mean|average|min|max|latest|median|total)\s+(\d+(?:\.\d+)?)\b", re.IGNORECASE)
+REPORTED = re.compile(r"\b(mean|average|min|max|latest|median|total)\s+(\d+(?:\.\d+)?)\b", re.IGNORECASE)
+WORD = re.compile(r"[a-z0-9][a-z0-9_/.%-]*[a-z0-9%]|[a-z0-9]")
+FILLER_WORDS = frozenset("a an and are as at by can did do for from get give how i in is it me my now of on or our "
+                         "please show that the their them then this to was we what when which with you your".split())
+REQUEST_SHARE = 0.5  # a summary must keep at least this share of each request's own words
 SUMMARY_SHARE = 0.5  # a summary of your own must be at most this share of what it summarizes
 
 exercise("3.1", "where a number came from",
          "Look at the tool calls of the last request: [call['name'] for m in agent.messages[-4:] for call in getattr(m, 'tool_calls', [])].",
          "read_file of a scratch/ path -> 'scratch'; search_archive or read_file of archives/ -> 'archive'; no tool call: "
-         "was the number in a summary message, or still in the context?")
+         "was the number in a summary message, or still in the context?",
+         "reply = agent.send('What was the average SOFR rate you found?')\n"
+         "calls = [call for m in agent.messages[-4:] for call in getattr(m, 'tool_calls', None) or []]\n"
+         "paths = [str(call['args'].get('path', '')) for call in calls]\n"
+         "numbers = [w.strip('.,%()') for w in reply.split() if w.strip('.,%()').replace('.', '', 1).isdigit()]\n"
+         "if any(path.startswith('scratch/') for path in paths):\n    source = 'scratch'\n"
+         "elif any(call['name'] == 'search_archive' for call in calls) or any(path.startswith('archives/') for path in paths):\n"
+         "    source = 'archive'\n"
+         "elif any(is_summary(m) and any(n in m.text for n in numbers) for m in agent.messages):\n    source = 'summary'\n"
+         "else:\n    source = 'context'")
 exercise("3.2", "an earlier summary trigger",
          "lab.change(trigger_fraction=EARLIER_TRIGGER), then lab.play().",
          "Each summary is an event of kind 'summarize' in lab.agent.log.",
@@ -33,17 +46,19 @@ exercise("3.3", "keeping less",
          f'lesson_agent("v2", model=MODEL, config={{"summarization": {{"keep": {{"type": "messages", "value": {KEEP_LESS_MESSAGES}}}}}}}), '
          "then send it the session.",
          "After the session, find the message of keep_agent.messages whose text holds the goal, word for word.",
-         "goal_message = next(m for m in keep_agent.messages if LESSON_STEPS[0] in text_of(m))")
+         'keep_agent = lesson_agent("v2", model=MODEL, folder=lesson_dir, name="keep-2", '
+         f'config={{"summarization": {{"keep": {{"type": "messages", "value": {KEEP_LESS_MESSAGES}}}}}}})\n'
+         "run_session(keep_agent, steps)\n"
+         "goal_message = next(m for m in keep_agent.messages if LESSON_STEPS[0] in m.text)")
 exercise("3.4", "build a summarizer",
-         "summarize(messages) gets the messages leaving the context (LangChain messages; text_of(m) is a message's text) "
+         "summarize(messages) gets the messages leaving the context (LangChain messages; m.text is a message's text) "
          "and returns the text that replaces them.",
-         "Keep what the next turns need: every figure the agent reported (mean, min, max, latest...), every dataframe it "
-         "used; drop the bulk of "
-         "tool results (the archive keeps them word for word).",
+         "Keep what the next turns need: what the user asked, every figure the agent reported with its label (mean 4.64, "
+         "min 4.31...), every dataframe it used; drop the bulk of tool results (the archive keeps them word for word).",
          "def summarize(messages):\n    lines = []\n    for m in messages:\n"
          "        for call in getattr(m, 'tool_calls', None) or []:\n            lines.append(f\"called {call['name']} {call['args']}\")\n"
-         "        if m.type == 'ai' and text_of(m).strip():\n            lines.append('agent said: ' + text_of(m).strip())\n"
-         "        elif m.type == 'human':\n            lines.append('user asked: ' + text_of(m)[:200])\n    return '\\n'.join(lines)")
+         "        if m.type == 'ai' and m.text.strip():\n            lines.append('agent said: ' + m.text.strip())\n"
+         "        elif m.type == 'human':\n            lines.append('user asked: ' + m.text[:200])\n    return '\\n'.join(lines)")
 exercise("3.5", "why the archive is written first",
          "What happens to a message that leaves the context if the archive write then fails?",
          "Two statements are true: one about losing nothing, one about what recovery needs.")
@@ -126,11 +141,36 @@ def archived_parts(agent: Any) -> list[list[Any]]:
     return parts
 
 
-def _facts(messages: list[Any]) -> tuple[set[str], set[str]]:
-    """The numbers the agent told the user, and the dataframes its tool calls named, in ``messages``."""
-    numbers = {number for message in messages if message.type == "ai" for number in REPORTED.findall(text_of(message))}
+def _facts(messages: list[Any]) -> tuple[set[tuple[str, str]], set[str]]:
+    """The figures the agent told the user (statistic, number), and the dataframes its tool calls named, in ``messages``."""
+    figures = {(word.casefold(), number) for message in messages if message.type == "ai"
+               for word, number in REPORTED.findall(text_of(message))}
     frames = {str(call["args"][key]) for call in tool_calls(messages) for key in ("dataframe",) if (call.get("args") or {}).get(key)}
-    return numbers, frames
+    return figures, frames
+
+
+def _request_words(text: str) -> set[str]:
+    return {word for word in WORD.findall(text.casefold()) if word not in FILLER_WORDS}
+
+
+def _summary_problem(summary: str, messages: list[Any], number: int) -> str | None:
+    """What a summary of archive part ``number`` leaves out: a figure with its label, a dataframe, what the user asked."""
+    figures, frames = _facts(messages)
+    lines = [line.casefold() for line in summary.splitlines()]
+    unlabelled = [figure for figure in figures if not any(figure[0] in line and figure[1] in line for line in lines)]
+    if unlabelled:
+        return (f"the summary of part {number} loses {len(unlabelled)} figure(s) the agent reported, or keeps a number without "
+                "saying what it is (a figure is its statistic and its value on one line: a mean, a min, a max...)")
+    if any(frame not in summary for frame in frames):
+        return f"the summary of part {number} does not name the dataframe(s) it used"
+    words = set(WORD.findall(summary.casefold()))
+    asked = [message for message in messages if is_request(message)]
+    lost = [message for message in asked if len(_request_words(text_of(message)) & words)
+            < REQUEST_SHARE * len(_request_words(text_of(message)))]
+    if lost:
+        return (f"the summary of part {number} does not say what the user asked in {len(lost)} of its {len(asked)} request(s): "
+                "the next turns need the requests as well as the figures")
+    return None
 
 
 def check_summarizer(summarize: Callable[[list[Any]], str], agent: Any) -> Outcome:
@@ -149,12 +189,8 @@ def check_summarizer(summarize: Callable[[list[Any]], str], agent: Any) -> Outco
             size, original = count_text(summary), sum(count_text(text_of(message)) for message in messages)
             require(size <= SUMMARY_SHARE * original,
                     f"the summary of part {number} is {size / max(original, 1):.0%} of what it replaces: too long to be worth it")
-            numbers, frames = _facts(messages)
-            lost_numbers = sorted(number for number in numbers if number not in summary)
-            require(not lost_numbers, f"the summary of part {number} loses {len(lost_numbers)} figure(s) the agent reported "
-                                      "(a mean, a min, a max...)")
-            lost_frames = sorted(frame for frame in frames if frame not in summary)
-            require(not lost_frames, f"the summary of part {number} does not name the dataframe(s) it used")
+            problem = _summary_problem(summary, list(messages), number)
+            require(problem is None, str(problem))
             texts.append((summary, size, original))
         require(len(texts) < 2 or len({summary for summary, _, _ in texts}) > 1, "every part got the same summary: summarize what each part holds")
         shares = ", ".join(f"{size:,}/{original:,}" for _, size, original in texts)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+
+from flawedcode.lab.window import text_of
 
 from .core import Outcome, answer_check, attempted, exercise, function_of, require, run_check, size_word
 
@@ -13,8 +16,12 @@ MASK_KEEP = 2
 """The exercise keeps the last 2 tool results verbatim."""
 MASK_STEPS = 14
 """How many turns of the long session the check runs your strategy through."""
+SHARE_TOLERANCE = 0.005
+"""A share rounded to two places is right: 0.33 for one third."""
 BENCH_TASK = "goal_long"
 """The bench task 5.4 runs your strategy on, beside v1 (its first request falls out of v1's window at 8K)."""
+STRATEGY_PROBE_STEPS = 5
+"""5.4 first runs your strategy through this many of the task's requests: a non-answer fails in seconds."""
 
 exercise("5.1", "recall in the middle",
          "recall_runs is a list of dicts: {'agent', 'position', 'recalled'}; keep v1's runs at position 'middle'.",
@@ -50,7 +57,8 @@ def check_middle_recall(recall_runs: Sequence[dict[str, Any]], middle_recall: fl
         middle = [run for run in recall_runs if run.get("agent") == "v1" and run.get("position") == "middle"]
         require(bool(middle), "recall_runs has no v1 run at position 'middle': run the cell that builds it first")
         expected = sum(bool(run["recalled"]) for run in middle) / len(middle)
-        require(abs(middle_recall - expected) < 1e-9, f"{size_word(middle_recall, expected)}: count v1's middle runs only")
+        require(0 <= middle_recall <= 1, "a share is between 0 and 1 (33% is 0.33)")
+        require(abs(middle_recall - expected) <= SHARE_TOLERANCE, f"{size_word(middle_recall, expected)}: count v1's middle runs only")
         return (f"v1 used a fact in the middle of its long context in {expected:.0%} of {len(middle)} runs; "
                 "the attention-decay rule predicts about 54% at 4K tokens and less as the context grows.")
     return run_check("5.1", body)
@@ -112,6 +120,42 @@ def check_why_append_only_caches(answer: Any) -> Outcome:
     return answer_check("5.3", answer)
 
 
+def _first_steps() -> list[str]:
+    from flawedcode.bench.tasks import load_tasks
+
+    return [step.say for step in load_tasks([BENCH_TASK])[0].all_steps()[:STRATEGY_PROBE_STEPS]]
+
+
+@cache
+def _v1_input_on_first_steps() -> int:
+    from flawedcode.lessons import lesson_agent
+
+    agent = lesson_agent("v1", model="offline", watch=False, name="v1-probe")
+    for text in _first_steps():
+        agent.send(text)
+    return agent.log.totals()["input_tokens"]
+
+
+def strategy_problem(strategy: type) -> str | None:
+    """Why ``strategy`` is not a strategy yet, from the bench task's first requests (seconds, before the whole bench)."""
+    from flawedcode.lessons import LESSON_BUDGET, lesson_folder, lesson_model
+    from flawedcode.tools import Workspace
+
+    folder = lesson_folder("strategy")
+    workspace = Workspace.create(folder / "yours", folder / "scratch", folder / "archives")
+    agent = strategy(lesson_model("offline", LESSON_BUDGET), workspace=workspace, config=strategy.config_class(), name="yours")
+    steps = _first_steps()
+    for text in steps:
+        agent.send(text)
+    if not any(message.type == "human" and text_of(message) == steps[0] for message in agent.messages):
+        return ("your send() dropped the user's first request (the goal) from self.messages: a mask changes old tool results, "
+                "never the requests")
+    if agent.log.totals()["input_tokens"] >= _v1_input_on_first_steps():
+        return (f"over the task's first {len(steps)} requests your agent sent as much as v1: does send() change self.messages "
+                "before each turn?")
+    return None
+
+
 def check_strategy_in_bench(strategy: Any) -> Outcome:
     """5.4: your agent class through the benchmark (``run_benchmark``) beside v1, read back from its summary.json."""
     def body() -> str:
@@ -132,6 +176,8 @@ def check_strategy_in_bench(strategy: Any) -> Outcome:
         own = [vars(cls)["send"] for cls in strategy.__mro__ if "send" in vars(cls) and cls not in AGENTS.values()]
         require(not any(Ellipsis in getattr(getattr(send, "__code__", None), "co_consts", ()) for send in own),
                 "not tried yet: replace the `...` in send() and run the cell")
+        problem = strategy_problem(strategy)
+        require(problem is None, str(problem))
         name = "yours"
         with tempfile.TemporaryDirectory(prefix="lesson5-bench-") as folder:
             run_benchmark(["v1", AgentEntry(name, strategy, f"notebook:{strategy.__name__}")], task_names=[BENCH_TASK],
@@ -141,6 +187,8 @@ def check_strategy_in_bench(strategy: Any) -> Outcome:
         require(not yours["failed_runs"], f"your agent's run failed: {yours['failures']}")
         require(yours["total_input_tokens"] < v1["total_input_tokens"],
                 "your agent sent as much as v1: does send() change self.messages before each turn?")
+        require(yours["goal_in_context"] >= 1,
+                "your agent lost the user's goal at some probes of the bench: a mask changes old tool results, never the requests")
         raw = yours["total_input_tokens"] / v1["total_input_tokens"]
         cached = yours["cache_weighted_input_tokens"] / v1["cache_weighted_input_tokens"]
         return (f"through the bench's {BENCH_TASK} task on the offline model, your strategy sent {raw:.0%} of v1's input, "

@@ -29,7 +29,7 @@ exercise("6.2", "build a memory picker",
          "    return chosen")
 exercise("6.3", "why a sub-agent keeps the parent small",
          "What does the parent receive back from task(...), and where does the rest go?",
-         "Two statements are true.")
+         "Three statements are true.")
 
 
 def check_plan_reminders(plan_agent: Any, reminders: int) -> Outcome:
@@ -47,25 +47,41 @@ def check_plan_reminders(plan_agent: Any, reminders: int) -> Outcome:
     return run_check("6.1", body)
 
 
+def priority(facts: list[Any]) -> list[Any]:
+    """The order facts win a slot: corrections (newest first), then the other facts (newest first)."""
+    return [fact for fact in reversed(facts) if fact.correction] + [fact for fact in reversed(facts) if not fact.correction]
+
+
 def picker_problem(pick: Callable[..., Any], facts: list[Any], budget: int) -> str | None:
+    """Why ``pick(facts, budget)`` is not a memory picker at this budget, or None."""
     from flawedcode.context.memory import render_block
     from flawedcode.tokens import count_text
+
+    def block_tokens(chosen: list[Any]) -> int:
+        return count_text(render_block(chosen, len(facts), 9999, budget, "memory.md")) if chosen else 0
 
     chosen = pick(list(facts), budget)
     if chosen is None or chosen is Ellipsis:
         return "not tried yet: pick(...) still returns `...`; write its body"
+    if not isinstance(chosen, list | tuple):
+        return f"pick(...) returned {type(chosen).__name__}, not a list of facts"
     chosen = list(chosen)
-    if any(fact not in facts for fact in chosen):
-        return "pick returned a fact that is not in memory.md"
-    if chosen and count_text(render_block(chosen, len(facts), 9999, budget, "memory.md")) > budget:
+    if any(not any(fact is given for given in facts) for fact in chosen):
+        return "pick returned something that is not one of the facts it was given (return the Fact objects themselves)"
+    if block_tokens(chosen) > budget:
         return f"at a budget of {budget} tokens the block is longer than the budget"
+    ordered, wins = priority(facts), []
+    for fact in ordered:  # the facts that win a slot in order while the block still fits
+        if block_tokens([*wins, fact]) > budget:
+            break
+        wins.append(fact)
     corrections = [fact for fact in facts if fact.correction]
-    if any(not fact.correction for fact in chosen) and any(fact not in chosen for fact in corrections):
-        fits = count_text(render_block(corrections, len(facts), 9999, budget, "memory.md")) <= budget
-        if fits:
-            return "a correction was left out while a plain fact was kept: corrections always win a slot"
-    if budget >= 500 and len(chosen) < len(facts):
-        return "at 500 tokens every fact fits, but some were left out"
+    if (any(not fact.correction for fact in chosen) and any(fact not in chosen for fact in corrections)
+            and block_tokens(corrections) <= budget):
+        return "a correction was left out while a plain fact was kept: corrections always win a slot"
+    if any(fact not in chosen for fact in wins):
+        return (f"at a budget of {budget} tokens the block had room for a fact that ranks higher than what you kept (or for one "
+                "more): add facts in order, corrections first, then the newest, while the block fits")
     return None
 
 
