@@ -484,3 +484,16 @@ def test_the_summarizer_hint_runs_and_passes(runs, capsys):
     exec(EXERCISES["3.4"].hints[-1], namespace)  # noqa: S102 - the hint is this package's own code
     passed, out = outcome(capsys, Case("3.4", "hint", lambda runs: []), (namespace["summarize"], runs.summarized))
     assert passed, out
+
+
+def test_0_3_refuses_the_request_whose_figures_lesson_0_prints_above_it(runs, capsys):
+    """Lesson 0 prints how much its own request grew the second call; 0.3 must be answered on another request."""
+    import nbformat
+
+    lesson = nbformat.read(Path(__file__).parents[1] / "notebooks" / "00_react_loop_v0.ipynb", as_version=4)
+    assert f'agent.send("{exercises.lesson0.LESSON_REQUEST}")' in "\n".join(c.source for c in lesson.cells if c.cell_type == "code")
+    same = runs.agent("v0", [exercises.lesson0.LESSON_REQUEST])
+    growth = same.token_log[1].input_tokens - same.token_log[0].input_tokens
+    result = same.counter.count_message(next(m for m in same.messages if m.type == "tool"))
+    passed, out = outcome(capsys, Case("0.3", "printed", lambda runs: []), (same, result, growth))
+    assert not passed and "the lesson's own request" in out

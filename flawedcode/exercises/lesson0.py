@@ -8,7 +8,10 @@ from typing import Any
 from flawedcode.lab.window import text_of
 
 from .core import Outcome, answer_check, attempted, exercise, require, run_check, size_word, whole_number
-from .session import is_agent, tool_calls, turns
+from .session import is_agent, requests, tool_calls, turns
+
+LESSON_REQUEST = "Get docs for money_markets/sofr"
+"""The request lesson 0 runs and measures on the page; 0.3 asks for another, so its figures are not printed above it."""
 
 exercise("0.1", "give the agent memory",
          "v1 differs from v0 in one line: it sends its history with each request. Build a v1 agent.",
@@ -22,9 +25,10 @@ exercise("0.2", "two tool calls in one request",
          'two_call_agent.send("Get docs for money_markets/sofr and money_markets/effr")\n'
          'tool_names = [call["name"] for message in two_call_agent.messages for call in getattr(message, "tool_calls", [])]')
 exercise("0.3", "what a tool result costs",
+         "Send the fresh agent a request other than the lesson's own (its figures are printed above), e.g. the docs of effr. "
          "agent.counter.count_message(message) counts one message exactly; agent.token_log holds each call's input_tokens.",
          "The tool result is the first message whose type is 'tool'; the growth is call 2's input minus call 1's.",
-         'cost_agent = lesson_agent("v0", model=MODEL, folder=lesson_dir)\ncost_agent.send("Get docs for money_markets/sofr")\n'
+         'cost_agent = lesson_agent("v0", model=MODEL, folder=lesson_dir)\ncost_agent.send("Get docs for money_markets/effr")\n'
          "result_tokens = cost_agent.counter.count_message(next(m for m in cost_agent.messages if m.type == 'tool'))\n"
          "growth = cost_agent.token_log[1].input_tokens - cost_agent.token_log[0].input_tokens")
 exercise("0.4", "why v0 cannot answer",
@@ -83,6 +87,8 @@ def check_call_growth(agent: Any, result_tokens: int, growth: int) -> Outcome:
         calls = agent.token_log
         results = [message for message in agent.messages if message.type == "tool"]
         require(len(calls) >= 2 and bool(results), "the agent has not called a tool yet: send it one request that needs one")
+        require(requests(agent)[0].strip().casefold() != LESSON_REQUEST.casefold(),
+                "that is the lesson's own request, whose figures are printed above: send the fresh agent another one")
         expected_result = agent.counter.count_message(results[0])
         expected_growth = calls[1].input_tokens - calls[0].input_tokens
         require(given_result != calls[1].input_tokens, "`result_tokens` is the whole second call, not the tool result alone")
