@@ -158,3 +158,14 @@ def test_no_count_of_what_a_run_did_is_spelled_out_in_the_prose(path):
     """'three compactions', 'twelve times': a count of what the run did belongs in a generated sentence."""
     prose = "\n".join(cell.source for cell in read(path).cells if cell.cell_type == "markdown")
     assert not COUNT_WORDS.findall(prose), COUNT_WORDS.findall(prose)
+
+
+def test_lesson_5s_recap_says_v1_costs_the_most_because_its_table_does():
+    """Recap 2 ("why does v1 cache so well and still cost the most?") rests on section 3's table."""
+    text = "\n".join(outputs(LESSON_5))
+    rows = re.findall(r"^\| (v\d) \| ([\d,]+) \| [\d.]+ \| ([\d,]+) \|", text, re.MULTILINE)
+    raw = {agent: int(value.replace(",", "")) for agent, value, _ in rows}
+    cached = {agent: int(value.replace(",", "")) for agent, _, value in rows}
+    assert set(raw) == {"v1", "v2", "v3"}
+    assert max(raw, key=raw.get) == "v1" and max(cached, key=cached.get) == "v1"
+    assert cached["v1"] / raw["v1"] < min(cached[agent] / raw[agent] for agent in ("v2", "v3")), "v1 caches best"
