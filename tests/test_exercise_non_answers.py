@@ -238,13 +238,17 @@ CASES: list[Case] = [
     Case("1.2", "do nothing", lambda runs: [(runs.session, runs.session.token_log[-1].input_tokens,
                                              {call.turn: call.input_tokens for call in runs.session.token_log})]),
     Case("1.2", "copied", lambda runs: [(runs.session, LESSON_BUDGET + 1024, {1: LESSON_BUDGET + 1024})]),
-    # 1.3 the largest tool result
+    # 1.3 the largest tool result: (name, share of the largest call)
     Case("1.3", "empty", lambda runs: [(runs.session, ...), (runs.session, ())]),
-    Case("1.3", "constant", lambda runs: [(runs.session, ("chartbook_get_docs", 1000)), (runs.session, ("x", 1))]),
+    Case("1.3", "constant", lambda runs: [(runs.session, ("chartbook_get_docs", 1000)), (runs.session, ("x", 1)),
+                                          (runs.session, ("chartbook_load_data", 0.5)), (runs.session, ("chartbook_load_data", 1))]),
     Case("1.3", "bare list", lambda runs: [(runs.session, [m.name for m in runs.session.messages if m.type == "tool"])]),
     Case("1.3", "do nothing", lambda runs: [(runs.session, (runs.session.messages[2].name,
                                                              runs.session.counter.count_message(runs.session.messages[2])))]),
-    Case("1.3", "copied", lambda runs: [(runs.session, ("chartbook_get_docs", sum(c.input_tokens for c in runs.session.token_log)))]),
+    Case("1.3", "copied", lambda runs: [(runs.session, ("chartbook_get_docs", sum(c.input_tokens for c in runs.session.token_log))),
+                                        (runs.session, ("chartbook_load_data", runs.session.counter.count_message(max(
+                                            (m for m in runs.session.messages if m.type == "tool"),
+                                            key=runs.session.counter.count_message))))]),  # the tokens the window table prints
     # 1.4 build a keep-last-N trimmer
     Case("1.4", "empty", lambda runs: [(...,), (unwritten,)]),
     Case("1.4", "constant", lambda runs: [(lambda messages, keep: [messages[0]],), (lambda messages, keep: [],)]),

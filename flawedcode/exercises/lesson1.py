@@ -12,6 +12,7 @@ from .core import Outcome, answer_check, attempted, exercise, function_of, requi
 from .session import goal_recalled, is_agent
 
 BUDGET_STEP = 1024
+SHARE_TOLERANCE = 0.005  # a share rounded to two places is right
 TRIM_KEEP = 6  # the build-it exercise runs the lesson's session keeping this many messages
 TRIM_PROBES = range(1, 16)  # every keep the trimmer is first tried with, on the lesson's own history
 
@@ -26,9 +27,9 @@ exercise("1.2", "what the session cost",
          "total_input = sum(per_step.values())")
 exercise("1.3", "the largest tool result",
          "The tool results are the messages whose type is 'tool'; count each with agent.counter.count_message.",
-         "largest = (message.name, tokens) of the biggest one",
+         "The largest call is max(call.input_tokens for call in agent.token_log); the share is the result's tokens over it.",
          "biggest = max((m for m in agent.messages if m.type == 'tool'), key=agent.counter.count_message)\n"
-         "largest = (biggest.name, agent.counter.count_message(biggest))")
+         "largest = (biggest.name, agent.counter.count_message(biggest) / max(call.input_tokens for call in agent.token_log))")
 exercise("1.4", "build a keep-last-N trimmer",
          "Return the newest `keep` messages of the list, in order (a slice).",
          "A tool result must follow the AI message that called it: if the slice starts with tool messages, drop those too.",
@@ -86,23 +87,32 @@ def check_session_cost(agent: Any, total_input: int, per_step: Mapping[int, int]
     return run_check("1.2", body)
 
 
-def check_largest_result(agent: Any, largest: tuple[str, int]) -> Outcome:
-    """1.3: (tool name, tokens) of the largest tool result in the agent's history."""
+def check_largest_result(agent: Any, largest: tuple[str, float]) -> Outcome:
+    """1.3: (tool name, share of the largest model call's input) of the largest tool result in the agent's history.
+
+    The lesson's window table prints every message's tokens above the exercise, so the tokens alone would be read
+    off the page; the share of the largest call is worked out from the run.
+    """
     def body() -> str:
         attempted(agent=agent, largest=largest)
         is_agent(agent)
-        require(isinstance(largest, tuple | list) and len(largest) == 2, "`largest` should be a pair: (tool name, tokens)")
-        name, tokens = largest
+        require(isinstance(largest, tuple | list) and len(largest) == 2, "`largest` should be a pair: (tool name, share)")
+        name, share = largest
         results = [message for message in agent.messages if message.type == "tool"]
-        require(bool(results), "the agent's history holds no tool result: run the session first")
+        require(bool(results) and bool(agent.token_log), "the agent's history holds no tool result: run the session first")
         biggest = max(results, key=agent.counter.count_message)
-        expected = agent.counter.count_message(biggest)
+        tokens = agent.counter.count_message(biggest)
+        peak = max(call.input_tokens for call in agent.token_log)
         require(name == biggest.name, "that tool did not return the largest result" if name in {m.name for m in results}
                 else "that is not the name of a tool in this history")
-        given = whole_number(tokens, "tokens")
-        require(given != len(str(biggest.content)), "those are characters; count tokens")
-        require(given == expected, f"the token count is {size_word(given, expected)}")
-        return f"{biggest.name} returned {expected:,} tokens: the kind of result lesson 2 moves out of the context."
+        require(isinstance(share, int | float) and not isinstance(share, bool), "the second item should be a share: a number")
+        require(share != tokens, "that is the result's tokens; give its share of the largest call's input")
+        require(0 <= share <= 1, "a share is between 0 and 1 (25% is 0.25)")
+        expected = tokens / peak
+        require(abs(share - expected) <= SHARE_TOLERANCE, f"the share is {size_word(share, expected)}: "
+                                                          "divide by the largest call's input tokens")
+        return (f"{biggest.name} returned {tokens:,} tokens, {expected:.0%} of the largest call ({peak:,} tokens): "
+                "the kind of result lesson 2 moves out of the context.")
     return run_check("1.3", body)
 
 
