@@ -593,6 +593,9 @@ def model_options(args: argparse.Namespace, config_model: str | None = None, con
     spec = args.model or os.environ.get("FLAWEDCODE_MODEL") or config_model
     if record and spec and spec.startswith("replay:") and Path(spec[len("replay:"):]).expanduser().resolve() == record.resolve():
         raise UsageError(f"--record {args.record}: that is the recording being replayed; record to another file")
+    if record and record.exists() and not is_recording(record):
+        raise UsageError(f"--record {args.record}: the file exists and is not a flawedcode recording; it is not replaced "
+                         "(record to a new file name)")
     command = " ".join(["flawedcode", *getattr(args, "argv", [])])
     return ModelOptions(spec=spec,
                         timeout_seconds=args.timeout or config_timeout, record_path=record, window_tokens=args.window,
@@ -607,7 +610,29 @@ def _record_path(text: str) -> Path:
         raise UsageError(f"--record {text}: the folder {path.parent} does not exist")
     if not os.access(path.parent, os.W_OK):
         raise UsageError(f"--record {text}: cannot write in {path.parent}")
+    if path.is_symlink():
+        raise UsageError(f"--record {text}: is a symbolic link; record to a plain file name (the link's target is never written)")
     return path
+
+
+def is_recording(path: Path) -> bool:
+    """True when ``path`` is empty or starts with a recording's header line (a file --record may replace)."""
+    import json
+
+    from flawedcode.models.replay import FORMAT
+
+    try:
+        with open(path, "rb") as stream:
+            first = stream.readline(64 * 1024)
+    except OSError:
+        return False
+    if not first:  # an empty file holds nothing to lose
+        return True
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(header, dict) and header.get("type") == "header" and header.get("format") == FORMAT
 
 
 def _positive_float(text: str) -> float:

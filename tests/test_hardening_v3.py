@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, message_to_dict
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, message_to_dict
 
 from flawedcode import cli, notices
 from flawedcode.agents import make_agent
-from flawedcode.config import StableCompactionConfig, SubagentConfig, V3Config
+from flawedcode.config import OffloadConfig, StableCompactionConfig, SubagentConfig, SummarizationConfig, V3Config
 from flawedcode.context.archive import ConversationArchive
+from flawedcode.context.budget import ContextBudget
+from flawedcode.context.budget_guard import BudgetGuardMiddleware
 from flawedcode.context.memory import MemoryStore
 from flawedcode.context.stable import StableCompactor
 from flawedcode.context.subagents import SubagentRunner, make_task_tool
@@ -30,7 +32,7 @@ from flawedcode.context.todos import MAX_PLAN_CHARS, TodoItem, TodoList
 from flawedcode.lessons import lesson_model
 from flawedcode.models.factory import ModelOptions
 from flawedcode.models.replay import FORMAT
-from flawedcode.telemetry import SessionLog
+from flawedcode.telemetry import EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 from flawedcode.tools import Workspace
 
@@ -384,3 +386,34 @@ def test_a_plan_is_bounded() -> None:
     assert answer.startswith("Error: ") and "\n" not in answer.split(". The current list")[0] and plan.items == []
     assert plan.replace([TodoItem(content=f"step {n} " + "x" * 50) for n in range(12)]).startswith("Todo list saved")
     assert len(plan.reminder().text) <= MAX_PLAN_CHARS + 200
+
+
+# --- 6. an unwritable scratch/ keeps results in context with a warning; --record refuses what is not a recording ----
+
+def test_the_budget_guard_keeps_a_result_in_context_when_scratch_cannot_be_written(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where scratch/ should be")
+    log = SessionLog()
+    budget = ContextBudget(500, 0, SummarizationConfig(), log)
+    guard = BudgetGuardMiddleware(budget, COUNTER, log, blocker / "conversation", OffloadConfig())
+    messages = [HumanMessage("load it", id="h"),
+                AIMessage("", tool_calls=[{"name": "chartbook_load_data", "args": {}, "id": "c1"}], id="a"),
+                ToolMessage("date,rate\n" + "2024-01-02,5.31\n" * 400, tool_call_id="c1", name="chartbook_load_data", id="t")]
+    with notices.capture() as lines:
+        fitted = guard.fit(messages)  # before: NotADirectoryError out of the model call ("The model call failed")
+    assert fitted is None
+    assert any("scratch" in line and "kept in the context" in line for line in lines)
+    assert any(event.kind == EventKind.BUDGET_GUARD_FAILED for event in log.events)
+
+
+@pytest.mark.parametrize("kind", ["not a recording", "symlink"])
+def test_record_refuses_an_unrelated_file_and_a_symbolic_link(monkeypatch, capsys, tmp_path: Path, kind: str) -> None:
+    precious = tmp_path / "notes.txt"
+    precious.write_text("precious\n")
+    target = precious
+    if kind == "symlink":
+        target = tmp_path / "link.jsonl"
+        target.symlink_to(precious)
+    code, _, err = chat(monkeypatch, capsys, "--record", str(target), stdin="hello\n")
+    # before: notes.txt was replaced by a recording (through the link too)
+    assert code == 2 and precious.read_text() == "precious\n" and len(err.strip().splitlines()) == 1

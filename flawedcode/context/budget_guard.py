@@ -20,7 +20,10 @@ push a request over the budget are closed here (``budget_guards(...)``, added to
    replaced by its stub (the offload stub: a typed preview and ``read_file(path='scratch/...')``),
    results already stubbed are left alone. The saved file is written before the result leaves the
    context (nothing is lost). A ``budget_guard`` event says how many results were stubbed; if the
-   request still does not fit (nothing left to stub), ``budget_guard_failed`` says so.
+   request still does not fit (nothing left to stub), ``budget_guard_failed`` says so. When scratch/
+   cannot be written (read-only, full), the results stay in the context, whole, the request is sent
+   as it is (``budget_guard_failed`` with the error) and one warning line says so: a turn never fails
+   because a file could not be saved.
 
 All three offload or page results, so ``offload: {enabled: false}`` turns them off too (v2 then sends
 what v1 sends: ``tests/test_v2_equivalence.py``).
@@ -39,6 +42,7 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveM
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
+from flawedcode import notices
 from flawedcode.config import OffloadConfig
 from flawedcode.context.budget import ContextBudget
 from flawedcode.context.offload import exempt_tools, offload, should_offload
@@ -79,8 +83,12 @@ def turn_results_tokens(config: OffloadConfig) -> int:
 
 
 def fit_to_budget(messages: Sequence[AnyMessage], budget_tokens: int, fixed_tokens: int, counter: TokenCounter,
-                  scratch_dir: Path, config: OffloadConfig) -> tuple[list[AnyMessage], int]:
-    """Stub the largest tool results (the current turn's first) until the request fits; (messages, stubbed)."""
+                  scratch_dir: Path, config: OffloadConfig, failures: list[str] | None = None) -> tuple[list[AnyMessage], int]:
+    """Stub the largest tool results (the current turn's first) until the request fits; (messages, stubbed).
+
+    A result whose scratch/ file cannot be written (a read-only or full disk) stays in the context, whole:
+    nothing is lost; why is appended to ``failures`` (when given) and no further result is tried.
+    """
     fitted = list(messages)
     start = turn_start(fitted)
     calls = tool_names(fitted)
@@ -93,8 +101,13 @@ def fit_to_budget(messages: Sequence[AnyMessage], budget_tokens: int, fixed_toke
             break
         result = fitted[index]
         name, arguments = calls.get(result.tool_call_id, (result.name or "tool", {}))
-        done = offload(result.content, name, arguments, scratch_dir=scratch_dir, config=config,
-                       encoding=counter.encoding_name)
+        try:
+            done = offload(result.content, name, arguments, scratch_dir=scratch_dir, config=config,
+                           encoding=counter.encoding_name)
+        except OSError as error:  # the same folder for every result: one failure says it for all
+            if failures is not None:
+                failures.append(error.strerror or str(error))
+            break
         replaced = result.model_copy(update={"content": done.stub})
         total += counter.count_message(replaced) - counter.count_message(result)
         fitted[index], stubbed = replaced, stubbed + 1
@@ -121,11 +134,16 @@ class BudgetGuardMiddleware(AgentMiddleware):
             limit = int(self.budget.tokens / max(1.0, self.budget.calibration.token_factor))
             if before <= limit:
                 return None
+            failures: list[str] = []
             fitted, stubbed = fit_to_budget(messages, limit, self.budget.fixed_tokens, self.counter,
-                                            self.scratch_dir(), self.config)
+                                            self.scratch_dir(), self.config, failures)
             after = self.budget.fixed_tokens + self.counter.count_messages(fitted)
+            if failures:
+                notices.warn_once(f"scratch-unwritable:{failures[0]}", f"scratch/ cannot be written ({failures[0]}): "
+                                  "large tool results are kept in the context, so requests may go over the budget")
             if after > limit:
-                self.log.record_event(EventKind.BUDGET_GUARD_FAILED, before, after, stubbed=stubbed, budget=limit)
+                self.log.record_event(EventKind.BUDGET_GUARD_FAILED, before, after, stubbed=stubbed, budget=limit,
+                                      **({"error": failures[0]} if failures else {}))
             if not stubbed:
                 return None
             self.log.record_event(EventKind.BUDGET_GUARD, before, after, stubbed=stubbed, budget=limit)

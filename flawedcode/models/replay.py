@@ -32,7 +32,8 @@ model's doing, so matching ignores them: message and tool-call ids, and the
 conversation id inside ``archives/<conversation>/`` paths (random per
 conversation; a replayed reply's archive paths are renamed to this session's).
 
-The recording is written readable by its owner only (mode 0600: it holds prompts). A
+The recording is written readable by its owner only (mode 0600: it holds prompts), never through a
+symbolic link; ``--record`` refuses a link and an existing file that is not a recording. A
 recording is checked line by line before anything is replayed: a line that is not the
 shape above (a list for a header, a call without a request, wrong types) or a recorded
 conversation id that is not one plain folder name (``..``, ``/``) stops with one line
@@ -207,7 +208,8 @@ class Recording:
 
     def _write_line(self, record: dict[str, Any], mode: str = "a") -> None:
         clean, _ = redact_data(record)
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if mode == "w" else os.O_APPEND) | getattr(os, "O_CLOEXEC", 0)
+        flags = (os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if mode == "w" else os.O_APPEND) | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_NOFOLLOW", 0))  # a symbolic link put in its place is never followed
         descriptor = os.open(self.path, flags, 0o600)  # it holds prompts: readable by its owner only
         if mode == "w":
             os.chmod(self.path, 0o600)  # an older file of that name keeps no wider mode
