@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 PYTHON_OK = import sys; sys.exit(sys.version_info < (3, 11))
 REMAKE_HINT = make $(or $(MAKECMDGOALS),demo) PYTHON=python3.12
 
-.PHONY: demo test check update-snapshots lint install install-test venv bench bench-readme lab notebooks benchmarks clean
+.PHONY: demo test check check-browser update-snapshots lint install install-test venv bench bench-readme lab notebooks benchmarks clean
 
 # .venv, made by a Python flawedcode supports. One made by an older Python is made again with $(PYTHON)
 # when that one is new enough; otherwise one line says which Python to name.
@@ -73,6 +73,19 @@ CHECK_SKIP = $(addprefix --ignore=tests/,test_notebooks.py test_readme.py test_i
 	test_server_quirks.py test_budget_guard.py test_isolation.py test_v3.py test_bench_cost.py test_import_effects.py)
 check: install-test
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow" $(CHECK_SKIP) $(PYTEST_ARGS) tests
+
+# The context lab in a real browser (tests/test_lab_browser.py, two to three minutes): JupyterLab in headless Chromium,
+# driven by playwright (the browser extra), clicks, types and checks that every input was acted on. Chromium comes from
+# the system (Debian: apt-get install -y chromium; or FLAWEDCODE_CHROMIUM=/path). FLAWEDCODE_BROWSER_SHOTS=DIR keeps
+# its screenshot of the lab at 1280 px with the file browser open.
+$(VENV)/.installed-browser: pyproject.toml setup.py | venv
+	$(INSTALL) '.[test,notebooks,peers,browser]' $(INSTALL_LOGGED)
+	@touch $@ $(VENV)/.installed-test $(VENV)/.installed
+
+check-browser: $(VENV)/.installed-browser
+	@command -v chromium >/dev/null || [ -x "$${FLAWEDCODE_CHROMIUM:-}" ] \
+		|| { echo "error: no Chromium: apt-get install -y chromium (Debian), or set FLAWEDCODE_CHROMIUM" >&2; exit 1; }
+	FLAWEDCODE_BROWSER_TEST=1 $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider tests/test_lab_browser.py
 
 # Store what each agent version sends besides the conversation (system prompt, tool schemas) as the golden
 # snapshots tests/test_v2_equivalence.py compares against: run it after a change you mean, and commit tests/snapshots/.

@@ -585,3 +585,17 @@ def test_the_bars_v3_kinds_follow_v3s_marker_texts():
     assert kind_of(ToolMessage("Todo list saved (0 of 3 done)", tool_call_id="1", name="write_todos")) == "plan"
     assert kind_of(ToolMessage("Docs from ...", tool_call_id="1", name="task")) == "subagent"
     assert kind_of(ToolMessage(f"{COMPACTED_PREFIX}this chartbook_get_docs result ...]", tool_call_id="1")) == "stub"
+
+
+def test_an_enter_that_reaches_the_lab_before_its_words_sends_them_when_they_arrive(tmp_path):
+    lab = new_lab(tmp_path, version="v1")
+    submit = {"event": "submit"}
+    lab._request._handle_string_msg(None, submit, None)  # a busy kernel: the front end held the box's update back
+    assert lab.transcript == [] and lab.awaiting_text == 1 and "sent the moment it does" in lab._status.value
+    lab._request.value = "List ChartBook dataframes"  # the held-back update arrives
+    assert [exchange.request for exchange in lab.transcript] == ["List ChartBook dataframes"] and lab._request.value == ""
+    assert lab.awaiting_text == 0
+    lab._request.value = "Get docs for money_markets/effr"  # committed by leaving the box, no Enter: not sent
+    assert len(lab.transcript) == 1
+    lab._send.click()
+    assert lab.transcript[-1].request == "Get docs for money_markets/effr" and lab._request.value == ""

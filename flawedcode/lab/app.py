@@ -22,9 +22,10 @@ What is on screen, top to bottom:
   at a time, in the order they were made, each to its end (``submit``). One that arrives
   while another runs waits its turn (a front end's clicks wait in the kernel's queue while
   a turn runs; the controls stay enabled, so a click is never swallowed by a disabled
-  button); the status reads "working… sending ..." meanwhile. An input that cannot run
-  (Step after the script's last request, Send with an empty box) is refused with a note
-  in the transcript that says why.
+  button); the status reads "working… sending ..." meanwhile. An Enter that reaches the
+  kernel before the words typed with it (a front end holds a text box's update back while
+  the kernel is busy) waits for them and sends them when they arrive. Step after the
+  script's last request is refused with a note in the transcript that says why.
 - **status**: the agent, model, budget, the step (one counter: every request, typed
   or scripted, is a step, as on the chart) and where the scripted session is.
 - **the live token chart** (``flawedcode.lab.svg``): tokens sent at each model call,
@@ -287,7 +288,9 @@ class ContextLab:
             control.observe(self._on_setting(name), names="value")
         self._instructor = widgets.ToggleButton(value=self.instructor, description="Instructor mode", icon="graduation-cap")
         self._instructor.observe(self._on_instructor, names="value")
-        self._request = widgets.Text(placeholder="Type a request, then Enter or Send", layout=widgets.Layout(flex="1 1 auto"))
+        self._request = widgets.Text(placeholder="Type a request, then Enter or Send", continuous_update=False,
+                                     layout=widgets.Layout(flex="1 1 auto"))
+        self._request.observe(self._on_request_text, names="value")
         with warnings.catch_warnings():  # ipywidgets 8 calls on_submit deprecated, but its replacement (observing the
             warnings.simplefilter("ignore", DeprecationWarning)  # value with continuous_update=False) also fires when the
             self._request.on_submit(self._on_enter)  # box loses focus, so clicking Step would send what was typed
@@ -298,7 +301,7 @@ class ContextLab:
         self._summarize = widgets.Button(description="Summarize now", icon="compress", layout=button,
                                          tooltip="v2, v3: archive and summarize the history now")
         self._reset = widgets.Button(description="Reset", icon="refresh", tooltip="Start the conversation over", layout=button)
-        self._send.on_click(self._on_click(self._send_typed, lambda: f'sending "{self._request.value.strip()}"'))
+        self._send.on_click(self._on_enter)
         self._step.on_click(self._on_click(self.step, lambda: f'sending "{self.session.next_step}"'))
         self._summarize.on_click(self._on_click(self.summarize_now, lambda: "summarizing the history"))
         self._reset.on_click(self._on_click(self.reset, lambda: "starting over"))
@@ -315,6 +318,9 @@ class ContextLab:
             widgets.HBox([widgets.VBox([self._chart, self._bar], layout=widgets.Layout(flex="2 1 480px", min_width="0")),
                           self._transcript], layout=widgets.Layout(flex_flow="row wrap")),
         ])
+        for widget, name in ((self.widget, "fc-lab"), (self._status, "fc-status"), (self._transcript, "fc-transcript"),
+                             (self._request, "fc-request")):
+            widget.add_class(name)  # names a page (and the browser test) can find each part by
 
     def _on_setting(self, name: str) -> Any:
         """A control's handler: the new value is an input (``submit``); one refused puts the control back and says why."""
@@ -334,34 +340,50 @@ class ContextLab:
     def _on_instructor(self, change: dict[str, Any]) -> None:
         self.instructor = bool(change["new"])
         if not self.instructor:
-            self._request.value = ""  # the pre-filled scripted request is not the student's to send
+            self._set_request("")  # the pre-filled scripted request is not the student's to send
         self.refresh()
 
+    # --- typed requests -----------------------------------------------------------------------------
+    # A front end sends a click or an Enter at once, but holds a text box's new value back while an
+    # earlier update of that box still waits for the kernel (ipywidgets' sync throttle): so while a turn
+    # runs, the Enter can reach the kernel before the words typed with it. Such an Enter waits for them
+    # (``awaiting_text``) and sends them the moment they arrive; the box is read on Enter (its value
+    # syncs when it is committed: Enter, or leaving the box), so a half-typed word is never sent.
+    awaiting_text = 0
+    _syncing = False
+
     def _on_enter(self, _: Any) -> None:
-        """Enter in the request box: Send (in instructor mode: Next). The text is taken now, in order."""
+        """Enter in the request box, or Send: the box's text is an input (in instructor mode: Next)."""
         if self.instructor:
             self.submit(lambda: f'sending "{self.session.next_step}"', self.step)
             return
         text = self._request.value.strip()
-        self._request.value = ""
-        self.submit(lambda: f'sending "{text}"', lambda: self._send_text(text))
-
-    def _send_typed(self) -> None:
-        if self.instructor:
-            self.step()
+        if text:
+            self._take_typed(text)
             return
-        text = self._request.value.strip()
-        self._request.value = ""
-        self._send_text(text)
+        self.awaiting_text += 1
+        self._status.value = ("<b>Enter: the request's text has not reached the lab yet; it is sent the moment it "
+                              "does (an empty box sends nothing).</b>")
 
-    def _send_text(self, text: str) -> None:
-        if not text:
-            self.refuse("Send", "the request box was empty; type a request first (or click Step for the scripted "
-                                "session's next one)")
+    def _on_request_text(self, change: dict[str, Any]) -> None:
+        """The box's text arrived from the front end: an Enter that came before it sends it now."""
+        text = str(change["new"]).strip()
+        if self._syncing or self.instructor or not text or not self.awaiting_text:
             return
-        self.send(text)
+        self.awaiting_text -= 1
+        self._take_typed(text)
 
-    _syncing = False
+    def _take_typed(self, text: str) -> None:
+        self._set_request("")
+        self.submit(lambda: f'sending "{text}"', lambda: self.send(text))
+
+    def _set_request(self, text: str) -> None:
+        """Put ``text`` in the request box (the lab's own change: not an input)."""
+        syncing, self._syncing = self._syncing, True
+        try:
+            self._request.value = text
+        finally:
+            self._syncing = syncing
 
     def _sync_controls(self) -> None:
         """Controls show the session's settings; v2's own controls show only in v2's lab."""
@@ -384,7 +406,7 @@ class ContextLab:
         self._send.disabled = self.instructor
         self._request.disabled = self.instructor
         if self.instructor:
-            self._request.value = self.session.next_step or "(the scripted session is over)"
+            self._set_request(self.session.next_step or "(the scripted session is over)")
 
     def _transcript_html(self) -> str:
         """Newest exchange first (always in view); each tool call on one line, its arguments and size on click."""
