@@ -564,20 +564,26 @@ def test_v3_is_offered_and_its_plan_memory_and_sub_agents_are_drawn(tmp_path):
         lab._step.click()
     assert lab.session.requests_sent == len(V3_SESSION) and LESSON_STEPS[0] in lab.transcript[-1].reply
     kinds_seen = {segment.kind for view in lab.session.watcher.views for segment in view.segments}
-    assert {"memory", "plan", "subagent", "summary"} <= kinds_seen, "v3's memory block, plan and sub-agent result in the bar"
+    assert {"plan", "subagent", "summary"} <= kinds_seen, "v3's plan and sub-agent result in the bar"
     for view in lab.session.watcher.views:
         assert view.total_tokens == lab.agent.log.agent_calls()[view.call_index].input_tokens, "the segments still add up"
     chart = lab._chart.value
     for marked in ("tool:save_memory", "tool:task", "tool:write_todos", "plan_reminder", "digest"):
         assert f"data-gid='marked:{marked}'" in chart and f"data-gid='event:{marked}'" in chart, marked
     assert any(call.purpose == "internal" for call in lab.agent.log.calls) and "data-gid='side'" in chart, "the sub-agent's calls"
-    assert "memory" in lab._bar.value or "plan" in lab._bar.value
+    assert "plan" in lab._bar.value
     assert lab.summarize_now().note.startswith(("Summarized:", "Not summarized: ")), "Summarize now runs on v3 and says what it did"
+    lab._reset.click()  # a new conversation starts with what the last one saved to memory
+    lab._step.click()
+    memory = [segment for segment in lab.view().segments if segment.kind == "memory"]
+    assert len(memory) == 1 and memory[0].tokens > 0 and "memory " in lab._bar.value, "the memory block, in black"
+    assert lab.view().total_tokens == lab.agent.log.agent_calls()[-1].input_tokens
 
 
 def test_the_bars_v3_kinds_follow_v3s_marker_texts():
     from langchain_core.messages import HumanMessage, ToolMessage
 
+    from flawedcode.context.memory import memory_message
     from flawedcode.context.todos import REMINDER_PREFIX
     from flawedcode.formats import COMPACTED_PREFIX
 
@@ -585,6 +591,7 @@ def test_the_bars_v3_kinds_follow_v3s_marker_texts():
     assert kind_of(ToolMessage("Todo list saved (0 of 3 done)", tool_call_id="1", name="write_todos")) == "plan"
     assert kind_of(ToolMessage("Docs from ...", tool_call_id="1", name="task")) == "subagent"
     assert kind_of(ToolMessage(f"{COMPACTED_PREFIX}this chartbook_get_docs result ...]", tool_call_id="1")) == "stub"
+    assert kind_of(memory_message("<memory facts=\"1 of 1\">\n- I prefer basis points\n</memory>")) == "memory"
 
 
 def test_an_enter_that_reaches_the_lab_before_its_words_sends_them_when_they_arrive(tmp_path):

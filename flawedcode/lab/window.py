@@ -17,7 +17,7 @@ to exactly the count ``SessionLog`` records for that call. Each segment has a ki
 | ``assistant`` | a model reply (text, tool calls or both) |
 | ``stub`` | a tool result starting ``[Offloaded: `` (v2's offload stub) or ``[Compacted: `` (v3's cleared result) |
 | ``tool`` | any other tool result |
-| ``memory`` | v3: the ``<memory ...>`` block at the end of the system prompt (cut from the ``system`` segment) |
+| ``memory`` | v3: the memory block, a user message marked ``context_data: memory`` (``context/memory.py``) |
 | ``plan`` | v3: a ``[Plan reminder: `` user message, or ``write_todos``'s result |
 | ``subagent`` | v3: the result of ``task`` (what a sub-agent sent back to its parent) |
 
@@ -50,6 +50,7 @@ from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import BaseMessage, SystemMessage
 
 from flawedcode.charts import OKABE_ITO
+from flawedcode.context.memory import MEMORY_KIND
 from flawedcode.context.todos import REMINDER_PREFIX
 from flawedcode.formats import COMPACTED_PREFIX, STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.telemetry import EventKind
@@ -69,7 +70,6 @@ KIND_COLOURS: dict[SegmentKind, str] = {
     "tool": OKABE_ITO["vermillion"], "stub": OKABE_ITO["bluish_green"], "summary": OKABE_ITO["reddish_purple"],
     "memory": OKABE_ITO["black"], "plan": OKABE_ITO["yellow"], "subagent": OKABE_ITO["blue"],
 }
-MEMORY_OPEN = "<memory "  # v3's memory block (context/memory.py) opens with this tag, at the system prompt's end
 PLAN_TOOL, SUBAGENT_TOOL = "write_todos", "task"
 GOAL_LOST_EVENT = EventKind.GOAL_LOST
 GOAL_RECALLED_EVENT = EventKind.GOAL_RECALLED
@@ -133,7 +133,10 @@ def kind_of(message: BaseMessage) -> SegmentKind:
     if message.type == "system":
         return "system"
     if message.type == "human":
-        marked = (getattr(message, "additional_kwargs", None) or {}).get("lc_source") == LANGCHAIN_SUMMARY_SOURCE
+        extra = getattr(message, "additional_kwargs", None) or {}
+        marked = extra.get("lc_source") == LANGCHAIN_SUMMARY_SOURCE
+        if extra.get("context_data") == MEMORY_KIND:
+            return "memory"
         if text.startswith(REMINDER_PREFIX):
             return "plan"
         return "summary" if text.startswith(SUMMARY_PREFIX) or marked else "user"
@@ -166,14 +169,8 @@ def view_of_request(messages: Sequence[BaseMessage], tools: Sequence[Any] | None
     system = [message for message in messages if message.type == "system"]
     conversation = [message for message in messages if message.type != "system"]
     seen = {id(message) for message in (visible if visible is not None else conversation)}
-    system_text = "\n\n".join(text_of(message) for message in system)
-    fixed = counter.count_system(system_text) + counter.count_tools(tools) + REPLY_PRIMING_TOKENS
-    memory_at = system_text.rfind(MEMORY_OPEN)
-    memory = fixed - counter.count_system(system_text[:memory_at].rstrip()) - counter.count_tools(tools) - REPLY_PRIMING_TOKENS \
-        if memory_at > 0 else 0  # v3's memory block, cut from the fixed part: the two still add up to it
-    segments = [Segment("system", fixed - memory, KIND_NAMES["system"])]
-    if memory:
-        segments.append(Segment("memory", memory, "memory block"))
+    fixed = counter.count_system("\n\n".join(text_of(message) for message in system)) + counter.count_tools(tools)
+    segments = [Segment("system", fixed + REPLY_PRIMING_TOKENS, KIND_NAMES["system"])]
     for message in conversation:
         segments.append(Segment(kind_of(message), counter.count_message(message), label_of(message),
                                 visible=id(message) in seen, holds_goal=bool(goal) and goal in text_of(message)))
