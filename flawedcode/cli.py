@@ -1,9 +1,9 @@
 """The ``flawedcode`` command: the FlawedCode REPL, the lesson's demo, the benchmark, the catalog, the archive.
 
     flawedcode --version
-    flawedcode chat [--agent v0|v1|v2] [--budget TOKENS] [--workspace DIR] [--config YAML] [MODEL OPTIONS]
+    flawedcode chat [--agent v0|v1|v2|v3] [--budget TOKENS] [--workspace DIR] [--config YAML] [MODEL OPTIONS]
     flawedcode demo [--out DIR] [--budget TOKENS] [--config YAML] [MODEL OPTIONS]
-    flawedcode bench [--agents v0,v1,v2,path/to/my_agent.py:MyAgent] [--tasks a,b | --tasks-file PATH] [--runs N]
+    flawedcode bench [--agents v0,v1,v2,v3,path/to/my_agent.py:MyAgent] [--tasks a,b | --tasks-file PATH] [--runs N]
                      [--config YAML] [--out DIR] [--concurrency N] [--resume | --no-resume]
                      [--yes] [--max-cost USD] [MODEL OPTIONS]
     flawedcode catalog list | docs PIPELINE DATAFRAME | load PIPELINE DATAFRAME [--columns a,b] [--limit N] [--start] [--end]
@@ -808,12 +808,12 @@ def usable_path(path: Path) -> str:
 def build_parser() -> argparse.ArgumentParser:
     from flawedcode import __version__
 
-    parser = OneLineParser(prog="flawedcode", description="Agent context management, taught with v0/v1/v2 agents.")
+    parser = OneLineParser(prog="flawedcode", description="Agent context management, taught with v0/v1/v2/v3 agents.")
     parser.add_argument("--version", action="version", version=f"flawedcode {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     chat = commands.add_parser("chat", help="the FlawedCode REPL: talk to an agent, see its tool calls and tokens")
-    chat.add_argument("--agent", choices=["v0", "v1", "v2"], default="v2", help="agent version (default v2)")
+    chat.add_argument("--agent", choices=["v0", "v1", "v2", "v3"], default="v2", help="agent version: v0, v1, v2 or v3 (default v2)")
     add_model_options(chat, "model spec: offline, offline:<window>, openai:<name> (default FLAWEDCODE_MODEL or offline)")
     chat.add_argument("--workspace", help="work in this folder (an empty or new one gets a copy of the demo project)")
     chat.add_argument("--budget", type=_budget_tokens, metavar="TOKENS",
@@ -830,7 +830,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="run the benchmark and print its table", epilog=bench_task_list(),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    bench.add_argument("--agents", help="comma-separated agents, e.g. v0,v1,v2,lc-summarization or path/to/my_agent.py:MyAgent")
+    bench.add_argument("--agents", help="comma-separated agents, e.g. v0,v1,v2,v3,lc-summarization or path/to/my_agent.py:MyAgent")
     tasks = bench.add_mutually_exclusive_group()
     tasks.add_argument("--tasks", help="comma-separated task names from the built-in suite")
     tasks.add_argument("--tasks-file", help="a YAML task file")

@@ -295,6 +295,8 @@ class SessionLog:
     listeners: list[Callable[[SessionLog], None]] = field(default_factory=list, repr=False)
     call_observers: list[Callable[[CallRecord, str], None]] = field(default_factory=list, repr=False)
     """Called with each answered call and the model's name, before it is appended (``ServerCalibration.observe``)."""
+    event_observers: list[Callable[[ContextEvent], None]] = field(default_factory=list, repr=False)
+    """Called with each context event as it is recorded (``resilience.SummaryBackoffGuard.observe``)."""
     prompt_cache: SessionCache = field(default_factory=SessionCache, repr=False)
 
     def __post_init__(self) -> None:
@@ -324,6 +326,8 @@ class SessionLog:
         event = ContextEvent(kind, self.turn, self.agent_call_count, tokens_before, tokens_after, detail)
         self.events.append(event)
         self._pending_events.append(kind)
+        for observer in self.event_observers:
+            observer(event)
         return event
 
     def record_call(self, input_tokens: int, output_tokens: int, message: AIMessage | None,

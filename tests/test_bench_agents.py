@@ -19,11 +19,17 @@ from flawedcode.agents import AgentV2
 class StudentV3(AgentV2):
     """v2 with an earlier trigger: a student's v3."""
 
-    version = "v3"
+    version = "student-v3"
 
     def build_middleware(self):
         self.config.summarization.trigger[0].value = 0.5
         return super().build_middleware()
+
+
+class CallsItselfV3(AgentV2):
+    """A student's class that takes a built-in agent's name."""
+
+    version = "v3"
 
 
 class Helper:
@@ -71,13 +77,15 @@ def test_a_student_agent_file_runs_in_the_same_table(tmp_path: Path) -> None:
     table = run_benchmark(["v2", f"{agent_file}:StudentV3"], tasks_file=tasks_file, runs=1, out_dir=tmp_path / "out",
                           progress=False)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert set(summary["agents"]) == {"v2", "v3"}
-    assert summary["agents"]["v3"]["goal_in_context"] == 1.0 and summary["agents"]["v3"]["total_input_tokens"] > 0
-    assert summary["metadata"]["agents"]["v3"]["class"].endswith("StudentV3")
-    assert summary["metadata"]["agents"]["v3"]["trigger_tokens"] == 4096
-    v3_row = next(line for line in table.splitlines() if line.startswith("| v3 |"))
-    assert v3_row.startswith("| v3 | - | - |") and "| 100% |" in v3_row  # no v1 ran: no ratio to it; goal in context
-    assert summary["categories"]["my own category"]["success_rate"] == {"v2": 1.0, "v3": 1.0}
+    assert set(summary["agents"]) == {"v2", "student-v3"}
+    mine = summary["agents"]["student-v3"]
+    assert mine["goal_in_context"] == 1.0 and mine["total_input_tokens"] > 0
+    assert summary["metadata"]["agents"]["student-v3"]["class"].endswith("StudentV3")
+    assert summary["metadata"]["agents"]["student-v3"]["trigger_tokens"] == 4096
+    row = next(line for line in table.splitlines() if line.startswith("| student-v3 |"))
+    assert row.startswith("| student-v3 | - | - |") and "| 100% |" in row  # no v1 ran: no ratio to it; goal in context
+    assert f"| {mine['total_input_tokens']:,} |" in row, "the row shows the student's own figures"
+    assert summary["categories"]["my own category"]["success_rate"] == {"v2": 1.0, "student-v3": 1.0}
     assert "| my own category | 1 | 100% | 100% |" in table
 
 
@@ -88,12 +96,13 @@ def test_a_module_path_names_an_agent_too() -> None:
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("missing_agent.py:MyAgent", "'missing_agent.py:MyAgent': no such file missing_agent.py"),
-    ("{folder}/my_agent.py:Nope", "has no 'Nope'; it defines: Helper, NeedsMore, StudentV3"),
+    ("{folder}/my_agent.py:Nope", "has no 'Nope'; it defines: CallsItselfV3, Helper, NeedsMore, StudentV3"),
+    ("{folder}/my_agent.py:CallsItselfV3", "CallsItselfV3 goes by the name 'v3', which is a built-in agent's"),
     ("{folder}/my_agent.py:Helper", "Helper is a class Helper, not an agent; subclass flawedcode.agents.BaseAgent"),
     ("{folder}/my_agent.py:not_a_class", "not_a_class is a function, not an agent"),
     ("{folder}/broken.py:Agent", "importing {folder}/broken.py failed: SyntaxError"),
     ("no_such_package.agents:Agent", "no module named 'no_such_package'"),
-    ("v9", "unknown agent 'v9'; choose from v0, v1, v2"),
+    ("v9", "unknown agent 'v9'; choose from v0, v1, v2, v3"),
     ("{folder}/my_agent.py:", "expected path/to/file.py:ClassName"),
 ])
 def test_a_bad_agent_spec_is_one_clear_line(spec: str, message: str, tmp_path: Path, capsys, monkeypatch) -> None:
@@ -157,3 +166,12 @@ def test_a_class_that_cannot_be_built_like_v2_is_one_clear_line(tmp_path: Path, 
     assert code == 2 and last_line.startswith("flawedcode: error: ") and "Traceback" not in err
     assert "building it as NeedsMore(model, workspace=..." in last_line
     assert "missing 1 required keyword-only argument: 'colour'" in last_line
+
+
+def test_the_shipped_example_agent_takes_a_name_no_built_in_agent_has() -> None:
+    from flawedcode.bench.agent_specs import BUILTIN_AGENTS
+
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "my_agent.py"
+    entry = resolve_agent(f"{example}:EarlySummaryAgent")
+    assert entry.name == "student-early-summary" and entry.name not in BUILTIN_AGENTS
+    assert "my_agent.py:EarlySummaryAgent" in (example.parent.parent / "commands.md").read_text(encoding="utf-8")

@@ -84,6 +84,22 @@ def test_chat_shows_an_offload_and_exits_0_at_end_of_input(monkeypatch, capsys):
     assert "Traceback" not in err
 
 
+def test_chat_talks_to_v3_and_every_help_text_names_every_version(monkeypatch, capsys):
+    from flawedcode.agents import AGENTS
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("List the files in the project\n"))
+    code, out, err = run_main(capsys, "chat", "--agent", "v3")
+    assert code == 0 and "Traceback" not in err, err
+    assert "FlawedCode REPL: agent v3" in out and "-> list_files(" in out and "README.md" in out
+    assert re.search(r"^\[v3\] context [\d,]+/8,192 tokens", out, re.MULTILINE)
+    parser = cli.build_parser()
+    (chat,) = [action for action in parser._subparsers._group_actions[0].choices["chat"]._actions if action.dest == "agent"]
+    assert list(chat.choices) == list(AGENTS) == ["v0", "v1", "v2", "v3"]
+    assert "v0/v1/v2/v3" in parser.format_help()
+    assert "v0,v1,v2,v3" in parser._subparsers._group_actions[0].choices["bench"].format_help()
+    assert "[--agent v0|v1|v2|v3]" in cli.__doc__
+
+
 def test_chat_ctrl_c_at_the_prompt_leaves_without_a_traceback(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "flawedcode", "chat", "--agent", "v1"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(tmp_path), cwd=tmp_path)

@@ -8,8 +8,8 @@ context wrappers they add; that difference lives in ``v0.py``, ``v1.py`` and
   the session log, attaches a ``ModelCallRecorder`` to the model (every call
   any part of the agent makes is recorded as the model receives it), then
   builds the version in an order a reader can follow: ``prepare()`` (the
-  version's own state), ``build_tools()``, ``build_middleware()`` (builders
-  return what they build and set nothing), and calls ``create_agent`` with them
+  version's own state), ``build_tools()``, ``count_fixed_tokens()``, ``build_middleware()``
+  (builders return what they build and set nothing), and calls ``create_agent`` with them
   (telemetry always innermost, so the agent's own calls are told apart from summaries).
 - ``run_turn(history, text)`` sends ``history + [text]`` through the agent and
   keeps the resulting messages. It streams the graph (with ``graph_config()``,
@@ -76,9 +76,10 @@ class BaseAgent:
         self.recorder.attach(self.model)
         self.prepare()
         self.tools = self.build_tools()
-        self.fixed_tokens = self.counter.count_system(self.config.system_prompt) + self.counter.count_tools(self.tools)
-        self.graph = self.build_graph([*self.build_middleware(), CutOffToolCallsMiddleware(self.log),
-                                       TelemetryMiddleware(self.log, self.counter)])
+        self.fixed_tokens = self.count_fixed_tokens()
+        middleware = [*self.build_middleware(), CutOffToolCallsMiddleware(self.log), TelemetryMiddleware(self.log, self.counter)]
+        self.graph = self.build_graph(middleware)
+        self.graph_steps = graph_steps(self.config.recursion_limit, middleware)  # the step limit, in the graph's own steps
         self.messages: list[AnyMessage] = []
 
     # --- what a version may change (called in this order) ------------------------------
@@ -87,6 +88,10 @@ class BaseAgent:
 
     def build_tools(self) -> list[BaseTool]:
         return make_tools(self.workspace)
+
+    def count_fixed_tokens(self) -> int:
+        """What every call sends besides the messages: the system prompt and the tool schemas."""
+        return self.counter.count_system(self.config.system_prompt) + self.counter.count_tools(self.tools)
 
     def build_middleware(self) -> list[AgentMiddleware]:
         return []
@@ -102,7 +107,7 @@ class BaseAgent:
 
     def graph_config(self) -> dict[str, Any]:
         """The config of each turn's graph run: the step limit, and the recorder for every model in it."""
-        return {"recursion_limit": self.config.recursion_limit, "callbacks": [self.recorder]}
+        return {"recursion_limit": self.graph_steps, "callbacks": [self.recorder]}
 
     def recovery_paths(self) -> list[Path]:
         """Folders whose files hold what left the context (a benchmark looks for lost facts there)."""
@@ -156,6 +161,22 @@ class BaseAgent:
     def context_tokens(self) -> int:
         """Tokens the model would receive right now (system prompt + tools + history)."""
         return self.fixed_tokens + self.counter.count_messages(self.messages)
+
+
+def graph_steps(recursion_limit: int, middleware: Sequence[AgentMiddleware]) -> int:
+    """``recursion_limit`` in LangGraph's steps, not counting the nodes of guards that are no step of the agent's.
+
+    Each ``before_model`` hook is a node of the graph, and LangGraph counts every node run as a step.
+    A guard that stands beside a lesson's hook in a node of its own (``extra_graph_step = True``, as
+    ``resilience.CompactionGuard``) must not shorten the agent's turn: the limit is stretched so that
+    the model and the tools run exactly as often as without that node.
+    """
+    chain = [m for m in middleware if type(m).before_model is not AgentMiddleware.before_model] + [None, None]
+    steps = [index for index, node in enumerate(chain) if not getattr(node, "extra_graph_step", False)]
+    if len(steps) == len(chain):
+        return recursion_limit
+    loops, into_loop = divmod(recursion_limit, len(steps))  # whole rounds of (hooks, model, tools), then part of one
+    return loops * len(chain) + steps[into_loop]
 
 
 def reply_text(messages: Sequence[AnyMessage]) -> str:

@@ -11,14 +11,16 @@ Unlike v1, v2 manages what stays in the context (rules in ``flawedcode.context``
   bring a lost detail back.
 
 The two steps are the two hooks of ``ManageContext`` below: ``maybe_summarize``
-before each model call, ``maybe_offload`` after each tool call. What can go wrong
-around them (a failing summarizer, a server that refuses the request or has a
-smaller window, a read-back that would not fit, an interrupted tool call) is
-handled in ``flawedcode/context/resilience.py``, added in one line.
+before each model call, ``maybe_offload`` after each tool call. ``ManageContext`` is
+one middleware in the agent's list; what can go wrong beside it (a failing
+summarizer, a server that refuses the request or has a smaller window, a read-back
+that would not fit, an interrupted tool call) is handled by guards before and after
+it in that list (``flawedcode/context/resilience.py``), added in one line.
 """
 
 from __future__ import annotations
 
+# NEW in v2: what the lesson's two hooks are made of (LangChain's middleware, messages and tools)
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,8 +62,9 @@ class AgentV2(BaseAgent):
         # NEW in v2: the budget the wrappers manage to, and the lesson's two steps
         budget = ContextBudget(self.budget_tokens, self.fixed_tokens, self.config.summarization, self.log, self.calibration)
         lesson = ManageContext(self, budget)
-        # NEW in v2: the guards (back-off, compaction, overflow retry, read-back paging, repair) in one line
-        return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model),
+        # NEW in v2: the lesson in the list, the guards beside it (repair, back-off, compaction, overflow retry, read-back paging)
+        return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model,
+                             summary_model=lesson.summary_model),
                 *budget_guards(budget, counter=self.counter, log=self.log, scratch_dir=lambda: self.workspace.conversation_scratch_dir,
                                config=self.config.offload)]  # NEW in v2: never over the budget (context/budget_guard.py)
 
@@ -71,7 +74,7 @@ class AgentV2(BaseAgent):
 
     def send(self, text: str) -> str:
         """Answer one request, with the managed conversation so far."""
-        history = self.messages  # memory, as in v1; the wrappers keep it within budget
+        history = self.messages  # memory, as in v1 (NEW in v2: the wrappers keep it within budget)
         return self.run_turn(history, text)
 
 
@@ -85,17 +88,19 @@ class ManageContext(AgentMiddleware):
         self.summary_model = (get_model(settings.model_name, timeout_seconds=agent.config.timeout_seconds)
                               if settings.model_name else None)  # else the run's own model summarizes
 
-    def summarize(self, messages: Sequence[AnyMessage], force: bool = False) -> SummaryOutcome:
+    def summarize(self, messages: Sequence[AnyMessage]) -> SummaryOutcome:
         """When the context is nearly full: archive the older messages, and a summary takes their place."""
         agent = self.agent
         return maybe_summarize(messages, self.summary_model or agent.model, archive=agent.archive,
                                config=agent.config.summarization, counter=agent.counter,
-                               budget_tokens=self.budget.tokens, fixed_tokens=self.budget.fixed_tokens, force=force,
+                               budget_tokens=self.budget.tokens, fixed_tokens=self.budget.fixed_tokens,
                                fallback_model=agent.model if self.summary_model else None, log=agent.log,
                                calibration=self.budget.calibration.token_factor)
 
     def before_model(self, state: dict[str, Any], runtime: Any) -> dict[str, Any] | None:
         """Step 1, before each model call: summarize with archive if a trigger is met."""
+        if self.budget.summaries_paused:  # a summarizer that just failed waits a few calls (resilience.py)
+            return None
         outcome = self.summarize(state["messages"])
         if not outcome.summarized:
             return None

@@ -8,8 +8,9 @@ Unlike v2, v3 keeps its context small *and* cheap to send again (rules in ``flaw
   summary blocks and one-line digests of old turns, each appended once and never
   rewritten); answered tool results are cleared in batches worth a cache break; the
   rare consolidating summary is asked on the previous request's own leading messages,
-  so a provider's prompt cache serves it. It takes the place of v2's summarize step
-  (v2's summary stays the guards' last resort, when a server refuses the request);
+  so a provider's prompt cache serves it. It takes the place of v2's summarize step, in the
+  same hook (``ManageContext.before_model``; with ``compaction: {enabled: false}`` v2's summary
+  runs there instead); v2's summary stays the guards' last resort, when a server refuses the request;
 - a plan that survives (``todos.py``): ``write_todos`` keeps a todo list outside the
   messages; whenever compaction takes it out of view it comes back as a short reminder;
   a finished item is never undone;
@@ -28,6 +29,7 @@ v2's offloading, recovery and guards are kept as they are.
 
 from __future__ import annotations
 
+# NEW in v2: what the lesson's two hooks are made of (LangChain's middleware, messages and tools)
 from collections.abc import Callable, Sequence
 from pathlib import Path  # NEW in v3: where memory.md lives
 from typing import Any
@@ -74,28 +76,35 @@ class AgentV3(BaseAgent):
         memory_budget = min(self.config.memory.budget_tokens, self.budget_tokens // 4)  # never near the context budget
         self.memory = MemoryStore(memory_file, memory_budget, self.counter)
         self.subagents = SubagentRunner(self.make_child, self.archive, self.log, self.counter, self.config.subagents)
+        # NEW in v3: the request prefix holds v3's tools and decides which are sent when (context/loadout.py)
+        self.prefix = RequestPrefix(self.config.system_prompt, self.lean_tools(), self.archive, self.counter,
+                                    memory=self.memory if self.config.memory.enabled else None, loadout=self.config.loadout)
+        self.prefix.add_tool(make_load_tools_tool(self.prefix))
 
-    def build_tools(self) -> list[BaseTool]:
+    def lean_tools(self) -> list[BaseTool]:
+        """NEW in v3: v2's tools, then write_todos, task and save_memory, each with a one-line schema."""
         tools = [*make_tools(self.workspace), make_search_archive_tool(self.archive)]  # NEW in v2: search_archive
-        # NEW in v3: write_todos, task and save_memory; lean schemas; the prefix decides which tools are sent when
         tools += [make_write_todos_tool(self.todos), make_task_tool(self.subagents)]
         tools += [make_save_memory_tool(self.memory)] if self.config.memory.enabled else []
-        tools = compact_tools(tools) if self.config.loadout.compact_schemas else tools
-        self.prefix = RequestPrefix(self.config.system_prompt, tools, self.archive, self.counter,
-                                    memory=self.memory if self.config.memory.enabled else None, loadout=self.config.loadout)
-        return [*tools, self.prefix.add_tool(make_load_tools_tool(self.prefix))]
+        return compact_tools(tools) if self.config.loadout.compact_schemas else tools
+
+    def build_tools(self) -> list[BaseTool]:
+        return list(self.prefix.tools)  # NEW in v3: the prefix's tools (it sends the useful ones)
+
+    def count_fixed_tokens(self) -> int:
+        return self.prefix.fixed_tokens()  # NEW in v3: the prefix decides what leads each request
 
     def build_middleware(self) -> list[AgentMiddleware]:
-        self.fixed_tokens = self.prefix.fixed_tokens()  # NEW in v3: the prefix decides what leads each request
         # NEW in v2: the budget the wrappers manage to, and the lesson's two steps
         budget = ContextBudget(self.budget_tokens, self.fixed_tokens, self.config.summarization, self.log, self.calibration)
-        self.compactor = StableCompactor(  # NEW in v3: clear, digest, consolidate from cache, keep the plan in view
+        compactor = StableCompactor(  # NEW in v3: clear, digest, consolidate from cache, keep the plan in view
             self.model, self.archive, self.config.compaction, self.counter, self.budget_tokens,
             system_text=self.prefix.system_text, tools=self.prefix.active_tools, todos=self.todos, log=self.log,
             on_boundary=lambda: self.at_boundary(budget), leading=self.prefix.leading_messages)
-        lesson = ManageContext(self, budget)
-        # NEW in v2: the guards (back-off, compaction, overflow retry, read-back paging, repair) in one line
-        return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model),
+        lesson = ManageContext(self, budget, compactor)  # NEW in v3: its summary step compacts
+        # NEW in v2: the lesson in the list, the guards beside it (repair, back-off, compaction, overflow retry, read-back paging)
+        return [*with_guards(lesson, archive=self.archive, counter=self.counter, budget=budget, log=self.log, model=self.model,
+                             summary_model=lesson.summary_model),
                 *budget_guards(budget, counter=self.counter, log=self.log, scratch_dir=lambda: self.workspace.conversation_scratch_dir,
                                config=self.config.offload),  # NEW in v2: never over the budget (context/budget_guard.py)
                 LayeredPrefixMiddleware(self.prefix)]  # NEW in v3: the same prefix for every call
@@ -129,35 +138,38 @@ class AgentV3(BaseAgent):
 
     def send(self, text: str) -> str:
         """Answer one request, with the managed conversation so far."""
-        history = self.messages  # memory, as in v1; the wrappers keep it within budget
+        history = self.messages  # memory, as in v1 (NEW in v2: the wrappers keep it within budget)
         return self.run_turn(history, text)
 
 
 class ManageContext(AgentMiddleware):
     """NEW in v2: the lesson as two LangChain hooks over two plain functions."""
 
-    def __init__(self, agent: AgentV3, budget: ContextBudget) -> None:
+    def __init__(self, agent: AgentV3, budget: ContextBudget, compactor: StableCompactor) -> None:  # NEW in v3: compactor
         super().__init__()
         self.agent, self.budget = agent, budget
+        self.compactor = compactor  # NEW in v3: cache-stable compaction (stable.py)
         settings = agent.config.summarization
         self.summary_model = (get_model(settings.model_name, timeout_seconds=agent.config.timeout_seconds)
                               if settings.model_name else None)  # else the run's own model summarizes
 
-    def summarize(self, messages: Sequence[AnyMessage], force: bool = False) -> SummaryOutcome:
+    def summarize(self, messages: Sequence[AnyMessage]) -> SummaryOutcome:
         """When the context is nearly full: archive the older messages, and a summary takes their place."""
         agent = self.agent
-        if not force:  # NEW in v3: cache-stable compaction (stable.py); v2's summary below only when a server refused
-            step = agent.compactor.maybe_compact(messages)
+        if agent.config.compaction.enabled:  # NEW in v3: cache-stable compaction takes the place of v2's summary
+            step = self.compactor.maybe_compact(messages)
             return SummaryOutcome(step.messages, step.changed, step.reason or "compacted", step.tokens_before,
                                   step.tokens_after)
         return maybe_summarize(messages, self.summary_model or agent.model, archive=agent.archive,
                                config=agent.config.summarization, counter=agent.counter,
-                               budget_tokens=self.budget.tokens, fixed_tokens=self.budget.fixed_tokens, force=force,
+                               budget_tokens=self.budget.tokens, fixed_tokens=self.budget.fixed_tokens,
                                fallback_model=agent.model if self.summary_model else None, log=agent.log,
                                calibration=self.budget.calibration.token_factor)
 
     def before_model(self, state: dict[str, Any], runtime: Any) -> dict[str, Any] | None:
         """Step 1, before each model call: summarize with archive if a trigger is met."""
+        if self.budget.summaries_paused:  # a summarizer that just failed waits a few calls (resilience.py)
+            return None
         outcome = self.summarize(state["messages"])
         if not outcome.summarized:
             return None

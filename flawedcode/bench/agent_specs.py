@@ -2,7 +2,7 @@
 
 An entry of ``--agents`` (or of ``run_benchmark(agents=...)``) is one of:
 
-- a built-in name: ``v0``, ``v1``, ``v2`` (``flawedcode.agents``), a peer
+- a built-in name: ``v0``, ``v1``, ``v2``, ``v3`` (``flawedcode.agents``), a peer
   (``lc-summarization``, ``lc-summarization-tuned``, ``lc-context-editing``,
   ``lc-context-editing-tuned``, ``deepagents``; see ``peers.py``) or one of the
   field's strategies (``swe-agent-last-5``, ``swe-agent-last-5-polling-5``,
@@ -15,7 +15,8 @@ Your class must subclass ``flawedcode.agents.BaseAgent``; it is built and run
 exactly like v2: ``MyAgent(model, workspace=..., conversation_id=..., name=..., config=...)``,
 then ``send(text)`` once per step. Its name in tables and file names is the
 class's own ``version`` when it sets one (a subclass of ``AgentV2`` that does
-not set it would clash with ``v2``), else the class name.
+not set it would clash with ``v2``), else the class name. A name that is a built-in
+agent's (``v3``, a peer's) is refused: its row would be read as the built-in one.
 
 A wrong entry is one ``AgentSpecError`` line: a file that does not exist, a file
 that fails to import, a name the file does not define (the classes it does
@@ -81,7 +82,11 @@ def resolve_agent(spec: str) -> AgentEntry:
         raise AgentSpecError(f"{spec!r}: {class_name} is a {kind}, not an agent; subclass flawedcode.agents.BaseAgent")
     if inspect.isabstract(found) or found is BaseAgent:
         raise AgentSpecError(f"{spec!r}: {class_name} cannot be built on its own; subclass it and define send()")
-    return AgentEntry(_name_of(found), found, spec)
+    name = _name_of(found)
+    if name in BUILTIN_AGENTS and BUILTIN_AGENTS[name] is not found:
+        raise AgentSpecError(f"{spec!r}: {class_name} goes by the name {name!r}, which is a built-in agent's; "
+                             "set a `version` of your own on the class (e.g. 'my-v2')")
+    return AgentEntry(name, found, spec)
 
 
 def resolve_agents(specs: list[str | AgentEntry]) -> list[AgentEntry]:

@@ -9,8 +9,9 @@ The lesson (called by ``agents/v2.py``'s two hooks):
   written atomically, searchable (``ConversationArchive``, the ``search_archive`` tool).
 - ``budget``: the budget the wrappers manage to, passed to each of them (``ContextBudget``).
 
-What can go wrong, in one place (``resilience.py``, which v2 adds in one line: ``with_guards``):
-back-off, compaction with no model, overflow retry, window learning, calibration, and
+What can go wrong, in one place (``resilience.py``, which v2 adds in one line: ``with_guards``, the
+lesson's middleware in the list with each guard beside it): back-off, compaction with no model,
+overflow retry, window learning, calibration, and
 
 - ``readback``: reading scratch/ or archives/ back returns a page that fits under the trigger;
 - ``budget_guard``: no request over the budget, whatever one turn brings in (a turn's results
@@ -34,7 +35,7 @@ from flawedcode.context.repair import (
     cut_off_tool_calls,
     repair_tool_calls,
 )
-from flawedcode.context.resilience import ContextGuards, SummaryBackoff, compact, with_guards
+from flawedcode.context.resilience import SummaryBackoff, compact, with_guards
 from flawedcode.context.summarize import (
     SummaryOutcome,
     choose_cutoff,
@@ -50,6 +51,6 @@ __all__ = [
     "exempt_tools", "maybe_offload", "offload", "should_offload",
     "ReadBackPagingMiddleware",
     "CutOffToolCallsMiddleware", "RepairToolCallsMiddleware", "cut_off_tool_calls", "repair_tool_calls",
-    "ContextGuards", "SummaryBackoff", "compact", "with_guards",
+    "SummaryBackoff", "compact", "with_guards",
     "SummaryOutcome", "choose_cutoff", "maybe_summarize", "original_goal", "should_summarize", "summarize",
 ]

@@ -11,6 +11,8 @@
   (the triggers compare the count times it), and ``truncated_window_tokens``, the most a truncating
   server took (the budget is lowered to fit it). A budget made without one knows nothing of the server
   (factor 1, no window).
+- ``summaries_paused``: True while a summarizer that failed waits before its next attempt (the back-off
+  guard of ``resilience.py`` sets ``summaries_resume_at_call``; the lesson's summary step reads it and waits).
 
 The wrappers read all of this from here. The ``SessionLog`` only records it (``budget_tokens`` and
 ``trigger_tokens`` for the charts, a ``budget_lowered`` event when it goes down, the calibration's
@@ -35,6 +37,8 @@ class ContextBudget:
     log: SessionLog | None = None  # where a change is recorded (never read back)
     calibration: ServerCalibration = field(default_factory=lambda: ServerCalibration(SessionLog()))
     """What the server's counts revealed; the agent passes the one watching its log."""
+    summaries_resume_at_call: int = 0
+    """No summary is tried before this agent call (``resilience.SummaryBackoffGuard`` moves it after a failure)."""
 
     def __post_init__(self) -> None:
         self.record()
@@ -43,6 +47,11 @@ class ContextBudget:
     def trigger_tokens(self) -> int | None:
         """The summary trigger in tokens (None when summaries are off or only a message count triggers them)."""
         return self.summarization.trigger_tokens(self.tokens) if self.summarization.enabled else None
+
+    @property
+    def summaries_paused(self) -> bool:
+        """True while a summarizer that failed waits before its next attempt (the lesson's summary step waits)."""
+        return self.log is not None and self.log.agent_call_count < self.summaries_resume_at_call
 
     @property
     def room_tokens(self) -> int:

@@ -1,8 +1,28 @@
 """What can go wrong while v2 manages its context, handled in one place (v2 adds it in one line).
 
 v2's lesson is two steps: ``maybe_summarize`` before each model call and ``maybe_offload`` after
-each tool call (``agents/v2.py``). ``with_guards(lesson, ...)`` wraps that lesson's middleware and
-returns the middleware list v2 runs; each guard below answers one way the plain steps fail:
+each tool call (``agents/v2.py``). ``with_guards(lesson, ...)`` returns the middleware list v2 runs:
+the lesson's own middleware is a member of that list (its hooks are the ones that run, as Deep Agents
+composes its middlewares), and each guard stands beside it, before or after, with one job. No guard
+holds the lesson or calls its methods. In the order LangChain runs them:
+
+| middleware | hook | its one job |
+| --- | --- | --- |
+| ``RepairToolCallsMiddleware`` | before_model | 7. a tool call left without a result gets one |
+| ``SummaryBackoffGuard`` | (hears the log's events) | 1. pauses the summary step after a failure |
+| ``WindowGuard`` | wrap_model_call | 4. a server seen truncating lowers the budget |
+| ``ClockStart`` | wrap_tool_call | the lesson's offload time counts as overhead |
+| the lesson (``ManageContext``) | before_model, wrap_tool_call | summarize (reads ``budget.summaries_paused``), offload |
+| ``ClockStop`` | wrap_tool_call | (the tool's own time is not the lesson's) |
+| ``CompactionGuard`` | before_model | 2. a context still over budget is compacted |
+| ``OverflowRetryGuard`` | wrap_model_call | 3, 4. a refused request: learn the window, summarize, retry once |
+| ``RecoveryNotes`` | wrap_tool_call | a read of scratch/ or archives/ is a ``recovery`` event |
+| ``ReadBackPagingMiddleware`` | wrap_tool_call | 6. a read-back is paged to fit |
+
+Each ``before_model`` hook is a node of LangChain's graph, and LangGraph counts nodes against the
+turn's step limit; ``CompactionGuard``'s node is not counted (``agents/common.py``'s ``graph_steps``),
+so a turn runs the model and the tools exactly as often as before the guard had a node of its own.
+Each guard below answers one way the plain steps fail:
 
 1. **A summarizer that keeps failing** (a server down, a blank reply): back off. After a failed or
    blank summary the next attempt waits ``SummaryBackoff.first_wait_calls`` (2) agent calls, then 4,
@@ -46,7 +66,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import ExtendedModelResponse
@@ -62,19 +82,19 @@ from flawedcode.context.budget import ContextBudget
 from flawedcode.context.readback import ReadBackPagingMiddleware
 from flawedcode.context.repair import RepairToolCallsMiddleware
 from flawedcode.context.summarize import (
-    SummaryOutcome,
     archive_once,
     build_summary_message,
     choose_cutoff,
     digest_message,
     is_summary,
+    maybe_summarize,
     original_goal,
     summary_number,
 )
 from flawedcode.formats import COMPACTED_PREFIX
 from flawedcode.models import context_overflow_from, input_window, learn_window
 from flawedcode.notices import warn_once
-from flawedcode.telemetry import EventKind, SessionLog
+from flawedcode.telemetry import ContextEvent, EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
 
 COMPACTED_TOOL_RESULT = (
@@ -224,95 +244,206 @@ def _compaction_failed(outcome: CompactionOutcome, log: SessionLog | None, error
     return outcome
 
 
-# --- the guards, around the lesson's middleware ---------------------------------------------------
-
-class ContextSteps(Protocol):
-    """What the guards wrap: v2's lesson middleware (``agents/v2.py``)."""
-
-    def summarize(self, messages: Sequence[AnyMessage], force: bool = False) -> SummaryOutcome: ...
-
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any: ...
-
+# --- the guards, beside the lesson's middleware ---------------------------------------------------
 
 RECOVERY_PREFIXES = ("scratch/", "archives/")
 
 
-def with_guards(lesson: ContextSteps, *, archive: ConversationArchive, counter: TokenCounter,
-                budget: ContextBudget, log: SessionLog, model: BaseChatModel) -> list[AgentMiddleware]:
-    """The middleware v2 runs: repair, the lesson inside its guards, then read-back paging (in that order)."""
+def with_guards(lesson: AgentMiddleware, *, archive: ConversationArchive, counter: TokenCounter,
+                budget: ContextBudget, log: SessionLog, model: BaseChatModel,
+                summary_model: BaseChatModel | None = None) -> list[AgentMiddleware]:
+    """The middleware v2 runs: the lesson's own middleware in the list, each guard beside it with one job.
+
+    In the order LangChain runs them (``before_model`` hooks first to last; ``wrap_*`` hooks first
+    outermost): repair, back-off, window, then the lesson between the two ends of its overhead clock,
+    then compaction, overflow retry, recovery notes and read-back paging (the table above). No guard
+    calls the lesson's hooks: replace ``ManageContext.before_model`` and the agent changes with it.
+    """
+    clock = OverheadClock(log)
     return [
         RepairToolCallsMiddleware(log),
-        ContextGuards(lesson, archive=archive, counter=counter, budget=budget, log=log, model=model),
+        SummaryBackoffGuard(budget, log),
+        WindowGuard(budget),
+        clock.start,
+        lesson,
+        clock.stop,
+        CompactionGuard(archive=archive, counter=counter, budget=budget, log=log),
+        OverflowRetryGuard(archive=archive, counter=counter, budget=budget, log=log, model=model,
+                           summary_model=summary_model),
+        RecoveryNotes(log),
         ReadBackPagingMiddleware(log, counter, budget),
     ]
 
 
-class ContextGuards(AgentMiddleware):
-    """Runs the lesson's steps where its hooks would run, with guards 1-5 of the module docstring around them."""
+def lower_budget(budget: ContextBudget, budget_tokens: int, source: str) -> None:
+    """The model's window turned out smaller than the budget: manage to the window from now on (guard 4)."""
+    if budget_tokens >= budget.tokens:
+        return
+    warn_once(f"budget-lowered:{budget.tokens}:{budget_tokens}:{source}",
+              f"the model's window is smaller than the budget ({source}): lowered the budget from "
+              f"{budget.tokens:,} to {budget_tokens:,} tokens")
+    budget.lower(budget_tokens, source)
 
-    def __init__(self, lesson: ContextSteps, *, archive: ConversationArchive, counter: TokenCounter,
-                 budget: ContextBudget, log: SessionLog, model: BaseChatModel) -> None:
+
+def adopt_observed_window(budget: ContextBudget) -> None:
+    """A server seen truncating prompts took about so many tokens: lower the budget to fit (guard 4)."""
+    observed = budget.calibration.truncated_window_tokens
+    if observed and input_window(observed) < budget.tokens:  # it took that much, reply included
+        lower_budget(budget, input_window(observed), f"the server truncated prompts to about {observed:,} tokens")
+
+
+def compaction_target(budget: ContextBudget) -> int:
+    """The token count compaction brings the context under (the lowest token trigger, else the budget)."""
+    return budget.summarization.trigger_tokens(budget.tokens) or budget.tokens
+
+
+def compact_to(messages: Sequence[AnyMessage], target: int, *, archive: ConversationArchive, counter: TokenCounter,
+               budget: ContextBudget, log: SessionLog) -> list[AnyMessage] | None:
+    """``compact`` with the budget's settings; the new history, or None if nothing changed."""
+    compacted = compact(messages, archive=archive, counter=counter, target_tokens=target, budget_tokens=budget.tokens,
+                        fixed_tokens=budget.fixed_tokens, keep=budget.summarization.keep, log=log)
+    return compacted.messages if compacted.compacted else None
+
+
+def replace_history(messages: Sequence[AnyMessage] | None) -> dict[str, Any] | None:
+    """A ``before_model`` state update that makes ``messages`` the history (None: leave it)."""
+    return None if messages is None else {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
+
+
+class WindowGuard(AgentMiddleware):
+    """Guard 4: once a server is seen truncating prompts, the budget is lowered to its window.
+
+    The server's counts are observed as each call is recorded, so the window is adopted as each model
+    call returns: before the next call's summary step reads the budget.
+    """
+
+    def __init__(self, budget: ContextBudget) -> None:
         super().__init__()
-        self.lesson = lesson
-        self.archive = archive
-        self.config = budget.summarization
-        self.counter = counter
         self.budget = budget
-        self.log = log
-        self.agent_model = model
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        response = handler(request)
+        adopt_observed_window(self.budget)
+        return response
+
+
+class SummaryBackoffGuard(AgentMiddleware):
+    """Guard 1: after a failed summary, the budget pauses summaries for 2 agent calls, then 4, 8, ... (no hook of its own).
+
+    It hears every event the log records (``SessionLog.event_observers``): a ``summary_failed`` starts or
+    doubles the wait (noted in the event as ``next_attempt_after_calls``), a summary or compaction ends it.
+    The lesson's summary step reads ``budget.summaries_paused`` and waits.
+    """
+
+    SUCCESSES = frozenset({EventKind.SUMMARIZE, EventKind.CLEAR, EventKind.DIGEST, EventKind.CONSOLIDATE})
+
+    def __init__(self, budget: ContextBudget, log: SessionLog) -> None:
+        super().__init__()
+        self.budget = budget
         self.backoff = SummaryBackoff()
+        log.event_observers.append(self.observe)
 
-    def compaction_target(self) -> int:
-        """The token count compaction brings the context under (the lowest token trigger, else the budget)."""
-        return self.config.trigger_tokens(self.budget.tokens) or self.budget.tokens
+    def observe(self, event: ContextEvent) -> None:
+        if event.kind == EventKind.SUMMARY_FAILED:
+            event.detail["next_attempt_after_calls"] = self.backoff.failed(event.call_index)
+        elif event.kind in self.SUCCESSES:
+            self.backoff.succeeded()
+        self.budget.summaries_resume_at_call = self.backoff.retry_at_call
 
-    def manage(self, messages: Sequence[AnyMessage], force: bool = False) -> list[AnyMessage] | None:
-        """Summarize if due and allowed, else compact if over budget; the new history, or None if unchanged."""
-        self._adopt_observed_window()
-        call = self.log.agent_call_count
-        outcome = None
-        if force or self.backoff.allows(call):
-            outcome = self.lesson.summarize(messages, force=force)
-            if outcome.summarized:
-                self.backoff.succeeded()
-                return outcome.messages
-            if outcome.reason.startswith("summary_failed") and self.log.events:
-                self.log.events[-1].detail["next_attempt_after_calls"] = self.backoff.failed(call)
-        if not self.config.enabled:
-            return None
-        fixed_tokens = self.budget.fixed_tokens
-        tokens = outcome.tokens_before if outcome else fixed_tokens + self.counter.count_messages(messages)
-        if not force and tokens * self.budget.calibration.token_factor <= self.budget.tokens:
-            return None
-        target = int(self.compaction_target() / self.budget.calibration.token_factor)
-        if force:  # the server refused what was sent: send clearly less, whatever the trigger says
-            target = min(target, tokens * 3 // 4)
-        compacted = compact(messages, archive=self.archive, counter=self.counter, target_tokens=target,
-                            budget_tokens=self.budget.tokens, fixed_tokens=fixed_tokens, keep=self.config.keep,
-                            log=self.log)
-        return compacted.messages if compacted.compacted else None
 
-    def lower_budget(self, budget_tokens: int, source: str) -> None:
-        """The model's window turned out smaller than the budget: manage to the window from now on."""
-        if budget_tokens >= self.budget.tokens:
-            return
-        warn_once(f"budget-lowered:{self.budget.tokens}:{budget_tokens}:{source}",
-                  f"the model's window is smaller than the budget ({source}): lowered the budget from "
-                  f"{self.budget.tokens:,} to {budget_tokens:,} tokens")
-        self.budget.lower(budget_tokens, source)
+class OverheadClock:
+    """The lesson's offload step's own time, counted as wrapper overhead: ``start`` goes before the lesson, ``stop`` after.
 
-    def _adopt_observed_window(self) -> None:
-        observed = self.budget.calibration.truncated_window_tokens
-        if observed and input_window(observed) < self.budget.tokens:  # it took that much, reply included
-            self.lower_budget(input_window(observed), f"the server truncated prompts to about {observed:,} tokens")
+    (Its summary step times itself: ``maybe_summarize`` and ``maybe_compact`` count their work into the log.)
+    """
 
-    # --- the hooks ----------------------------------------------------------------------------
+    def __init__(self, log: SessionLog) -> None:
+        self.log = log
+        self.inner_seconds: dict[int, float] = {}  # per tool call: the time spent under the lesson (the tool's own)
+        self.start, self.stop = ClockStart(self), ClockStop(self)
+
+
+class ClockStart(AgentMiddleware):
+    """Times the lesson's ``wrap_tool_call`` from outside, less the tool's own time."""
+
+    def __init__(self, clock: OverheadClock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        started, call_id = time.perf_counter(), id(request.tool_call)
+        result = handler(request)
+        inner = self.clock.inner_seconds.pop(call_id, 0.0)  # tools may run side by side: one entry per call
+        self.clock.log.wrapper_seconds += time.perf_counter() - started - inner
+        return result
+
+
+class ClockStop(AgentMiddleware):
+    """Times what runs under the lesson's ``wrap_tool_call`` (the tool), which is not the lesson's overhead."""
+
+    def __init__(self, clock: OverheadClock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        started = time.perf_counter()
+        try:
+            return handler(request)
+        finally:
+            self.clock.inner_seconds[id(request.tool_call)] = time.perf_counter() - started
+
+
+class CompactionGuard(AgentMiddleware):
+    """Guard 2, after the lesson's summary step: a context still over budget is compacted, with no model.
+
+    Its node is no step of the agent's: the turn's step limit does not count it (``agents.common.graph_steps``).
+    """
+
+    extra_graph_step = True
+
+    def __init__(self, *, archive: ConversationArchive, counter: TokenCounter, budget: ContextBudget,
+                 log: SessionLog) -> None:
+        super().__init__()
+        self.archive, self.counter, self.budget, self.log = archive, counter, budget, log
+
     def before_model(self, state: dict[str, Any], runtime: Any) -> dict[str, Any] | None:
-        with self.log.timing_wrapper():
-            managed = self.manage(state["messages"])
-        if managed is None:
+        if not self.budget.summarization.enabled:
             return None
-        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *managed]}
+        with self.log.timing_wrapper():
+            messages = state["messages"]
+            factor = self.budget.calibration.token_factor
+            if (self.budget.fixed_tokens + self.counter.count_messages(messages)) * factor <= self.budget.tokens:
+                return None
+            target = int(compaction_target(self.budget) / factor)
+            return replace_history(compact_to(messages, target, archive=self.archive, counter=self.counter,
+                                              budget=self.budget, log=self.log))
+
+
+class OverflowRetryGuard(AgentMiddleware):
+    """Guard 3 (and 4): a request the server refuses as too long is summarized (else compacted) and retried once."""
+
+    def __init__(self, *, archive: ConversationArchive, counter: TokenCounter, budget: ContextBudget, log: SessionLog,
+                 model: BaseChatModel, summary_model: BaseChatModel | None = None) -> None:
+        super().__init__()
+        self.archive, self.counter, self.budget, self.log = archive, counter, budget, log
+        self.agent_model, self.summary_model = model, summary_model
+
+    def shrink(self, messages: Sequence[AnyMessage]) -> list[AnyMessage] | None:
+        """v2's summary, whatever the triggers say (else compaction to clearly less than was sent)."""
+        adopt_observed_window(self.budget)
+        budget = self.budget
+        outcome = maybe_summarize(messages, self.summary_model or self.agent_model, archive=self.archive,
+                                  config=budget.summarization, counter=self.counter, budget_tokens=budget.tokens,
+                                  fixed_tokens=budget.fixed_tokens, force=True,
+                                  fallback_model=self.agent_model if self.summary_model else None, log=self.log,
+                                  calibration=budget.calibration.token_factor)
+        if outcome.summarized:
+            return outcome.messages
+        if not budget.summarization.enabled:
+            return None
+        with self.log.timing_wrapper():
+            target = min(int(compaction_target(budget) / budget.calibration.token_factor), outcome.tokens_before * 3 // 4)
+            return compact_to(messages, target, archive=self.archive, counter=self.counter, budget=budget, log=self.log)
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         try:
@@ -323,7 +454,7 @@ class ContextGuards(AgentMiddleware):
             with self.log.timing_wrapper():
                 tokens_before = fixed_tokens + self.counter.count_messages(request.messages)
                 self._learn_window(overflow, tokens_before)
-                managed = self.manage(request.messages, force=True)
+            managed = self.shrink(request.messages)  # its summary and compaction time themselves
             tokens_after = fixed_tokens + self.counter.count_messages(managed) if managed else tokens_before
             self.log.record_event(EventKind.OVERFLOW_RETRY, tokens_before, tokens_after, error=str(error),
                                   summarized=managed is not None)
@@ -337,22 +468,6 @@ class ContextGuards(AgentMiddleware):
             update = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *managed, *model_response.result]
             return ExtendedModelResponse(model_response=model_response, command=Command(update={"messages": update}))
 
-    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        tool_seconds = 0.0
-
-        def run_tool(tool_request: Any) -> Any:  # the tool (and read-back paging), then a recovery noted
-            nonlocal tool_seconds
-            started = time.perf_counter()
-            result = handler(tool_request)
-            tool_seconds += time.perf_counter() - started
-            note_recovery(tool_request.tool_call, self.log)
-            return result
-
-        started = time.perf_counter()
-        result = self.lesson.wrap_tool_call(request, run_tool)
-        self.log.wrapper_seconds += time.perf_counter() - started - tool_seconds  # the offload step's own time
-        return result
-
     def _learn_window(self, overflow: BaseException, tokens_sent: int) -> None:
         limit = getattr(overflow, "limit_tokens", None)
         excess = getattr(overflow, "excess_tokens", None)
@@ -362,7 +477,20 @@ class ContextGuards(AgentMiddleware):
             return
         source = f"the server's overflow error names a {limit:,}-token window"
         learn_window(self.agent_model, int(limit), source)
-        self.lower_budget(input_window(int(limit)), source)
+        lower_budget(self.budget, input_window(int(limit)), source)
+
+
+class RecoveryNotes(AgentMiddleware):
+    """After each tool call (inside the lesson's offload step): a read of scratch/ or archives/ is a ``recovery`` event."""
+
+    def __init__(self, log: SessionLog) -> None:
+        super().__init__()
+        self.log = log
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        result = handler(request)
+        note_recovery(request.tool_call, self.log)
+        return result
 
 
 def note_recovery(call: dict[str, Any], log: SessionLog) -> None:

@@ -71,6 +71,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -368,7 +369,14 @@ class StableCompactor:
         return self.fixed_tokens() + self.counter.count_messages(messages)
 
     def maybe_compact(self, messages: Sequence[AnyMessage]) -> CompactionStep:
-        """Clear, digest old turns (or summarize), then put the plan back in view; each when its rule says so."""
+        """Clear, digest old turns (or summarize), then put the plan back in view; each when its rule says so.
+
+        With a ``log``, its own time (not the summary model's) counts as the wrappers' overhead.
+        """
+        with self.log.timing_wrapper() if self.log is not None else nullcontext():
+            return self._compact(messages)
+
+    def _compact(self, messages: Sequence[AnyMessage]) -> CompactionStep:
         messages = list(messages)
         step = CompactionStep(messages, tokens_before=self.tokens(messages))
         if not self.config.enabled or not messages:
@@ -521,12 +529,7 @@ class StableCompactionMiddleware(AgentMiddleware):
         self.compactor = compactor
 
     def before_model(self, state: dict[str, Any], runtime: Any) -> dict[str, Any] | None:
-        log = self.compactor.log
-        if log is not None:
-            with log.timing_wrapper():
-                step = self.compactor.maybe_compact(state["messages"])
-        else:
-            step = self.compactor.maybe_compact(state["messages"])
+        step = self.compactor.maybe_compact(state["messages"])  # it times itself
         if not step.changed:
             return None
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *step.messages]}

@@ -44,6 +44,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
@@ -242,7 +243,17 @@ def maybe_summarize(messages: Sequence[AnyMessage], model: BaseChatModel, *, arc
 
     ``fixed_tokens`` is what the model receives besides the messages (system prompt and tool schemas);
     ``calibration`` (>= 1) scales the count to the server's when it counts more tokens than flawedcode.
+    With a ``log``, its own time (not the summary model's) counts as the wrappers' overhead.
     """
+    with log.timing_wrapper() if log is not None else nullcontext():
+        return _summarize_if_due(messages, model, archive, config, counter, budget_tokens, fixed_tokens, force,
+                                 fallback_model, log, calibration)
+
+
+def _summarize_if_due(messages: Sequence[AnyMessage], model: BaseChatModel, archive: ConversationArchive,
+                      config: SummarizationConfig | None, counter: TokenCounter | None, budget_tokens: int,
+                      fixed_tokens: int, force: bool, fallback_model: BaseChatModel | None, log: SessionLog | None,
+                      calibration: float) -> SummaryOutcome:
     config = config or SummarizationConfig()
     counter = counter or TokenCounter()
     messages = list(messages)
