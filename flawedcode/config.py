@@ -234,6 +234,8 @@ class LoadoutConfig(_Strict):
 
     compact_schemas: bool = Field(True, description="Send one-line tool descriptions (prompts/tools_compact.yaml).")
     defer_file_tools: bool = Field(True, description="The file tools join when load_tools('files') is called.")
+    defer_unused_tools: bool = Field(False, description="run_python, write_todos, task, save_memory join when load_tools names "
+                                                         "their group (off: measured dearer under a prompt cache; docs/benchmark.md).")
     archive_tools_when_archived: bool = Field(True, description="search_archive joins once the archive holds a part.")
 
 

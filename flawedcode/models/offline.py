@@ -195,7 +195,8 @@ class OfflineModel(BaseChatModel):
         visible = window.visible
         latest = next((i for i in range(len(visible) - 1, -1, -1)
                        if isinstance(visible[i], HumanMessage) and not is_summary_message(visible[i])), None)
-        context = self.context(visible[:latest] if latest is not None else visible, tool_schemas, window.truncated)
+        offered = offline_v3.offered_tools(tool_schemas)  # a deferred tool is offered: it is loaded before use
+        context = self.context(visible[:latest] if latest is not None else visible, offered, window.truncated)
         context.system = list(window.system)
         context.input_tokens = window.input_tokens
         if latest is None:
@@ -266,6 +267,8 @@ class OfflineModel(BaseChatModel):
                     break
                 name = tool_name_for(step.intent, tool_schemas)
                 arguments = fill_arguments(tool_schemas[name], step.roles) if name else None
+                if arguments is None and (loader := offline_v3.loader_call(step.intent, tool_schemas)) is not None:
+                    return "", [loader]  # the step's tool is deferred: load it first (docs/offline-model.md)
                 if arguments is None:
                     have = ", ".join(tool_schemas) or "none"
                     note = f"I can't do that here: I have no tool to {step.intent.replace('_', ' ')} (tools I have: {have})."

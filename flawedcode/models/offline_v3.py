@@ -211,6 +211,23 @@ def with_deferred_tools(tasks: list[Task], results: list[ToolResult], tool_schem
     return tasks, own
 
 
+def loader_call(intent: str, tool_schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """``load_tools(group)`` when a step's tool is not bound but a ``load_tools`` description offers it."""
+    if LOADER not in tool_schemas:
+        return None
+    wanted = set(TOOL_NAMES_BY_INTENT.get(intent, (intent,)))
+    group = next((name for name, tools in deferred_groups(tool_schemas[LOADER]).items() if wanted & tools), None)
+    return (LOADER, {"group": group}) if group is not None else None
+
+
+def offered_tools(tool_schemas: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The bound tools and those a ``load_tools`` description offers (``with_deferred_tools`` loads them first)."""
+    if LOADER not in tool_schemas:
+        return tool_schemas
+    deferred = {name: {} for names in deferred_groups(tool_schemas[LOADER]).values() for name in names}
+    return {**deferred, **tool_schemas}
+
+
 def deferred_groups(schema: dict[str, Any]) -> dict[str, set[str]]:
     """The groups a ``load_tools`` description names, each with its tools."""
     description = str(schema.get("function", schema).get("description", ""))

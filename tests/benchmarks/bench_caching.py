@@ -45,6 +45,8 @@ WORKLOADS = ("workload_b", "long_session")
 def workload(name: str) -> Task:
     if name == "workload_b":
         return load_task_file(builtin_tasks_dir() / "workloads" / "workload_b.yaml")[0]
+    if name == "summary_overflow":  # the summary request larger than the window (run it at 4,096)
+        return load_task_file(builtin_tasks_dir() / "probes" / "summary_overflow.yaml")[0]
     return load_tasks([name])[0]
 
 
