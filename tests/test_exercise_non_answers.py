@@ -501,3 +501,30 @@ def test_0_3_refuses_the_request_whose_figures_lesson_0_prints_above_it(runs, ca
     result = same.counter.count_message(next(m for m in same.messages if m.type == "tool"))
     passed, out = outcome(capsys, Case("0.3", "printed", lambda runs: []), (same, result, growth))
     assert not passed and "the lesson's own request" in out
+
+
+@pytest.mark.parametrize("number", ["2.2", "5.2", "6.2"])
+def test_a_build_it_hint_defines_a_function_its_check_accepts(number, runs):
+    """The last hint of a build-it exercise, pasted as is (with the lesson's imports), is a right answer."""
+    from langchain_core.messages import AIMessage
+
+    from flawedcode.context.memory import Fact, render_block
+    from flawedcode.exercises import lesson2, lesson5, lesson6
+    from flawedcode.tokens import count_text
+
+    namespace: dict[str, Any] = {"ToolMessage": ToolMessage, "render_block": render_block, "count_text": count_text}
+    exec(EXERCISES[number].hints[-1], namespace)  # noqa: S102 - the hint is this package's own code
+    if number == "2.2":
+        text = "\n".join(["# Secured Overnight Financing Rate", *[f"2024-01-{day:02d}  5.3{day % 10}" for day in range(1, 29)], "total: 28 rows"])
+        problem, _, _ = lesson2._preview_problem(namespace["preview"], "chartbook_load_data", text)
+    elif number == "5.2":
+        call = {"name": "chartbook_get_docs", "args": {}, "id": "call-1"}
+        history = [HumanMessage("Get docs"), AIMessage("", tool_calls=[call]), ToolMessage("x" * 200, tool_call_id="call-1"),
+                   AIMessage("", tool_calls=[{**call, "id": "call-2"}]), ToolMessage("y" * 200, tool_call_id="call-2"),
+                   AIMessage("", tool_calls=[{**call, "id": "call-3"}]), ToolMessage("z" * 200, tool_call_id="call-3")]
+        problem = lesson5.mask_problem(namespace["mask"], history, lesson5.MASK_KEEP)
+    else:
+        facts = [Fact("I prefer answers in basis points"), Fact("my name is Dana"), Fact("our desk's limit is 4%, not 3.5%", correction=True)]
+        problem = next((found for budget in lesson6.PICKER_BUDGETS
+                        if (found := lesson6.picker_problem(namespace["pick"], facts, budget))), None)
+    assert problem is None, problem
