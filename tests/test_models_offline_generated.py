@@ -39,7 +39,6 @@ QUALIFIERS = [
     ("{request}, year over year", "year over year"),
     ("fortnightly {request}", "fortnightly"),  # stop 36: was 'weekly', now read as a figure for each week
     ("{request} before the summer", "summer"),
-    ("volume-weighted {request}", "weighted"),
     ("{stat} {subject} in FY{year}", "fiscal year"),
     ("{stat} {subject} on {year}-02-30", "no February 30"),
     ("{stat} real {subject} in {year}", "real"),
@@ -62,6 +61,7 @@ def _subjects() -> list[tuple[str, str]]:
 MORE_QUALIFIERS = [
     # added at stop 28 (after the others, so the earlier cases keep their numbers)
     ("{request} in trillions", "trillion"),
+    # issue 41: 'volume-weighted' left the list: the teaching model now computes a volume-weighted mean
     ("{request} on days when effr was above 5", "on days when effr was above 5"),
     ("{request} when inverted", "inverted"),  # stop 34: a yield is never inverted (a spread below zero is)
     ("{stat} {subject} correlation in {year}", "correlation is between two series"),  # stop 35: one series has none

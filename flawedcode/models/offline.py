@@ -42,6 +42,7 @@ from flawedcode.models.offline_plan import Context, Task, ToolResult, fill_argum
 from flawedcode.models.offline_results import answer_task, next_step
 from flawedcode.models.offline_summary import parse_rendered_conversation, requests_in, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
+from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
@@ -208,6 +209,8 @@ class OfflineModel(BaseChatModel):
             return write_summary(parse_rendered_conversation(text)), []
         if offline_v3.is_live_summary_request(text):  # v3's summary call on the live prefix (offline_v3.py)
             return offline_v3.write_live_summary(text, visible[:latest]), []
+        if (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
+            return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
         tasks = offline_v3.plan_message(text, context) or plan(text, context)  # v3's tools first (offline_v3.py)
         tasks, results = offline_v3.with_deferred_tools(tasks, tool_results_after(visible, latest), tool_schemas)  # v3's

@@ -70,17 +70,29 @@ def answer(request: Request, output: str) -> str:
         return f"I could not compute the {describe(request)}: my script did not print its figures ({first[:200]})."
     if found["count"] == 0:
         nearest = " and ".join(f"{day} ({value:.4f})" for day, value in found.get("nearest", []))
-        return (f"{series.frame} has no row for {request.period.first}" + (f" to {request.period.last}" if not
-                request.period.one_day else "") + f" (the data has trading days only); the nearest days with one: "
-                f"{nearest}." if nearest else f"{series.frame} has no rows there; it covers {found['data_first']} to "
-                f"{found['data_last']}.")
+        days = f"{request.period.first}" + (f" to {request.period.last}" if not request.period.one_day else "")
+        return (f"{series.frame} has no row for {days} ({_no_trading(request.period.first)}); the nearest days with "
+                f"one: {nearest}." if nearest else f"{series.frame} has no rows there; it covers "
+                f"{found['data_first']} to {found['data_last']}.")
     return f"{_reading(request, found)}: {_figure_text(request, found)}."
+
+
+def _no_trading(day) -> str:
+    """Why a day has no row: a weekend, or a US federal holiday by name."""
+    if day.weekday() >= 5:
+        return f"a {day:%A}"
+    from pandas.tseries.holiday import USFederalHolidayCalendar
+
+    for rule in USFederalHolidayCalendar.rules:
+        if any(d.date() == day for d in rule.dates(day.replace(month=1, day=1), day.replace(month=12, day=31))):
+            return f"{rule.name}, a US federal holiday"
+    return "no trading that day"
 
 
 def _reading(request: Request, found: dict) -> str:
     series = request.series[0]
     transform = "daily changes of " if request.transform and request.transform.value is Transform.DAILY_CHANGE else ""
-    name = f"{transform}{series.frame}.{series.column} ({series.unit or 'no unit'})"
+    name = f"{transform}{series.frame} {series.column} ({series.unit or 'no unit'})"
     if found["first"] == found["last"]:
         return f"{name} on {found['first']}"
     trading = f", the {'first' if request.period.from_start else 'last'} {request.period.trading_days} trading days" \
@@ -92,7 +104,8 @@ def _reading(request: Request, found: dict) -> str:
 def _figure_text(request: Request, found: dict) -> str:
     if request.condition is not None:
         condition = request.condition
-        return (f"{found['matching']} of {found['count']} days {condition.comparison.value} "
+        side = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below", "==": "equal to"}
+        return (f"{found['matching']} of {found['count']} days {side[condition.comparison.value]} "
                 f"{condition.threshold:g}{'%' if condition.unit is Unit.PERCENT else ' bp' if condition.unit is Unit.BP else ''}")
     names = [slot.value.value for slot in request.statistics] or [request.stat().value]
     return ", ".join(_one(request, name, found) for name in names)
@@ -100,7 +113,7 @@ def _figure_text(request: Request, found: dict) -> str:
 
 def _one(request: Request, name: str, found: dict) -> str:
     value = found.get(name)
-    label = name.replace("_", " ")
+    label = {"std": "standard deviation"}.get(name, name.replace("_", " "))
     if value is None:
         return f"{label}: none (too few values)"
     series = request.series[0]

@@ -38,7 +38,7 @@ from flawedcode.models.teaching.request import (
 
 WORDS = tomllib.loads((Path(__file__).with_name("words.toml")).read_text(encoding="utf-8"))
 TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)(?![a-z])"
-                   r"|\d+-?[a-z]+(?:\d+[a-z]*)?|\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9]*(?:['-][a-z0-9]+)*|[?;]")
+                   r"|\d+-?[a-z]+(?:\d+[a-z]*)?|\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9_]*(?:['-][a-z0-9_]+)*|[?;]")
 TENOR = re.compile(r"(\d+)-?(y|yr|year|m|mo|month)s?")
 TYPO_SCORE = 84
 """How close (rapidfuzz ratio, 0-100) an unknown word must be to a known word to be read as it."""
@@ -82,7 +82,10 @@ class Tokens:
 
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
-    raw = TOKEN.findall(text.lower().replace("’", "'").replace("–", "-"))
+    lowered = f" {text.lower().replace('’', chr(39)).replace('–', '-')} "
+    for alias, target in WORDS["aliases"].items():
+        lowered = lowered.replace(f" {alias} ", f" {target} ")
+    raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word)]
     words: list[str] = []
     for word in raw:
         word = word.removesuffix("'s") if word.endswith("'s") and word[:-2] in knowledge().series_words else word
@@ -96,6 +99,13 @@ def tokens(text: str) -> Tokens:
             word = f"{match[1]}{WORDS['tenors'].get(match[2], match[2][0])}"
         words.append(mend_typo(word))
     return Tokens(words)
+
+
+def _hyphen_parts(word: str) -> list[str]:
+    """'tri-party' -> 'tri', 'party' (a tenor, '10-year', and a number stay whole)."""
+    if "-" not in word or word[0].isdigit() or TENOR.fullmatch(word) or word.split("-")[0] in WORDS["numbers"]:
+        return [word]
+    return word.split("-")
 
 
 def mend_typo(word: str) -> str:
@@ -152,10 +162,6 @@ def knowledge(root: str | None = None) -> Knowledge:
             if name == info.date_column or unit in ("flag", "date"):
                 continue
             columns.append(_column(info.ref, name, unit, title, main == name))
-    for word, target in WORDS["aliases"].items():
-        frame, _, name = target.partition(".")
-        columns = [c if (c.frame, c.name) != (frame, name) else
-                   Column(c.frame, c.name, c.unit, {**c.keys, word: 3.0}, c.specific) for c in columns]
     series_words = {key for column in columns for key in column.keys}
     phrases = [WORDS[table] for table in ("statistics", "transforms", "units", "comparisons", "rankings", "halves",
                                           "holidays", "seasons", "numbers", "tenors", "rounding", "relative")]
@@ -173,6 +179,7 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
     if (match := re.fullmatch(r"sven(p?)y(\d\d)", name.lower())):  # the fitted curve's columns carry their tenor
         parts = [name.lower(), f"{int(match[2])}y", "par" if match[1] else "zero"]
     keys = {part: 1.0 if part in WORDS["ignored"]["words"] else 2.0 for part in parts}
+    keys[name.lower()] = 2.0 * len(parts)  # the column's own name says all its parts
     keys |= {word: 1.0 for word in title if word not in keys}
     keys[dataframe] = keys.get(dataframe, 0.0) + (2.5 if main else 2.0)
     specific = tuple(part for part in parts if part not in WORDS["generic"]["words"])
@@ -349,14 +356,17 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
             try:
                 day = date.fromisoformat(word)
             except ValueError:
-                found.append(PeriodProblem(f"{word} is no day of the calendar", toks.take([i])))
+                year, month, day_number = (int(part) for part in word.split("-"))
+                month_name = calendar.month_name[month] if 1 <= month <= 12 else f"month {month}"
+                found.append(PeriodProblem(f"there is no {month_name} {day_number}, {year}, so I computed nothing",
+                                           toks.take([i])))
                 continue
             found.append(_span(day, day, Granularity.DAY, toks.take([i])))
         elif re.fullmatch(r"\d{1,2}/\d{1,2}/\d{4}", word):
             a, b, year = (int(part) for part in word.split("/"))
             if a <= 12 and b <= 12 and a != b:
-                found.append(PeriodProblem(f"{word} could be {b} {calendar.month_name[a]} {year} or "
-                                           f"{calendar.month_name[b]} {a}, {year}: which one do you mean? I computed nothing",
+                found.append(PeriodProblem(f"{word} could be {a} {calendar.month_name[b]} {year} or "
+                                           f"{calendar.month_name[a]} {b}, {year}: which one do you mean? I computed nothing",
                                            toks.take([i])))
                 continue
             day, month = (a, b) if a > 12 or b <= 12 else (b, a)

@@ -49,7 +49,8 @@ Reading = Request | Decline
 def read_message(text: str, earlier: Request | None = None) -> list[Reading] | None:
     """Each ask of a message, read and checked (``None``: not a request this package answers)."""
     readings: list[Reading] = []
-    for number, words in enumerate(asks(readers.tokens(text).words)):
+    pieces = [words for words in asks(readers.tokens(text).words) if not set(words) <= IGNORED]  # '... thanks!'
+    for number, words in enumerate(pieces):
         base = earlier if number == 0 or not readings or isinstance(readings[-1], Decline) else readings[-1]
         reading = read_ask(Tokens(words), base, follow_up=number > 0)
         if reading is None:
@@ -124,6 +125,9 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or _opens_follow_up(toks.words))
     if series is None and not is_follow_up:
         return None
+    if is_follow_up and not (series or statistic or period or transform or rounding or ranking or condition or unit
+                             or edits):
+        return None  # 'thx!', 'ok': nothing to change; the old model answers it
     if is_follow_up:
         _take_phrases(toks, WORDS["same_period"]["words"])
         period = _follow_up_period(period, earlier, toks)
@@ -137,9 +141,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         if isinstance(period, Shift):
             return Decline(said, period.words, "")  # 'the day before' what? the old model may know
         request = replace(said, period=period or _all_data(series.frame))
-    if request.statistic is None and request.period.anchor is Anchor.DEFAULT and request.condition is None \
-            and request.ranking is None:
-        return None  # 'what is tgcr?', 'tell me about the fed funds data': docs, not a figure (the old model)
+    if request.statistic is None and request.condition is None and not request.period.one_day:
+        return None  # 'what is tgcr?', 'show me the last 5 days of ...': docs or rows, not a figure (the old model)
     return _complete_or_decline(_with_defaults(request), toks)
 
 
@@ -255,9 +258,7 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
     if any(word in OTHER_INTENTS for word in unused):
         return None  # another intent's word: the old model reads it
     if request.series and isinstance(request.series[0], readers.Ambiguous):
-        series = request.series[0]
-        return Decline(request, series.words, f"the words fit {series.name} and {', '.join(series.others)} "
-                       "equally well: which one do you mean?")
+        return None  # two columns fit equally ('the tri-party repo rate'): never guessed; the old model scores docs words
     if not request.series:
         return Decline(request, tuple(unused), "")
     if unused:

@@ -47,8 +47,8 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
         if output is None:
             return "", [call]
         replies.append(answers.answer(reading, output))
-    lead = builds_on_text(turn.builds_on) + "\n" if turn.builds_on is not None else ""
-    return lead + "\n\n".join(replies), []
+    after = "\n" + builds_on_text(turn.builds_on) if turn.builds_on is not None else ""
+    return "\n\n".join(replies) + after, []
 
 
 def _is_request(message: BaseMessage) -> bool:
