@@ -1,4 +1,4 @@
-"""v3 against v1, v2 and the tuned LangChain summarizer: raw, cache-weighted and the physical limit.
+"""v3 against v1, v2 and the tuned LangChain summarizer: raw, cache-weighted and the shared yardstick.
 
 Run:  python tests/benchmarks/bench_v3.py [--budgets 4096,8192,16384,32768] [--agents v1,v2,v3,...]
 
@@ -11,8 +11,10 @@ Two sessions, each at every budget (the offline model's window equals the budget
 
 Every model call is counted at the model boundary (summary and sub-agent calls too).
 Columns: raw input ÷ v1's; cache-weighted input (``prompt_cache``, default scheme
-``anthropic``: reads 0.1x, writes 1.25x) ÷ v1's cache-weighted; ÷ the physical limit
-(``oracle_input_tokens``); calls over budget; peak; goal in context at the probes;
+``anthropic``: reads 0.1x, writes 1.25x) ÷ v1's cache-weighted; ÷ the task's yardstick
+(``bench/yardstick.py``: the same number for every agent); load turns answered with every figure of
+the full data (``figures`` checks); ÷ the agent's own floor (``oracle_input_tokens``: not comparable
+between agents); calls over budget; peak; goal in context at the probes;
 summary calls and their cacheable share (cached prefix ÷ input of the summary calls).
 Then v3's own tasks (``flawedcode/bench/tasks/v3/``): the 12-step plan (the todo list in
 every request after it was written, steps redone, compactions), the delegated datasets
@@ -28,43 +30,52 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_workload_b import FIRST_REQUEST, workload_b  # the same session, beside this script
-
 from flawedcode.bench.agent_specs import BUILTIN_AGENTS
+from flawedcode.bench.checks import evaluate
 from flawedcode.bench.probes import ProbeWatcher, probe_records
-from flawedcode.bench.tasks import builtin_tasks_dir, load_task_file, load_tasks
+from flawedcode.bench.tasks import Step, Task, builtin_tasks_dir, load_task_file, load_tasks
+from flawedcode.bench.yardstick import task_yardstick
 from flawedcode.lessons import lesson_model
 from flawedcode.prompt_cache import analyze
 from flawedcode.tools import Workspace
 
 
-def long_session() -> tuple[list[tuple[str, bool]], str]:
-    task = load_tasks(["long_session"])[0]
-    return [(step.say, step.probe == "goal") for step in task.all_steps()], task.goal_text
+def session(name: str) -> Task:
+    """Workload B (its task file) or the built-in long session."""
+    if name == "workload_b":
+        return load_task_file(builtin_tasks_dir() / "workloads" / "workload_b.yaml")[0]
+    return load_tasks([name])[0]
 
 
-def run(name: str, turns: list[tuple[str, bool]], goal: str, budget: int, folder: Path) -> dict:
+def run(name: str, task: Task, budget: int, folder: Path) -> dict:
     workspace = Workspace.create(folder / "project", scratch_dir=folder / "scratch", archive_dir=folder / "archives")
     config = BUILTIN_AGENTS[name].config_class(budget_tokens=budget) if hasattr(BUILTIN_AGENTS[name], "config_class") else None
     agent = BUILTIN_AGENTS[name](lesson_model("offline", budget), workspace=workspace, config=config,
                                  conversation_id=f"bench-v3-{name}-{budget}", name=name)
-    watcher, kept, probes, failed = ProbeWatcher(agent), 0, 0, None
-    for number, (text, is_probe) in enumerate(turns, start=1):
+    watcher, kept, probes, failed, reached = ProbeWatcher(agent), 0, 0, None, None
+    answers: list[float] = []
+    steps: list[Step] = task.all_steps()
+    for number, step in enumerate(steps, start=1):
+        is_probe = step.probe == "goal"
         watcher.arm(is_probe)
         try:
-            reply = agent.send(text)
+            reply = agent.send(step.say)
         except Exception as error:  # noqa: BLE001 - a failed run is a row that says so
-            failed = f"turn {number}: {' '.join(str(error).split())[:100]}"
+            failed, reached = f"turn {number}: {' '.join(str(error).split())[:100]}", number - 1
             break
+        answers += [evaluate(check, reply, None).score or 0.0 for check in step.checks if check.figures is not None]
         if is_probe:
             probes += 1
-            kept += all(record.in_context for record in probe_records(agent, watcher, number, "goal", [goal], reply))
+            kept += all(record.in_context for record in probe_records(agent, watcher, number, "goal", [task.goal_text], reply))
     totals = agent.log.totals()
     caches = analyze(agent.log.calls)
     summary = [(call, cache) for call, cache in zip(agent.log.calls, caches) if call.purpose == "summary"]
     summary_input = sum(call.input_tokens for call, _ in summary)
     summary_cached = sum(cache.cached_tokens for _, cache in summary)
+    loads = sum(1 for step in steps for check in step.checks if check.figures is not None)
     return {"raw": totals["input_tokens"], "cached": totals["cache_weighted_input_tokens"],
+            "yardstick": task_yardstick(task).reached_tokens(reached),
+            "complete": f"{sum(score == 1.0 for score in answers)}/{loads}",
             "limit": totals["oracle_input_tokens"], "over": totals["calls_over_budget"],
             "peak": totals["peak_context_tokens"], "kept": f"{kept}/{probes}", "summaries": len(summary),
             "summary_cacheable": summary_cached / summary_input if summary_input else None,
@@ -128,23 +139,24 @@ def main() -> int:
     options = parser.parse_args()
     budgets = [int(value) for value in options.budgets.split(",")]
     agents = options.agents.split(",")
-    sessions = {"workload_b": (workload_b(), FIRST_REQUEST), "long_session": long_session()}
-    header = ["session", "budget", "agent", "raw ÷ v1", "cached ÷ v1 cached", "÷ limit", "over budget", "peak",
+    header = ["session", "budget", "agent", "raw ÷ v1", "cached ÷ v1 cached", "÷ yardstick", "answers complete",
+              "÷ own floor (not comparable)", "over budget", "peak",
               "goal kept", "summary calls", "summary cacheable", "calls", "failed"]
     print("| " + " | ".join(header) + " |")
     print("| " + " | ".join("---" for _ in header) + " |")
     with tempfile.TemporaryDirectory(prefix="bench-v3-") as scratch:
-        for session in options.sessions.split(","):
-            turns, goal = sessions[session]
+        for session_name in options.sessions.split(","):
+            task = session(name=session_name)
             for budget in budgets:
-                results = {name: run(name, turns, goal, budget, Path(scratch) / f"{session}-{budget}-{name}")
+                results = {name: run(name, task, budget, Path(scratch) / f"{session_name}-{budget}-{name}")
                            for name in agents}
                 base = results.get("v1")
                 for name, result in results.items():
                     raw = f"{result['raw'] / base['raw']:.3f}" if base else "-"
                     cached = f"{result['cached'] / base['cached']:.3f}" if base else "-"
                     share = result["summary_cacheable"]
-                    row = [session, f"{budget:,}", name, raw, cached, f"{result['raw'] / max(1, result['limit']):.2f}",
+                    row = [session_name, f"{budget:,}", name, raw, cached, f"{result['raw'] / max(1, result['yardstick']):.2f}",
+                           result["complete"], f"{result['raw'] / max(1, result['limit']):.2f}",
                            str(result["over"]), f"{result['peak']:,}", result["kept"], str(result["summaries"]),
                            f"{100 * share:.1f}%" if share is not None else "-", str(result["calls"]), result["failed"] or "-"]
                     print("| " + " | ".join(row) + " |", flush=True)
