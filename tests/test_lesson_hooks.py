@@ -192,3 +192,16 @@ def test_every_hook_a_docstring_names_is_called_in_a_short_run(version: str, tmp
     for _, owner, name in DOCSTRING_HOOKS[version]:
         key = f"{owner.__name__}.{name}" if isinstance(owner, type) else name
         assert calls[key] >= 1, f"{key} is named in {version}'s docstring but never ran"
+
+
+@pytest.mark.parametrize("version", ["v2", "v3"])
+def test_the_lesson_is_a_member_of_the_middleware_list_and_no_guard_holds_it(version: str, tmp_path: Path) -> None:
+    agent = new_agent(version, tmp_path)
+    stack = agent.build_middleware()
+    lessons = [middleware for middleware in stack if isinstance(middleware, LESSON_CLASS[version])]
+    assert len(lessons) == 1, "the lesson's middleware is in the agent's own list, once"
+    holders = [type(middleware).__name__ for middleware in stack
+               if any(value is lessons[0] for value in vars(middleware).values())]
+    assert holders == [], "a guard stands beside the lesson; none holds it"
+    if version == "v3":
+        assert isinstance(stack[-1], LayeredPrefixMiddleware), "v3's prefix hook is in the list too"
