@@ -252,7 +252,7 @@ def test_the_summary_compares_the_providers_cached_tokens_with_the_model():
         totals = {"input_tokens": 10_000, "cached_input_tokens": reported, "cache_write_tokens": 500,
                   "cache_weighted_input_tokens": 4_000, "oracle_input_tokens": 5_000,
                   "reported_cache": {"calls": 2, "reported_cached_tokens": reported, "model_cached_tokens": model}}
-        return {"agent": "v2", "task": "t", "run": run, "totals": totals}
+        return {"agent": "v2", "task": "t", "run": run, "totals": totals, "yardstick_tokens": 5_000}
 
     metrics = summarize_runs([record(1, 6_000, 7_000), record(2, 2_000, 1_000)], ["v2"])["agents"]["v2"]
     assert metrics["reported_cache"] == {"calls": 4, "reported_cached_tokens": 8_000, "model_cached_tokens": 8_000,
