@@ -38,16 +38,20 @@ from flawedcode.models.offline_attention import AttentionDecay, decay_window
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import help_text, plan
 from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
-from flawedcode.models.offline_plan import Context, Task, ToolResult, fill_arguments, tool_name_for
+from flawedcode.models.offline_plan import Context, Step, Task, ToolResult, fill_arguments, tool_name_for
 from flawedcode.models.offline_results import answer_task, next_step
 from flawedcode.models.offline_summary import parse_rendered_conversation, requests_in, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
+from flawedcode.models.teaching import seen
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
 REPLAYED_REQUESTS = 5  # a chain of follow-ups ("and 2024?", "the median?", "and effr?") keeps what the first one asked
 """How many earlier requests are planned again to know what they asked (follow-ups, 'those two')."""
+
+READ_BACK_RESERVE = 1024
+"""A saved result is read back whole before answering from it when it leaves this many tokens of the window free (teaching/seen.py)."""
 
 SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")
 
@@ -213,8 +217,10 @@ class OfflineModel(BaseChatModel):
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
         tasks = offline_v3.plan_message(text, context) or plan(text, context)  # v3's tools first (offline_v3.py)
-        tasks, results = offline_v3.with_deferred_tools(tasks, tool_results_after(visible, latest), tool_schemas)  # v3's
-        return self.carry_out(tasks, results, tool_schemas, context)
+        made = tool_results_after(visible, latest)
+        tasks, results = offline_v3.with_deferred_tools(tasks, made, tool_schemas)  # v3's
+        loaded = [str(result.args.get("group")) for result in made if result.name == "load_tools"]
+        return self.carry_out(tasks, results, tool_schemas, context, loaded)
 
     def context(self, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]], truncated: bool) -> Context:
         return Context(self.vocabulary(), set(tool_schemas), self.max_input_tokens, list(earlier), truncated,
@@ -257,7 +263,7 @@ class OfflineModel(BaseChatModel):
             context.previous_rule, context.last_path = before.previous_rule, before.last_path
 
     def carry_out(self, tasks: list[Task], results: list[ToolResult], tool_schemas: dict[str, dict[str, Any]],
-                  context: Context) -> tuple[str, list[ToolCallPlan]]:
+                  context: Context, loaded: Sequence[str] = ()) -> tuple[str, list[ToolCallPlan]]:
         """Walk the tasks in order against the results so far: the next call to make, or the answer."""
         position = 0
         answers: list[str] = []
@@ -265,7 +271,8 @@ class OfflineModel(BaseChatModel):
             mine: list[ToolResult] = []
             note = ""
             while True:
-                step = next_step(task, mine, context)
+                view = seen.resolve(mine)  # a saved result read back counts as the result itself (teaching/seen.py)
+                step = next_step(task, view, context) or self._read_back(view, tool_schemas, loaded, context)
                 if step is None:
                     break
                 name = tool_name_for(step.intent, tool_schemas)
@@ -294,8 +301,23 @@ class OfflineModel(BaseChatModel):
             if note and not mine:
                 answers.append(note)
                 continue
-            answers.append(answer_task(task, mine, context) + (f"\n{note}" if note else ""))
+            view = seen.resolve(mine)
+            if (unread := seen.unreadable(view)) is not None and task.kind != "reply":
+                answers.append(seen.say_unread(unread, self.read_back_tokens(context)) + (f"\n{note}" if note else ""))  # never an answer from a preview
+                continue
+            answers.append(answer_task(task, view, context) + (f"\n{note}" if note else ""))
         return "\n\n".join(answer for answer in answers if answer) or help_text(context), []
+
+    def read_back_tokens(self, context: Context) -> int:
+        """The largest saved result it reads back whole (the room left in its window but ``READ_BACK_RESERVE``); a larger one is said."""
+        return max(self.max_input_tokens - context.input_tokens - READ_BACK_RESERVE, 0)
+
+    def _read_back(self, view: list[seen.Seen], tool_schemas: dict[str, dict[str, Any]], loaded: Sequence[str],
+                   context: Context) -> Step | None:
+        """The call that reads a saved result back when the answer needs its text (teaching/seen.py), for every agent alike."""
+        loader = str(tool_schemas.get("load_tools", {}).get("function", {}).get("description", ""))
+        call = seen.next_read(view, tool_schemas, loader, loaded, self.read_back_tokens(context))
+        return Step(*call) if call else None
 
     # ------------------------------------------------------------------ the reply
 

@@ -21,6 +21,7 @@ from flawedcode.models.offline_file_rules import run_tests_step
 from flawedcode.models.offline_memory import is_summary_message, text_of
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, ToolResult, reply
 from flawedcode.models.offline_stats import READ_HEADER
+from flawedcode.models.teaching.seen import read_test_run
 
 SAY: dict[str, str] = data_file("offline_introspect.toml")["say"]
 ARCHIVE_FILE = re.compile(r"archives/[\w./-]+?\.(?:jsonl|md)")
@@ -111,11 +112,13 @@ def answer_count_tests(task: Task, results: list[ToolResult], context: Context) 
 def report_test_run(output: str) -> str:
     """What a test run says: each failing test, the first failing line and the function it calls (or that none failed)."""
     failed = FAILED_TEST.findall(output)
+    run = read_test_run(output)  # the runner's own summary line (teaching/seen.py): never "none failed" without it
     if not failed:
-        summary = next((line for line in reversed(output.splitlines()) if re.search(r"\b(?:passed|failed|error)", line)), "")
-        return f"No test failed. The test run says: {summary.strip() or output.strip()[:300]}"
+        return run.describe()
     lines = [f"{len(failed)} test{'s' if len(failed) > 1 else ''} failed:"]
     lines += [f"- {test}" + (f": {why.strip()}" if why else "") for test, why in failed]
+    if run.summary:
+        lines.append(f"pytest's summary line: {run.summary}")
     asserts = ASSERT_LINE.findall(output)
     locations = LOCATION.findall(output)
     called = sorted({f"{module}.{function}" for function, module in FAILING_CALL.findall(output)})
