@@ -303,7 +303,8 @@ class OfflineModel(BaseChatModel):
                 continue
             view = seen.resolve(mine)
             if (unread := seen.unreadable(view)) is not None and task.kind != "reply":
-                answers.append(seen.say_unread(unread, self.read_back_tokens(context)) + (f"\n{note}" if note else ""))  # never an answer from a preview
+                # never an answer from a preview: what was saved, where, and why it was not read back
+                answers.append(seen.say_unread(unread, self.read_back_tokens(context)) + (f"\n{note}" if note else ""))
                 continue
             answers.append(answer_task(task, view, context) + (f"\n{note}" if note else ""))
         return "\n\n".join(answer for answer in answers if answer) or help_text(context), []
