@@ -272,7 +272,8 @@ class OfflineModel(BaseChatModel):
             note = ""
             while True:
                 view = seen.resolve(mine)  # a saved result read back counts as the result itself (teaching/seen.py)
-                step = next_step(task, view, context) or self._read_back(view, tool_schemas, loaded, context)
+                step = next_step(task, view, context) or self._read_back(
+                    view, tool_schemas, loaded, context, results[position] if position < len(results) else None)
                 if step is None:
                     break
                 name = tool_name_for(step.intent, tool_schemas)
@@ -314,10 +315,13 @@ class OfflineModel(BaseChatModel):
         return max(self.max_input_tokens - context.input_tokens - READ_BACK_RESERVE, 0)
 
     def _read_back(self, view: list[seen.Seen], tool_schemas: dict[str, dict[str, Any]], loaded: Sequence[str],
-                   context: Context) -> Step | None:
-        """The call that reads a saved result back when the answer needs its text (teaching/seen.py), for every agent alike."""
+                   context: Context, made: ToolResult | None) -> Step | None:
+        """The call that reads a saved result back when the answer needs its text (teaching/seen.py), for every agent alike.
+
+        Its room is judged before the read (``made``, the read already made, is what it decided then)."""
         loader = str(tool_schemas.get("load_tools", {}).get("function", {}).get("description", ""))
-        call = seen.next_read(view, tool_schemas, loader, loaded, self.read_back_tokens(context))
+        room = None if made is not None and made.name == "read_file" else self.read_back_tokens(context)
+        call = seen.next_read(view, tool_schemas, loader, loaded, room)
         return Step(*call) if call else None
 
     # ------------------------------------------------------------------ the reply
