@@ -42,7 +42,7 @@ from flawedcode.models.offline_plan import Context, Step, Task, ToolResult, fill
 from flawedcode.models.offline_results import answer_task, next_step
 from flawedcode.models.offline_summary import parse_rendered_conversation, requests_in, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
-from flawedcode.models.teaching import seen
+from flawedcode.models.teaching import seen, workspace
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -50,6 +50,7 @@ PROVIDER = "flawedcode"
 REPLAYED_REQUESTS = 5  # a chain of follow-ups ("and 2024?", "the median?", "and effr?") keeps what the first one asked
 """How many earlier requests are planned again to know what they asked (follow-ups, 'those two')."""
 
+READ_BACK_SHARE = 0.3
 READ_BACK_RESERVE = 1024
 """A saved result is read back whole before answering from it when it leaves this many tokens of the window free (teaching/seen.py)."""
 
@@ -216,7 +217,8 @@ class OfflineModel(BaseChatModel):
         if (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
-        tasks = offline_v3.plan_message(text, context) or plan(text, context)  # v3's tools first (offline_v3.py)
+        asked = workspace.read_ask(text)  # the demo project's asks (teaching/workspace.py)
+        tasks = [Task("workspace", detail={"ask": asked})] if asked else offline_v3.plan_message(text, context) or plan(text, context)
         made = tool_results_after(visible, latest)
         tasks, results = offline_v3.with_deferred_tools(tasks, made, tool_schemas)  # v3's
         loaded = [str(result.args.get("group")) for result in made if result.name == "load_tools"]
@@ -311,8 +313,9 @@ class OfflineModel(BaseChatModel):
         return "\n\n".join(answer for answer in answers if answer) or help_text(context), []
 
     def read_back_tokens(self, context: Context) -> int:
-        """The largest saved result it reads back whole (the room left in its window but ``READ_BACK_RESERVE``); a larger one is said."""
-        return max(self.max_input_tokens - context.input_tokens - READ_BACK_RESERVE, 0)
+        """The largest saved result it reads back whole: the room left in its window but ``READ_BACK_RESERVE``, and at most
+        ``READ_BACK_SHARE`` of the window (an agent pages a larger read-back under its own trigger); a larger one is said."""
+        return max(min(self.max_input_tokens - context.input_tokens - READ_BACK_RESERVE, int(self.max_input_tokens * READ_BACK_SHARE)), 0)
 
     def _read_back(self, view: list[seen.Seen], tool_schemas: dict[str, dict[str, Any]], loaded: Sequence[str],
                    context: Context, made: ToolResult | None) -> Step | None:

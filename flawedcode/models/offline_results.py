@@ -19,6 +19,7 @@ from flawedcode.models.offline_file_rules import RUN_TIMEOUT_SECONDS, run_script
 from flawedcode.models.offline_introspect import FAILING_CALL, report_test_run
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import CONTINUATION, READ_HEADER, offload_path
+from flawedcode.models.teaching import workspace
 
 QUOTED_AS: dict[str, list] = SAY["quoted"]
 """How answer_one quotes a tool's result: its lead line and at most how many lines (others: '<tool> returned:', 12)."""
@@ -33,6 +34,9 @@ def paths_named(text: str) -> list[str]:
 def next_step(task: Task, results: list[ToolResult], context: Context) -> Step | None:
     if task.kind == "data":
         return data_next_step(task, results, context)
+    if task.kind == "workspace":  # the demo project's asks (teaching/workspace.py)
+        call = workspace.next_call(task.detail["ask"], [result.content for result in results])
+        return Step(*call) if call else None
     if len(results) < len(task.steps):
         return task.steps[len(results)]
     if task.kind == "find_file" and len(results) == 1:
@@ -88,6 +92,7 @@ ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
     "function": lambda task, results, context: (_show_function(task, results[-1]) if len(results) >= 2 else
                                                SAY["no_function"] + "".join(answer_one(result, task) for result in results[:1])),
     "about_file": lambda task, results, context: _describe_file(results[0]),
+    "workspace": lambda task, results, context: workspace.answer(task.detail["ask"], [result.content for result in results]),
     "tests": lambda task, results, context: "\n\n".join(part(results[0].content) for part in (report_test_run, _describe_run)),
 }
 """The answer of each task kind; a kind registered in offline_cues comes first, and any other quotes each result."""

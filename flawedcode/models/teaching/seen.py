@@ -11,7 +11,7 @@ so these rules read every agent alike; nothing here knows an agent's version. Th
   makes next: ``read_file`` of the first stub whose answer needs its text (a table's figures, a
   program's output: every preview kind but ``docs``, which the reply shows as a preview, labelled
   and with its path) and that fits the room it is given (``room_tokens``: in the offline model, the
-  room left in its window but 1,024 tokens), page after page; or ``load_tools(group)`` first when ``read_file`` is a
+  room left in its window but 1,024 tokens, and at most 30% of the window), page after page; or ``load_tools(group)`` first when ``read_file`` is a
   deferred tool of a group a ``load_tools`` description names. ``None``: nothing left to read, or no
   way to read it; ``unreadable(seen, tools)`` is then the stub the reply must say it could not read.
 - ``read_test_run(output)``: a test run as its runner reports it: the counts of pytest's own

@@ -1,0 +1,41 @@
+"""The demo project's asks (tests/corpora/workspace_asks.yaml), each sent alone to the offline model, called directly.
+
+Run as a script for the pass rate: ``python tests/test_models_workspace.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_models_seen import Session  # noqa: E402 - the direct-call driver (real tools on a copy of the demo project)
+
+CASES = yaml.safe_load((Path(__file__).parent / "corpora" / "workspace_asks.yaml").read_text(encoding="utf-8"))["cases"]
+
+
+def missing(case: dict, reply: str) -> list[str]:
+    """The case's facts the reply lacks, and the words it must not hold that it holds."""
+    lower = reply.lower()
+    return [fact for fact in case.get("facts", []) if fact.lower() not in lower] + [
+        f"not {word}" for word in case.get("not", []) if word.lower() in lower]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_a_demo_project_ask_is_answered_from_the_project(case: dict, tmp_path: Path) -> None:
+    reply = Session(tmp_path).send(case["say"])
+    assert not missing(case, reply), reply
+
+
+if __name__ == "__main__":
+    passed = 0
+    for case in CASES:
+        reply = Session(Path(tempfile.mkdtemp())).send(case["say"])
+        lacks = missing(case, reply)
+        passed += not lacks
+        print(f"{'ok  ' if not lacks else 'FAIL'} {case['id']}: {case['say']}" + (f"\n     lacks {lacks}: {reply[:300]!r}" if lacks else ""))
+    print(f"{passed} of {len(CASES)} answered")
