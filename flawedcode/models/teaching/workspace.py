@@ -21,8 +21,8 @@ import ast
 import re
 from collections import Counter
 from dataclasses import dataclass
-from enum import Enum
 
+from flawedcode.models.teaching.request import Intent
 from flawedcode.models.teaching.seen import read_test_run
 
 TEST_NAME = re.compile(r"(?<![\w/])test_\w+(?![\w.])")
@@ -44,15 +44,9 @@ RUN_TESTS = ("import glob, runpy, sys, traceback\ntry:\n    import pytest\nexcep
              "sys.exit(pytest.main(['-q']))\n")
 
 
-class AskKind(Enum):
-    WHY_TEST_FAILS = "why_test_fails"  # a named test (or tests named by words: 'the volatility test')
-    WRONG_FUNCTION = "wrong_function"  # which function is wrong (or what is wrong with a named one)
-    COUNT_ROWS = "count_rows"  # a CSV's rows, the file named or the project's CSV
-
-
 @dataclass(frozen=True)
 class WorkspaceAsk:
-    kind: AskKind
+    kind: Intent  # TEST_WHY, FUNCTION_WRONG or FILE_ROWS (request.py's intents)
     test: str | None = None  # the test named
     function: str | None = None  # the function named
     path: str | None = None  # the file named
@@ -69,21 +63,21 @@ def read_ask(text: str) -> WorkspaceAsk | None:
     bag = set(words)
     test = next(iter(TEST_NAME.findall(text)), None)
     if test and bag & FAIL_WORDS:
-        return WorkspaceAsk(AskKind.WHY_TEST_FAILS, test=test)
+        return WorkspaceAsk(Intent.TEST_WHY, test=test)
     if bag & {"test", "tests"} and bag & FAIL_WORDS and bag & {"why", "explain", "cause", "reason"}:
-        return WorkspaceAsk(AskKind.WHY_TEST_FAILS, words=tuple(word for word in words if len(word) > 4))
+        return WorkspaceAsk(Intent.TEST_WHY, words=tuple(word for word in words if len(word) > 4))
     named = [name for name in IDENTIFIER.findall(text) if not name.startswith("test_")]
     if bag & WRONG_WORDS and (named or bag & {"function", "functions", "which", "where", "wheres"}):
-        return WorkspaceAsk(AskKind.WRONG_FUNCTION, function=named[0] if named else None)
+        return WorkspaceAsk(Intent.FUNCTION_WRONG, function=named[0] if named else None)
     csv = next((word for word in words if word.endswith(".csv")), None)
     if bag & ROW_WORDS and (csv or "csv" in bag) and bag & {"how", "count", "number"}:
-        return WorkspaceAsk(AskKind.COUNT_ROWS, path=csv)
+        return WorkspaceAsk(Intent.FILE_ROWS, path=csv)
     return None
 
 
 def next_call(ask: WorkspaceAsk, outputs: list[str]) -> tuple[str, dict] | None:
     """The next tool call the ask needs, given the outputs of the calls made so far (in order)."""
-    if ask.kind is AskKind.COUNT_ROWS:
+    if ask.kind is Intent.FILE_ROWS:
         if ask.path is None and not outputs:
             return "list_files", {"path": "."}
         path = ask.path or project_csv(outputs[0])
@@ -121,7 +115,7 @@ def tests_asked(ask: WorkspaceAsk, output: str) -> list[str]:
 def called_functions(output: str, ask: WorkspaceAsk) -> list[str]:
     """``module.function`` the asked failing tests' assertions call, most called first."""
     sections = failing_sections(output)
-    texts = [sections[name] for name in tests_asked(ask, output)] if ask.kind is AskKind.WHY_TEST_FAILS else list(sections.values())
+    texts = [sections[name] for name in tests_asked(ask, output)] if ask.kind is Intent.TEST_WHY else list(sections.values())
     counts = Counter(f"{module}.{function}" for text in texts for function, module in CALLED.findall(text))
     if ask.function:
         return [name for name in counts if name.endswith(f".{ask.function}")]
@@ -143,14 +137,14 @@ def function_source(read: str, function: str) -> str | None:
 
 def answer(ask: WorkspaceAsk, outputs: list[str]) -> str:
     """The reply, from the outputs only."""
-    if ask.kind is AskKind.COUNT_ROWS:
+    if ask.kind is Intent.FILE_ROWS:
         return count_rows(ask, outputs)
     if not outputs:
         return "I could not run the tests (no tool to run Python)."
     run = read_test_run(outputs[0])
     if not run.known:
         return run.describe()
-    parts = explain_tests(ask, outputs[0], run) if ask.kind is AskKind.WHY_TEST_FAILS else [wrong_function_head(ask, outputs[0], run)]
+    parts = explain_tests(ask, outputs[0], run) if ask.kind is Intent.TEST_WHY else [wrong_function_head(ask, outputs[0], run)]
     called = called_functions(outputs[0], ask)
     if called and len(outputs) > 1 and (source := function_source(outputs[1], called[0].split(".")[-1])):
         parts.append(f"{called[0]} ({called[0].split('.')[0]}.py):\n```python\n{source}\n```\n"
