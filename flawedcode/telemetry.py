@@ -117,14 +117,19 @@ from langchain_core.outputs import LLMResult
 from flawedcode.infra.safe_text import shown_name
 from flawedcode.notices import warn_once
 from flawedcode.prompt_cache import (
+    DEFAULT_BREAKPOINTS,
+    DEFAULT_SCHEME,
     BadFigure,
     Block,
     BlockMaker,
     CallCache,
     SessionCache,
+    analyze_every_scheme,
+    breakpoint_positions,
     cache_totals,
     call_cost_usd,
     price_figure,
+    scheme_named,
     token_figure,
 )
 from flawedcode.tokens import TokenCounter
@@ -263,11 +268,16 @@ class CallRecord:
     """Of input_tokens: what this call writes to the cache."""
     oracle_tokens: int = 0
     """The physical limit of this call: fixed + goal + current turn (0 for summary and internal calls)."""
+    cache_marks: list[int] | None = None
+    """The blocks this request marks as cache breakpoints (its agent's ``cache_breakpoints``; ``prompt_cache``)."""
+    cache_miss_reason: str | None = None
+    """Why it read less from the cache than it re-sent (a ``prompt_cache.MissReason``); None: a full hit."""
 
     def cache(self) -> CallCache:
-        """This call's prompt-cache figures."""
+        """This call's prompt-cache figures (under its log's ``cache_scheme``)."""
         return CallCache(self.input_tokens, self.shared_messages, 0, self.cached_tokens, self.cache_write_tokens,
-                         self.oracle_tokens, self.reported_cached_tokens, self.prompt_blocks is not None)
+                         self.oracle_tokens, self.reported_cached_tokens, self.prompt_blocks is not None,
+                         self.cache_miss_reason, self.turn)
 
 
 @dataclass
@@ -297,9 +307,14 @@ class SessionLog:
     """Called with each answered call and the model's name, before it is appended (``ServerCalibration.observe``)."""
     event_observers: list[Callable[[ContextEvent], None]] = field(default_factory=list, repr=False)
     """Called with each context event as it is recorded (``resilience.SummaryBackoffGuard.observe``)."""
+    cache_scheme: str = DEFAULT_SCHEME
+    """The ``prompt_cache`` scheme its provider bills by (its profile's ``cache_scheme``): each call's cache figures."""
+    cache_breakpoints: tuple[str, ...] = DEFAULT_BREAKPOINTS
+    """Where its agent marks cache breakpoints (``prompt_cache.Breakpoint``; read by the ``anthropic`` schemes)."""
     prompt_cache: SessionCache = field(default_factory=SessionCache, repr=False)
 
     def __post_init__(self) -> None:
+        self.prompt_cache = SessionCache(scheme_named(self.cache_scheme))
         for name in ("price_input_per_million", "price_output_per_million", "price_cached_input_per_million",
                      "price_cache_write_per_million"):  # a cost is never NaN, negative or absurd (BadFigure)
             setattr(self, name, price_figure(getattr(self, name), name))
@@ -355,10 +370,13 @@ class SessionLog:
             reasoning_tokens=_usage_figure(usage, "output_token_details", "reasoning") or 0,
             reported_cached_tokens=_reported_cache_read(usage), prompt_blocks=prompt_blocks,
         )
+        record.cache_marks = breakpoint_positions(prompt_blocks, self.cache_breakpoints) if prompt_blocks else None
         cache = self.prompt_cache.observe(prompt_blocks, input_tokens, purpose=purpose, turn=self.turn,
-                                          failed=error is not None, reported_cached_tokens=record.reported_cached_tokens)
+                                          failed=error is not None, reported_cached_tokens=record.reported_cached_tokens,
+                                          at=record.time, marks=record.cache_marks)
         record.shared_messages, record.cached_tokens = cache.shared_messages, cache.cached_tokens
         record.cache_write_tokens, record.oracle_tokens = cache.write_tokens, cache.oracle_tokens
+        record.cache_miss_reason = None if cache.miss_reason is None else str(cache.miss_reason)
         if error is None and _provider_of(message) != SELF_DECLARED_TRUNCATION:
             for observer in self.call_observers:
                 observer(record, _model_name_of(message))
@@ -426,7 +444,7 @@ class SessionLog:
             "estimated_cost_usd": self.cost_usd(),
             "reasoning_tokens": sum(call.reasoning_tokens for call in self.calls),
             "truncated_calls": sum(1 for call in self.calls if call.truncated),
-            **cache_totals(call.cache() for call in self.calls),
+            **cache_totals([call.cache() for call in self.calls], analyze_every_scheme(self.calls)),
         }
 
     def count(self, kind: str) -> int:

@@ -18,8 +18,12 @@ from flawedcode.prompt_cache import (
     CallCache,
     SessionCache,
     analyze,
+    break_even_turn,
+    breakpoint_positions,
     cache_totals,
     cacheable_share,
+    cumulative_by_turn,
+    scheme_named,
     servable,
     weighted_input_tokens,
 )
@@ -39,70 +43,173 @@ def prompt(request: list[Block]) -> int:
     return sum(block.tokens for block in request) + REPLY_PRIMING_TOKENS
 
 
+OPENAI, ANTHROPIC, ANTHROPIC_1H, GEMINI = (SCHEMES[name] for name in ("openai", "anthropic", "anthropic-1h", "gemini"))
+
+
 def test_servable_needs_1024_tokens_and_rounds_down_to_128():
     assert servable(1_023) == 0
     assert servable(1_024) == 1_024
     assert servable(1_151) == 1_024 and servable(1_152) == 1_152
     assert servable(70_000) == 70_000 // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS
+    assert servable(1_800, ANTHROPIC) == 1_800 and servable(1_800, GEMINI) == 0  # no step; Gemini 2.5's 2,048
 
 
-def test_an_append_only_session_reads_everything_it_sent_before():
-    cache = SessionCache()
-    first = blocks(1_500, 300, names="fixed goal")
+# --- OpenAI: any earlier prefix, automatically, in 128-token steps from 1,024; 30 minutes -------------------
+
+def test_openai_reads_any_earlier_prefix_in_128_token_steps_and_labels_each_miss():
+    cache = SessionCache(OPENAI)
+    first = blocks(1_500, 300, names="s.t goal")
     second = [*first, Block("reply", 700, "ai"), Block("next", 200, "human")]
-    one = cache.observe(first, prompt(first), turn=1)
-    two = cache.observe(second, prompt(second), turn=2)
-    assert one.cached_tokens == 0 and one.write_tokens == 1_800  # the first request writes itself
-    assert (two.shared_messages, two.shared_tokens) == (2, 1_800)
-    assert two.cached_tokens == servable(1_800) == 1_792
-    assert two.write_tokens == 2_700 - 1_792
+    compacted = [first[0], Block("summary", 400, "human", "summary"), Block("ask", 100, "human")]
+    one = cache.observe(first, prompt(first), turn=1, at=0)
+    two = cache.observe(second, prompt(second), turn=2, at=60)
+    three = cache.observe(compacted, prompt(compacted), turn=3, at=120)
+    late = cache.observe(compacted, prompt(compacted), turn=4, at=120 + 30 * 60 + 1)
+    assert (one.cached_tokens, one.write_tokens, one.miss_reason) == (0, 1_800, "first request")
+    assert (two.shared_tokens, two.cached_tokens, two.write_tokens, two.miss_reason) == (1_800, 1_792, 908, None)
+    assert (three.shared_tokens, three.cached_tokens, three.write_tokens) == (1_500, 1_408, 592)
+    assert three.miss_reason == "compacted"
+    assert (late.shared_tokens, late.cached_tokens, late.miss_reason) == (2_000, 0, "expired")
+
+
+def test_the_prefix_may_come_from_any_earlier_request_not_only_the_last():
+    cache = SessionCache(OPENAI)
+    agent = blocks(2_000, 500, 900, names="fixed goal work")
+    cache.observe(agent, prompt(agent))
+    other = blocks(300, 50, names="summary-prompt text")  # a summary call with its own prefix
+    assert cache.observe(other, prompt(other), purpose="summary").miss_reason == "system changed"
+    forked = [*agent[:2], Block("different", 100, "human")]
+    forked_call = cache.observe(forked, prompt(forked))
+    assert forked_call.shared_tokens == 2_500 and forked_call.miss_reason == "messages changed"
+
+
+def test_a_changed_system_prompt_or_tool_list_is_named_as_the_reason():
+    cache = SessionCache(OPENAI)
+    request = blocks(1_500, 300, names="system1.tools1 goal")
+    cache.observe(request, prompt(request))
+    tools = [Block("system1.tools2", 1_400, "fixed"), request[1]]
+    assert cache.observe(tools, prompt(tools)).miss_reason == "tools changed"
+    system = [Block("system2.tools2", 1_400, "fixed"), request[1]]
+    assert cache.observe(system, prompt(system)).miss_reason == "system changed"
 
 
 def test_a_request_under_the_minimum_neither_reads_nor_writes():
-    cache = SessionCache()
+    cache = SessionCache(OPENAI)
     small = blocks(400, 200, names="fixed goal")
     cache.observe(small, prompt(small))
     again = cache.observe(small, prompt(small))
     assert again.shared_tokens == 600 and again.cached_tokens == 0 and again.write_tokens == 0
-
-
-def test_a_rewritten_middle_breaks_the_cache_from_that_point():
-    cache = SessionCache()
-    history = blocks(1_600, 300, 2_000, 250, names="fixed goal result ask")
-    cache.observe(history, prompt(history))
-    summarized = [history[0], history[1], Block("summary", 400, "human"), Block("ask2", 100, "human")]
-    after = cache.observe(summarized, prompt(summarized))
-    assert after.shared_messages == 2 and after.cached_tokens == servable(1_900)
-
-
-def test_the_prefix_may_come_from_any_earlier_request_not_only_the_last():
-    cache = SessionCache()
-    agent = blocks(2_000, 500, 900, names="fixed goal work")
-    cache.observe(agent, prompt(agent))
-    other = blocks(300, 50, names="summary-prompt text")  # a summary call with its own prefix
-    cache.observe(other, prompt(other), purpose="summary")
-    forked = [*agent[:2], Block("different", 100, "human")]
-    assert cache.observe(forked, prompt(forked)).shared_tokens == 2_500
+    assert again.miss_reason == "below minimum"
 
 
 def test_a_failed_request_is_not_a_cache_entry():
-    cache = SessionCache()
+    cache = SessionCache(OPENAI)
     request = blocks(1_500, 500)
     cache.observe(request, prompt(request), failed=True)
     retried = cache.observe(request, prompt(request))
     assert retried.cached_tokens == 0 and retried.write_tokens == 2_000
 
 
+# --- Anthropic: only up to the breakpoints a request marks (four at most, 20-block lookback); 5 minutes / 1 hour ---
+
+def test_anthropic_reads_only_a_prefix_an_earlier_request_marked():
+    cache = SessionCache(ANTHROPIC)
+    first = blocks(1_500, 300, names="s.t goal")
+    second = [*first, Block("reply", 700, "ai"), Block("next", 200, "human")]
+    one = cache.observe(first, prompt(first), at=0, marks=[0, 1])  # end of tools, end of request
+    two = cache.observe(second, prompt(second), at=60, marks=[0, 3])
+    assert (one.cached_tokens, one.write_tokens, one.miss_reason) == (0, 1_800, "first request")
+    assert (two.cached_tokens, two.write_tokens, two.miss_reason) == (1_800, 900, None)  # no 128-token step
+    # a request that marks only its tools reads only the tools, however much it re-sends
+    third = [*second, Block("reply2", 100, "ai"), Block("next2", 100, "human")]
+    three = cache.observe(third, prompt(third), at=120, marks=[0])
+    assert (three.shared_tokens, three.cached_tokens, three.write_tokens) == (2_700, 1_500, 0)
+    assert three.miss_reason == "not marked"
+
+
+def test_anthropic_looks_back_at_most_20_blocks_from_a_breakpoint():
+    cache = SessionCache(ANTHROPIC)
+    first = blocks(1_500, 300, 700, 200, names="s.t goal reply next")
+    cache.observe(first, prompt(first), at=0, marks=[0, 3])
+    near = [*first, *(Block(f"near{index}", 10, "tool") for index in range(20))]  # the entry is 20 blocks back
+    assert cache.observe(near, prompt(near), at=1, marks=[0, 23]).cached_tokens == 2_700
+    far = [*first, *(Block(f"far{index}", 10, "tool") for index in range(21))]  # 21 blocks back: out of sight
+    missed = cache.observe(far, prompt(far), at=2, marks=[0, 24])
+    assert (missed.cached_tokens, missed.write_tokens, missed.miss_reason) == (1_500, 2_700 + 210 - 1_500, "not marked")
+
+
+def test_anthropic_entries_live_5_minutes_from_their_last_use_or_an_hour_at_2x_writes():
+    for scheme, ttl in ((ANTHROPIC, 300), (ANTHROPIC_1H, 3_600)):
+        cache = SessionCache(scheme)
+        first = blocks(1_500, 300, names="s.t goal")
+        second = [*first, Block("reply", 700, "ai"), Block("next", 200, "human")]
+        cache.observe(first, prompt(first), at=0, marks=[0, 1])
+        kept = cache.observe(second, prompt(second), at=ttl, marks=[0, 3])  # a read at the limit refreshes it
+        third = [*second, Block("reply2", 100, "ai"), Block("next2", 100, "human")]
+        lost = cache.observe(third, prompt(third), at=2 * ttl + 1, marks=[0, 5])
+        assert kept.cached_tokens == 1_800 and (lost.cached_tokens, lost.miss_reason) == (0, "expired")
+        assert lost.write_tokens == 2_900
+    assert weighted_input_tokens([CallCache(2_903, cached_tokens=0, write_tokens=2_900)], ANTHROPIC_1H) == 3 + 5_800
+
+
+def test_anthropic_caches_nothing_below_its_minimum_and_models_have_their_own():
+    cache = SessionCache(ANTHROPIC)
+    small = blocks(500, 300, names="s.t goal")
+    cache.observe(small, prompt(small), marks=[0, 1])
+    again = [*small, Block("reply", 100, "ai"), Block("next", 50, "human")]
+    call = cache.observe(again, prompt(again), marks=[0, 3])
+    assert (call.cached_tokens, call.write_tokens, call.miss_reason) == (0, 0, "below minimum")
+    assert scheme_named("anthropic", "claude-haiku-4-5").min_prefix_tokens == 4_096
+    assert scheme_named("anthropic", "claude-opus-5").min_prefix_tokens == 512
+    assert scheme_named("gemini", "gemini-3.5-flash").min_prefix_tokens == 4_096
+
+
+def test_breakpoints_are_placed_by_policy_at_most_four():
+    request = [Block("s.t", 1_500, "fixed"), Block("goal", 40, "human"), Block("d1", 30, "human", "summary"),
+               Block("d2", 30, "human", "summary"), Block("ask", 20, "human"), Block("call", 10, "ai"),
+               Block("result", 900, "tool")]
+    assert breakpoint_positions(request) == [0, 6]  # the default: end of tools, end of request
+    assert breakpoint_positions(request, ("tools", "goal", "digests", "request")) == [0, 1, 3, 6]
+    assert breakpoint_positions(request, ("request",)) == [6]  # Anthropic's automatic mode
+    assert breakpoint_positions(request[:2], ("tools", "goal", "digests", "request")) == [0, 1]
+
+
+# --- Gemini: implicit, any earlier prefix above the model's minimum (2,048 on 2.5), writes free -------------
+
+def test_gemini_reads_any_earlier_prefix_above_its_minimum():
+    cache = SessionCache(GEMINI)
+    first = blocks(1_500, 300, names="s.t goal")
+    second = [*first, Block("reply", 700, "ai"), Block("next", 200, "human")]
+    third = [*second, Block("reply2", 100, "ai"), Block("next2", 100, "human")]
+    one = cache.observe(first, prompt(first), at=0)
+    two = cache.observe(second, prompt(second), at=1)
+    three = cache.observe(third, prompt(third), at=2)
+    assert (one.cached_tokens, one.write_tokens) == (0, 0)  # 1,800 tokens: under Gemini 2.5's 2,048
+    assert (two.cached_tokens, two.write_tokens, two.miss_reason) == (0, 2_700, "below minimum")
+    assert (three.cached_tokens, three.write_tokens, three.miss_reason) == (2_700, 200, None)
+    assert weighted_input_tokens([one, two, three], GEMINI) == round(1_803 + 2_703 + 0.1 * 2_700 + 203)
+
+
 @pytest.mark.parametrize(("scheme", "expected"), [
     ("openai", 1_000 + 0.1 * 8_000 + 1.0 * 1_000),
     ("openai-2026", 1_000 + 0.1 * 8_000 + 1.25 * 1_000),
     ("anthropic", 1_000 + 0.1 * 8_000 + 1.25 * 1_000),
+    ("anthropic-1h", 1_000 + 0.1 * 8_000 + 2.0 * 1_000),
     ("gemini", 1_000 + 0.1 * 8_000 + 1.0 * 1_000),
 ])
 def test_each_scheme_prices_reads_and_writes(scheme, expected):
     call = CallCache(10_000, cached_tokens=8_000, write_tokens=1_000)
     assert weighted_input_tokens([call], scheme) == round(expected)
-    assert set(SCHEMES) == {"openai", "openai-2026", "anthropic", "gemini"}
+    assert set(SCHEMES) == {"openai", "openai-2026", "anthropic", "anthropic-1h", "gemini"}
+
+
+def test_break_even_is_the_first_turn_from_which_a_strategy_stays_cheaper():
+    reference = [1_000, 2_500, 4_500, 7_000, 10_000]
+    assert break_even_turn([1_500, 2_800, 4_000, 5_000, 6_000], reference) == 3
+    assert break_even_turn([900, 2_600, 4_000, 5_000, 6_000], reference) == 3  # cheaper at turn 1, not at 2
+    assert break_even_turn([2_000, 4_000, 6_000, 8_000, 10_001], reference) is None
+    caches = [CallCache(1_000, turn=1), CallCache(500, turn=1), CallCache(2_000, turn=3)]
+    assert cumulative_by_turn(caches, "openai") == [1_500, 1_500, 3_500]
 
 
 def test_the_default_scheme_is_anthropic():
@@ -217,7 +324,14 @@ def test_an_append_only_agent_caches_almost_all_its_input(tmp_path):
     assert totals["cache_weighted_input_tokens"] < 0.4 * totals["input_tokens"]
     assert MIN_CACHED_PREFIX_TOKENS <= totals["oracle_input_tokens"] < totals["input_tokens"]
     # the pure function over what was captured gives the same figures as the live log
-    assert [cache.cached_tokens for cache in analyze(agent.log.to_dict()["calls"])] == [call.cached_tokens for call in calls]
+    assert agent.log.cache_scheme == "openai"  # the offline model's profile: each call's own figures
+    assert [cache.cached_tokens for cache in analyze(agent.log.to_dict()["calls"], "openai")] == [
+        call.cached_tokens for call in calls]
+    # under Anthropic's rule, v1 marks the end of each request: the next one reads all of it, to the token
+    anthropic = analyze(agent.log.to_dict()["calls"], "anthropic")
+    for before, after in zip(calls, anthropic[1:]):
+        assert after.cached_tokens == sum(block.tokens for block in before.prompt_blocks) and after.miss_reason is None
+    assert totals["cache_weighted_input_tokens"] == weighted_input_tokens(anthropic, "anthropic")
 
 
 def test_a_summary_breaks_the_cache_where_it_rewrites_the_history(tmp_path):

@@ -53,6 +53,9 @@ class BaseAgent:
 
     version: ClassVar[str] = "base"
     config_class: ClassVar[type[AgentConfig]] = AgentConfig
+    cache_breakpoints: ClassVar[tuple[str, ...]] = ("tools", "request")
+    """Where this agent's requests mark cache breakpoints for Anthropic (``prompt_cache.Breakpoint``): data the
+    cost model reads, as a well-built agent would mark them (the end of its tools, the end of each request)."""
 
     def __init__(self, model: str | BaseChatModel | None = None, *, workspace: Workspace | None = None,
                  config: AgentConfig | None = None, conversation_id: str | None = None, name: str | None = None) -> None:
@@ -70,7 +73,8 @@ class BaseAgent:
                               price_input_per_million=profile.input_per_million,
                               price_output_per_million=profile.output_per_million,
                               price_cached_input_per_million=profile.cached_input_per_million,
-                              price_cache_write_per_million=profile.cache_write_per_million)
+                              price_cache_write_per_million=profile.cache_write_per_million,
+                              cache_scheme=profile.cache_scheme, cache_breakpoints=self.cache_breakpoints)
         self.calibration = ServerCalibration.watching(self.log)  # what the server's own counts reveal (v2's budget holds it)
         self.recorder = ModelCallRecorder(self.log, self.counter)
         self.recorder.attach(self.model)

@@ -66,6 +66,7 @@ class AgentV3(BaseAgent):
 
     version = "v3"
     config_class = V3Config  # NEW in v3: V3Config adds the compaction, subagents, memory and loadout blocks
+    cache_breakpoints = ("tools", "goal", "digests", "request")  # NEW in v3: also after the pinned goal and the digests
 
     def prepare(self) -> None:
         # NEW in v2: one archive per conversation: summaries write it, search_archive reads it
