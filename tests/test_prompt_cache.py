@@ -372,3 +372,44 @@ def test_the_summary_compares_the_providers_cached_tokens_with_the_model():
     assert metrics["reported_cache"] == {"calls": 4, "reported_cached_tokens": 8_000, "model_cached_tokens": 8_000,
                                          "model_over_reported": 1.0}
     assert metrics["cacheable_share"] == 0.4 and metrics["input_vs_limit"] == 2.0 and metrics["input_vs_v1"] is None
+
+
+def test_results_say_per_task_and_scheme_when_compaction_pays():
+    from flawedcode.bench.scoring import render_markdown, summarize_runs
+
+    def record(agent, run, turns):
+        by_turn = {"anthropic": turns, "gemini": [value * 2 for value in turns]}
+        return {"agent": agent, "task": "t", "run": run, "totals": {"input_tokens": 10, "cache_weighted_by_turn": by_turn}}
+
+    runs = [record("v1", 1, [100, 300, 600]), record("v1", 2, [100, 300, 600]), record("v2", 1, [150, 280, 400]),
+            record("v2", 2, [150, 330, 400]), record("v3", 1, [200, 400, 700]), record("v3", 2, [200, 400, 500])]
+    summary = summarize_runs(runs, ["v1", "v2", "v3"])
+    # summed over runs: v1 200/600/1,200; v2 300/610/800 (below from turn 3); v3 400/800/1,200 (equal at the end)
+    assert summary["tasks"]["t"]["break_even_vs_v1"] == {"anthropic": {"v2": 3, "v3": 3}, "gemini": {"v2": 3, "v3": 3}}
+    text = render_markdown(summary)
+    assert "### When compaction pays: the turn from which each agent's cumulative cost stays at or below v1's" in text
+    assert "| t | anthropic | 3 | 3 |" in text
+    one_run = summarize_runs(runs[:1] + runs[2:3] + runs[4:5], ["v1", "v2", "v3"])
+    assert one_run["tasks"]["t"]["break_even_vs_v1"]["anthropic"] == {"v2": 2, "v3": None}
+    assert "| t | anthropic | 2 | never |" in render_markdown(one_run)
+
+
+def test_each_agent_marks_its_declared_breakpoints_and_every_scheme_prices_its_run(tmp_path):
+    from flawedcode.agents import AgentV3
+
+    turns = TURNS[:3]
+    v1, v3 = run_agent(AgentV1, tmp_path / "v1", turns), run_agent(AgentV3, tmp_path / "v3", turns)
+    for call in v1.log.calls:  # the end of the tools and the end of the request
+        assert call.cache_marks == [0, len(call.prompt_blocks) - 1]
+    assert AgentV3.cache_breakpoints == ("tools", "goal", "digests", "request")
+    for call in v3.log.calls:
+        assert call.cache_marks == breakpoint_positions(call.prompt_blocks, AgentV3.cache_breakpoints)
+        assert 2 <= len(call.cache_marks) <= 4
+    for agent in (v1, v3):
+        totals = agent.log.totals()
+        assert set(totals["cache_weighted_by_scheme"]) == set(SCHEMES) == set(totals["cache_misses_by_scheme"])
+        for name in SCHEMES:
+            priced = weighted_input_tokens(analyze(agent.log.to_dict()["calls"], name), name)
+            assert totals["cache_weighted_by_scheme"][name] == priced
+            assert totals["cache_weighted_by_turn"][name][-1] == priced and len(totals["cache_weighted_by_turn"][name]) == 3
+            assert totals["cache_misses_by_scheme"][name].get("first request") == 1

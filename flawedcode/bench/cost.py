@@ -8,6 +8,10 @@
   model's cached price, with the prompt-cache model's figures for the offline run
   (``flawedcode.prompt_cache``). A real model makes different calls than
   the offline one (it may answer in fewer steps, or more), so this is an estimate.
+- ``break_even_by_scheme``: when compaction pays. Per scheme, the first turn from which an agent's
+  cumulative cache-weighted cost (``cache_weighted_by_turn``, summed over its runs of a task) stays at or
+  below v1's, which keeps everything and caches it (``prompt_cache.break_even_turn``); ``None``: still
+  above at the last turn. ``results.md`` shows it per task.
 - ``CostGuard``: ``--max-cost USD``. Before each turn, the estimated cost so far
   (finished runs of this invocation, plus the run in progress) is compared with
   the limit; when it has reached it, ``CostLimitReached`` stops the benchmark.
@@ -21,9 +25,12 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from flawedcode.models import ModelProfile, profile_for
+from flawedcode.prompt_cache import break_even_turn
 
 PROFILES_FILE = "flawedcode/models/profiles.py"
 
@@ -107,3 +114,26 @@ class CostGuard:
             spent = self.finished_usd + running_usd
         if not spent >= 0 or spent >= self.limit_usd:  # a spend that is not a number stops (never a free pass)
             raise CostLimitReached(spent, self.limit_usd)
+
+
+def _summed_turns(records: Sequence[Any], scheme: str) -> list[int]:
+    """The runs' cumulative cost by turn under ``scheme``, added turn by turn (runs of one task)."""
+    summed: list[int] = []
+    for record in records:
+        turns = ((record.totals or {}).get("cache_weighted_by_turn") or {}).get(scheme) or []
+        summed = [a + b for a, b in zip(summed, turns, strict=False)] if summed else list(turns)
+    return summed
+
+
+def break_even_by_scheme(runs_of: Mapping[str, Sequence[Any]], reference: str = "v1") -> dict[str, dict[str, int | None]]:
+    """Per scheme, per agent (not the reference): the turn from which its cumulative cost stays at or below the
+    reference's on this task; ``{}`` when the reference did not run or the runs recorded no turn figures."""
+    reference_runs = runs_of.get(reference) or []
+    schemes = [scheme for scheme in ((reference_runs[0].totals or {}).get("cache_weighted_by_turn") or {})] \
+        if reference_runs else []
+    found: dict[str, dict[str, int | None]] = {}
+    for scheme in schemes:
+        base = _summed_turns(reference_runs, scheme)
+        found[scheme] = {agent: break_even_turn(_summed_turns(runs, scheme), base)
+                         for agent, runs in runs_of.items() if agent != reference and _summed_turns(runs, scheme)}
+    return found

@@ -77,6 +77,7 @@ from pathlib import Path
 from typing import Any
 
 from flawedcode.agents import AGENTS
+from flawedcode.bench.cost import break_even_by_scheme
 from flawedcode.bench.metadata import build_metadata
 from flawedcode.bench.records import RunRecord, read_runs
 from flawedcode.bench.tasks import CATEGORIES, Task
@@ -173,6 +174,7 @@ def summarize_runs(records: list[RunRecord | dict[str, Any]], agents: list[str])
         }
         summary["tasks"][task]["lead"] = task_lead(summary["tasks"][task], agents)
         summary["tasks"][task]["cheapest"] = cheapest_complete(summary["tasks"][task], agents)
+        summary["tasks"][task]["break_even_vs_v1"] = break_even_by_scheme(runs_of, REFERENCE_AGENT)  # cost.py
     summary["models"] = sorted({record.model or "?" for record in records})
     return summary
 
@@ -458,6 +460,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
                   markdown_row(["task", *agents]), markdown_row(["---"] * (len(agents) + 1))]
         for task, info in summary["tasks"].items():
             lines.append(markdown_row([task, *(_cached_cell(info, agent) for agent in agents)]))
+    lines += break_even_lines(summary)
     notes = [f"- {agent}: {len(metrics['errors'])} run(s) failed with an error, e.g. {metrics['errors'][0]}"
              for agent, metrics in agents.items() if metrics.get("errors")]
     notes += [f"- {agent} skipped: {reason}" for agent, reason in summary.get("skipped", {}).items()]
@@ -465,6 +468,23 @@ def render_markdown(summary: dict[str, Any]) -> str:
     if notes:
         lines += ["", "### Notes", "", *notes]
     return "\n".join(lines) + "\n"
+
+
+def break_even_lines(summary: dict[str, Any]) -> list[str]:
+    """When compaction pays: per task and scheme, the turn from which each agent's cumulative cost stays at or
+    below v1's (``cost.break_even_by_scheme``); "never": still above at the last turn."""
+    rows = [(task, scheme, found) for task, info in summary.get("tasks", {}).items()
+            for scheme, found in (info.get("break_even_vs_v1") or {}).items() if found]
+    if not rows:
+        return []
+    agents = list(dict.fromkeys(agent for _, _, found in rows for agent in found))
+    lines = ["", f"### When compaction pays: the turn from which each agent's cumulative cost stays at or below "
+             f"{REFERENCE_AGENT}'s (keep everything, with caching), per scheme", "",
+             markdown_row(["task", "scheme", *agents]), markdown_row(["---"] * (len(agents) + 2))]
+    for task, scheme, found in rows:
+        lines.append(markdown_row([task, scheme, *("-" if agent not in found else "never" if found[agent] is None
+                                                   else str(found[agent]) for agent in agents)]))
+    return lines
 
 
 def lead_cells(task: str, lead: dict[str, Any]) -> list[str]:
