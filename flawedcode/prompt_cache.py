@@ -8,51 +8,65 @@ prompt breaks the cache from that point on. This module measures that, from
 what a ``ModelCallRecorder`` captures at the model boundary, with pure functions.
 
 What is captured per call (``request_blocks``): the request as a list of
-``Block`` (digest, exact tokens, role). The first block is the *fixed* part:
-the leading system message(s) and the tool schemas, together (a change to
-either changes it). Then one block per message: its digest is a hash of what
-the provider receives (role, content, name, tool calls with their ids,
-tool_call_id; never LangChain's own message id), its tokens are its exact
-count (``TokenCounter.count_message``). The 3 tokens that prime the reply
-(``REPLY_PRIMING_TOKENS``) close every request and are never cached.
+``Block`` (digest, exact tokens, role, kind). The first block is the *fixed*
+part: the leading system message(s) and the tool schemas, together; its digest
+is the system prompt's and the schemas' side by side, so a miss can say which
+changed. Then one block per message: its digest is a hash of what the provider
+receives (role, content, name, tool calls with their ids, tool_call_id; never
+LangChain's own message id), its tokens its exact count, its kind ``summary``
+(a summary block or turn digest), ``compacted`` (a cleared result's stub) or
+empty. The 3 tokens that prime the reply (``REPLY_PRIMING_TOKENS``) close every
+request and are never cached. Each call also records the blocks it marks as
+cache breakpoints (``breakpoint_positions``: its agent's ``cache_breakpoints``,
+at most ``MAX_BREAKPOINTS``; by default the end of the tools and of the request).
 
-The rules (``SessionCache.observe``, call by call, in the order they were made):
+**Schemes** (``SCHEMES``; sources in ``docs/benchmark.md``), each a prefix rule, a
+minimum prefix (``MIN_PREFIX_BY_MODEL`` per model), a lifetime and prices as
+multiples of the input price; the default is ``anthropic``:
 
-- **cached prefix**: the longest run of leading blocks that some earlier
-  request of the session (any purpose: agent, summary, internal) began with,
-  counted in whole blocks (``shared_messages``) and their exact tokens
-  (``shared_tokens``). It is served from the cache when it is at least
-  ``MIN_CACHED_PREFIX_TOKENS`` (1,024), rounded down to a multiple of
-  ``CACHE_STEP_TOKENS`` (128): ``cached_tokens``. The cache is assumed to
-  live for the whole session (providers keep it 5 minutes to an hour
-  between uses; a session that pauses longer caches less);
-- **cache writes**: a request of at least 1,024 tokens (without the reply
-  priming) writes what it did not read: ``write_tokens = prompt - cached``
-  (a cache breakpoint at its end, as an agent sets it); a shorter one writes
-  nothing and reads nothing;
+================  ===========  ============================================  =======  ======  ==========
+scheme            rule         what is served                                minimum  life    read/write
+================  ===========  ============================================  =======  ======  ==========
+``openai``        automatic    longest earlier prefix, in 128-token steps    1,024    30 min  0.1 / 1.0
+``openai-2026``   automatic    the same (GPT-5.6 on)                         1,024    30 min  0.1 / 1.25
+``anthropic``     breakpoints  a prefix an earlier request marked, found at  1,024    5 min   0.1 / 1.25
+                               most ``LOOKBACK_BLOCKS`` (20) before a mark
+``anthropic-1h``  breakpoints  the same                                      1,024    1 hour  0.1 / 2.0
+``gemini``        implicit     longest earlier prefix                        2,048    5 min*  0.1 / 1.0
+================  ===========  ============================================  =======  ======  ==========
+
+(* not documented: assumed.) The rules (``SessionCache.observe``, one cache per
+session and scheme, call by call at each call's time):
+
+- **read** (``cached_tokens``): automatic and implicit: the longest leading
+  run of blocks some earlier request (any purpose) sent and whose entry is
+  still alive, if at least the minimum, rounded down to the step; breakpoints:
+  the longest prefix ending at a block where an earlier request marked a
+  breakpoint (and met the minimum), still alive, and at most 20 blocks before
+  one of this request's marks. A read refreshes the entry's lifetime;
+- **write** (``write_tokens``): automatic and implicit: a request of at least
+  the minimum writes what it did not read (``prompt - cached``); breakpoints:
+  each mark that meets the minimum becomes an entry, and the request writes
+  from its read up to its last such mark (what follows is billed as input);
+- **a reason for every miss** (``miss_reason``, a ``MissReason``): ``first
+  request``; what was sent before but not read: ``below minimum``, ``expired``
+  (an endless lifetime would have served it) or ``not marked``; else where the
+  request departs from every earlier one: ``system changed`` / ``tools changed``
+  (the fixed block), ``compacted`` (a summary, digest or stub), ``messages
+  changed`` (any other message). None: it goes on from an earlier request;
 - a failed request reads and writes nothing (it is not billed);
 - **provider-reported cached tokens** (``reported_cached_tokens``, from
-  LangChain's ``usage_metadata["input_token_details"]["cache_read"]``; the
-  OpenAI API's ``prompt_tokens_details.cached_tokens``) win over the model
-  when present: ``billed_cached_tokens``. ``compare_reported`` says how far
-  the model was from them. The model is not trusted over the provider.
+  LangChain's ``usage_metadata["input_token_details"]["cache_read"]``) win over
+  the model when present: ``billed_cached_tokens``; ``compare_reported`` says
+  how far the model was from them.
 
-**Pricing schemes** (``SCHEMES``), as multiples of the input price; the default
-is ``anthropic``:
-
-====================  ==========  ===========  ======================================================
-scheme                read        write        whose
-====================  ==========  ===========  ======================================================
-``openai``            0.1x        1.0x (free)  OpenAI GPT-5 to GPT-5.5 (automatic caching, no surcharge)
-``openai-2026``       0.1x        1.25x        OpenAI from GPT-5.6 (writes billed above input)
-``anthropic``         0.1x        1.25x        Anthropic, 5-minute cache (the default here)
-``gemini``            0.1x        1.0x (free)  Google Gemini 2.5+ implicit caching (90% off)
-====================  ==========  ===========  ======================================================
-
-``weighted_input_tokens(calls, scheme)`` is the input priced that way, in
-input-token equivalents: ``uncached + read x cached + write x written``, where
-``uncached`` is what was neither read nor written. ``cacheable_share`` is
-cached / all input. Storage fees (Gemini's explicit caches) are not modelled.
+``analyze(calls, scheme)`` runs recorded calls (``CallRecord`` or its dict) through
+a fresh cache at their recorded times, or at a stated pace (``turn_pace_seconds``).
+``weighted_input_tokens`` is the input priced that way, in input-token
+equivalents: ``uncached + read x cached + write x written``;
+``cumulative_by_turn`` the same after each turn, and ``break_even_turn`` the first
+turn from which one strategy's cumulative cost stays at or below another's (when
+compaction pays: a summary is a cache write). Storage fees are not modelled.
 
 **Figures a bill is made of** (``token_figure``, ``price_figure``): every token count
 and price that reaches a cost (a provider's usage, a recording's, a server's

@@ -91,9 +91,12 @@ is a 0 for a prompt (or a reply) that was not empty: the exact count is priced.
 Prompt caching (``flawedcode.prompt_cache``): the recorder captures each
 request as blocks (the fixed system+tools block, then one digest and exact
 count per message: ``CallRecord.prompt_blocks``); ``SessionLog`` feeds them to
-a ``SessionCache`` as each call is recorded, so every ``CallRecord`` carries its
-``cached_tokens``, ``cache_write_tokens`` and ``oracle_tokens`` (the physical
-limit), and ``totals()`` their sums (``cache_totals``).
+a ``SessionCache`` of the log's ``cache_scheme`` (the model profile's) as each call
+is recorded, so every ``CallRecord`` carries the breakpoints it marks
+(``cache_marks``, from the agent's ``cache_breakpoints``), its ``cached_tokens``,
+``cache_write_tokens``, ``cache_miss_reason`` and ``oracle_tokens`` (the physical
+limit); ``totals()`` sums them and prices the calls under every scheme
+(``cache_weighted_by_scheme``, ``cache_misses_by_scheme``, ``cache_weighted_by_turn``).
 """
 
 from __future__ import annotations
