@@ -298,7 +298,9 @@ class Workspace:
             package = Path(__file__).resolve().parent
             self._sandbox = Sandbox(self.root, hidden=(self.scratch_dir, self.archive_dir),
                                     readable=(package, paths.data_dir()),
-                                    environment={"FLAWEDCODE_DATA_DIR": str(paths.data_dir())})
+                                    environment={"FLAWEDCODE_DATA_DIR": str(paths.data_dir()),
+                                                 # the flawedcode the agent runs, not another install of it
+                                                 "PYTHONPATH": str(package.parent)})
         return self._sandbox
 
     # --- paths -----------------------------------------------------------------------

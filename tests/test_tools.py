@@ -412,6 +412,13 @@ def test_run_python_runs_in_the_workspace_and_reports_the_exit_code(call, worksp
     assert result.splitlines() == ["# exit code 3", str(workspace.root)]
 
 
+def test_run_python_imports_the_flawedcode_the_agent_runs(call):
+    import flawedcode
+
+    result = call("run_python", code="import flawedcode\nprint(flawedcode.__file__)")
+    assert result.splitlines() == ["# exit code 0", str(Path(flawedcode.__file__).resolve())]
+
+
 def test_run_python_reports_errors_as_output_not_as_a_tool_error(call):
     result = call("run_python", code="1 / 0")
     assert result.startswith("# exit code 1\n") and "ZeroDivisionError" in result
