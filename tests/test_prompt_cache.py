@@ -414,3 +414,15 @@ def test_each_agent_marks_its_declared_breakpoints_and_every_scheme_prices_its_r
             assert totals["cache_weighted_by_scheme"][name] == priced
             assert totals["cache_weighted_by_turn"][name][-1] == priced and len(totals["cache_weighted_by_turn"][name]) == 3
             assert totals["cache_misses_by_scheme"][name].get("first request") == 1
+
+
+def test_a_stated_turn_pace_replaces_the_real_clock():
+    first = blocks(1_500, 300, names="s.t goal")
+    second = [*first, Block("reply", 700, "ai"), Block("next", 200, "human")]
+    calls = [{"prompt_blocks": first, "input_tokens": prompt(first), "turn": 1, "time": 0.0},
+             {"prompt_blocks": second, "input_tokens": prompt(second), "turn": 2, "time": 1.0}]
+    assert analyze(calls, "anthropic")[1].cached_tokens == 1_800  # one second apart on the real clock
+    paced = analyze(calls, "anthropic", turn_pace_seconds=6 * 60)  # a turn every 6 minutes: past 5
+    assert (paced[1].cached_tokens, paced[1].miss_reason) == (0, "expired")
+    assert analyze(calls, "anthropic-1h", turn_pace_seconds=6 * 60)[1].cached_tokens == 1_800
+    assert analyze(calls, "openai", turn_pace_seconds=6 * 60)[1].cached_tokens == 1_792  # 30 minutes
