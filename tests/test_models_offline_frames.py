@@ -1116,7 +1116,8 @@ def test_which_tools_it_called_is_read_from_its_context(ask):
     assert "no tool call of mine" in ask("which tools have you used so far?")
     ask("mean effr in may 2024")
     reply = ask("what tools did you call?")
-    assert "chartbook_load_data x1" in reply and "dataframe='effr'" in reply and "nothing has fallen out of my window" in reply
+    # issue 41: the figure is computed by the teaching model's run_python script (its code names the dataframe)
+    assert "run_python x1" in reply and "money_markets/effr" in reply and "nothing has fallen out of my window" in reply
 
 
 @pytest.mark.parametrize(("request_text", "key", "name", "limit"), [

@@ -569,5 +569,6 @@ def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[P
             continue
         day = inside[-1] if edge in ("end", "close") else inside[0]
         words = toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of")])
-        result.append(Period(day, day, Granularity.DAY, Anchor.WRITTEN, words=words + period.words))
+        result.append(Period(day, day, Granularity.DAY, Anchor.WRITTEN, edge_of=period.last if edge in ("end", "close")
+                             else None, words=words + period.words))
     return result

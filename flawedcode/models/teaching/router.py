@@ -121,7 +121,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
                    transform=transform, condition=condition, ranking=ranking, unit=unit,
                    decimals=rounding[0] if rounding else None, words=tuple(toks.words))
     if isinstance(period, PeriodProblem):
-        return Decline(said, period.words, period.text if period.definite else "")
+        return None  # an impossible or ambiguous day: the old model says so in its own words
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or _opens_follow_up(toks.words))
     if series is None and not is_follow_up:
         return None
@@ -135,8 +135,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         request = said.merged_onto(earlier)
         if isinstance(period, Shift):
             request = _apply_shift(request, period)
-            if isinstance(request, Decline):
-                return request
+            if request is None:
+                return None
     else:
         if isinstance(period, Shift):
             return Decline(said, period.words, "")  # 'the day before' what? the old model may know
@@ -175,10 +175,10 @@ def _follow_up_period(period, earlier: Request, toks: Tokens):
     return period
 
 
-def _apply_shift(request: Request, shift: Shift) -> Reading:
+def _apply_shift(request: Request, shift: Shift) -> Reading | None:
     period = request.period
-    if period is None or not period.one_day:
-        return Decline(request, shift.words, "a day counted from another needs one day to count from")
+    if period is None or not period.one_day or shift.unit in ("month", "year"):
+        return None  # 'the same month a year earlier', 'a year earlier' than a month end: the old model's rules
     days = readers.knowledge().trading_days(request.series[0].frame if request.series else None)
     day = readers.shifted(period.first, shift, days)
     return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, words=shift.words))
@@ -257,6 +257,8 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
     unused = [word for word in toks.unused() if word not in IGNORED]
     if any(word in OTHER_INTENTS for word in unused):
         return None  # another intent's word: the old model reads it
+    if _left_to_the_old_model(request):
+        return None
     if request.series and isinstance(request.series[0], readers.Ambiguous):
         return None  # two columns fit equally ('the tri-party repo rate'): never guessed; the old model scores docs words
     if not request.series:
@@ -291,6 +293,22 @@ def weight_column(request: Request) -> str | None:
     named = [name for name in volumes if name.split("_")[0] == series.column]
     return (named or volumes)[0] if len(named) == 1 or len(volumes) == 1 else None
 
+
+
+def _left_to_the_old_model(request: Request) -> bool:
+    """Readings whose answers the old model words its own way until a later stage moves them."""
+    stat, period = request.stat(), request.period
+    if period.one_day and stat not in (Statistic.VALUE, Statistic.LATEST, None):
+        return True  # a change or a move on one day
+    if request.condition is not None and stat is not Statistic.COUNT:
+        return True  # 'the mean sofr in 2024 when it was above 5.3%': a condition on the rows
+    if period.one_day and period.first not in readers.knowledge().trading_days(request.series[0].frame if request.series
+                                                                                  else None):
+        days = readers.knowledge().trading_days(None)
+        return days[0] <= period.first <= days[-1]  # a holiday or a weekend: named, with the nearest days
+    unit = request.unit.value if request.unit else None
+    series = request.series[0] if request.series else None
+    return bool(series and unit and (series.unit, unit) not in FACTORS and stat is not Statistic.COUNT)
 
 
 def describe(request: Request) -> str:
