@@ -6,14 +6,17 @@ a comment beside it).
 
 from __future__ import annotations
 
+import errno
 import io
 import itertools
 import json
 import multiprocessing
+import os
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -21,7 +24,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from flawedcode import cli, notices
 from flawedcode.agents import make_agent
-from flawedcode.config import OffloadConfig, StableCompactionConfig, SubagentConfig, SummarizationConfig, V3Config
+from flawedcode.config import OffloadConfig, StableCompactionConfig, SubagentConfig, SummarizationConfig, V2Config, V3Config
+from flawedcode.context import archive as archive_module
 from flawedcode.context.archive import ConversationArchive
 from flawedcode.context.budget import ContextBudget
 from flawedcode.context.budget_guard import BudgetGuardMiddleware
@@ -29,6 +33,7 @@ from flawedcode.context.memory import MemoryStore
 from flawedcode.context.stable import StableCompactor
 from flawedcode.context.subagents import SubagentRunner, make_task_tool
 from flawedcode.context.todos import MAX_PLAN_CHARS, TodoItem, TodoList
+from flawedcode.demo import LESSON_STEPS
 from flawedcode.lessons import lesson_model
 from flawedcode.models.factory import ModelOptions
 from flawedcode.models.replay import FORMAT
@@ -417,3 +422,47 @@ def test_record_refuses_an_unrelated_file_and_a_symbolic_link(monkeypatch, capsy
     code, _, err = chat(monkeypatch, capsys, "--record", str(target), stdin="hello\n")
     # before: notes.txt was replaced by a recording (through the link too)
     assert code == 2 and precious.read_text() == "precious\n" and len(err.strip().splitlines()) == 1
+
+
+# --- 7. an unwritable archives/ (read-only or a full disk): no turn fails, nothing leaves unarchived, one warning ----
+
+@pytest.mark.parametrize(("version", "code"), [("v2", errno.EROFS), ("v3", errno.ENOSPC)])  # a read-only folder, a full disk
+def test_an_unwritable_archive_keeps_every_message_in_context_with_one_warning(monkeypatch, tmp_path: Path,
+                                                                              version: str, code: int) -> None:
+    ws = workspace(tmp_path)
+    ws.archive_dir.mkdir(parents=True, exist_ok=True)
+    ws.archive_dir.chmod(0o555)  # what a user does; CI runs as root, where only the patch below stops the writes
+
+    def cannot_write(path, data) -> None:
+        raise OSError(code, os.strerror(code), str(path))
+
+    monkeypatch.setattr(archive_module, "write_atomically", cannot_write)
+    config = V3Config(budget_tokens=4096) if version == "v3" else V2Config(budget_tokens=4096)
+    agent = make_agent(version, model=lesson_model("offline", 4096), workspace=ws, config=config, conversation_id="c")
+    seen: dict[str, Any] = {}
+    replies = []
+    notices.forget()
+    with notices.capture() as lines:
+        for step in LESSON_STEPS * 2:
+            replies.append(agent.send(step))
+            seen.update((message.id, message) for message in agent.messages)
+        # before: 0 of 12 turns failed and nothing was lost, but no line said why nothing was summarized,
+        # and v3's archive failures were recorded as summary failures (which paused the summarizer)
+        assert not [reply for reply in replies if "model call failed" in reply.lower() or reply.startswith("Error")]
+        in_context = {message.id for message in agent.messages}
+        assert not [message_id for message_id in seen if message_id not in in_context]  # nothing left: nothing archived
+        warned = [line for line in lines if "archives/" in line]
+        assert len(warned) == 1 and os.strerror(code) in warned[0] and "nothing leaves the context" in warned[0]
+        failures = [event for event in agent.log.events
+                    if event.kind.endswith("_failed") and "archive" in str(event.detail.get("error", ""))]
+        assert len({event.call_index for event in failures}) > 1  # the next call tries again
+        assert not [event for event in agent.log.events if event.kind == EventKind.SUMMARY_FAILED]
+
+        monkeypatch.undo()  # the disk has room again: the next calls archive, and whatever leaves is in the archive
+        for step in LESSON_STEPS[:2]:
+            assert "model call failed" not in agent.send(step).lower()
+            seen.update((message.id, message) for message in agent.messages)
+    archived = {message.id for message in agent.archive.messages()}
+    in_context = {message.id for message in agent.messages}
+    assert archived and not [message_id for message_id in seen if message_id not in in_context | archived]
+    assert len([line for line in lines if "archives/" in line]) == 1

@@ -65,6 +65,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 from langchain_core.tools import BaseTool, StructuredTool
 
+from flawedcode import notices
 from flawedcode.infra.redact import redact_data
 from flawedcode.infra.safe_text import LONE_SURROGATE, escape_surrogates, has_surrogates
 from flawedcode.infra.safefs import check_folder_name
@@ -253,12 +254,26 @@ class ConversationArchive:
                 self._refresh(for_writing=True)
                 if self._rebuilt_from is not None:
                     self._save_rebuilt_index()
-                return self._write_part(messages)
+                part = self._write_part(messages)
         except (OSError, ValueError, TypeError) as error:  # no folder, an unreadable index, a message JSON can't hold
             self.restart(self.conversation_id)  # whatever was learned half-way is read again next time
+            self._warn_unwritable(_reason(error))
             if isinstance(error, ArchiveError):
                 raise
             raise ArchiveError(f"cannot write the archive in {self.folder}: {_reason(error)}") from error
+        notices.forget(self._warning_key)  # written again: a later failure is said again
+        return part
+
+    @property
+    def _warning_key(self) -> str:
+        return f"archive-unwritable:{self.archive_root}:"
+
+    def _warn_unwritable(self, reason: str) -> None:
+        """One line per folder and reason: the callers keep every message in the context and try again next call."""
+        notices.warn_once(self._warning_key + reason,
+                          f"archives/ cannot be written ({reason}; {self.folder}): nothing leaves the context (no "
+                          "summary, compaction or clearing) until it can; each call tries again, and requests may go "
+                          "over the budget meanwhile")
 
     def _write_part(self, messages: Sequence[BaseMessage]) -> ArchivePart:
         number = self._next_part_number()

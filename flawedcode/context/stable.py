@@ -501,7 +501,8 @@ class StableCompactor:
         try:
             return text, self.archive.append(self.archive.not_archived(leaving) or leaving)
         except (ArchiveError, OSError) as error:
-            self._failed(step, EventKind.SUMMARY_FAILED, f"the archive could not be written: {error}")
+            # not the summarizer's failure: its back-off does not pause the next call, which tries again
+            self._failed(step, EventKind.ARCHIVE_FAILED, f"the archive could not be written: {error}")
             return None
 
     def _event(self, kind: EventKind, before: int, after: int, **detail: Any) -> None:
