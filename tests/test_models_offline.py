@@ -187,9 +187,8 @@ PHRASINGS: list[tuple[str, list[tuple[str, dict]]]] = [
      [("chartbook_load_data", {"pipeline": "yield_curve", "dataframe": "treasury_yields",
                                "columns": ["spread_10y_2y_bp"], "limit": 10})]),
     # statistics: load then answer
-    ("What's the average EFFR rate in 2024?",
-     [("chartbook_load_data", {"pipeline": "money_markets", "dataframe": "effr", "columns": ["rate"],
-                               "start": "2024-01-01", "end": "2024-12-31", "limit": 500})]),
+    # issue 41: "What's the average EFFR rate in 2024?" left this list: the teaching model computes it with one
+    # run_python script (tests/test_teaching_answers.py); its figure is still checked just below
     ("highest sofr_volume_bn?",  # no period given: all the data (it says so), never silently the last 100 rows
      [("chartbook_load_data", {"pipeline": "yield_curve", "dataframe": "repo_public", "columns": ["sofr_volume_bn"],
                                "limit": 500})]),

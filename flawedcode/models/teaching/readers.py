@@ -498,9 +498,8 @@ def read_trading_days(toks: Tokens) -> tuple[int, bool, tuple[str, ...]] | None:
         count = toks.words[i + 1]
         count_value = int(count) if count.isdigit() else WORDS["numbers"].get(count)
         rest = toks.words[i + 2:i + 4]
-        if count_value and rest[:2] == ["trading", "days"] or count_value and rest[:1] == ["days"] and word != "first":
-            size = 4 if rest[:1] == ["trading"] else 3
-            return int(count_value), word == "first", toks.take(range(i, i + size))
+        if count_value and rest[:2] == ["trading", "days"]:  # 'the last 5 days of march': the old model's rows
+            return int(count_value), word == "first", toks.take(range(i, i + 4))
     return None
 
 

@@ -298,6 +298,8 @@ def weight_column(request: Request) -> str | None:
 def _left_to_the_old_model(request: Request) -> bool:
     """Readings whose answers the old model words its own way until a later stage moves them."""
     stat, period = request.stat(), request.period
+    if period.anchor is Anchor.DEFAULT:
+        return True  # no period: all the data, or a figure already in view (a scratch copy, a recall)
     if period.one_day and stat not in (Statistic.VALUE, Statistic.LATEST, None):
         return True  # a change or a move on one day
     if request.condition is not None and stat is not Statistic.COUNT:
