@@ -29,7 +29,9 @@ OLD_STATS = {"mean": Statistic.MEAN, "median": Statistic.MEDIAN, "min": Statisti
 def first_turns() -> list[tuple[str, str]]:
     said = []
     for path in sorted(CORPORA.glob("*.yaml")):
-        for case in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
+        for case in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("cases", []):
+            if not case.get("turns"):
+                continue  # another format (a corpus of workspace asks, say)
             turn = case["turns"][0]
             said.append((path.stem, turn["say"] if isinstance(turn, dict) else turn))
     return said
