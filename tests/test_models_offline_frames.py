@@ -674,7 +674,8 @@ def test_how_many_on_average_is_a_mean_not_a_row_count(ask):
 
 
 def test_bp_please_is_a_unit(ask):
-    assert "bp)" in ask("median daily change in the 30y during 2024, bp please")
+    reply = ask("median daily change in the 30y during 2024, bp please")
+    assert "bp)" in reply or re.search(r"median -?\d+\.\d+ bp \(", reply), reply  # in bp, the percent figure beside it
 
 
 def test_a_year_earlier_than_a_month_end_is_that_month_end_a_year_before(ask):
@@ -827,8 +828,9 @@ def test_a_total_in_a_column_name_is_not_a_sum(ask):
 def test_a_spaced_hyphen_between_two_series_is_a_minus(ask, request_text, a, b, start):
     keys = {"sofr": ("money_markets/sofr", "rate"), "effr": ("money_markets/effr", "rate")}
     first, second = (column(*keys.get(name, ("yield_curve/treasury_yields", name)), f"{start}-01-01", f"{start}-12-31") for name in (a, b))
-    spread = first - second
-    assert f"mean {spread.mean():.4f}" in ask(request_text)
+    spread, reply = first - second, ask(request_text)
+    in_bp = "in bp" in request_text  # asked in bp: the same mean, in bp (or the percent figure with its bp beside it)
+    assert f"mean {spread.mean():.4f}" in reply or (in_bp and f"mean {spread.mean() * 100:.4f}" in reply)
 
 
 def test_how_wide_is_the_size_asked(ask):

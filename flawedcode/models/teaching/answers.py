@@ -44,12 +44,8 @@ def script(request: Request, root: str | None) -> str:
 
 def _threshold(request: Request) -> float:
     condition, series = request.condition, request.series[0]
-    factor = FACTORS.get((series.unit, condition.unit), 1) if condition.unit else 1
-    if condition.unit is Unit.PERCENT and series.unit == "bp":
-        factor = 100  # 'above 0.05%' of a bp column: 5 bp
-    elif condition.unit is Unit.BP and series.unit == "percent":
-        factor = 0.01
-    return condition.threshold * factor if factor != 1 else condition.threshold
+    factor = FACTORS.get((series.unit, condition.unit), 1) if condition.unit else 1  # column value x factor = asked unit
+    return condition.threshold / factor if factor != 1 else condition.threshold  # 'above 0.05%' of a bp column: 5 bp
 
 
 def figures_in(output: str) -> dict | None:
@@ -107,10 +103,17 @@ def _figure_text(request: Request, found: dict) -> str:
     if request.condition is not None:
         condition = request.condition
         side = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below", "==": "equal to"}
+        unit = request.series[0].unit  # the threshold as compared: in the column's own unit
         return (f"{found['matching']} of {found['count']} days {side[condition.comparison.value]} "
-                f"{condition.threshold:g}{'%' if condition.unit is Unit.PERCENT else ' bp' if condition.unit is Unit.BP else ''}")
+                f"{_threshold(request):g}{UNIT_SUFFIX.get(unit or '', '')}")
     names = [slot.value.value for slot in request.statistics] or [request.stat().value]
     return ", ".join(_one(request, name, found) for name in names)
+
+
+UNIT_SUFFIX = {"percent": "%", "bp": " bp", "$bn": " $bn", "billions": " $bn", "trillions": " $tn", "millions": " $mn"}
+"""How a threshold's unit is written after it ('above 5.3%', 'above 1250 $bn')."""
+SIGNED = {"change"}
+"""Figures shown with their sign (a change of +0.71, never 0.71)."""
 
 
 def _one(request: Request, name: str, found: dict) -> str:
@@ -122,7 +125,7 @@ def _one(request: Request, name: str, found: dict) -> str:
     unit = request.unit.value if request.unit else None
     factor = FACTORS.get((series.unit, unit), 1) if unit else 1
     decimals = request.decimals if request.decimals is not None else (6 if unit is Unit.DECIMAL else 4)
-    shown = f"{value * factor:.{decimals}f}"
+    shown = f"{value * factor:{'+' if name in SIGNED else ''}.{decimals}f}"
     if unit is not None and factor != 1:
         shown += f" {unit.value}" if unit is not Unit.DECIMAL else " (as a decimal)"
         shown += f" ({value:.4f} {series.unit})"

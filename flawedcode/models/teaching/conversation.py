@@ -11,6 +11,7 @@ only it knows what that turn asked.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from flawedcode.models.teaching.request import Decline, Request
@@ -23,6 +24,10 @@ class Turn:
 
     readings: list[Reading] | None  # None: the old model answers it
     builds_on: Request | None  # the earlier answered request a follow-up was merged onto
+
+
+NEGATIVE_NUMBER = re.compile(r"(?:^|[\s(=<>])-\s?\d")
+"""A negative number as written ('-0.25%', 'below - 25'): the readers' tokens do not keep its sign."""
 
 
 def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
@@ -47,8 +52,10 @@ def read_turn(latest: str, earlier_requests: list[str]) -> Turn:
     builds_on = state if state is not None and readings != fresh else None
     if builds_on is not None and deferred:
         return Turn(None, None)  # a follow-up of a turn the old model answered: it knows what that turn asked
-    if all(isinstance(reading, Decline) and not reading.reason for reading in readings) and builds_on is None:
-        return Turn(None, None)  # words not read here: the old model may know the phrasing
+    if all(isinstance(reading, Decline) and not reading.reason for reading in readings):
+        return Turn(None, None)  # words not read here (a fresh ask or a follow-up): the old model may know the phrasing
+    if NEGATIVE_NUMBER.search(latest) and any(isinstance(reading, Request) and reading.condition for reading in readings):
+        return Turn(None, None)  # the tokens drop a minus sign ('below -0.25%'): never answer with its sign lost
     return Turn(readings, builds_on)
 
 

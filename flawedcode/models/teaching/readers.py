@@ -291,8 +291,8 @@ def read_condition(toks: Tokens) -> Condition | None:
             continue  # 'over 2024' is a period
         span = [*range(at, end + 1)]
         unit = found[1]
-        if end + 1 < len(toks.words) and toks.words[end + 1] in ("bp", "bps", "percent"):
-            unit = Unit.BP if toks.words[end + 1] != "percent" else Unit.PERCENT
+        if end + 1 < len(toks.words) and toks.words[end + 1] in WORDS["units"]:  # 'above 25 bp', 'over 500 million'
+            unit = Unit(WORDS["units"][toks.words[end + 1]])
             span.append(end + 1)
         return Condition(Comparison(WORDS["comparisons"][phrase]), found[0], unit, toks.take(span))
     return None

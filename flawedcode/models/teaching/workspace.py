@@ -180,8 +180,9 @@ def wrong_function_head(ask: WorkspaceAsk, output: str, run) -> str:
         named = f"{ask.function} is not called by a failing test" if ask.function else "No failing assertion names a function it calls"
         return f"{named} (pytest's summary line: {run.summary})." if run.summary else named + "."
     callers = [name for name, text in sections.items() if called[0].split(".")[-1] in text]
-    return (f"The failing tests ({', '.join(callers)}) assert on what {called[0]} returns: that function is the one to fix "
-            f"(pytest's summary line: {run.summary}).")
+    failed = f"{len(sections)} test{'s' if len(sections) != 1 else ''} failed"
+    return (f"{failed}: the failing tests ({', '.join(callers)}) assert on what {called[0]} returns: that function is the "
+            f"one to fix (pytest's summary line: {run.summary}).")
 
 
 def count_rows(ask: WorkspaceAsk, outputs: list[str]) -> str:
