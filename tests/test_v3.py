@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from pathlib import Path
 
 import pytest
@@ -412,7 +413,8 @@ def test_a_students_strategy_runs_through_the_bench_beside_v1_and_must_change_so
 
     assert check_strategy_in_bench(MaskingAgent)
     passed = capsys.readouterr().out
-    assert "your strategy sent 81% of v1's input, 169% cache-weighted" in passed and "(v1: 0%)" in passed
+    sent = re.search(r"your strategy sent (\d+)% of v1's input, (\d+)% cache-weighted", passed)
+    assert sent and int(sent.group(1)) < 100 and "(v1: 0%)" in passed, passed  # masking sends less than v1, raw
     assert not check_strategy_in_bench(SameAsV1) and "sent as much as v1" in capsys.readouterr().out
     assert not check_strategy_in_bench(NotTried) and "not tried yet" in capsys.readouterr().out
     assert not check_strategy_in_bench(AgentV1) and "built-in version" in capsys.readouterr().out

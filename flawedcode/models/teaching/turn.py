@@ -35,6 +35,8 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     turn = read_turn(visible[latest].text, earlier)
     if turn.readings is None:
         return None
+    if turn.builds_on is not None and any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest]):
+        return None  # a follow-up after a summary or digest: the last answered request may be in it, which only the old model reads
     readings = turn.readings
     results = _results_after(visible, latest)
     replies = []
