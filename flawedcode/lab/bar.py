@@ -25,7 +25,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from flawedcode.charts import OKABE_ITO, PROJECTOR_STYLE
-from flawedcode.lab.window import CORE_KINDS, KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView, SegmentKind
+from flawedcode.lab.window import CORE_KINDS, KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView, SegmentKind, bar_title
 
 # What each colour is called, read from the palette itself, so a lesson's text names the colours on screen.
 COLOUR_NAMES = {**{value: name.replace("_", " ") for name, value in OKABE_ITO.items()}, "#999999": "grey"}
@@ -83,7 +83,7 @@ def _style(ax, view: ContextView | None, right: float, title: str | None, trigge
     ax.spines["left"].set_visible(False)
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     ax.set_xlabel("tokens the model received, oldest message first")
-    ax.set_title(title or _default_title(view), fontsize=15)
+    ax.set_title(title or bar_title(view), fontsize=15)
     totals = view.tokens_by_kind() if view else dict.fromkeys(SEGMENT_KINDS, 0)
     handles = [Patch(color=KIND_COLOURS[kind], label=f"{KIND_NAMES[kind]} {totals[kind]:,}") for kind in SEGMENT_KINDS
                if kind in CORE_KINDS or totals[kind]]  # v3's kinds once they are there
@@ -94,16 +94,6 @@ def _style(ax, view: ContextView | None, right: float, title: str | None, trigge
     if trigger_tokens:
         handles.append(matplotlib.lines.Line2D([], [], color=OKABE_ITO["blue"], linestyle=":", label="summary trigger"))
     ax.figure.legend(handles=handles, loc="lower center", ncol=5, fontsize=11, frameon=False)
-
-
-def _default_title(view: ContextView | None) -> str:
-    if view is None or not view.segments:
-        return "Context window: nothing sent yet"
-    where = f"call {view.call_index + 1} (step {view.turn})" if view.call_index is not None else "the next call"
-    text = f"What the model receives at {where}: {view.total_tokens:,} tokens in {len(view.segments) - 1} messages"
-    if view.forgotten:
-        text += f"; {sum(segment.tokens for segment in view.forgotten):,} forgotten"
-    return text
 
 
 __all__ = ["BAR_FIGSIZE", "COLOUR_NAMES", "KIND_COLOURS", "colour_key", "colour_name", "plot_context_bar"]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flawedcode.charts import EVENT_MARKERS, OKABE_ITO, colour_for, step_positions
-from flawedcode.lab.window import CORE_KINDS, KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView
+from flawedcode.lab.window import CORE_KINDS, KIND_COLOURS, KIND_NAMES, SEGMENT_KINDS, ContextView, bar_title
 from flawedcode.telemetry import EventKind, SessionLog
 
 CHART_WIDTH, CHART_HEIGHT = 760, 330  # the SVG's own units; the browser scales it to the column's width
@@ -178,16 +178,6 @@ def bar_html(view: ContextView | None, trigger_tokens: int | None = None) -> str
     return (f"<div class='fc-bar'><div style='font-weight:bold;font-size:14px' data-gid='title'>{html.escape(title)}</div>"
             f"<div style='position:relative;height:34px;margin:22px 0 6px 0;background:#f4f4f4'>{''.join(blocks)}</div>"
             f"{_bar_legend(view, trigger_tokens)}</div>")
-
-
-def bar_title(view: ContextView | None) -> str:
-    if view is None or not view.segments:
-        return "Context window: nothing sent yet"
-    where = f"call {view.call_index + 1} (step {view.turn})" if view.call_index is not None else "the next call"
-    text = f"What the model receives at {where}: {view.total_tokens:,} tokens in {len(view.segments) - 1} messages"
-    if view.forgotten:
-        text += f"; {sum(segment.tokens for segment in view.forgotten):,} forgotten"
-    return text
 
 
 # --- pieces ------------------------------------------------------------------------------------

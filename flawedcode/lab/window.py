@@ -199,6 +199,17 @@ def visible_part(model: Any, messages: Sequence[BaseMessage], tools: Sequence[An
         return []
 
 
+def bar_title(view: ContextView | None) -> str:
+    """The bar's title: which call it shows, its tokens and messages, and what was forgotten (SVG and PNG alike)."""
+    if view is None or not view.segments:
+        return "Context window: nothing sent yet"
+    where = f"call {view.call_index + 1} (step {view.turn})" if view.call_index is not None else "the next call"
+    text = f"What the model receives at {where}: {view.total_tokens:,} tokens in {len(view.segments) - 1} messages"
+    if view.forgotten:
+        text += f"; {sum(segment.tokens for segment in view.forgotten):,} forgotten"
+    return text
+
+
 def first_request(messages: Sequence[BaseMessage]) -> str | None:
     """The text of the first user request that is not a summary."""
     return next((text_of(message) for message in messages if kind_of(message) == "user"), None)
