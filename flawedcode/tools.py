@@ -799,10 +799,34 @@ def run_python_code(workspace: Workspace, code: str, timeout: int = DEFAULT_RUN_
     if result.sandbox_error:
         raise ToolInputError(f"run_python's sandbox could not start, so the code did not run ({result.sandbox_error})")
     if result.stopped:
-        return f"Error: run_python stopped: {result.stopped}\n{result.output}".rstrip("\n")
+        return f"Error: run_python stopped: {result.stopped}\n{install_folders_hidden(result.output)}".rstrip("\n")
     if result.timed_out:
-        return f"Error: run_python timed out after {timeout} s\n{result.output}".rstrip("\n")
-    return f"# exit code {result.exit_code}\n{result.output or '(no output)'}".rstrip("\n")
+        return f"Error: run_python timed out after {timeout} s\n{install_folders_hidden(result.output)}".rstrip("\n")
+    return f"# exit code {result.exit_code}\n{install_folders_hidden(result.output) or '(no output)'}".rstrip("\n")
+
+
+@functools.cache
+def _install_folders() -> tuple[tuple[str, str], ...]:
+    """(host folder, shown name) for where Python and its packages are installed, longest first."""
+    import site  # noqa: PLC0415 (only run_python's output needs it)
+    import sysconfig  # noqa: PLC0415
+
+    folders = {folder: "<site-packages>" for folder in (*site.getsitepackages(), site.getusersitepackages())}
+    folders.update({sysconfig.get_path("stdlib"): "<python>", sysconfig.get_path("platstdlib"): "<python>"})
+    folders[str(Path(__file__).resolve().parent)] = "<flawedcode>"
+    return tuple(sorted(((folder, name) for folder, name in folders.items() if folder and len(folder) > 1),
+                        key=lambda pair: -len(pair[0])))
+
+
+def install_folders_hidden(text: str) -> str:
+    """``text`` with the host's installation folders shown as '<site-packages>', '<python>', '<flawedcode>'.
+
+    A traceback through pandas then reads the same on every machine (and a run's token counts do
+    not depend on where the project was cloned), and names no host folder.
+    """
+    for folder, name in _install_folders():
+        text = text.replace(folder, name)
+    return text
 
 
 

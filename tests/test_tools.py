@@ -416,7 +416,21 @@ def test_run_python_imports_the_flawedcode_the_agent_runs(call):
     import flawedcode
 
     result = call("run_python", code="import flawedcode\nprint(flawedcode.__file__)")
-    assert result.splitlines() == ["# exit code 0", str(Path(flawedcode.__file__).resolve())]
+    assert Path(flawedcode.__file__).resolve().parent.name == "flawedcode"
+    assert result.splitlines() == ["# exit code 0", "<flawedcode>/__init__.py"]  # this package's folder, shown by name
+
+
+def test_run_python_output_names_no_installation_folder(call):
+    """A traceback through pandas reads the same wherever the project was cloned (token counts depend on it)."""
+    import site
+    import sysconfig
+
+    result = call("run_python", code="import pandas as pd\npd.DataFrame({'a': [1]})['b']")
+    assert "KeyError: 'b'" in result
+    assert 'File "<site-packages>/pandas/core/frame.py"' in result
+    for folder in (*site.getsitepackages(), sysconfig.get_path("stdlib")):
+        assert folder not in result
+    assert "<python>/json/__init__.py" in call("run_python", code="import json\nprint(json.__file__)")
 
 
 def test_run_python_reports_errors_as_output_not_as_a_tool_error(call):
