@@ -96,7 +96,7 @@ update-snapshots: install-test
 lint: install-test
 	$(BIN)/ruff check flawedcode tests data
 
-BENCH_AGENTS ?= v1,v2,v3,lc-summarization,lc-summarization-tuned,lc-context-editing,lc-context-editing-tuned,deepagents,swe-agent-last-5,swe-agent-last-5-polling-5,anthropic-clear-tool-uses,openhands-condenser,codex-compaction,jetbrains-hybrid
+BENCH_AGENTS ?= v1,v2,v3,lc-summarization,lc-summarization-tuned,lc-context-editing,lc-context-editing-tuned,deepagents,swe-agent-last-5,swe-agent-last-5-polling-5,anthropic-clear-tool-uses,openhands-condenser,codex-compaction,jetbrains-hybrid,anthropic-context-awareness,codex-context-windows
 
 # The benchmark, offline (deepagents needs the peers extra: `make install-test`; without it, a note says it was skipped).
 bench: install

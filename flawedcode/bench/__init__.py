@@ -8,6 +8,8 @@
 - ``field_peers.py``: the field's strategies as their authors document them (SWE-agent's
   LastNObservations, Anthropic's clear_tool_uses, OpenHands' condenser, Codex's compaction,
   JetBrains' mask-then-summarize hybrid);
+- ``budget_peers.py``: the peers that show the model its budget (Anthropic's context awareness, Codex's
+  model-managed context windows: notes, searchable history, ``new_context``);
 - ``runner.py``: fresh agent per run, N runs per task, progress bar, threads, resumption, cost limit;
 - ``probes.py``: was the goal (a planted fact) in what the model received at a probe, or recoverable;
 - ``records.py``: the typed run record, and reading / appending runs.jsonl safely;

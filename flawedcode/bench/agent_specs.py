@@ -7,7 +7,8 @@ An entry of ``--agents`` (or of ``run_benchmark(agents=...)``) is one of:
   ``lc-context-editing-tuned``, ``deepagents``; see ``peers.py``) or one of the
   field's strategies (``swe-agent-last-5``, ``swe-agent-last-5-polling-5``,
   ``anthropic-clear-tool-uses``, ``openhands-condenser``, ``codex-compaction``,
-  ``jetbrains-hybrid``; see ``field_peers.py``);
+  ``jetbrains-hybrid``; see ``field_peers.py``), or one of the peers that show the model its
+  budget (``anthropic-context-awareness``, ``codex-context-windows``; see ``budget_peers.py``);
 - ``path/to/my_agent.py:MyAgent``: the class ``MyAgent`` defined in that file;
 - ``package.module:MyAgent``: the class from an importable module.
 
@@ -38,12 +39,13 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from flawedcode.agents import AGENTS, BaseAgent
+from flawedcode.bench.budget_peers import BUDGET_PEERS
 from flawedcode.bench.field_peers import FIELD_PEERS
 from flawedcode.bench.peers import PEERS, PeerAgent, deepagents_missing
 from flawedcode.config import AgentConfig, ConfigError, V2Config, parse_config
 from flawedcode.tools import Workspace
 
-BUILTIN_AGENTS: dict[str, type[BaseAgent]] = {**AGENTS, **PEERS, **FIELD_PEERS}
+BUILTIN_AGENTS: dict[str, type[BaseAgent]] = {**AGENTS, **PEERS, **FIELD_PEERS, **BUDGET_PEERS}
 KNOWN_AGENTS = tuple(BUILTIN_AGENTS)
 
 

@@ -33,6 +33,7 @@ from flawedcode.constants import ENCODING_NAME
 from flawedcode.models import (
     offline_introspect,  # noqa: F401 - registers its rows' planners (offline_cues)
     offline_v3,
+    offline_windows,
 )
 from flawedcode.models.offline_attention import AttentionDecay, decay_window
 from flawedcode.models.offline_entities import Vocabulary
@@ -198,7 +199,7 @@ class OfflineModel(BaseChatModel):
 
     def decide(self, window: Window, tool_schemas: dict[str, dict[str, Any]]) -> tuple[str, list[ToolCallPlan]]:
         """(answer text, tool calls): one tool call, or an answer with none."""
-        visible = window.visible
+        visible = offline_windows.notes_as_summaries(window.visible, tool_schemas)  # its notes read back (offline_windows.py)
         latest = next((i for i in range(len(visible) - 1, -1, -1)
                        if isinstance(visible[i], HumanMessage) and not is_summary_message(visible[i])), None)
         offered = offline_v3.offered_tools(tool_schemas)  # a deferred tool is offered: it is loaded before use
@@ -214,6 +215,8 @@ class OfflineModel(BaseChatModel):
             return write_summary(parse_rendered_conversation(text)), []
         if offline_v3.is_live_summary_request(text):  # v3's summary call on the live prefix (offline_v3.py)
             return offline_v3.write_live_summary(text, visible[:latest]), []
+        if (call := offline_windows.window_call(visible, latest, window.system_prompt, tool_schemas, self.max_input_tokens)):
+            return "", [call]  # told its window is running out, or a new window begins (offline_windows.py)
         if (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
