@@ -7,7 +7,7 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 
 from flawedcode.bench.agent_specs import KNOWN_AGENTS
-from flawedcode.bench.budget_peers import BUDGET_PEERS, ContextWindows, make_window_tools, usage_warning
+from flawedcode.bench.budget_peers import BUDGET_PEERS, ContextWindowMiddleware, ContextWindows, make_window_tools, usage_warning
 from flawedcode.models import OfflineModel
 from flawedcode.tools import Workspace
 
@@ -99,3 +99,16 @@ def test_codex_starts_new_windows_without_a_summary_and_the_goal_survives_in_the
     assert GOAL not in [message.text for message in agent.messages if isinstance(message, HumanMessage)]
     assert f'"{GOAL}"' in agent.send("What was my original goal?")  # read back from its notes in the new window
     assert max(call.input_tokens for call in agent.log.agent_calls()) <= 8_192
+
+
+def test_codex_never_restarts_a_window_that_holds_only_the_turn_in_progress(tmp_path):
+    agent = peer("codex-context-windows", tmp_path)
+    middleware = ContextWindowMiddleware(agent)
+    agent.windows.new_window_requested = True
+    turn = [SystemMessage(agent.window_block()), HumanMessage("Get docs for yield_curve/repo_public"),
+            ToolMessage("x " * 9_000, tool_call_id="c1")]
+    assert middleware.new_window(turn, 20_000) is None and not agent.windows.new_window_requested
+    assert agent.windows.current == "w1"  # a new window would only start this turn again
+    update = middleware.new_window([SystemMessage(agent.window_block()), HumanMessage(GOAL), *turn[1:]], 20_000)
+    assert update is not None and agent.windows.current == "w2"
+    assert [message.text for message in update["messages"][1:]][-1] == "Get docs for yield_curve/repo_public"

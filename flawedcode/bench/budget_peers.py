@@ -28,7 +28,8 @@
      (up to the budget) in which the model may still act;
   3. a new window starts (no summary call: "skips model/server summarization and installs a fresh context
      window") when the model called ``new_context``, or at the limit after the fallback, or when a request
-     would exceed the budget: the old window is archived word for word (``archives/<conversation>/
+     would exceed the budget, unless the window holds nothing but the turn being worked on (a new window would
+     start that turn again, and again: the request is sent as it is): the old window is archived word for word (``archives/<conversation>/
      context_windows/wN.md``, what ``history_*`` read), and the new one holds its lineage block and the
      request being worked on. Codex carries nothing of the old window; the request is the one exception made
      here (Codex's own first request of a reset window carries no task state, openai/codex issue #43335, and
@@ -278,10 +279,11 @@ class ContextWindowMiddleware(AgentMiddleware):
 
     def new_window(self, messages: list[AnyMessage], tokens: int) -> dict[str, Any] | None:
         agent, windows = self.agent, self.agent.windows
-        request = next((message for message in reversed(messages) if isinstance(message, HumanMessage)), None)
-        if request is None or messages[-1] is request and len(messages) <= 2:
+        at = next((index for index in range(len(messages) - 1, -1, -1) if isinstance(messages[index], HumanMessage)), None)
+        if at is None or all(isinstance(message, SystemMessage) for message in messages[:at]):
             windows.new_window_requested = False
-            return None  # nothing to leave behind: the request itself is the window
+            return None  # the window holds only the turn being worked on: a new one would start it again, and again
+        request = messages[at]
         path = windows.archive(messages)
         fresh = [SystemMessage(agent.window_block()), request]
         agent.log.record_event(EventKind.COMPACT, tokens, agent.fixed_tokens + agent.counter.count_messages(fresh),
