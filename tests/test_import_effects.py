@@ -5,8 +5,8 @@ HOME, working folder and output folders are empty temporary folders; afterwards 
 the same, those folders are still empty, and neither matplotlib nor pandas was imported (heavy
 libraries load on first use). Caches are seeded, folders made and variables set on first use.
 The charts, the lessons, the demo and the exercises import matplotlib only when they first draw; the
-two modules whose whole job is drawing widgets and bars (``lab.app``, ``lab.bar``) import it with
-themselves (and matplotlib writes its font cache under HOME on import): only they are left out here.
+modules whose whole job is drawing widgets and bars (``lab.app``, ``lab.inputs``, ``lab.bar``) import
+them with themselves (and matplotlib writes its font cache under HOME on import): only they are left out here.
 How long ``import flawedcode.agents`` takes is measured, not asserted:
 ``tests/benchmarks/bench_import.py`` prints it.
 """
@@ -23,7 +23,7 @@ IMPORT_EVERYTHING = """
 import importlib, json, os, pkgutil, sys
 before = dict(os.environ)
 import flawedcode
-DRAWING = ("flawedcode.lab.app", "flawedcode.lab.bar")
+DRAWING = ("flawedcode.lab.app", "flawedcode.lab.inputs", "flawedcode.lab.bar")
 names = sorted(m.name for m in pkgutil.walk_packages(flawedcode.__path__, "flawedcode.")
                if m.name != "flawedcode.__main__" and not m.name.startswith(DRAWING))
 for name in names:

@@ -35,15 +35,14 @@ def last_call_tokens(lab: ContextLab) -> int:
 def test_send_updates_the_transcript_the_chart_and_the_context_bar(tmp_path):
     lab = new_lab(tmp_path, version="v1")
     assert lab.transcript == [] and lab.view() is None and lab.chart_data()["v1"]["points"] == []
-    lab._request.value = "Get docs for yield_curve/repo_public"
-    lab._send.click()
+    lab._inputs.submit("Get docs for yield_curve/repo_public")  # what Enter or Send does in the page
 
     (exchange,) = lab.transcript
     assert exchange.request == "Get docs for yield_curve/repo_public" and exchange.step == 1 and exchange.scripted is None
     (call,) = exchange.tool_calls
     assert call.name == "chartbook_get_docs" and call.arguments == {"pipeline": "yield_curve", "dataframe": "repo_public"}
     assert call.characters == 5465 and call.tokens > 1000 and call.offloaded_to is None
-    assert "repo_public" in exchange.reply and lab._request.value == ""
+    assert "repo_public" in exchange.reply and lab._inputs.value == ""
     assert "chartbook_get_docs(pipeline='yield_curve', dataframe='repo_public'): 5,465 chars" in html.unescape(lab._transcript.value)
 
     points = lab.chart_data()["v1"]["points"]
@@ -112,10 +111,11 @@ def test_every_control_restarts_with_its_setting(tmp_path, control, value, check
 
 def test_v2_controls_are_hidden_in_v1s_lab_and_shown_for_v2(tmp_path):
     lab = new_lab(tmp_path, version="v1")
-    v2_only = [lab._controls[name] for name in ("trigger_fraction", "offload_tokens", "summarize")] + [lab._summarize]
-    assert all(control.layout.display == "none" for control in v2_only)
+    v2_only = [lab._controls[name] for name in ("trigger_fraction", "offload_tokens", "summarize")]
+    assert all(control.layout.display == "none" for control in v2_only) and not lab._inputs.summarize_shown
     lab._controls["version"].value = "v2"
-    assert all(control.layout.display is None for control in v2_only) and not lab._controls["trigger_fraction"].disabled
+    assert all(control.layout.display is None for control in v2_only) and lab._inputs.summarize_shown
+    assert not lab._controls["trigger_fraction"].disabled
 
 
 # --- Step, instructor mode, Reset ----------------------------------------------------------------
@@ -127,7 +127,7 @@ def test_step_sends_exactly_the_next_scripted_request(tmp_path):
     lab._step.click()
     assert [exchange.step for exchange in lab.transcript] == [1, 2] and lab.agent.log.turn == 2
     lab.play()
-    assert lab.session.next_step is None and lab._step.disabled
+    assert lab.session.next_step is None and lab._inputs.step_disabled
     assert lab.step() is None and lab.session.requests_sent == len(LESSON_STEPS), "past the end, Step sends nothing"
     assert lab.transcript[-1].note.startswith("Step refused: the scripted session is over"), "and says so"
 
@@ -135,16 +135,16 @@ def test_step_sends_exactly_the_next_scripted_request(tmp_path):
 def test_instructor_mode_shows_the_next_request_and_sends_one_per_next(tmp_path):
     lab = new_lab(tmp_path, version="v2")
     lab._instructor.value = True
-    assert lab._step.description == "Next" and lab._request.disabled and lab._send.disabled
-    assert lab._request.value == LESSON_STEPS[0], "the class sees the request before it is sent"
+    assert lab._inputs.step_label == "Next" and lab._inputs.disabled
+    assert lab._inputs.value == LESSON_STEPS[0], "the class sees the request before it is sent"
     assert lab.transcript == [], "turning instructor mode on sends nothing"
     for number in range(1, 4):
         lab._step.click()
         assert len(lab.transcript) == number and lab.agent.log.turn == number
-        assert lab._request.value == LESSON_STEPS[number]
+        assert lab._inputs.value == LESSON_STEPS[number]
     assert "17px" in lab._transcript.value, "larger text for a projector"
     lab._instructor.value = False
-    assert lab._step.description == "Step" and not lab._request.disabled
+    assert lab._inputs.step_label == "Step" and not lab._inputs.disabled
 
 
 def test_reset_starts_over_with_the_same_settings(tmp_path):
@@ -231,8 +231,7 @@ def test_every_input_redraws_the_pictures_once_after_the_agents_step(tmp_path):
                                       lambda self, value: (drawn_at_turn.append(lab.agent.log.turn), setattr(draw, "value", value)))
     for _ in range(3):
         lab._step.click()
-    lab._request.value = "List ChartBook dataframes"
-    lab._request._handle_string_msg(None, {"event": "submit"}, None)
+    lab._inputs.submit("List ChartBook dataframes")
     lab._summarize.click()
     assert drawn_at_turn == [1, 2, 3, 4, 4], "one redraw per input, each after the agent's step"
 
@@ -364,16 +363,15 @@ def test_input_that_arrives_while_a_turn_runs_waits_and_runs_next_in_order(tmp_p
         if not seen:  # during the first turn: two clicks on Step, a typed request with Enter, Summarize now
             lab._step.click()
             lab._step.click()
-            lab._request.value = "List ChartBook dataframes"
-            lab._request._handle_string_msg(None, {"event": "submit"}, None)
+            lab._inputs.submit("List ChartBook dataframes")
             lab._summarize.click()
-        seen.append((html.unescape(lab._status.value), [control.disabled for control in (lab._step, lab._send, lab._request)]))
+        seen.append((html.unescape(lab._status.value), [lab._inputs.step_disabled, lab._inputs.disabled]))
         return original_send(text)
 
     lab.session.agent.send = send_with_inputs_arriving
     lab._step.click()
     assert [exchange.request for exchange in lab.transcript] == [*LESSON_STEPS[:3], "List ChartBook dataframes", "(Summarize now)"]
-    assert lab.transcript[-1].note.startswith("Summarized:") and lab._request.value == ""
+    assert lab.transcript[-1].note.startswith("Summarized:") and lab._inputs.value == ""
     assert seen[0][0].startswith(f"<b>working… sending \"{LESSON_STEPS[0][:20]}") and "(4 more inputs waiting)" in seen[0][0]
     assert all(not any(disabled) for _, disabled in seen), "the controls stay enabled: a click is never lost to a disabled button"
     assert "working" not in lab._status.value and not lab.pending
@@ -389,14 +387,13 @@ def test_a_failed_setting_in_the_queue_is_refused_visibly_and_the_next_input_sti
 
 def test_enter_in_the_request_box_sends_it_and_in_instructor_mode_sends_the_next_step(tmp_path):
     lab = new_lab(tmp_path, version="v1")
-    lab._request.value = "List ChartBook dataframes"
-    lab._request._handle_string_msg(None, {"event": "submit"}, None)  # what the front end sends on Enter
-    assert [exchange.request for exchange in lab.transcript] == ["List ChartBook dataframes"] and lab._request.value == ""
+    type_in_page(lab, "List ChartBook dataframes")  # what the page sends on Enter
+    assert [exchange.request for exchange in lab.transcript] == ["List ChartBook dataframes"] and lab._inputs.value == ""
     lab._instructor.value = True
-    lab._request._handle_string_msg(None, {"event": "submit"}, None)
+    lab._inputs.submit()
     assert lab.transcript[-1].request == LESSON_STEPS[0] and lab.transcript[-1].scripted == 1
     lab._instructor.value = False
-    assert lab._request.value == "", "leaving instructor mode clears the pre-filled request"
+    assert lab._inputs.value == "", "leaving instructor mode clears the pre-filled request"
 
 
 def test_one_step_counter_typed_and_scripted_requests_alike(tmp_path):
@@ -545,8 +542,8 @@ def test_the_widgets_text_keeps_its_size_at_any_width_and_buttons_keep_their_wor
     for picture in (lab._chart.value, lab._bar.value):
         legend = re.search(r"<div style='font-size:(\d+)px[^']*' data-gid='(?:chart|bar)-legend'>", picture)
         assert legend and int(legend.group(1)) >= 12, "the legend is HTML text in a fixed size, not scaled with the picture"
-    for button in (lab._send, lab._step, lab._summarize, lab._reset):
-        assert button.layout.width == "auto", f"{button.description}: sized to its words"
+    assert ".fc-inputs .fc-button { width: auto; min-width: fit-content; white-space: nowrap; }" in lab._inputs._css, \
+        "every button is sized to its words"
 
 
 # --- v3 in the lab ---------------------------------------------------------------------------------------
@@ -559,7 +556,7 @@ def test_v3_is_offered_and_its_plan_memory_and_sub_agents_are_drawn(tmp_path):
     lab = ContextLab(steps=V3_SESSION, folder=tmp_path, version="v1")
     assert "v3" in lab._controls["version"].options
     lab._controls["version"].value = "v3"
-    assert lab.agent.version == "v3" and lab._summarize.layout.display is None, "v3 has an archive: Summarize now shows"
+    assert lab.agent.version == "v3" and lab._inputs.summarize_shown, "v3 has an archive: Summarize now shows"
     for _ in V3_SESSION:
         lab._step.click()
     assert lab.session.requests_sent == len(V3_SESSION) and LESSON_STEPS[0] in lab.transcript[-1].reply
@@ -594,15 +591,76 @@ def test_the_bars_v3_kinds_follow_v3s_marker_texts():
     assert kind_of(memory_message("<memory facts=\"1 of 1\">\n- I prefer basis points\n</memory>")) == "memory"
 
 
-def test_an_enter_that_reaches_the_lab_before_its_words_sends_them_when_they_arrive(tmp_path):
+class Page:
+    """What the page's half of the input bar sends: each input numbered in the order made, typed words included."""
+
+    def __init__(self, lab: ContextLab) -> None:
+        self.lab, self.sent = lab, lab._inputs.taken
+
+    def message(self, name: str, text: str = "") -> dict:
+        self.sent += 1
+        return {"input": name, "text": text, "number": self.sent}
+
+    def deliver(self, *messages: dict) -> None:
+        for message in messages:
+            self.lab._inputs._handle_custom_msg(message, [])
+
+    def type(self, text: str) -> None:
+        self.deliver(self.message("send", text))
+
+
+def type_in_page(lab: ContextLab, text: str) -> None:
+    Page(lab).type(text)
+
+
+def test_three_requests_typed_during_one_busy_turn_each_reach_the_agent_in_order(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    page = Page(lab)
+    typed = ["List ChartBook dataframes", "Get docs for money_markets/effr", "Load 30 rows of treasury_yields"]
+    received, statuses = [], []
+    original_send = lab.session.agent.send
+
+    def send_while_three_are_typed(text):
+        received.append(text)
+        if len(received) == 1:  # the first turn runs; the page sends three requests, each with its own words
+            for text_typed in typed:
+                page.type(text_typed)
+            statuses.append(html.unescape(lab._status.value))
+        return original_send(text)
+
+    lab.session.agent.send = send_while_three_are_typed
+    page.deliver(page.message("step"))
+    assert received == [LESSON_STEPS[0], *typed], "every typed request reached the agent, in the order typed"
+    assert [exchange.request for exchange in lab.transcript] == received
+    assert "(3 more inputs waiting)" in statuses[0], "the status shows the queue while the turn runs"
+    assert lab._inputs.taken == 4 and lab._inputs.value == "", "the page stops listing each once the lab took it"
+
+
+def test_inputs_that_reach_the_lab_out_of_order_are_taken_in_the_order_made(tmp_path):
+    lab = new_lab(tmp_path, version="v2")
+    page = Page(lab)
+    made = [page.message("step"), page.message("send", "List ChartBook dataframes"), page.message("summarize"),
+            page.message("send", "Get docs for money_markets/effr"), page.message("step")]
+    page.deliver(made[0], made[3], made[2])  # a kernel handed on messages that piled up during a turn out of order
+    assert len(lab.transcript) == 1 and lab._inputs.taken == 1, "the later inputs wait for the request typed before them"
+    page.deliver(made[4], made[1])
+    assert [exchange.request for exchange in lab.transcript] == [
+        LESSON_STEPS[0], "List ChartBook dataframes", "(Summarize now)", "Get docs for money_markets/effr", LESSON_STEPS[1]]
+    assert lab._inputs.taken == 5 and not lab._inputs._held
+
+
+def test_the_page_sends_each_input_with_its_words_and_number_and_lists_those_not_yet_taken():
+    from flawedcode.lab.inputs import ESM
+
+    assert "model.send({ input: name, text, number: sent })" in ESM and "model.set(" not in ESM, \
+        "the words travel with their Enter; no typed value is synced (a front end merges held-back value updates)"
+    assert "waiting for the lab, in order" in ESM and 'model.on("change:taken", showQueue)' in ESM
+
+
+def test_send_without_words_sends_nothing_and_send_with_words_sends_them(tmp_path):
     lab = new_lab(tmp_path, version="v1")
-    submit = {"event": "submit"}
-    lab._request._handle_string_msg(None, submit, None)  # a busy kernel: the front end held the box's update back
-    assert lab.transcript == [] and lab.awaiting_text == 1 and "sent the moment it does" in lab._status.value
-    lab._request.value = "List ChartBook dataframes"  # the held-back update arrives
-    assert [exchange.request for exchange in lab.transcript] == ["List ChartBook dataframes"] and lab._request.value == ""
-    assert lab.awaiting_text == 0
-    lab._request.value = "Get docs for money_markets/effr"  # committed by leaving the box, no Enter: not sent
-    assert len(lab.transcript) == 1
-    lab._send.click()
-    assert lab.transcript[-1].request == "Get docs for money_markets/effr" and lab._request.value == ""
+    type_in_page(lab, "   ")
+    assert lab.transcript == []
+    type_in_page(lab, " Get docs for money_markets/effr ")
+    assert [exchange.request for exchange in lab.transcript] == ["Get docs for money_markets/effr"]
+    assert lab._inputs.value == ""

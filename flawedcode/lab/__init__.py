@@ -3,6 +3,8 @@
 - ``window.py``: what the model receives at one call, one segment per message,
   and whether the goal is still in its window (no widgets; the charts use it too);
 - ``bar.py``: the context-window bar, drawn with matplotlib;
+- ``inputs.py``: the request box and the buttons (an anywidget: each input one numbered
+  message, so none is merged or taken out of order, and the page lists those still waiting);
 - ``app.py``: ``ContextLab``, the widgets, and the same state as a picture and
   text where no widget front end is available.
 

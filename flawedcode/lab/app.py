@@ -22,10 +22,12 @@ What is on screen, top to bottom:
   at a time, in the order they were made, each to its end (``submit``). One that arrives
   while another runs waits its turn (a front end's clicks wait in the kernel's queue while
   a turn runs; the controls stay enabled, so a click is never swallowed by a disabled
-  button); the status reads "working… sending ..." meanwhile. An Enter that reaches the
-  kernel before the words typed with it (a front end holds a text box's update back while
-  the kernel is busy) waits for them and sends them when they arrive. Step after the
-  script's last request is refused with a note in the transcript that says why.
+  button); the status reads "working… sending ..." meanwhile. The input bar
+  (``flawedcode.lab.inputs``) sends each Enter with its own words and numbers every input
+  in the page, so requests typed while a turn runs are never merged and inputs that piled
+  up are taken in the order made; the page lists them under the bar ("3 inputs waiting
+  for the lab, in order: ...") until the lab takes each. Step after the script's last
+  request is refused with a note in the transcript that says why.
 - **status**: the agent, model, budget, the step (one counter: every request, typed
   or scripted, is a step, as on the chart) and where the scripted session is.
 - **the live token chart** (``flawedcode.lab.svg``): tokens sent at each model call,
@@ -60,7 +62,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -76,6 +77,7 @@ from flawedcode.charts import PROJECTOR_STYLE, chart_data, plot_context
 from flawedcode.infra.redact import redact_text
 from flawedcode.infra.safe_text import escape_surrogates
 from flawedcode.lab.bar import plot_context_bar
+from flawedcode.lab.inputs import InputBar
 from flawedcode.lab.session import (
     VERSIONS,
     AgentMaker,
@@ -288,23 +290,12 @@ class ContextLab:
             control.observe(self._on_setting(name), names="value")
         self._instructor = widgets.ToggleButton(value=self.instructor, description="Instructor mode", icon="graduation-cap")
         self._instructor.observe(self._on_instructor, names="value")
-        self._request = widgets.Text(placeholder="Type a request, then Enter or Send", continuous_update=False,
-                                     layout=widgets.Layout(flex="1 1 auto"))
-        self._request.observe(self._on_request_text, names="value")
-        with warnings.catch_warnings():  # ipywidgets 8 calls on_submit deprecated, but its replacement (observing the
-            warnings.simplefilter("ignore", DeprecationWarning)  # value with continuous_update=False) also fires when the
-            self._request.on_submit(self._on_enter)  # box loses focus, so clicking Step would send what was typed
-        button = widgets.Layout(width="auto", min_width="fit-content")  # a button's words are never cut ("Summarize n…")
-        self._send = widgets.Button(description="Send", button_style="primary", icon="paper-plane", layout=button)
-        self._step = widgets.Button(description="Step", icon="step-forward", tooltip="Send the scripted session's next request",
-                                    layout=button)
-        self._summarize = widgets.Button(description="Summarize now", icon="compress", layout=button,
-                                         tooltip="v2, v3: archive and summarize the history now")
-        self._reset = widgets.Button(description="Reset", icon="refresh", tooltip="Start the conversation over", layout=button)
-        self._send.on_click(self._on_enter)
-        self._step.on_click(self._on_click(self.step, lambda: f'sending "{self.session.next_step}"'))
-        self._summarize.on_click(self._on_click(self.summarize_now, lambda: "summarizing the history"))
-        self._reset.on_click(self._on_click(self.reset, lambda: "starting over"))
+        self._inputs = InputBar(placeholder="Type a request, then Enter or Send", layout=widgets.Layout(width="100%"))
+        self._inputs.on_input("send", self._on_enter)  # each Enter and Send, with its own words (never merged with the next)
+        self._step, self._summarize, self._reset = (self._inputs.button(name) for name in ("step", "summarize", "reset"))
+        self._inputs.on_input("step", self._on_click(self.step, lambda: f'sending "{self.session.next_step}"'))
+        self._inputs.on_input("summarize", self._on_click(self.summarize_now, lambda: "summarizing the history"))
+        self._inputs.on_input("reset", self._on_click(self.reset, lambda: "starting over"))
         self._status = widgets.HTML()
         self._chart = widgets.HTML(layout=widgets.Layout(width="100%"))
         self._bar = widgets.HTML(layout=widgets.Layout(width="100%"))
@@ -312,14 +303,13 @@ class ContextLab:
         self.widget = widgets.VBox([
             widgets.HTML(f"<h3 style='margin:4px 0'>{html.escape(self.title or 'Context lab')}</h3>"),
             widgets.HBox([*self._controls.values(), self._instructor], layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([self._request, self._send, self._step, self._summarize, self._reset],
-                         layout=widgets.Layout(flex_flow="row wrap")),
+            self._inputs,
             self._status,
             widgets.HBox([widgets.VBox([self._chart, self._bar], layout=widgets.Layout(flex="2 1 480px", min_width="0")),
                           self._transcript], layout=widgets.Layout(flex_flow="row wrap")),
         ])
         for widget, name in ((self.widget, "fc-lab"), (self._status, "fc-status"), (self._transcript, "fc-transcript"),
-                             (self._request, "fc-request")):
+                             (self._inputs, "fc-request")):
             widget.add_class(name)  # names a page (and the browser test) can find each part by
 
     def _on_setting(self, name: str) -> Any:
@@ -344,46 +334,24 @@ class ContextLab:
         self.refresh()
 
     # --- typed requests -----------------------------------------------------------------------------
-    # A front end sends a click or an Enter at once, but holds a text box's new value back while an
-    # earlier update of that box still waits for the kernel (ipywidgets' sync throttle): so while a turn
-    # runs, the Enter can reach the kernel before the words typed with it. Such an Enter waits for them
-    # (``awaiting_text``) and sends them the moment they arrive; the box is read on Enter (its value
-    # syncs when it is committed: Enter, or leaving the box), so a half-typed word is never sent.
-    awaiting_text = 0
     _syncing = False
 
-    def _on_enter(self, _: Any) -> None:
-        """Enter in the request box, or Send: the box's text is an input (in instructor mode: Next)."""
+    def _on_enter(self, text: str) -> None:
+        """Enter in the request box, or Send, with the words typed (in instructor mode: Next)."""
         if self.instructor:
             self.submit(lambda: f'sending "{self.session.next_step}"', self.step)
             return
-        text = self._request.value.strip()
+        text = text.strip()
         if text:
             self._take_typed(text)
-            return
-        self.awaiting_text += 1
-        self._status.value = ("<b>Enter: the request's text has not reached the lab yet; it is sent the moment it "
-                              "does (an empty box sends nothing).</b>")
-
-    def _on_request_text(self, change: dict[str, Any]) -> None:
-        """The box's text arrived from the front end: an Enter that came before it sends it now."""
-        text = str(change["new"]).strip()
-        if self._syncing or self.instructor or not text or not self.awaiting_text:
-            return
-        self.awaiting_text -= 1
-        self._take_typed(text)
 
     def _take_typed(self, text: str) -> None:
         self._set_request("")
         self.submit(lambda: f'sending "{text}"', lambda: self.send(text))
 
     def _set_request(self, text: str) -> None:
-        """Put ``text`` in the request box (the lab's own change: not an input)."""
-        syncing, self._syncing = self._syncing, True
-        try:
-            self._request.value = text
-        finally:
-            self._syncing = syncing
+        """Put ``text`` in the request box (what the box shows; typing in the page does not change it)."""
+        self._inputs.value = text
 
     def _sync_controls(self) -> None:
         """Controls show the session's settings; v2's own controls show only in v2's lab."""
@@ -400,11 +368,10 @@ class ContextLab:
         for name in V2_ONLY:
             self._controls[name].layout.display = None if settings.version == "v2" else "none"
         self._controls["trigger_fraction"].disabled = not settings.summarize
-        self._summarize.layout.display = None if settings.version in SUMMARIZING_VERSIONS else "none"
-        self._step.disabled = self.session.next_step is None
-        self._step.description = "Next" if self.instructor else "Step"
-        self._send.disabled = self.instructor
-        self._request.disabled = self.instructor
+        self._inputs.summarize_shown = settings.version in SUMMARIZING_VERSIONS
+        self._inputs.step_disabled = self.session.next_step is None
+        self._inputs.step_label = "Next" if self.instructor else "Step"
+        self._inputs.disabled = self.instructor  # the box and its Send
         if self.instructor:
             self._set_request(self.session.next_step or "(the scripted session is over)")
 
