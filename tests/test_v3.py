@@ -27,7 +27,6 @@ from flawedcode.context.stable import (
 from flawedcode.context.subagents import SubagentRunner, fallback_answer
 from flawedcode.context.todos import TodoItem, TodoList, make_write_todos_tool, plan_is_visible
 from flawedcode.lessons import lesson_model
-from flawedcode.models.offline_v3 import fit_summary
 from flawedcode.prompt_cache import analyze
 from flawedcode.telemetry import SessionLog
 from flawedcode.tokens import TokenCounter
@@ -174,17 +173,6 @@ def test_a_digest_keeps_an_answers_figures_and_only_the_start_of_any_other_answe
     plain = turn_digest(4, "archives/c/0004.md", turn("Docs for money_markets/sofr: " + "the overnight rate " * 20)).content
     answer = plain.split("Answer: ", 1)[1]
     assert len(answer) == DIGEST_ANSWER_CHARS and answer.endswith("...")
-
-
-def test_a_summary_cut_to_fit_drops_empty_headings_first_and_the_sessions_first_figure_last() -> None:
-    summary = ("## SESSION INTENT\nOriginal goal (verbatim): List ChartBook dataframes\n\n## SUMMARY\n"
-               "Numbers reported:\n- sofr rate: mean 4.8944\n- effr rate: mean 4.6150\n- tgcr: mean 4.5297\n\n"
-               "## ARTIFACTS\n\n## NEXT STEPS\nLast request: answered.")
-    assert "## ARTIFACTS" not in fit_summary(summary, 200) and "- tgcr: mean 4.5297" in fit_summary(summary, 200)
-    fitted = fit_summary(summary, 170)
-    assert "- sofr rate: mean 4.8944" in fitted and "- effr rate" not in fitted and len(fitted) <= 170
-    tighter = fit_summary(summary, 130)
-    assert "Numbers reported:" not in tighter or "- " in tighter.split("Numbers reported:", 1)[1], "no empty heading"
 
 
 def test_old_turns_become_digests_and_a_follow_up_still_reads_the_requests_before_it(tmp_path: Path) -> None:

@@ -41,9 +41,8 @@ from flawedcode.models.offline_intents import help_text, plan
 from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult, fill_arguments, tool_name_for
 from flawedcode.models.offline_results import answer_task, next_step
-from flawedcode.models.offline_summary import parse_rendered_conversation, requests_in, write_summary
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
-from flawedcode.models.teaching import seen, workspace
+from flawedcode.models.teaching import seen, summary, workspace
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -54,8 +53,6 @@ REPLAYED_REQUESTS = 5  # a chain of follow-ups ("and 2024?", "the median?", "and
 READ_BACK_SHARE = 0.3
 READ_BACK_RESERVE = 1024
 """A saved result is read back whole before answering from it when it leaves this many tokens of the window free (teaching/seen.py)."""
-
-SUMMARY_WORDS = ("summar", "extract", "condense", "compress", "context")
 
 
 @dataclass
@@ -211,10 +208,8 @@ class OfflineModel(BaseChatModel):
             lost = "I can no longer see your request in my context window."
             return lost + ("\n\n" + "\n\n".join(answer_task(Task("calls"), [r], context) for r in results) if results else ""), []
         text = text_of(visible[latest])
-        if is_summary_request(text):
-            return write_summary(parse_rendered_conversation(text)), []
-        if offline_v3.is_live_summary_request(text):  # v3's summary call on the live prefix (offline_v3.py)
-            return offline_v3.write_live_summary(text, visible[:latest]), []
+        if (written := summary.reply(visible, latest)) is not None:
+            return written, []  # a summary asked for, of the messages it is shown (teaching/summary.py)
         if (call := offline_windows.window_call(visible, latest, window.system_prompt, tool_schemas, self.max_input_tokens)):
             return "", [call]  # told its window is running out, or a new window begins (offline_windows.py)
         if (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
@@ -373,11 +368,14 @@ def tool_results_after(visible: list[BaseMessage], index: int) -> list[ToolResul
     return results
 
 
-def is_summary_request(text: str) -> bool:
-    if "<message type=" not in text:
-        return False
-    instructions = re.sub(r"<message type=.*?</message>", " ", text, flags=re.DOTALL).lower()
-    return any(word in instructions for word in SUMMARY_WORDS)
+def requests_in(written: str) -> list[str]:
+    """The requests a summary covers, oldest first and word for word (none it had to clip): its goal, then its
+    'Requests:' line, so a chain of follow-ups survives it; its last request when it lists none."""
+    if (listed := re.search(r"^Requests: (.+)$", written, re.MULTILINE)) is None:
+        last = re.search(r"^Last request: (.+?) \((?:answered|not answered yet)\)\.$", written, re.MULTILINE)
+        return [last[1]] if last and not last[1].endswith("...") else []
+    goal = summary.goal_in(written)
+    return [goal] * (goal not in (None, "None")) + [request for request in listed[1].split(" | ") if not request.endswith("...")]
 
 
 def _json(value: Any) -> str:

@@ -1,9 +1,9 @@
-"""What the offline model does with v3's tools: a plan, sub-agents, memory, and summaries on the live prefix.
+"""What the offline model does with v3's tools: a plan, sub-agents, memory and deferred tools.
 
 Each rule applies only when its tool was bound (v0-v2 never see them): a stated plan calls ``write_todos``
 and "continue" does the next item of the plan it can see; "delegate to sub-agents: A; B" calls ``task``
 per part; a note or correction calls ``save_memory``; a step whose tool is deferred first calls
-``load_tools(group)``; a ``[Summary request]`` is answered with a summary of the messages it names.
+``load_tools(group)``. (Summaries, v3's among them: teaching/summary.py.)
 The exact rules: docs/offline-model.md, "v3's tools"; their patterns and replies: ``offline_v3.toml``.
 """
 
@@ -14,13 +14,11 @@ import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.messages.utils import get_buffer_string
 
 from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_cues import data_file
 from flawedcode.models.offline_intents import plan
 from flawedcode.models.offline_plan import TOOL_NAMES_BY_INTENT, Context, Step, Task, ToolResult, calls, reply, tool_name_for
-from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
 from flawedcode.models.offline_words import normalize
 
 PATTERNS, SAY = (data_file("offline_v3.toml")["v3"][part] for part in ("patterns", "say"))
@@ -29,12 +27,7 @@ PLAN_STATEMENT, PLAN_ITEM_SPLIT, CONTINUE, SHOW_PLAN, DELEGATE, CORRECTION, REMI
     re.compile(PATTERNS[name], FLAGS.get(name, re.IGNORECASE | re.DOTALL)) for name in (
         "plan_statement", "plan_item_split", "continue", "show_plan", "delegate", "correction", "reminder_line"))
 """The message-level rules' patterns (offline_v3.toml), matched against the whole message."""
-LIVE_SUMMARY = "[Summary request]"
-LEAVING = re.compile(r"the (\d+) messages after them")
-MERGE = re.compile(r"the (\d+) summary blocks after the first (\d+) messages")
-LENGTH = re.compile(r"under ([\d,]+) characters")
 LOADER = "load_tools"
-PINNED_GOAL = "the goal is pinned above"
 TOOL_GROUP = re.compile(r"group '(?P<group>[\w-]+)' = (?P<names>[\w, ]+)")
 
 
@@ -126,69 +119,6 @@ def visible_plan(earlier: list[BaseMessage]) -> list[dict[str, Any]]:
 
 def render(todos: list[dict[str, Any]]) -> str:
     return "\n".join(f"- [{item.get('status', 'pending')}] {item.get('content', '')}" for item in todos)
-
-
-# --- the summary call on the live prefix ---------------------------------------------------------
-
-def is_live_summary_request(text: str) -> bool:
-    return text.startswith(LIVE_SUMMARY)
-
-
-def write_live_summary(text: str, earlier: list[BaseMessage]) -> str:
-    """A summary of the messages the request names (after the goal and summary blocks), extracted, never invented."""
-    start = 1 if earlier and isinstance(earlier[0], HumanMessage) and not memory.is_summary_message(earlier[0]) else 0
-    goal = earlier[:start]
-    blocks_end = next((i for i in range(start, len(earlier)) if not memory.is_summary_message(earlier[i])), len(earlier))
-    if merge := MERGE.search(text):  # consolidation: these blocks only
-        first = int(merge.group(2))
-        blocks, leaving = earlier[first:first + int(merge.group(1))], []
-    else:
-        match = LEAVING.search(text)
-        count = int(match.group(1)) if match else len(earlier) - blocks_end
-        blocks = earlier[start:blocks_end] if "onsolidate earlier summaries: yes" in text else []
-        leaving = [m for m in earlier[blocks_end:blocks_end + count] if not memory.text_of(m).startswith("[Plan reminder: ")]
-    summary = write_summary(parse_rendered_conversation(get_buffer_string([*goal, *blocks, *leaving], format="xml")))
-    if PINNED_GOAL in text.lower():  # the instruction says the goal stays pinned above: not repeated
-        summary = re.sub(r"^## SESSION INTENT\n(?:.*\n)*?(?=## |\Z)", "", summary, flags=re.MULTILINE)
-    limit = LENGTH.search(text)
-    return fit_summary(summary, int(limit.group(1).replace(",", "")) if limit else None)
-
-
-DROP_ORDER = ("action", "request", "artifact", "number", "note")
-"""Which lines go first when a summary must be shorter: old actions, then requests, paths, figures (the
-oldest first, but the session's first figure, which the summary writer keeps first, last of all), notes."""
-SECTION_KINDS = {"Actions (": "action", "Numbers reported:": "number", "User notes": "note", "## ARTIFACTS": "artifact"}
-
-
-def fit_summary(summary: str, max_chars: int | None) -> str:
-    """The summary cut to ``max_chars`` by dropping whole lines, oldest first, least useful kind first."""
-    if max_chars is None or len(summary) <= max_chars:
-        return summary
-    lines: list[str | None] = list(without_empty_headings(summary).splitlines())  # a heading with nothing under it goes first
-    kinds, section = [], ""
-    for line in lines:
-        heading = next((kind for start, kind in SECTION_KINDS.items() if line.startswith(start)), None)
-        if heading or line.startswith("## "):
-            section = heading or ""
-        kinds.append("request" if line.startswith("Requests: ") else section if line.startswith("- ") and not heading else "")
-    for kind in DROP_ORDER:
-        of_kind = [index for index, line_kind in enumerate(kinds) if line_kind == kind]
-        for index in (of_kind[1:] + of_kind[:1]) if kind == "number" else of_kind:  # the session's first figure last
-            if len("\n".join(line for line in lines if line is not None)) <= max_chars:
-                break
-            lines[index] = None
-    return without_empty_headings("\n".join(line for line in lines if line is not None))
-
-
-def is_heading(line: str) -> bool:
-    return line.startswith("## ") or line.rstrip().endswith(":") and not line.startswith("- ")
-
-
-def without_empty_headings(summary: str) -> str:
-    """The summary without headings that have nothing under them (blank lines between sections go too)."""
-    lines = [line for line in summary.splitlines() if line.strip()]
-    return "\n".join(line for index, line in enumerate(lines) if not is_heading(line) or (
-        index + 1 < len(lines) and not lines[index + 1].startswith("## ") and (line.startswith("## ") or not is_heading(lines[index + 1]))))
 
 
 # --- deferred tools --------------------------------------------------------------------------------

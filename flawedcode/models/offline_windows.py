@@ -6,7 +6,7 @@ recognised by what their descriptions say, never by one agent's names:
 1. **Running out.** A system note in view after the latest request says how many tokens are left ("N tokens
    left", "N remaining") and that is at most a quarter of its window, or the note asks it to write notes. Then,
    once per note: if a tool is offered whose description says it writes (creates) notes and takes a path and a
-   text, it writes to ``notes.md`` the summary it would write of what it sees (``offline_summary.write_summary``);
+   text, it writes to ``notes.md`` the summary it would write of what it sees (``teaching/summary.py``);
    then, if a tool is offered whose description says it starts a new context window, it calls that.
 2. **A new window.** Its system context names a previous context window, nothing of the conversation before the
    latest request is in view, and a tool is offered whose description says it reads notes: before anything else
@@ -22,10 +22,9 @@ import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.messages.utils import get_buffer_string
 
 from flawedcode.models.offline_memory import LANGCHAIN_SUMMARY_PREFIX, is_summary_message
-from flawedcode.models.offline_summary import parse_rendered_conversation, write_summary
+from flawedcode.models.teaching import summary
 
 NOTES_FILE = "notes.md"
 RUNNING_OUT_SHARE = 0.25
@@ -93,7 +92,7 @@ def window_call(visible: list[BaseMessage], latest: int, system_prompt: str, too
 def summary_of(visible: list[BaseMessage]) -> str:
     """The summary it writes of what it sees (the one it writes when asked to summarize)."""
     conversation = [message for message in visible if not isinstance(message, SystemMessage)]
-    return write_summary(parse_rendered_conversation(get_buffer_string(conversation, format="xml")))
+    return summary.write([summary.said(message) for message in conversation])
 
 
 def notes_as_summaries(visible: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]]) -> list[BaseMessage]:
