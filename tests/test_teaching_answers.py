@@ -34,3 +34,15 @@ def test_a_follow_up_reply_says_which_request_it_builds_on(tmp_path):
     replies = converse(OfflineModel(), ["average sofr in 2024", "same thing for EFFR"], workspace_in(tmp_path))
     assert "Building on your earlier request: the mean of money_markets/sofr.rate" in replies[-1]
     assert f"{frame('effr').loc['2024', 'rate'].mean():.4f}" in replies[-1]
+
+
+def test_the_script_names_no_host_folder():
+    """The code the model writes reads the same wherever the project is cloned (CI clones it elsewhere)."""
+    from flawedcode import paths
+    from flawedcode.models.teaching import answers
+    from flawedcode.models.teaching.router import read_message
+
+    request = read_message("average sofr in 2024", None)[0]
+    code = answers.script(request, None)
+    assert str(paths.PROJECT_ROOT) not in code and str(paths.data_dir()) not in code
+    assert "'path': 'pipelines/money_markets/_data/" in code, code

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flawedcode.models.teaching import compute, readers
+from flawedcode import paths
+from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.compute import LINE
 from flawedcode.models.teaching.request import Decline, Request, Statistic, Transform, Unit
 from flawedcode.models.teaching.router import FACTORS, describe, weight_column
@@ -22,9 +23,12 @@ from flawedcode.models.teaching.router import FACTORS, describe, weight_column
 SCRIPT = """# {title}: computed here, so the rows never enter the model's context.
 import runpy
 
-compute = runpy.run_path({compute!r})
-compute["main"]({spec})
+from flawedcode import paths
+
+compute = runpy.run_path(str(paths.PACKAGE_DIR / "models" / "teaching" / "compute.py"))
+compute["main"]({spec}, paths.data_dir())
 """
+"""Names no host folder: the script reads the same wherever the project is cloned (so do its token counts)."""
 DATED = ("min", "max", "latest", "value", "first")
 
 
@@ -32,14 +36,20 @@ def script(request: Request, root: str | None) -> str:
     series, period = request.series[0], request.period
     condition = request.condition
     source = readers.knowledge(root).sources[series.frame]
-    spec = {"frame": series.frame, "path": source[0], "date_column": source[1], "column": series.column,
+    spec = {"frame": series.frame, "path": _in_catalog(source[0]), "date_column": source[1], "column": series.column,
             "first": str(period.first), "last": str(period.last),
             "statistic": request.stat().value, "statistics": [s.value.value for s in request.statistics],
             "transform": request.transform.value.value if request.transform else None,
             "trading_days": period.trading_days, "from_start": period.from_start,
             "weight": weight_column(request) if request.stat() is Statistic.WEIGHTED_MEAN else None,
             "condition": [condition.comparison.value, _threshold(request)] if condition else None}
-    return SCRIPT.format(title=describe(request), compute=str(Path(compute.__file__)), spec=repr(spec))
+    return SCRIPT.format(title=describe(request), spec=repr(spec))
+
+
+def _in_catalog(path: str) -> str:
+    """The parquet file's path inside the catalog folder (the sandbox is told that folder), or as it is."""
+    file, catalog = Path(path), paths.data_dir().resolve()
+    return file.resolve().relative_to(catalog).as_posix() if file.resolve().is_relative_to(catalog) else path
 
 
 def _threshold(request: Request) -> float:

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 from datetime import date
 
 LINE = "FIGURES "
 
 
-def main(spec: dict) -> None:
+def main(spec: dict, catalog: object = None) -> None:
+    """Print the figures of ``spec``; its ``path`` is inside the ``catalog`` folder when one is given."""
+    if catalog is not None:
+        spec = {**spec, "path": os.path.join(str(catalog), spec["path"])}
     print(LINE + json.dumps(figures(spec)))
 
 
