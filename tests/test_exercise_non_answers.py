@@ -97,9 +97,10 @@ class Runs:
 
         folder = self.folder / "bench"
         folder.mkdir()
-        runs = [{"agent": "v2", "task": task, "run": 1, "success": success, "error": None,
+        runs = [{"agent": agent, "task": task, "run": 1, "success": success, "error": None,
                  "totals": {"input_tokens": tokens, "output_tokens": 100}}
-                for task, success, tokens in (("a", True, 1900), ("b", False, 2900), ("c", True, 900))]
+                for agent, task, success, tokens in (("v2", "a", True, 1900), ("v2", "b", False, 2900), ("v2", "c", True, 900),
+                                                     ("v1", "a", True, 4900), ("v1", "b", False, 7000))]
         (folder / "runs.jsonl").write_text("".join(json.dumps(run) + "\n" for run in runs), encoding="utf-8")
         return folder
 
@@ -302,11 +303,14 @@ CASES: list[Case] = [
                                             (lambda messages: messages, runs.summarized)]),
     Case("3.4", "copied", lambda runs: [(lambda messages: text_of(exercises.reference_trim(messages, 1)[0]), runs.summarized)]),
     # 4.1 tokens per success by hand
-    Case("4.1", "empty", lambda runs: [(runs.runs_dir, "v2", ...)]),
-    Case("4.1", "constant", lambda runs: [(runs.runs_dir, "v2", 0), (runs.runs_dir, "v2", 20_000)]),
-    Case("4.1", "bare list", lambda runs: [(runs.runs_dir, "v2", [1900, 2900, 900])]),
-    Case("4.1", "do nothing", lambda runs: [(runs.runs_dir, "v2", (1900 + 2900 + 900 + 300) / 3)]),
-    Case("4.1", "copied", lambda runs: [(runs.runs_dir, "v2", 7)]),
+    Case("4.1", "empty", lambda runs: [(runs.runs_dir, ...), (runs.runs_dir, unwritten)]),
+    Case("4.1", "constant", lambda runs: [(runs.runs_dir, 0), (runs.runs_dir, lambda records: 3000),  # v2's figure, from the table
+                                          (runs.runs_dir, lambda records: 20_000)]),
+    Case("4.1", "bare list", lambda runs: [(runs.runs_dir, [1900, 2900, 900]),
+                                           (runs.runs_dir, lambda records: [r.totals["input_tokens"] for r in records])]),
+    Case("4.1", "do nothing", lambda runs: [(runs.runs_dir, lambda records: records),
+                                            (runs.runs_dir, lambda records: sum(r.totals["input_tokens"] for r in records) / len(records))]),
+    Case("4.1", "copied", lambda runs: [(runs.runs_dir, lambda records: 7)]),
     # 4.2 v2 tuned from a config file
     Case("4.2", "empty", lambda runs: [(..., ..., ...)]),
     Case("4.2", "constant", lambda runs: [("config.yaml", runs.recall, {"agent": "v2", "success": True})]),
@@ -432,6 +436,28 @@ def test_every_wrong_selection_gets_the_same_line_and_only_the_exact_set_passes(
             if not passed:
                 lines.add(out)
     assert len(lines) == 1, lines
+
+
+def fill_in_cells() -> dict[str, str]:
+    """Exercise number -> the lesson's cell a student fills in (the code cell just above its check)."""
+    import nbformat
+
+    found = {}
+    for path in sorted((Path(__file__).parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        sources = [cell.source for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"]
+        for index, source in enumerate(sources):
+            for name in re.findall(r"^(check_\w+)\(", source, re.MULTILINE):
+                found[getattr(exercises, name).__doc__.split(":")[0]] = sources[index - 1]
+    return found
+
+
+@pytest.mark.parametrize("number", CHOICES)
+def test_no_fill_in_cell_shows_its_questions_right_letters(number):
+    """4.4's cell once said 'e.g. "a, c"', its right answer: an example in a fill-in cell gives no right letters."""
+    cell = fill_in_cells()[number]
+    letters = right_letters(number).split(", ")
+    written = {", ".join(order) for order in itertools.permutations(letters)} | {"".join(letters)}
+    assert "..." in cell and not any(f'"{text}"' in cell or f"'{text}'" in cell for text in written), cell
 
 
 def test_no_two_questions_share_their_true_letters():

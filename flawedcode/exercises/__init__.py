@@ -25,7 +25,7 @@ on a real model too, except where one says it needs the offline model.
 | 3.3 | keeping less | ``check_keep_less(agent, goal_message)`` |
 | 3.4 | build a summarizer | ``check_summarizer(summarize, agent)`` |
 | 3.5 | why the archive is written first (choice) | ``check_why_archive_first(answer)`` |
-| 4.1 | tokens per success by hand | ``check_tokens_per_success(out_dir, agent_name, value)`` |
+| 4.1 | tokens per success by hand | ``check_tokens_per_success(out_dir, tokens_per_success)`` |
 | 4.2 | v2 tuned from a config file | ``check_config_file(path, agent, result)`` |
 | 4.3 | a task of your own | ``check_task_file(path, results)`` |
 | 4.4 | what a benchmark can claim (choice) | ``check_what_a_benchmark_claims(answer)`` |

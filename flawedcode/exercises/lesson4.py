@@ -6,17 +6,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .core import NotYet, Outcome, answer_check, attempted, exercise, require, run_check, size_word
+from .core import NotYet, Outcome, answer_check, attempted, exercise, function_of, require, run_check, size_word, written
 from .session import is_agent
 
 RECALL_GAP = 10  # requests between the planted number and the question that recalls it
 MIN_DISTINCT_FILLERS = 3  # different requests in between (a session, not one line repeated)
 
 exercise("4.1", "tokens per success by hand",
-         "read_runs(out_dir).records holds one record per run: record.agent, record.success, record.totals.",
-         "Add input_tokens + output_tokens of every run of the agent (failed ones too), divide by its successful runs.",
-         "records = [r for r in read_runs(out_dir).records if r.agent == 'v2']\n"
-         "tokens_per_success = sum(r.totals['input_tokens'] + r.totals['output_tokens'] for r in records) / sum(r.success for r in records)")
+         "read_runs(out_dir).records holds one record per run: record.agent, record.success, record.totals. Your function "
+         "gets a list of such records (one agent's, one task's, or all of them).",
+         "Add input_tokens + output_tokens of every record in the list (failed runs too), divide by how many succeeded.",
+         "def tokens_per_success(records):\n"
+         "    return sum(r.totals['input_tokens'] + r.totals['output_tokens'] for r in records) / sum(r.success for r in records)")
 exercise("4.2", "v2 tuned from a config file",
          "Write YAML with a summarization: or offload: block (flawedcode/flawedcode.yaml lists every setting) to config_path.",
          "tuned_agent = lesson_agent('v2', model=MODEL, config=load_config(config_path)); tuned_result = run_task(task, tuned_agent)")
@@ -30,26 +31,56 @@ exercise("4.4", "what a benchmark can claim",
          "Two statements are true.")
 
 
-def check_tokens_per_success(out_dir: str | Path, agent_name: str, value: float) -> Outcome:
-    """4.1: (input + output tokens of all the agent's runs) / its successful runs, from runs.jsonl."""
+def check_tokens_per_success(out_dir: str | Path, tokens_per_success: Any) -> Outcome:
+    """4.1: a function of run records, (input + output tokens of them all) / their successful runs, run on each set of the lesson's runs."""
     def body() -> str:
         from flawedcode.bench import read_runs
 
-        attempted(out_dir=out_dir, agent_name=agent_name, value=value)
-        require(isinstance(value, int | float) and not isinstance(value, bool), "`value` should be a number of tokens")
-        records = [record for record in read_runs(Path(out_dir)).records if record.agent == agent_name]
-        require(bool(records), f"no runs of {agent_name} in {out_dir}: run the benchmark cell first")
-        successes = sum(record.success for record in records)
-        require(successes > 0, f"{agent_name} had no successful run: tokens per success is undefined; pick another agent")
-        tokens = sum(record.totals["input_tokens"] + record.totals["output_tokens"] for record in records)
-        inputs = sum(record.totals["input_tokens"] for record in records)
-        expected = tokens / successes
-        require(abs(value - inputs / successes) > 1 or inputs == tokens, "that counts input tokens only; add output tokens too")
-        require(abs(value - tokens / len(records)) > 1 or successes == len(records),
-                "that divides by every run; divide by the successful runs")
-        require(abs(value - expected) <= 1, f"`value` is {size_word(value, expected)}")
-        return f"{agent_name}: {expected:,.0f} tokens per success, as summary.json says."
+        attempted(out_dir=out_dir, tokens_per_success=tokens_per_success)
+        function_of(tokens_per_success, "tokens_per_success", "records")
+        records = read_runs(Path(out_dir)).records
+        require(bool(records), f"no runs in {out_dir}: run the benchmark cell first")
+        sets = record_sets(records)
+        for label, chosen in sets.items():
+            _require_tokens_per_success(tokens_per_success, label, chosen)
+        v2 = sets.get("v2's runs")
+        ending = f"; v2's is {_tokens(v2) / sum(record.success for record in v2):,.0f}, as the table says" if v2 else ""
+        return f"right on all {len(sets)} sets of runs it was tried on (all the runs, each agent's, each agent's on each task){ending}."
     return run_check("4.1", body)
+
+
+def record_sets(records: list[Any]) -> dict[str, list[Any]]:
+    """The sets the check runs a student's function on: every run, each agent's, each agent's on each task; only
+    sets with a success (tokens per success of no success is undefined)."""
+    sets: dict[str, list[Any]] = {"all the runs": list(records)}
+    for agent in sorted({record.agent for record in records}):
+        runs = sets[f"{agent}'s runs"] = [record for record in records if record.agent == agent]
+        for task in sorted({record.task for record in runs}):
+            sets[f"{agent}'s runs on {task}"] = [record for record in runs if record.task == task]
+    return {label: chosen for label, chosen in sets.items() if any(record.success for record in chosen)}
+
+
+def _tokens(records: list[Any], keys: tuple[str, ...] = ("input_tokens", "output_tokens")) -> int:
+    return sum(record.totals[key] for record in records for key in keys)
+
+
+def _require_tokens_per_success(tokens_per_success: Any, label: str, records: list[Any]) -> None:
+    try:
+        value = written(tokens_per_success(list(records)), "tokens_per_success(records)")
+    except NotYet:
+        raise
+    except Exception as error:  # a student's function failed on one set of runs: say which
+        raise NotYet(f"tokens_per_success(records) raised {type(error).__name__} ({error}) on {label}") from None
+    require(isinstance(value, int | float) and not isinstance(value, bool),
+            f"tokens_per_success(records) returned {type(value).__name__}: return a number of tokens")
+    successes = sum(record.success for record in records)
+    expected = _tokens(records) / successes
+    inputs_only, inputs = _tokens(records, ("input_tokens",)) / successes, _tokens(records, ("input_tokens",))
+    require(abs(value - inputs_only) > 1 or inputs == _tokens(records), f"on {label} that counts input tokens only; "
+                                                                        "add output tokens too")
+    require(abs(value - _tokens(records) / len(records)) > 1 or successes == len(records),
+            f"on {label} that divides by every run; divide by the successful runs")
+    require(abs(value - expected) <= 1, f"on {label} your function's figure is {size_word(value, expected)}")
 
 
 def check_config_file(path: str | Path, agent: Any, result: Mapping[str, Any]) -> Outcome:

@@ -15,7 +15,11 @@ from .core import require
 DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 
 
-def is_agent(agent: Any, versions: Sequence[str] = ("v0", "v1", "v2")) -> None:
+def is_agent(agent: Any, versions: Sequence[str] | None = None) -> None:
+    """Refuse anything but an agent of one of ``versions`` (default: every version, ``flawedcode.agents.AGENTS``)."""
+    from flawedcode.agents import AGENTS
+
+    versions = tuple(AGENTS) if versions is None else versions
     require(hasattr(agent, "log") and hasattr(agent, "messages") and hasattr(agent, "version"),
             "that is not an agent (build one with lesson_agent(...))")
     require(agent.version in versions, f"this exercise needs a {' or '.join(versions)} agent; that one is {agent.version}")
