@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 PYTHON_OK = import sys; sys.exit(sys.version_info < (3, 11))
 REMAKE_HINT = make $(or $(MAKECMDGOALS),demo) PYTHON=python3.12
 
-.PHONY: demo test check check-browser update-snapshots lint install install-test venv bench bench-readme lab notebooks benchmarks clean
+.PHONY: demo test check check-browser chromium update-snapshots lint install install-test venv bench bench-readme lab notebooks benchmarks clean
 
 # .venv, made by a Python flawedcode supports. One made by an older Python is made again with $(PYTHON)
 # when that one is new enough; otherwise one line says which Python to name.
@@ -74,17 +74,31 @@ CHECK_SKIP = $(addprefix --ignore=tests/,test_notebooks.py test_readme.py test_i
 check: install-test
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not slow" $(CHECK_SKIP) $(PYTEST_ARGS) tests
 
-# The context lab in a real browser (tests/test_lab_browser.py, two to three minutes): JupyterLab in headless Chromium,
-# driven by playwright (the browser extra), clicks, types and checks that every input was acted on. Chromium comes from
-# the system (Debian: apt-get install -y chromium; or FLAWEDCODE_CHROMIUM=/path). FLAWEDCODE_BROWSER_SHOTS=DIR keeps
-# its screenshot of the lab at 1280 px with the file browser open.
+# The context lab in a real browser (tests/test_lab_browser.py, one to three minutes): JupyterLab in headless Chromium,
+# driven by playwright (the browser extra: PyPI's playwright, whose driver ships in its wheel; no browser is downloaded),
+# clicks, types and checks that every input was acted on. Chromium comes from the system: FLAWEDCODE_CHROMIUM=/path, else
+# `chromium` on PATH, else, as root on Debian or Ubuntu, `apt-get install -y chromium` here (elsewhere a line says what
+# to install). FLAWEDCODE_BROWSER_SHOTS=DIR keeps its screenshots of the lab (1280 px with the file browser open; the
+# queue of inputs waiting under the buttons).
 $(VENV)/.installed-browser: pyproject.toml setup.py | venv
 	$(INSTALL) '.[test,notebooks,peers,browser]' $(INSTALL_LOGGED)
 	@touch $@ $(VENV)/.installed-test $(VENV)/.installed
 
-check-browser: $(VENV)/.installed-browser
-	@command -v chromium >/dev/null || [ -x "$${FLAWEDCODE_CHROMIUM:-}" ] \
-		|| { echo "error: no Chromium: apt-get install -y chromium (Debian), or set FLAWEDCODE_CHROMIUM" >&2; exit 1; }
+chromium:
+	@if [ -n "$${FLAWEDCODE_CHROMIUM:-}" ]; then \
+		[ -x "$$FLAWEDCODE_CHROMIUM" ] || { echo "error: FLAWEDCODE_CHROMIUM=$$FLAWEDCODE_CHROMIUM is not a program" >&2; exit 1; }; \
+	elif ! command -v chromium >/dev/null; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing Chromium (Debian's chromium package; log: $(VENV)/chromium.log)"; \
+			{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } > $(VENV)/chromium.log 2>&1 \
+				|| { tail -n 20 $(VENV)/chromium.log; echo "error: apt-get could not install chromium" >&2; exit 1; }; \
+		else \
+			echo "error: no Chromium: install it (Debian/Ubuntu: sudo apt-get install -y chromium) or set FLAWEDCODE_CHROMIUM=/path/to/chromium" >&2; \
+			exit 1; \
+		fi; \
+	fi
+
+check-browser: $(VENV)/.installed-browser chromium
 	FLAWEDCODE_BROWSER_TEST=1 $(BIN)/python -m pytest -q -n 0 -p no:cacheprovider tests/test_lab_browser.py
 
 # Store what each agent version sends besides the conversation (system prompt, tool schemas) as the golden
