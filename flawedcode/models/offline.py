@@ -32,17 +32,16 @@ from pydantic import PrivateAttr
 from flawedcode.constants import ENCODING_NAME
 from flawedcode.models import (
     offline_introspect,  # noqa: F401 - registers its rows' planners (offline_cues)
-    offline_v3,
     offline_windows,
 )
 from flawedcode.models.offline_attention import AttentionDecay, decay_window
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import help_text, plan
-from flawedcode.models.offline_memory import is_note, is_summary_message, text_of
-from flawedcode.models.offline_plan import Context, Step, Task, ToolResult, fill_arguments, tool_name_for
+from flawedcode.models.offline_memory import is_note, is_summary_message, recall_from_memory, text_of
+from flawedcode.models.offline_plan import TOOL_NAMES_BY_INTENT, Context, Step, Task, ToolResult, calls, fill_arguments, reply, tool_name_for
 from flawedcode.models.offline_results import answer_task, next_step
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
-from flawedcode.models.teaching import seen, summary, workspace
+from flawedcode.models.teaching import offered, seen, summary, workspace
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -199,8 +198,7 @@ class OfflineModel(BaseChatModel):
         visible = offline_windows.notes_as_summaries(window.visible, tool_schemas)  # its notes read back (offline_windows.py)
         latest = next((i for i in range(len(visible) - 1, -1, -1)
                        if isinstance(visible[i], HumanMessage) and not is_summary_message(visible[i])), None)
-        offered = offline_v3.offered_tools(tool_schemas)  # a deferred tool is offered: it is loaded before use
-        context = self.context(visible[:latest] if latest is not None else visible, offered, window.truncated)
+        context = self.context(visible[:latest] if latest is not None else visible, offered.offered(tool_schemas), window.truncated)
         context.system = list(window.system)
         context.input_tokens = window.input_tokens
         if latest is None:
@@ -216,11 +214,25 @@ class OfflineModel(BaseChatModel):
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
         asked = workspace.read_ask(text)  # the demo project's asks (teaching/workspace.py)
-        tasks = [Task("workspace", detail={"ask": asked})] if asked else offline_v3.plan_message(text, context) or plan(text, context)
+        tasks = [Task("workspace", detail={"ask": asked})] if asked else self.own_tools(text, context, tool_schemas) or plan(text, context)
         made = tool_results_after(visible, latest)
-        tasks, results = offline_v3.with_deferred_tools(tasks, made, tool_schemas)  # v3's
-        loaded = [str(result.args.get("group")) for result in made if result.name == "load_tools"]
-        return self.carry_out(tasks, results, tool_schemas, context, loaded)
+        loaders = offered.loaders(tool_schemas)  # a deferred tool is loaded before use (teaching/offered.py)
+        loaded = {str(next(iter(result.args.values()), "")) for result in made if result.name in loaders}
+        results = [result for result in made if result.name not in loaders]
+        wanted = [set(TOOL_NAMES_BY_INTENT.get(step.intent, (step.intent,))) for task in tasks for step in task.steps
+                  if tool_name_for(step.intent, tool_schemas) is None]
+        if (load := next(filter(None, (offered.load_call(names, tool_schemas, loaded) for names in wanted)), None)) is not None:
+            tasks = [calls(Step(*load))]
+        return self.carry_out(tasks, results, tool_schemas, context, sorted(loaded))
+
+    def own_tools(self, text: str, context: Context, tool_schemas: dict[str, dict[str, Any]]) -> list[Task] | None:
+        """A recall from the memory in its leading data, or what the message asks of the agent's own tools (teaching/offered.py)."""
+        if recalled := recall_from_memory(text, context):
+            return [recalled]
+        if (work := offered.read(text, context.earlier, tool_schemas)) is None:
+            return None
+        return ([reply(work.say)] if work.say else []) + [task for ask in work.asks for task in plan(ask, context)] + (
+            [calls(*(Step(name, args) for name, args in work.calls))] if work.calls else []) + ([reply(work.then_say)] if work.then_say else [])
 
     def context(self, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]], truncated: bool) -> Context:
         return Context(self.vocabulary(), set(tool_schemas), self.max_input_tokens, list(earlier), truncated,
@@ -278,7 +290,8 @@ class OfflineModel(BaseChatModel):
                     break
                 name = tool_name_for(step.intent, tool_schemas)
                 arguments = fill_arguments(tool_schemas[name], step.roles) if name else None
-                if arguments is None and (loader := offline_v3.loader_call(step.intent, tool_schemas)) is not None:
+                wanted = set(TOOL_NAMES_BY_INTENT.get(step.intent, (step.intent,)))
+                if arguments is None and (loader := offered.load_call(wanted, tool_schemas)) is not None:
                     return "", [loader]  # the step's tool is deferred: load it first (docs/offline-model.md)
                 if arguments is None:
                     have = ", ".join(tool_schemas) or "none"

@@ -9,6 +9,7 @@ Its phrases are data: ``offline_answers.toml``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import namedtuple
 from typing import Any
@@ -305,3 +306,44 @@ def scratch_copy_about(context: Context, refs: list[Any]) -> tuple[str, Any] | N
             if held:
                 return path, max(held, key=lambda ref: len(ref.key))
     return None
+
+
+# --- notes from a memory block in the leading data (v3's memory.md, any agent's) ---------------
+
+SAY_FROM_MEMORY = "From memory ({source}): {quoted}."
+
+
+def memory_notes(system: list[BaseMessage]) -> tuple[list[str], str]:
+    """The user's notes in the leading data (a ``User notes (verbatim):`` list) and where they are kept (a file it names)."""
+    notes: list[str] = []
+    source = "my instructions"
+    for message in system:
+        block = re.search(r"User notes \(verbatim\):\n((?:- .*\n?)+)", text_of(message))
+        if block:
+            notes += [unquoted(line[2:].strip()) for line in block.group(1).splitlines() if line.startswith("- ")]
+            source = next(iter(re.findall(r'file="([^"]+)"', text_of(message))), source)
+    return notes, source
+
+
+def unquoted(note: str) -> str:
+    """A block's note as text: its JSON string read back, after the ``[correction]`` mark when it has one."""
+    mark = "[correction] " if note.startswith("[correction] ") else ""
+    try:
+        text = json.loads(note[len(mark):])
+    except ValueError:
+        return note
+    return mark + text if isinstance(text, str) else note
+
+
+def recall_from_memory(text: str, context: Context) -> Task | None:
+    """A question about what the user said, answered from the memory block when no visible note answers it."""
+    notes, source = memory_notes(getattr(context, "system", []) or [])
+    norm = normalize(text)
+    if not notes or "?" not in text or visible_notes(context.earlier) and is_note_question(norm, context):
+        return None
+    if re.search(r"\b(?:average|mean|median|min|max|rows?|docs|load|spread|20\d\d)\b", norm):
+        return None  # a data question, not a recall
+    if not (matches := _matching_notes(norm, notes)):
+        return None
+    corrections = [note for note in matches if note.lower().startswith("[correction]")]
+    return reply(SAY_FROM_MEMORY.format(source=source, quoted="; ".join(f'"{note}"' for note in (corrections or matches))))

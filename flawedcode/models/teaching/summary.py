@@ -1,16 +1,14 @@
-"""Summaries, for any agent that asks: extracted from the messages it shows, never invented (issue 41, stage 4).
+"""Summaries for any agent that asks, extracted from the messages it shows, never invented (issue 41, stage 4).
 
-A summary is asked for when the latest user message has a summary word (``session.toml``) and holds a
-conversation rendered as ``<message type="...">`` blocks (LangChain's ``get_buffer_string(format="xml")``,
-as v2 and the peers send it), or says it is about the conversation. A live request summarizes the
-messages before it: the leading goal, then 'the N messages' after the goal and earlier summaries (a user
-message in brackets, '[Plan reminder: ...]', is the agent's own note) or all of them; the summaries too
-when it asks to consolidate them (not 'consolidate ...: no'), or only they ('the 3 summary blocks').
-'Under 600 characters' drops whole lines (``DROP_ORDER``); 'the goal is pinned' drops SESSION INTENT.
-A rendered conversation's summary is not cut to the length its prompt names (v2's '1,500 characters'):
-cutting it moved lessons' figures with the length of the clone's path (measured), so it is left whole.
-Sections: SESSION INTENT (the goal verbatim), SUMMARY (requests, calls and outcomes, sentences with
-decimal figures, the user's notes), ARTIFACTS (scratch/ and archives/ paths), NEXT STEPS (the last request).
+Asked for when the latest user message has a summary word (``session.toml``) and holds a conversation
+rendered as ``<message type="...">`` blocks (v2 and the peers send it so), or says it is about the
+conversation. A live request summarizes the messages before it: the leading goal, then 'the N messages'
+after it and the earlier summaries (an agent's bracketed note, '[Plan reminder: ...]', is not one), or
+all; the summaries too when it asks to consolidate them (not 'consolidate ...: no'), or only they ('the
+3 summary blocks'). 'Under 600 characters' drops whole lines (``DROP_ORDER``), 'the goal is pinned' the
+SESSION INTENT. A rendered conversation's summary is never cut: cutting it to v2's '1,500 characters'
+moved lesson figures with the clone's path (measured). Sections: SESSION INTENT (the goal verbatim),
+SUMMARY (requests, calls and outcomes, sentences with figures, notes), ARTIFACTS, NEXT STEPS.
 """
 
 from __future__ import annotations
@@ -36,12 +34,9 @@ WORD = re.compile(r"tl;dr|[\w'-]+")
 FIGURE = re.compile(r"-?\d+\.\d+")
 COUNT = re.compile(r"\b(\d+) (summary blocks|summaries|messages)\b")
 LIMIT = re.compile(r"\b([\d,]+) (\w+)")
-DROP_ORDER = ("Actions (", "Requests: ", "## ARTIFACTS", "Numbers reported:", "User notes")
-"""When a summary must be shorter, whole lines go: old actions, then requests, paths, figures (the oldest
-first, but the session's first figure last of all), notes; then headings with nothing under them."""
+DROP_ORDER = ("Actions (", "Requests: ", "## ARTIFACTS", "Numbers reported:", "User notes")  # the session's first figure last
 
-Said = tuple[str, str, list[tuple[str, dict[str, Any]]]]
-"""One message as a summary reads it: its type ('human', 'ai', 'tool', 'system'), its text and its calls."""
+Said = tuple[str, str, list[tuple[str, dict[str, Any]]]]  # a message's type ('human', 'ai', 'tool', 'system'), text, calls
 
 
 def words_in(text: str, phrases: list[str]) -> bool:
@@ -73,7 +68,6 @@ def reply(visible: list[BaseMessage], latest: int) -> str | None:
 
 
 def chosen(earlier: list[BaseMessage], instruction: str) -> list[BaseMessage]:
-    """The messages a live request asks to summarize (module docstring)."""
     start = 1 if isinstance(earlier[0], HumanMessage) and not is_summary(earlier[0].text) else 0
     end = next((i for i in range(start, len(earlier)) if not is_summary(earlier[i].text)), len(earlier))
     counted = {kind: int(number) for number, kind in COUNT.findall(instruction.lower())}
@@ -91,7 +85,6 @@ def said(message: BaseMessage) -> Said:
 
 
 def rendered(text: str) -> list[Said]:
-    """The messages of a conversation rendered as ``<message type="...">`` blocks."""
     messages: list[Said] = []
     for block in BLOCK.finditer(text):
         calls = []
@@ -106,7 +99,6 @@ def rendered(text: str) -> list[Said]:
 
 
 def goal_in(summary: str) -> str | None:
-    """The goal a summary states: its goal line, else its SESSION INTENT section."""
     if match := re.search(rf"^{re.escape(GOAL_LINE.strip())}[ \t]*(.+)$", summary, re.MULTILINE):
         return match.group(1).strip()
     section = re.search(r"^## SESSION INTENT\s*\n(.*?)(?=^## |\Z)", summary, re.MULTILINE | re.DOTALL)
@@ -114,7 +106,6 @@ def goal_in(summary: str) -> str | None:
 
 
 def section(text: str, title: str) -> list[str]:
-    """The ``- `` lines under a summary's ``title`` line."""
     found = re.search(rf"^{re.escape(title)}\n((?:- .*\n?)+)", text, re.MULTILINE)
     return [line[2:].strip() for line in found.group(1).splitlines()] if found else []
 
@@ -130,17 +121,15 @@ def call_text(name: str, args: dict[str, Any]) -> str:
 
 
 def is_note(text: str) -> bool:
-    """A statement for the model to keep ('remember that ...', 'my name is ...'), not a question."""
     words = re.findall(r"[\w']+", text.lower())
     while words and words[0] in WORDS["notes"]["lead_in"]:
         words.pop(0)
     opening = f" {' '.join(words)} "
-    return "?" not in text and (any(opening.startswith(f" {verb} ") for verb in WORDS["notes"]["verbs"])
+    return "?" not in text and (any(opening.startswith(f" {verb} ") for verb in WORDS["notes"]["verbs"] + WORDS["notes"]["statements"])
                                 or opening.endswith((" remember that ", " remember this ")))
 
 
 def write(messages: list[Said]) -> str:
-    """A compact structured summary, extracted (not invented) from the messages."""
     goal = goal_of(messages)
     earlier = [text for kind, text, _ in messages if kind in ("human", "system") and is_summary(text)]
     later = [text for kind, text, _ in messages if kind == "human" and not is_summary(text) and text != goal]
@@ -172,15 +161,10 @@ def write(messages: list[Said]) -> str:
     return "\n".join(lines)
 
 
-def goal_of(messages: list[Said]) -> str:
-    """The first summary's goal or the first request, whichever comes first."""
-    for kind, text, _ in messages:
-        if kind in ("human", "system") and is_summary(text):
-            if found := goal_in(text):
-                return found
-        elif kind == "human":
-            return text
-    return ""
+def goal_of(messages: list[Said]) -> str:  # the first summary's goal or the first request, whichever comes first
+    goals = (goal_in(text) if is_summary(text) else text for kind, text, _ in messages
+             if kind in ("human", "system") and (is_summary(text) and goal_in(text) or kind == "human" and not is_summary(text)))
+    return next(goals, "")
 
 
 def outcome(content: str) -> str:
@@ -199,10 +183,9 @@ def artifacts(messages: list[Said]) -> list[str]:
 
 
 def fit(summary: str, instruction: str) -> str:
-    """The summary within the length the request names ('under 600 characters'), by dropping whole lines."""
     limits = [int(number.replace(",", "")) for number, unit in LIMIT.findall(instruction.lower()) if unit in WORDS["summary"]["limit"]]
     if not limits or len(summary) <= limits[0]:
-        return summary
+        return summary  # else whole lines go, DROP_ORDER's kinds first
     lines: list[str | None] = list(tidy(summary).splitlines())
     kinds, kind = [], ""
     for line in lines:  # a '- ' line is of its heading's kind
@@ -218,8 +201,7 @@ def fit(summary: str, instruction: str) -> str:
     return tidy("\n".join(line for line in lines if line is not None))
 
 
-def tidy(summary: str) -> str:
-    """The summary without blank lines and without headings that have nothing under them."""
+def tidy(summary: str) -> str:  # no blank lines, no heading with nothing under it
     lines = [line for line in summary.splitlines() if line.strip()]
 
     def heading(line: str) -> bool:
