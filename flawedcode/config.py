@@ -99,7 +99,7 @@ class AgentConfig(_Strict):
     model: str | None = Field(None, description="Model spec ('offline', 'openai:gpt-4o-mini'); None = FLAWEDCODE_MODEL or offline.")
     budget_tokens: int | None = Field(DEFAULT_BUDGET_TOKENS, gt=0, description="Context budget managed by the agent; None = the model's window.")
     system_prompt: str = Field(default_factory=lambda: (PROMPTS_DIR / "system.md").read_text(encoding="utf-8"), description="System prompt text.")
-    recursion_limit: int = Field(25, gt=0, description="Most graph steps per user turn (about two per tool call).")
+    recursion_limit: int = Field(25, gt=0, description="Most steps per user turn: a model call or a round of tool calls each (hooks not counted).")
     timeout_seconds: float | None = Field(None, gt=0, description="Seconds one model request may take; None = 120 (a real model's default).")
 
 
@@ -214,7 +214,7 @@ class SubagentConfig(_Strict):
     """A child agent's own limits (none of them is the parent's)."""
 
     budget_tokens: int = Field(4096, gt=0, description="The child's context budget (its own, whatever the parent's).")
-    recursion_limit: int = Field(60, gt=0, description="Most graph steps of the child's one turn (a few per tool call).")
+    recursion_limit: int = Field(30, gt=0, description="Most steps of the child's one turn (a model call or a round of tools each).")
     summary_trigger: float = Field(0.6, gt=0, le=1, description="The child's own summary trigger, a share of its budget.")
     result_tokens: int = Field(64, gt=20, description="Most tokens of the child's answer the parent receives (at most ~300).")
     max_tasks_per_turn: int = Field(8, gt=0, le=64, description="Most task calls run in one parent turn; more are refused.")

@@ -163,3 +163,18 @@ def test_clear_starts_a_new_conversation_with_its_own_archive(tmp_path: Path) ->
     assert agent.messages == [] and agent.conversation_id != first_id
     assert agent.archive.parts() == [] and agent.archive.folder.name == agent.conversation_id
     assert "don't know" in agent.send(GOAL_QUESTION).lower()
+
+
+def test_the_step_limit_lets_every_version_call_the_model_as_often_as_v1(tmp_path: Path) -> None:
+    """A hook is no step of the agent's: at a 7-step limit every version makes v1's 4 model calls (3 rounds of tools)
+    before it stops. While their hook nodes counted, v2 and v3 stopped after 2 (at 25 steps: 6 model calls, v1's 13)."""
+    from flawedcode.lessons import lesson_agent
+
+    request = ("get docs for money_markets/sofr, then load 50 rows of SOFR data, then tell me the average SOFR rate in 2024; "
+               "get docs for money_markets/effr, then load 50 rows of EFFR data, then tell me the average EFFR in 2024")
+    calls = {}
+    for version in ("v1", "v2", "v3"):
+        agent = lesson_agent(version, budget_tokens=BUDGET, folder=tmp_path / version, watch=False, config={"recursion_limit": 7})
+        assert agent.send(request) == "I stopped after 7 steps without a final answer."
+        calls[version] = len(agent.token_log)
+    assert calls == {"v1": 4, "v2": 4, "v3": 4}

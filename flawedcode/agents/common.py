@@ -168,19 +168,19 @@ class BaseAgent:
 
 
 def graph_steps(recursion_limit: int, middleware: Sequence[AgentMiddleware]) -> int:
-    """``recursion_limit`` in LangGraph's steps, not counting the nodes of guards that are no step of the agent's.
+    """``recursion_limit`` (the agent's steps: a model call, a round of tool calls) in LangGraph's steps.
 
-    Each ``before_model`` hook is a node of the graph, and LangGraph counts every node run as a step.
-    A guard that stands beside a lesson's hook in a node of its own (``extra_graph_step = True``, as
-    ``resilience.CompactionGuard``) must not shorten the agent's turn: the limit is stretched so that
-    the model and the tools run exactly as often as without that node.
+    Each ``before_model`` and ``after_model`` hook is a node of the graph, and LangGraph counts every
+    node run as a step. A hook is no step of the agent's: v2's lesson hook (``ManageContext``), its
+    guards (``RepairToolCallsMiddleware``, ``CompactionGuard``) and v3's stand in the loop beside the
+    model and the tools, so the limit is stretched to let the model and the tools run exactly as often
+    as in v1, which has no hook (25 steps: 13 model calls and 12 rounds of tool calls in every version).
+    Counted as steps, v2's three hook nodes let a 25-step turn make 6 model calls where v1 made 13.
     """
-    chain = [m for m in middleware if type(m).before_model is not AgentMiddleware.before_model] + [None, None]
-    steps = [index for index, node in enumerate(chain) if not getattr(node, "extra_graph_step", False)]
-    if len(steps) == len(chain):
-        return recursion_limit
-    loops, into_loop = divmod(recursion_limit, len(steps))  # whole rounds of (hooks, model, tools), then part of one
-    return loops * len(chain) + steps[into_loop]
+    hooks = sum(1 for m in middleware for hook in ("before_model", "after_model")
+                if getattr(type(m), hook) is not getattr(AgentMiddleware, hook))
+    loops, into_loop = divmod(recursion_limit, 2)  # whole rounds of (model, tools), then the model of one more
+    return loops * (hooks + 2) + (hooks + into_loop if into_loop else 0)
 
 
 def reply_text(messages: Sequence[AnyMessage]) -> str:

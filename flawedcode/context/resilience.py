@@ -20,8 +20,8 @@ holds the lesson or calls its methods. In the order LangChain runs them:
 | ``ReadBackPagingMiddleware`` | wrap_tool_call | 6. a read-back is paged to fit |
 
 Each ``before_model`` hook is a node of LangChain's graph, and LangGraph counts nodes against the
-turn's step limit; ``CompactionGuard``'s node is not counted (``agents/common.py``'s ``graph_steps``),
-so a turn runs the model and the tools exactly as often as before the guard had a node of its own.
+turn's step limit; no hook's node is counted (``agents/common.py``'s ``graph_steps``), so a turn runs
+the model and the tools exactly as often as v1's, which has no hook.
 Each guard below answers one way the plain steps fail:
 
 1. **A summarizer that keeps failing** (a server down, a blank reply): back off. After a failed or
@@ -398,8 +398,6 @@ class CompactionGuard(AgentMiddleware):
 
     Its node is no step of the agent's: the turn's step limit does not count it (``agents.common.graph_steps``).
     """
-
-    extra_graph_step = True
 
     def __init__(self, *, archive: ConversationArchive, counter: TokenCounter, budget: ContextBudget,
                  log: SessionLog) -> None:
