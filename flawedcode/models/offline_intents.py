@@ -35,6 +35,7 @@ from flawedcode.models.offline_entities import DataframeRef, trading_days
 from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_range, shifted
 from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import COMMON_WORDS, content_words, singular, tags_in, unit_asked
+from flawedcode.models.teaching import introspect
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
@@ -404,7 +405,8 @@ def plan(text: str, context: Context) -> list[Task]:
 
 def help_text(context: Context) -> str:
     """What the model can do, with examples from the catalog it was given."""
-    return message("help", example=context.vocabulary.frames[-1].key if context.vocabulary.frames else "money_markets/sofr")
+    example = context.vocabulary.frames[-1].key if context.vocabulary.frames else "money_markets/sofr"
+    return introspect.answer("help", introspect.Seen([], example=example))  # teaching/introspect.py
 
 
 PLANNERS = {

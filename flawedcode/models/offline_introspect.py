@@ -10,17 +10,13 @@ replies are data (``offline_introspect.toml``).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-
-from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, STUB_PREFIX, SUMMARY_PREFIX
 from flawedcode.models.offline_cues import data_file, register_planner
 from flawedcode.models.offline_file_rules import run_tests_step
-from flawedcode.models.offline_memory import is_summary_message, text_of
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, ToolResult, reply
 from flawedcode.models.offline_stats import READ_HEADER
+from flawedcode.models.teaching import introspect
 from flawedcode.models.teaching.seen import read_test_run
 
 SAY: dict[str, str] = data_file("offline_introspect.toml")["say"]
@@ -33,53 +29,6 @@ FAILING_CALL = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<mo
 """pytest's assertion rewrite naming the function a failing assertion called (``<function f at 0x..> = module.f``)."""
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\w+)\n\s+(?P<code>.+)$', re.MULTILINE)
 """A traceback frame (the python test_*.py fallback prints these instead of pytest's report)."""
-
-
-def say(name: str, context: Context, **values: object) -> list[Task]:
-    """The reply ``name`` of ``[say]``, told with what the model can see of the conversation (``{seen}``)."""
-    count = len(context.earlier) + 1
-    seen = SAY["seen"].format(count=count, s="s" if count > 1 else "", cut=SAY["seen_cut" if context.truncated else "seen_whole"])
-    return [reply(SAY[name].format(seen=seen, **values))]
-
-
-def plan_context_window(clause: Clause, context: Context) -> list[Task]:
-    used = context.input_tokens / context.window_tokens if context.window_tokens else 0.0
-    return say("context_window", context, tokens=context.input_tokens, window=context.window_tokens, used=used)
-
-
-def plan_offloaded(clause: Clause, context: Context) -> list[Task]:
-    stubs = [text_of(message).splitlines()[0] for message in context.earlier
-             if isinstance(message, ToolMessage) and text_of(message).lstrip().startswith(STUB_PREFIX)]
-    if not stubs:
-        return say("no_stub", context)
-    listed = "\n".join(f"- {stub.strip().removeprefix(STUB_PREFIX).rstrip(']')}" for stub in stubs)
-    many = len(stubs) > 1
-    return say("stubs", context, count=len(stubs), s="s" if many else "", were="were" if many else "was", listed=listed)
-
-
-def plan_tool_calls(clause: Clause, context: Context) -> list[Task]:
-    """'which tools did you call so far?': each tool called in the messages it can see, how often, and the last arguments."""
-    calls = [call for message in context.earlier if isinstance(message, AIMessage) for call in message.tool_calls]
-    if not calls:
-        return say("no_calls", context)
-    counts = Counter(call["name"] for call in calls)  # in the order first called
-    last = {call["name"]: call["args"] for call in calls}
-    listed = "\n".join(f"- {name} x{count} (last with {_short(last[name])})" for name, count in counts.items())
-    return say("calls", context, count=len(calls), s="s" if len(calls) > 1 else "", listed=listed)
-
-
-def _short(args: dict) -> str:
-    text = ", ".join(f"{key}={value!r}" for key, value in args.items())
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
-def plan_archived(clause: Clause, context: Context) -> list[Task]:
-    files: list[str] = []
-    for message in context.earlier:
-        text = text_of(message)
-        if text.startswith((SUMMARY_PREFIX, COMPACTED_PREFIX)) or ARCHIVE_LINE in text:
-            files += [path for path in ARCHIVE_FILE.findall(text) if path not in files]
-    return say("archives", context, listed="\n".join(f"- {path}" for path in files)) if files else say("no_archive", context)
 
 
 def plan_failing_tests(clause: Clause, context: Context) -> list[Task]:
@@ -149,19 +98,14 @@ def answer_count_rows(task: Task, results: list[ToolResult], context: Context) -
     return SAY["rows_of_csv" if str(task.path).endswith(".csv") else "rows"].format(path=task.path, lines=lines, rows=lines - 1)
 
 
-def plan_previous_request(clause: Clause, context: Context) -> list[Task]:
-    """'what was my last question?': the latest earlier request it can see, word for word."""
-    requests = [text_of(message).strip() for message in context.earlier if isinstance(message, HumanMessage) and not is_summary_message(message)]
-    if not requests:
-        return say("no_previous", context, where="it fell out of my window" if context.truncated else "this is the first request I can see")
-    return say("previous", context, request=requests[-1])
+def seen_of(context: Context) -> introspect.Seen:
+    """What the model sees before the question, for the teaching model's answers about the conversation."""
+    example = context.vocabulary.frames[-1].key if context.vocabulary.frames else "money_markets/sofr"
+    return introspect.Seen(context.earlier, context.system, context.truncated, context.input_tokens, context.window_tokens, example)
 
 
-register_planner("context_window", plan_context_window)
-register_planner("previous_request", plan_previous_request)
-register_planner("offloaded", plan_offloaded)
-register_planner("archived", plan_archived)
-register_planner("tool_calls", plan_tool_calls)
+for _kind in ("context_window", "previous_request", "offloaded", "archived", "tool_calls"):  # answers: teaching/introspect.py
+    register_planner(_kind, lambda clause, context, kind=_kind: [reply(introspect.answer(kind, seen_of(context)))])
 register_planner("failing_tests", plan_failing_tests, answer=answer_failing_tests)
 register_planner("count_rows", plan_count_rows, answer=answer_count_rows)
 register_planner("count_tests", plan_count_tests, answer=answer_count_tests)

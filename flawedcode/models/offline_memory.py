@@ -74,29 +74,6 @@ def clip(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def answer_goal(earlier: list[BaseMessage], system: list[BaseMessage], truncated: bool) -> str:
-    """The original goal, from what is visible before the question, or an honest 'I don't know'."""
-    for message in [*reversed(earlier), *system]:
-        if is_summary_message(message) or (isinstance(message, SystemMessage) and GOAL_LINE.search(text_of(message))):
-            if goal := goal_in_summary(text_of(message)):
-                return SAY["goal_from_summary"].format(goal=goal)
-    requests = [message for message in earlier if isinstance(message, HumanMessage) and not is_summary_message(message)]
-    if truncated or not requests:
-        return SAY["goal_cut" if truncated else "goal_none"]
-    return SAY["goal_from_first"].format(goal=text_of(requests[0]).strip())
-
-
-def answer_last_action(earlier: list[BaseMessage]) -> str:
-    results = {message.tool_call_id: text_of(message) for message in earlier if isinstance(message, ToolMessage)}
-    call = next((message.tool_calls[-1] for message in reversed(earlier) if isinstance(message, AIMessage) and message.tool_calls), None)
-    if call is None:
-        return SAY["no_tool_call"]
-    line = f"The last thing I did was call {format_call(call['name'], call['args'])}"
-    if (result := results.get(call.get("id") or "")) is not None:
-        line += f"; it returned: {next((text for text in result.splitlines() if text.strip()), '(empty)')[:300]}"
-    return line + "."
-
-
 def format_call(name: str, args: dict[str, Any]) -> str:
     shown = [repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "...'" for value in args.values()]
     return f"{name}({', '.join(f'{key}={value}' for key, value in zip(args, shown))})"

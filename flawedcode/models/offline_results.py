@@ -16,10 +16,10 @@ from flawedcode.models import offline_memory as memory
 from flawedcode.models.offline_answers import SAY, answer_data, answer_period_gap, call_label, data_next_step, describe_stub, relay_error
 from flawedcode.models.offline_cues import answer_for
 from flawedcode.models.offline_file_rules import RUN_TIMEOUT_SECONDS, run_script_code
-from flawedcode.models.offline_introspect import FAILING_CALL, report_test_run
+from flawedcode.models.offline_introspect import FAILING_CALL, report_test_run, seen_of
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import CONTINUATION, READ_HEADER, offload_path
-from flawedcode.models.teaching import workspace
+from flawedcode.models.teaching import introspect, workspace
 
 QUOTED_AS: dict[str, list] = SAY["quoted"]
 """How answer_one quotes a tool's result: its lead line and at most how many lines (others: '<tool> returned:', 12)."""
@@ -82,8 +82,8 @@ def _function_hit(task: Task, content: str) -> tuple[str, int, str] | None:
 
 ANSWERS: dict[str, Callable[[Task, list[ToolResult], Context], str]] = {
     "reply": lambda task, results, context: task.text,
-    "goal": lambda task, results, context: memory.answer_goal(context.earlier, context.system, context.truncated),
-    "last_action": lambda task, results, context: memory.answer_last_action(context.earlier),
+    "goal": lambda task, results, context: introspect.answer("goal", seen_of(context)),
+    "last_action": lambda task, results, context: introspect.answer("last_action", seen_of(context)),
     "data": lambda task, results, context: answer_data(task, results, context.vocabulary),
     "period_gap": lambda task, results, context: answer_period_gap(task, context.vocabulary),
     "recall": lambda task, results, context: memory.answer_recall_from_archive(task, results, context),

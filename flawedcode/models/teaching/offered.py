@@ -4,11 +4,10 @@ No agent's tool names are known: a tool's role is read from its description and 
 ``session.toml``): a **plan** tool takes a list of items with a text field (a status enum gives its
 values), a **memory** or **delegation** tool takes one text (a boolean named for a correction marks
 one), a **loader** names groups of tools not bound ("group 'files' = write_file, list_files").
-A stated plan ("Plan: 1) ... 2) ...", "steps -- first A, then B") calls the plan tool, items pending;
-"continue" does the next item of the plan in view (the latest call holding a list of items, or an
-agent's bracketed note of ``- [status] item`` lines) as if asked, then marks it done; "what's the
-plan?" quotes it. "Delegate to sub-agents: A; B" calls the delegation tool per part (else the work is
-done directly); a note or a correction ("actually: ...") calls the memory tool. A tool not bound that
+"Plan: 1) ... 2) ..." calls the plan tool, items pending; "continue" does the next item of the plan in
+view (the latest call holding a list of items, or an agent's bracketed ``- [status] item`` lines) as if
+asked, then marks it done; "what's the plan?" quotes it. "Delegate to sub-agents: A; B" calls the
+delegation tool per part (else does the work); a note or "actually: ..." calls the memory tool. A tool
 a loader offers is loaded first (a group named for a role when no bound tool has it).
 """
 

@@ -1,0 +1,36 @@
+"""Questions about the conversation, answered only from what the model sees (teaching/introspect.py).
+
+The model is called directly with a message list; no agent is built."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from flawedcode.models.offline import OfflineModel
+from flawedcode.models.teaching.introspect import Seen, answer
+
+CALL = {"name": "chartbook_get_docs", "args": {"pipeline": "money_markets", "dataframe": "sofr"}, "id": "c1", "type": "tool_call"}
+HISTORY = [HumanMessage("I want the 2024 SOFR mean."), AIMessage("", tool_calls=[CALL]),
+           ToolMessage("# Secured Overnight Financing Rate\nrows...", tool_call_id="c1"), AIMessage("Here are the docs.")]
+
+
+def test_the_goal_is_the_first_request_it_sees_a_summarys_goal_or_unknown_when_cut() -> None:
+    assert answer("goal", Seen(HISTORY)) == 'Your original goal was: "I want the 2024 SOFR mean." (your first message in this conversation).'
+    summary = HumanMessage("[Conversation summary 1]\n## SESSION INTENT\nOriginal goal (verbatim): find the 2024 SOFR mean\n")
+    assert "find the 2024 SOFR mean" in answer("goal", Seen([summary, *HISTORY[1:]]))
+    assert "no longer in my context window" in answer("goal", Seen(HISTORY, truncated=True))
+    assert "I don't know" in answer("goal", Seen([]))
+
+
+def test_the_last_call_the_previous_request_and_the_calls_are_read_from_the_messages() -> None:
+    assert answer("last_action", Seen(HISTORY)) == ("The last thing I did was call chartbook_get_docs(pipeline='money_markets', "
+                                                     "dataframe='sofr'); it returned: # Secured Overnight Financing Rate.")
+    assert 'Your last request before this one was: "I want the 2024 SOFR mean."' in answer("previous_request", Seen(HISTORY))
+    assert "- chartbook_get_docs x1" in answer("tool_calls", Seen(HISTORY))
+    assert "no offload stub" in answer("offloaded", Seen(HISTORY)) and "Nothing I can see has been archived" in answer("archived", Seen(HISTORY))
+
+
+def test_the_model_answers_them_in_a_conversation() -> None:
+    reply = OfflineModel().invoke([*HISTORY, HumanMessage("What did you just read?")]).text
+    assert reply.startswith("The last thing I did was call chartbook_get_docs(")
+    assert "Try: 'List ChartBook dataframes'" in OfflineModel().invoke([HumanMessage("what can you do?")]).text
