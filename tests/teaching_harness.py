@@ -1,20 +1,34 @@
 """Talk to a teaching model directly: a message list in, a reply out, the real tools run in between.
 
-No agent is built: ``converse`` binds the real tools, invokes the model, runs each tool call it makes
-and feeds the result back until it answers. ``judge`` scores a reply against a case of
+No agent is built: a ``Chat`` (optionally with a system prompt and more tools) binds the real tools, invokes the model, runs each tool call it makes
+and feeds the result back until it answers; the next request is appended to the same message list.
+``converse`` is one chat, turn by turn. ``judge`` scores a reply against a case of
 ``tests/corpora/fresh_registers.yaml``: right (every truth figure appears), declined (a decline or a
 question with no decimal figure), or wrong (anything else: a confident figure for another question).
+
+``fast_workspace`` is a workspace whose ``run_python`` runs the model's code in this process (the same
+code, the same current folder, the same printed output and exit-code line) instead of starting the
+sandbox, which costs about a second a call: the phrase tests make hundreds of calls. What the sandbox
+enforces is tested in tests/test_tools.py and tests/test_hardening*.py; what an agent adds around the
+model (offloading, summaries, memory) in the few end-to-end cases that build one.
 """
 
 from __future__ import annotations
 
+import builtins
+import contextlib
+import io
+import os
 import re
+import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
 import yaml
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from flawedcode.infra.sandbox import BoundedCapture, RunResult
 from flawedcode.tools import Workspace, make_tools
 
 CORPORA = Path(__file__).parent / "corpora"
@@ -36,24 +50,77 @@ def workspace_in(root: Path) -> Workspace:
     return Workspace.create(root / "ws", scratch_dir=root / "scratch", archive_dir=root / "archives")
 
 
-def converse(model: Any, says: list[str], workspace: Workspace) -> list[str]:
-    """Each user turn in order, answered with the real tools; the replies."""
-    bound = model.bind_tools(make_tools(workspace))
-    tools = {tool.name: tool for tool in make_tools(workspace)}
-    messages: list[BaseMessage] = []
-    replies = []
-    for say in says:
-        messages.append(HumanMessage(say))
+def fast_workspace(root: Path) -> Workspace:
+    """A workspace in ``root`` whose run_python runs the code in this process (see the module docstring)."""
+    workspace = workspace_in(root)
+    workspace.sandbox.run = lambda code, timeout, max_output_bytes: run_here(workspace.root, code, max_output_bytes)
+    return workspace
+
+
+def run_here(folder: Path, code: str, max_output_bytes: int) -> RunResult:
+    """``code`` run as ``python -c`` would run it in ``folder``: its exit code and what it printed (stdout and stderr)."""
+    printed = io.StringIO()
+    before, argv, path, modules = os.getcwd(), sys.argv, list(sys.path), set(sys.modules)
+    exit_code = 0
+    try:
+        os.chdir(folder)
+        sys.argv = ["-c"]
+        sys.path.insert(0, "")  # as `python -c`: the current folder first
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            try:
+                exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": builtins})  # noqa: S102
+            except SystemExit as stop:
+                exit_code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+                if stop.code is not None and not isinstance(stop.code, int):
+                    print(stop.code, file=sys.stderr)
+            except BaseException as error:  # noqa: BLE001 - the code's own error, shown as Python shows it
+                frames = error.__traceback__.tb_next if error.__traceback__ else None  # not this function's frame
+                print("".join(traceback.format_exception(type(error), error, frames)), end="", file=sys.stderr)
+                exit_code = 1
+    finally:
+        os.chdir(before)
+        sys.argv, sys.path[:] = argv, path
+        for name in set(sys.modules) - modules:  # the workspace's own modules (analyze, its tests): a fresh Python each call
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+                del sys.modules[name]
+    capture = BoundedCapture(max_output_bytes)
+    capture.add(printed.getvalue().encode("utf-8", errors="replace"))
+    return RunResult(exit_code, capture.text())
+
+
+class Chat:
+    """One conversation with the model, no agent: ``send`` appends a request, runs the tool calls, returns the reply."""
+
+    def __init__(self, model: Any, workspace: Workspace, system: str | None = None, more_tools: tuple[Any, ...] = ()) -> None:
+        self.workspace = workspace
+        tools = [*make_tools(workspace), *more_tools]
+        self.tools = {tool.name: tool for tool in tools}
+        self.bound = model.bind_tools(tools)
+        self.messages: list[BaseMessage] = [SystemMessage(system)] if system else []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        """The tool calls (name, arguments) the last request led to, in order."""
+
+    def send(self, text: str) -> str:
+        self.messages.append(HumanMessage(text))
+        self.calls = []
         for _ in range(MAX_STEPS):
-            reply = bound.invoke(messages)
-            messages.append(reply)
+            reply = self.bound.invoke(self.messages)
+            self.messages.append(reply)
             if not reply.tool_calls:
                 break
             for call in reply.tool_calls:
-                output = tools[call["name"]].invoke(call["args"]) if call["name"] in tools else "Error: no such tool"
-                messages.append(ToolMessage(str(output), tool_call_id=call["id"], name=call["name"]))
-        replies.append(messages[-1].text if hasattr(messages[-1], "text") else str(messages[-1].content))
-    return replies
+                self.calls.append((call["name"], call["args"]))
+                tool = self.tools.get(call["name"])
+                output = tool.invoke(call["args"]) if tool is not None else "Error: no such tool"
+                self.messages.append(ToolMessage(str(output), tool_call_id=call["id"], name=call["name"]))
+        last = self.messages[-1]
+        return last.text if isinstance(last, AIMessage) else str(last.content)
+
+
+def converse(model: Any, says: list[str], workspace: Workspace) -> list[str]:
+    """Each user turn in order, answered with the real tools; the replies."""
+    chat = Chat(model, workspace)
+    return [chat.send(say) for say in says]
 
 
 def numbers_in(text: str) -> list[float]:

@@ -1,7 +1,9 @@
 """The offline model against its phrase and trap corpora (tests/corpora/, format in README.md there).
 
-Every case runs through a real agent (v2 by default, on the 8,192-token offline model) with the
-real tools in a fresh workspace. The developed parts must pass in full; the held-out parts,
+Every case is sent to the 8,192-token offline model directly, turn by turn, with the agents' system
+prompt and the real tools in a fresh workspace, and no agent (tests/teaching_harness.py; ``run_python``
+runs the model's code in this process). ``AGENT_CASES`` run end to end through real agents (v0, v1
+and v2) as well. The developed parts must pass in full; the held-out parts,
 set aside before any rule changed, must pass at least ``HELDOUT_FLOOR`` (scored in parallel by
 ``test_models_offline_heldout.py``, with this file's ``run_case``). Run this file as a script
 for the report (pass rates per part and per intent, failures of the developed parts):
@@ -249,16 +251,56 @@ def check_trap(case: dict[str, Any], reply: str) -> list[str]:
     return problems
 
 
+@cache
+def _model(window: int):
+    from flawedcode.models import OfflineModel
+
+    return OfflineModel(max_input_tokens=window)  # it keeps nothing between calls but its caches
+
+
+@cache
+def _system_prompt() -> str:
+    from flawedcode.config import V2Config
+
+    return V2Config().system_prompt
+
+
+def _new_chat(window: int, root: Path, memory: bool = True):
+    """The model called directly (no agent): each turn appended to one message list, or alone without ``memory``."""
+    from teaching_harness import Chat, fast_workspace
+
+    from flawedcode.context import ConversationArchive, make_search_archive_tool
+
+    workspace = fast_workspace(root)
+    archive = make_search_archive_tool(ConversationArchive(workspace.archive_dir, "corpus"))  # v2's ninth tool
+    chat = Chat(_model(window), workspace, system=_system_prompt(), more_tools=(archive,))
+
+    def turn(say: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+        if not memory:
+            chat.messages = chat.messages[:1]  # the system prompt only: each turn starts from nothing, as v0's do
+        return chat.send(say), chat.calls
+
+    return turn, workspace
+
+
 def run_case(case: dict[str, Any], version: str | None = None) -> Outcome:
+    """One case, turn by turn: on the model directly, or with ``version`` (v0, v1, v2) through a real agent."""
     from flawedcode.agents import AgentError
 
     outcome = Outcome(case["id"])
     with tempfile.TemporaryDirectory(prefix="flawedcode-corpus-") as folder:
-        agent, workspace = _new_agent(version or case.get("agent", "v2"), case.get("window", 8192), Path(folder))
+        if version is None:
+            send, workspace = _new_chat(case.get("window", 8192), Path(folder), memory=case.get("agent") != "v0")
+        else:
+            agent, workspace = _new_agent(version, case.get("window", 8192), Path(folder))
+
+            def send(say: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+                return _turn(agent, say)
+
         turns = case["turns"]
         for number, turn in enumerate(turns):
             try:
-                reply, calls = _turn(agent, turn["say"])
+                reply, calls = send(turn["say"])
             except AgentError as error:  # a failed turn is a failed case, not a crashed corpus
                 outcome.problems.append(str(error))
                 break
@@ -288,15 +330,37 @@ def test_the_corpora_are_big_enough_and_a_third_is_held_out():
     assert {case["intent"] for case in PHRASES_DEV} == {case["intent"] for case in phrases}
 
 
+AGENT_CASES = {"phrases_dev": ["stat-01"], "traps_dev": ["trap-unknown-01"]}
+"""Cases also run end to end through real agents: a phrase on v2, a trap on v0, v1 and v2."""
+
+
 @pytest.mark.parametrize("case", PHRASES_DEV, ids=[case["id"] for case in PHRASES_DEV])
 def test_developed_phrases(case):
     outcome = run_case(case)
     assert outcome.passed, "\n".join(outcome.problems + outcome.transcript)
 
 
-@pytest.mark.parametrize("version", ["v0", "v1", "v2"])
 @pytest.mark.parametrize("case", TRAPS_DEV, ids=[case["id"] for case in TRAPS_DEV])
-def test_developed_traps_on_every_agent(case, version):
+def test_developed_traps(case):
+    outcome = run_case(case)
+    assert outcome.passed, "\n".join(outcome.problems + outcome.transcript)
+
+
+TRAPS_OF_SEVERAL_TURNS = [case for case in TRAPS_DEV if len(case["turns"]) > 1]
+
+
+@pytest.mark.parametrize("case", TRAPS_OF_SEVERAL_TURNS, ids=[case["id"] for case in TRAPS_OF_SEVERAL_TURNS])
+def test_developed_traps_of_several_turns_each_turn_alone(case):
+    """v1 and v2 send the whole conversation, v0 each turn alone: a trap is declined either way."""
+    outcome = run_case({**case, "agent": "v0"})
+    assert outcome.passed, "\n".join(outcome.problems + outcome.transcript)
+
+
+@pytest.mark.parametrize(("part", "case_id", "version"),
+                         [(part, case_id, version) for part, ids in AGENT_CASES.items() for case_id in ids
+                          for version in (["v2"] if part.startswith("phrases") else ["v0", "v1", "v2"])])
+def test_cases_through_real_agents(part, case_id, version):
+    case = next(case for case in load_cases(part) if case["id"] == case_id)
     outcome = run_case(case, version)
     assert outcome.passed, "\n".join(outcome.problems + outcome.transcript)
 

@@ -1,7 +1,8 @@
 """The offline model reads the whole request: days, corrections, negations, transforms, moves and new operations.
 
-Each request runs through a real v2 agent on the 8,192-token offline model; every expected figure is
-computed here from the catalog with pandas, never copied from the model.
+Each request is sent to the 8,192-token offline model directly, with the real tools and no agent
+(tests/teaching_harness.py: one message list, a reply out); every expected figure is computed here
+from the catalog with pandas, never copied from the model.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from teaching_harness import Chat, fast_workspace
 
-from flawedcode.agents import make_agent
 from flawedcode.catalog import Catalog
 from flawedcode.models import OfflineModel
-from flawedcode.tools import Workspace
 
 FIGURE = re.compile(r"\d+\.\d{4}")
 """A figure as the model states one (four decimals)."""
@@ -28,11 +28,13 @@ def column(key: str, name: str, start: str | None = None, end: str | None = None
     return frame.set_index(pd.to_datetime(frame["date"]))[name]
 
 
+MODEL = OfflineModel()
+"""One model for every test: it keeps nothing between calls but its caches (the catalog's words, a token counter)."""
+
+
 @pytest.fixture
 def ask(tmp_path: Path):
-    workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
-    agent = make_agent("v2", model=OfflineModel(), workspace=workspace)
-    return agent.send
+    return Chat(MODEL, fast_workspace(tmp_path)).send
 
 
 def test_a_day_written_day_first_is_that_day(ask):
