@@ -88,12 +88,38 @@ def run_here(folder: Path, code: str, max_output_bytes: int) -> RunResult:
     return RunResult(exit_code, capture.text())
 
 
+class _Current:
+    """The workspace the shared tools see: every attribute is the current chat's workspace's."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.workspace, name)
+
+    def scrub(self, text: str) -> str:  # make_tools keeps this bound method: it must follow the current workspace
+        return self.workspace.scrub(text)
+
+
+_SHARED: list[tuple[_Current, list[Any]]] = []
+
+
+def tools_for(workspace: Workspace) -> list[Any]:
+    """The real tools, made once per process (about 0.1 s each time) and pointed at ``workspace``."""
+    if not _SHARED:
+        current = _Current(workspace)
+        _SHARED.append((current, make_tools(current)))  # type: ignore[arg-type]
+    current, tools = _SHARED[0]
+    current.workspace = workspace
+    return tools
+
+
 class Chat:
     """One conversation with the model, no agent: ``send`` appends a request, runs the tool calls, returns the reply."""
 
     def __init__(self, model: Any, workspace: Workspace, system: str | None = None, more_tools: tuple[Any, ...] = ()) -> None:
         self.workspace = workspace
-        tools = [*make_tools(workspace), *more_tools]
+        tools = [*tools_for(workspace), *more_tools]
         self.tools = {tool.name: tool for tool in tools}
         self.bound = model.bind_tools(tools)
         self.messages: list[BaseMessage] = [SystemMessage(system)] if system else []
@@ -104,6 +130,7 @@ class Chat:
         self.messages.append(HumanMessage(text))
         self.calls = []
         for _ in range(MAX_STEPS):
+            tools_for(self.workspace)  # the shared tools act on this chat's workspace
             reply = self.bound.invoke(self.messages)
             self.messages.append(reply)
             if not reply.tool_calls:

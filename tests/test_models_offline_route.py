@@ -1,6 +1,7 @@
 """The offline model routes each request by one scorer over the rows of offline_intents.toml.
 
-Each request runs through a real v2 agent on the offline model; expected figures are computed here
+Each request is sent to the offline model directly, with the real tools and no agent
+(tests/teaching_harness.py); expected figures are computed here
 from the catalog with pandas, and the rows are checked as data (every guard and planner they name exists).
 """
 
@@ -10,13 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from teaching_harness import Chat, fast_workspace
 
-from flawedcode.agents import make_agent
 from flawedcode.catalog import Catalog
 from flawedcode.models import OfflineModel
 from flawedcode.models.offline_cues import CUE_FILE, planner_for, ranked, read_cue_file
 from flawedcode.models.offline_intents import GUARDS
-from flawedcode.tools import Workspace
 
 
 def mean(key: str, name: str, start: str, end: str) -> float:
@@ -24,11 +24,13 @@ def mean(key: str, name: str, start: str, end: str) -> float:
     return float(pd.to_numeric(frame[name]).mean())
 
 
+MODEL = OfflineModel()
+"""One model for every test: it keeps nothing between calls but its caches."""
+
+
 @pytest.fixture
 def ask(tmp_path: Path):
-    workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
-    agent = make_agent("v2", model=OfflineModel(), workspace=workspace)
-    return agent.send
+    return Chat(MODEL, fast_workspace(tmp_path)).send
 
 
 def test_every_row_names_guards_and_a_planner_that_exist():
