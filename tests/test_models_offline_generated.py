@@ -8,16 +8,25 @@ in, or a condition on the rows. The reply must name what it
 could not use and state no figure: answering the request without the qualifier would be answering
 a wider question. The model is called directly with the real tools bound: a tool call means it set
 out to answer.
+
+Three more kinds (issue 41), each a short conversation with the model and the real tools, no agent: filler
+and social words around an answerable ask, qualifiers made of known words ('as a decimal', 'in basis
+points', 'the summer of 2024 (june to august)', 'daily change'), and a follow-up after a declined turn.
+Each reply is the figure of the question asked (computed here with pandas), or states no figure at all.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+from functools import cache
 
+import pandas as pd
 import pytest
 from langchain_core.messages import HumanMessage
+from teaching_harness import Chat, fast_workspace
 
+from flawedcode.catalog import Catalog
 from flawedcode.models import OfflineModel
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.tools import Workspace, make_tools
@@ -44,7 +53,8 @@ QUALIFIERS = [
     ("{stat} real {subject} in {year}", "real"),
     ("{request}, for each weekday", "weekday"),  # stop 36: was 'for each month', now read as a figure for each month
 ]
-FIGURE = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
+FIGURE = re.compile(r"(?<![\w.])-?\d+\.\d+(?!\w|\.\d)")
+"""A decimal figure, also one that ends a sentence ('mean 4.9458.')."""
 
 
 def _subjects() -> list[tuple[str, str]]:
@@ -98,3 +108,134 @@ def test_a_qualifier_it_cannot_use_is_named_and_no_figure_is_stated(bound_model,
     assert not reply.tool_calls, f"{text!r}: set out to answer with {reply.tool_calls[:1]}"
     assert named.lower() in reply.text.lower(), f"{text!r}: the reply does not name {named!r}: {reply.text}"
     assert not FIGURE.findall(reply.text), f"{text!r}: states a figure: {reply.text}"
+
+
+# --- issue 41: follow-ups after a declined turn, filler around an answerable ask, qualifiers made of known words --
+#
+# Each case is a conversation with the model and the real tools (tests/teaching_harness.py, no agent); the
+# figure it must give, if it gives one, is computed here with pandas. A reply is right (it states that figure),
+# declined (it states no decimal figure), or confidently wrong (any other figure): never the last.
+
+YEARS = ("2023", "2024")
+
+
+def _percent_series() -> list[tuple[str, str]]:
+    """(pipeline/dataframe, column): the first two percent columns of every dataframe, from the catalog's docs."""
+    catalog = Catalog()
+    found = []
+    for info in catalog.dataframes():
+        docs = catalog.column_docs(info.pipeline, info.dataframe)
+        found += [(info.ref, name) for name, doc in docs.items() if doc.unit == "percent"][:2]
+    return found
+
+
+SERIES = _percent_series()
+STATISTIC_OF = {"average": "mean", "median": "median", "highest": "max", "lowest": "min"}
+
+
+@cache
+def _values(key: str, column: str) -> pd.Series:
+    frame = Catalog().load(*key.split("/"), columns=[column])
+    return frame.set_index(pd.to_datetime(frame["date"]))[column].dropna()
+
+
+def figure(key: str, column: str, stat: str, first: str, last: str, transform: str | None = None) -> float:
+    values = _values(key, column)[first:last]
+    if transform == "daily change":  # from one day of the period to the next
+        values = values.diff().dropna()
+    return float(getattr(values, STATISTIC_OF[stat])())
+
+
+def _subject(key: str, column: str) -> str:
+    return f"{key} {column}"
+
+
+def verdict(reply: str, truth: float | None, scale: float = 1.0) -> str:
+    """'right' (the figure, to 4 decimals), 'declined' (no decimal figure) or 'wrong'."""
+    figures = [float(found) for found in FIGURE.findall(reply)]
+    if truth is not None and any(abs(found - truth * scale) <= 0.00006 * max(1.0, scale) for found in figures):
+        return "right"
+    return "declined" if not figures else "wrong"
+
+
+def _chat(tmp_path):
+    return Chat(MODEL, fast_workspace(tmp_path))
+
+
+MODEL = OfflineModel()
+
+FILLERS = [("hey guys, quick one: ", "?"), ("hmm ok so what's the ", ", class?"), ("sorry to bother you, could you tell me the ", " please"),
+           ("ok so now let's do the ", ", thanks!"), ("right, ", " lol"), ("so um, ", ", if you don't mind")]
+FILLER_CASES = [(f"{pre}{stat} {_subject(key, column)} in {year}{post}", key, column, stat, year)
+                for number, ((key, column), stat, year) in enumerate(itertools.product(SERIES, STATISTIC_OF, YEARS))
+                for pre, post in [FILLERS[number % len(FILLERS)]]]
+
+KNOWN_WORD_QUALIFIERS = [
+    # (template, first day, last day, transform, scale): the words change the question; the figure is of the changed one
+    ("{stat} {subject} in {year} as a decimal", "{year}-01-01", "{year}-12-31", None, 0.01),
+    ("{stat} {subject} in {year} in basis points", "{year}-01-01", "{year}-12-31", None, 100.0),
+    ("{stat} {subject} in the first half of {year}", "{year}-01-01", "{year}-06-30", None, 1.0),
+    ("{stat} {subject} over the summer of {year} (june to august)", "{year}-06-01", "{year}-08-31", None, 1.0),
+    ("{stat} {subject} in Q4 {year}", "{year}-10-01", "{year}-12-31", None, 1.0),
+    ("{stat} daily change of {subject} in {year}", "{year}-01-01", "{year}-12-31", "daily change", 1.0),
+]
+KNOWN_WORD_CASES = [(template.format(stat=stat, subject=_subject(key, column), year=year), key, column, stat, year,
+                     first.format(year=year), last.format(year=year), transform, scale)
+                    for number, ((key, column), stat, (template, first, last, transform, scale)) in
+                    enumerate(itertools.product(SERIES, STATISTIC_OF, KNOWN_WORD_QUALIFIERS))
+                    for year in [YEARS[number // len(KNOWN_WORD_QUALIFIERS) % 2]]]
+
+FOLLOW_UPS = [
+    # (follow-up, what it asks of the first request: (stat, year) moved, or a scale)
+    ("and in {other}?", "year"),
+    ("what about {other}", "year"),
+    ("and the median?", "median"),
+    ("same, but in bp please", "bp"),
+]
+AFTER_DECLINE_CASES = [(key, column, stat, year, (other_key, other_column), follow_up, moves)
+                       for number, ((key, column), stat, (follow_up, moves)) in
+                       enumerate(itertools.product(SERIES, ["average", "highest"], FOLLOW_UPS))
+                       for year in [YEARS[number % 2]]
+                       for other_key, other_column in [SERIES[(SERIES.index((key, column)) + 3) % len(SERIES)]]]
+
+
+@pytest.mark.parametrize(("text", "key", "column", "stat", "year"), FILLER_CASES,
+                         ids=[f"filler-{index:03d}" for index in range(len(FILLER_CASES))])
+def test_filler_around_an_answerable_ask_is_never_answered_wrong(tmp_path, text, key, column, stat, year):
+    reply = _chat(tmp_path).send(text)
+    assert verdict(reply, figure(key, column, stat, f"{year}-01-01", f"{year}-12-31")) != "wrong", f"{text!r}: {reply}"
+
+
+def _known_wrong(case: tuple) -> bool:
+    """Confidently wrong today (issue 41: '"as a decimal" got percent'): the yield-curve frames answer in percent."""
+    return case[0].endswith(" as a decimal") and case[1].startswith("yield_curve/")
+
+
+@pytest.mark.parametrize(("text", "key", "column", "stat", "year", "first", "last", "transform", "scale"),
+                         [pytest.param(*case, marks=pytest.mark.xfail(reason="issue 41: 'as a decimal' answered in percent"))
+                          if _known_wrong(case) else case for case in KNOWN_WORD_CASES],
+                         ids=[f"known-{index:03d}" for index in range(len(KNOWN_WORD_CASES))])
+def test_a_qualifier_made_of_known_words_is_applied_or_declined_never_dropped(tmp_path, text, key, column, stat, year, first,
+                                                                              last, transform, scale):
+    reply = _chat(tmp_path).send(text)
+    truth = figure(key, column, stat, first, last, transform)
+    judged = verdict(reply, truth, scale)
+    assert judged != "wrong", f"{text!r}: {reply}"
+    if judged != "right":  # a figure of the question without its qualifier is never given alone
+        dropped = figure(key, column, stat, f"{year}-01-01", f"{year}-12-31")
+        assert f"{dropped:.4f}" not in reply, f"{text!r}: answered without the qualifier: {reply}"
+
+
+@pytest.mark.parametrize(("key", "column", "stat", "year", "declined", "follow_up", "moves"), AFTER_DECLINE_CASES,
+                         ids=[f"after-decline-{index:03d}" for index in range(len(AFTER_DECLINE_CASES))])
+def test_a_follow_up_after_a_declined_turn_builds_on_the_last_answered_one(tmp_path, key, column, stat, year, declined,
+                                                                           follow_up, moves):
+    chat = _chat(tmp_path)
+    first = chat.send(f"{stat} {_subject(key, column)} in {year}")
+    assert verdict(first, figure(key, column, stat, f"{year}-01-01", f"{year}-12-31")) == "right", first
+    refused = chat.send(f"{stat} {_subject(*declined)} in {year} on purple days")
+    assert verdict(refused, None) == "declined", refused
+    other = YEARS[1 - YEARS.index(year)]
+    reply = chat.send(follow_up.format(other=other))
+    year, stat, scale = (other if moves == "year" else year), ("median" if moves == "median" else stat), (100.0 if moves == "bp" else 1.0)
+    assert verdict(reply, figure(key, column, stat, f"{year}-01-01", f"{year}-12-31"), scale) != "wrong", f"{follow_up!r}: {reply}"
