@@ -5,6 +5,9 @@ and feeds the result back until it answers; the next request is appended to the 
 ``converse`` is one chat, turn by turn. ``judge`` scores a reply against a case of
 ``tests/corpora/fresh_registers.yaml``: right (every truth figure appears), declined (a decline or a
 question with no decimal figure), or wrong (anything else: a confident figure for another question).
+A turn written ``<summary>`` or ``<digest>`` is no message: the conversation so far is compacted as the agents
+compact it (v2's summary, written by the model itself through ``context.summarize``; v3's turn digests,
+``context.stable.turn_digest``), so the next turn is read after a summary or digest.
 
 ``fast_workspace`` is a workspace whose ``run_python`` runs the model's code in this process (the same
 code, the same current folder, the same printed output and exit-code line) instead of starting the
@@ -42,8 +45,8 @@ DECLINE = re.compile(
     r"is not|outside|which|did you mean|unable|only covers|not understood|did not understand)\b", re.IGNORECASE)
 
 
-def fresh_cases() -> list[dict[str, Any]]:
-    return yaml.safe_load((CORPORA / "fresh_registers.yaml").read_text(encoding="utf-8"))["cases"]
+def fresh_cases(name: str = "fresh_registers") -> list[dict[str, Any]]:
+    return yaml.safe_load((CORPORA / f"{name}.yaml").read_text(encoding="utf-8"))["cases"]
 
 
 def workspace_in(root: Path) -> Workspace:
@@ -144,10 +147,27 @@ class Chat:
         return last.text if isinstance(last, AIMessage) else str(last.content)
 
 
+def compacted(messages: list[BaseMessage], how: str, model: Any) -> list[BaseMessage]:
+    """The messages as an agent leaves them after a summary (``<summary>``) or turn digests (``<digest>``)."""
+    from flawedcode.config import SummarizationConfig
+    from flawedcode.context.stable import split_turns, turn_digest
+    from flawedcode.context.summarize import build_summary_message, original_goal, summarize
+
+    if how == "<digest>":
+        return [turn_digest(n, "archives/conversation.jsonl", turn) for n, turn in enumerate(split_turns(messages), 1)]
+    text = summarize(messages, model, SummarizationConfig(), model.token_counter())
+    return [build_summary_message(1, original_goal(messages), "archives/conversation.jsonl", 1, len(messages), text)]
+
+
 def converse(model: Any, says: list[str], workspace: Workspace) -> list[str]:
-    """Each user turn in order, answered with the real tools; the replies."""
-    chat = Chat(model, workspace)
-    return [chat.send(say) for say in says]
+    """Each user turn in order, answered with the real tools; the replies (``<summary>``, ``<digest>``: compacted)."""
+    chat, replies = Chat(model, workspace), []
+    for say in says:
+        if say in ("<summary>", "<digest>"):
+            chat.messages = compacted(chat.messages, say, model)
+        else:
+            replies.append(chat.send(say))
+    return replies
 
 
 def numbers_in(text: str) -> list[float]:

@@ -115,3 +115,45 @@ def test_a_follow_up_changes_only_the_slots_it_names(follow_up, check):
 def test_the_day_before_follows_the_last_answered_day():
     turn = read_turn("and the day before?", ["sofr on 2024-03-15"])
     assert turn.readings[0].period.first == trading_day_before("sofr", "2024-03-15")
+
+
+@pytest.mark.parametrize(("text", "threshold"), [
+    ("on how many days in 2024 was sofr_minus_iorb_bp below -0.05%?", -0.05),
+    ("how many days in 2024 was spread_10y_2y_bp under - 25 bp", -25),
+    ("number of days spread_10y_2y_bp was above −10 in 2023", -10),
+])
+def test_a_negative_threshold_keeps_its_sign(text, threshold):
+    request = only(text)
+    assert request.condition is not None and request.condition.threshold == threshold, request
+
+
+def test_a_range_written_with_a_dash_is_no_negative_number():
+    from flawedcode.models.teaching.readers import tokens
+
+    assert tokens("mean sofr 2023-2024 and 2023 - 2024").words == ["mean", "sofr", "2023", "2024", "and", "2023", "2024"]
+
+
+def test_a_summary_names_the_requests_a_follow_up_builds_on():
+    from flawedcode.formats import GOAL_LINE, SUMMARY_PREFIX
+    from flawedcode.models.teaching.conversation import requests_named
+
+    summary = (f"{SUMMARY_PREFIX} 1 | archive: archives/a.jsonl]\n{GOAL_LINE}mean effr in 2023\n\n## SUMMARY\n"
+               "Requests: max 10y in q3 2024 | a request clipped at its end...\nLast request: x (answered).")
+    assert requests_named(summary) == ["mean effr in 2023", "max 10y in q3 2024"]
+    digest = f"{SUMMARY_PREFIX} 2 | turn digest]\nTools: run_python\nLast request: sofr on 2024-03-15 (answered)."
+    assert requests_named(digest) == ["sofr on 2024-03-15"]
+
+
+@pytest.mark.parametrize(("text", "statistics"), [
+    ("mean, min and max of effr in 2024", [Statistic.MEAN, Statistic.MIN, Statistic.MAX]),
+    ("what were the min and max of the 2y yield in 2023?", [Statistic.MIN, Statistic.MAX]),
+])
+def test_every_statistic_asked_is_read(text, statistics):
+    request = only(text)
+    assert isinstance(request, Request) and [slot.value for slot in request.statistics] == statistics, request
+
+
+def test_a_follow_up_statistic_replaces_the_earlier_list():
+    turn = read_turn("and the max?", ["mean, min and max of effr in 2024"])
+    (request,) = turn.readings
+    assert request.stat() is Statistic.MAX and request.statistics == (), request

@@ -46,3 +46,52 @@ def test_the_script_names_no_host_folder():
     code = answers.script(request, None)
     assert str(paths.PROJECT_ROOT) not in code and str(paths.data_dir()) not in code
     assert "'path': 'pipelines/money_markets/_data/" in code, code
+    from flawedcode.models.offline_answers import load_script
+
+    load = load_script({"pipeline": "money_markets", "dataframe": "sofr", "limit": 50}, ["rate"], OfflineModel().vocabulary(), None)
+    assert str(paths.PROJECT_ROOT) not in load and str(paths.data_dir()) not in load, load
+
+
+FALLBACKS = ["negative-03", "negative-05", "after-summary-01", "after-summary-02", "after-summary-03",
+             "after-summary-05", "after-summary-06"]
+
+
+@pytest.mark.parametrize("case_id", FALLBACKS)
+def test_negative_thresholds_and_follow_ups_after_a_summary_are_read_here(case_id, tmp_path):
+    """Each was left to the old model (tests/corpora/fresh_fallbacks.yaml); the reply is this package's own."""
+    case = next(c for c in fresh_cases("fresh_fallbacks") if c["id"] == case_id)
+    reply = converse(OfflineModel(), case["turns"], workspace_in(tmp_path))[-1]
+    if case["expect"] == "answer":
+        assert judge(case, reply) == "right" and ("days" in reply or "Building on your earlier request" in reply), reply
+    else:
+        assert judge(case, reply) == "declined" and "summarized" in reply, reply
+
+
+def test_a_load_too_large_to_read_back_states_every_column_from_a_script_over_the_same_rows(tmp_path):
+    """Issue 43 part 2: a saved (offloaded) load is never answered from its preview, and no asked column is dropped."""
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from flawedcode.bench.checks import evaluate_figures
+    from flawedcode.bench.tasks import Figures
+    from flawedcode.context.offload import maybe_offload
+    from flawedcode.tools import make_tools
+
+    workspace = workspace_in(tmp_path)
+    tools = {tool.name: tool for tool in make_tools(workspace)}
+    columns = ["yield_1m", "yield_3m", "yield_6m", "yield_1y", "yield_2y", "yield_5y", "yield_10y", "yield_30y"]
+    messages = [HumanMessage(f"Load 50 rows of treasury_yields with columns {', '.join(columns[:-1])} and {columns[-1]}")]
+    bound, made = OfflineModel(max_input_tokens=4096).bind_tools(list(tools.values())), []
+    for _ in range(6):
+        reply = bound.invoke(messages)
+        messages.append(reply)
+        if not reply.tool_calls:
+            break
+        for call in reply.tool_calls:
+            made.append(call["name"])
+            output = str(tools[call["name"]].invoke(call["args"]))
+            if call["name"] == "chartbook_load_data":  # saved to scratch/, as v2's offload step does
+                output = maybe_offload(output, call["name"], call["args"], scratch_dir=workspace.conversation_scratch_dir)
+            messages.append(ToolMessage(output, tool_call_id=call["id"], name=call["name"]))
+    assert made == ["chartbook_load_data", "run_python"], made
+    check = evaluate_figures(Figures(dataframe="yield_curve/treasury_yields", rows=50, columns=columns), messages[-1].text)
+    assert check.passed, (check.missing, messages[-1].text)

@@ -34,6 +34,7 @@ from flawedcode.models import (
     offline_introspect,  # noqa: F401 - registers its rows' planners (offline_cues)
     offline_windows,
 )
+from flawedcode.models.offline_answers import load_script, named_columns
 from flawedcode.models.offline_attention import AttentionDecay, decay_window
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import help_text, plan
@@ -285,7 +286,7 @@ class OfflineModel(BaseChatModel):
             while True:
                 view = seen.resolve(mine)  # a saved result read back counts as the result itself (teaching/seen.py)
                 step = next_step(task, view, context) or self._read_back(
-                    view, tool_schemas, loaded, context, results[position] if position < len(results) else None)
+                    view, tool_schemas, loaded, context, results[position] if position < len(results) else None, task)
                 if step is None:
                     break
                 name = tool_name_for(step.intent, tool_schemas)
@@ -329,13 +330,21 @@ class OfflineModel(BaseChatModel):
         return max(min(self.max_input_tokens - context.input_tokens - READ_BACK_RESERVE, int(self.max_input_tokens * READ_BACK_SHARE)), 0)
 
     def _read_back(self, view: list[seen.Seen], tool_schemas: dict[str, dict[str, Any]], loaded: Sequence[str],
-                   context: Context, made: ToolResult | None) -> Step | None:
+                   context: Context, made: ToolResult | None, task: Task | None = None) -> Step | None:
         """The call that reads a saved result back when the answer needs its text (teaching/seen.py), for every agent alike.
 
         Its room is judged before the read (``made``, the read already made, is what it decided then)."""
         loader = str(tool_schemas.get("load_tools", {}).get("function", {}).get("description", ""))
         room = None if made is not None and made.name == "read_file" else self.read_back_tokens(context)
         call = seen.next_read(view, tool_schemas, loader, loaded, room)
+        rows = task is not None and task.ask is not None and task.ask.wants_rows  # a load's figures, from the same rows:
+        if call is None and rows and "run_python" in tool_schemas and (load := next((item for item in view if item.name == "chartbook_load_data"
+                    and item.preview_kind == "table" and not item.whole and not seen.consulted(view, item)), None)):
+            key = f"{load.args.get('pipeline')}/{load.args.get('dataframe')}"  # by a script, never from the preview
+            main = self.vocabulary().main_column(self.vocabulary().frame(key)) if self.vocabulary().frame(key) else None
+            columns = named_columns(load.args, task.ask) or ([] if load.args.get("columns") else [main])  # the user's
+            code = load_script(load.args, columns, self.vocabulary(), context.catalog_root)
+            call = ("run_python", {"code": code, "timeout": 60}) if code else None
         return Step(*call) if call else None
 
     # ------------------------------------------------------------------ the reply

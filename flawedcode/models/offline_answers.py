@@ -9,6 +9,7 @@ dataframe, column, unit, dates covered and number of values, then each statistic
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -120,7 +121,13 @@ def answer_data(task: Task, results: list[Any], vocabulary: Vocabulary) -> str:
         return f"{format_figures(ask, scripted[0], vocabulary)} (A script computed it over the rows of {path}: they did not fit my window.)"
     tables = tables_in([ToolResult("chartbook_load_data", {}, task.detail["rows"]), *results] if task.detail.get("rows") else results)
     if ask.wants_rows:
-        described = [describe_table(table, ask, vocabulary) for table in tables.values()]
+        loads = [r for r in results if r.name == "chartbook_load_data"]
+        computed = [text for r in results if r.name == "run_python" and loads and (text := load_answer(
+            f"{loads[0].args.get('pipeline')}/{loads[0].args.get('dataframe')}", r.content))]
+        if computed:
+            return computed[0]
+        requested = [c for r in loads for c in named_columns(r.args, ask)]
+        described = [describe_table(table, ask, vocabulary, requested) for table in tables.values()]
         stubs = [result for result in results if offload_path(result.content)]
         return describe_stub(stubs[0], vocabulary) if stubs and not described else "\n\n".join(described) or "I got no rows back."
     series_values = [_values(tables, series) for series in ask.series[:2]]
@@ -313,16 +320,18 @@ def _converted(value: float, unit: str, ask: DataAsk | None) -> str:
     return ""
 
 
-def describe_table(table: LoadedTable, ask: DataAsk | None, vocabulary: Vocabulary) -> str:
-    """A load described: its row count and dates, then mean / min / max / latest of the columns asked (or the main one)."""
+def describe_table(table: LoadedTable, ask: DataAsk | None, vocabulary: Vocabulary, requested: Sequence[str] = ()) -> str:
+    """A load described: its row count and dates, then mean / min / max / latest of every column the user named
+    (``named_columns``), else of the first four of the request's reading, or of the main column."""
     numeric = table.numeric_columns()
-    asked = [series.column for series in (ask.series if ask else []) if series.ref.key == table.key and series.column in numeric]
+    asked = [column for column in dict.fromkeys(requested) if column in numeric] or [
+        series.column for series in (ask.series if ask else []) if series.ref.key == table.key and series.column in numeric][:4]
     if not asked:
         ref = vocabulary.frame(table.key)
         main = vocabulary.main_column(ref) if ref else None
         asked = [main] if main in numeric else numeric[:1]
     described = [f"{table.key} {column}: " + ", ".join(_stated(stat, out, "", ask) for stat in ("mean", "min", "max", "latest"))
-                 + f" ({out['count']} values)." for column in asked[:4] if (out := figures(table.values(column)))["count"]]
+                 + f" ({out['count']} values)." for column in asked if (out := figures(table.values(column)))["count"]]
     return " ".join([f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}.", *described])
 
 
@@ -379,3 +388,50 @@ def stat_name(stat: str) -> str:
     if stat in STAT_NAMES or not re.fullmatch(r"p\d+", stat):
         return STAT_NAMES.get(stat, stat)
     return f"{_ordinal(int(stat[1:]))} percentile"
+
+
+LOAD_SCRIPT = """# the figures of {count} column(s) of {key} over the rows the load read: computed here, so the rows never enter the model's context.
+from flawedcode.catalog import Catalog
+from flawedcode.figures import figures, pairs
+
+catalog = Catalog()
+date = catalog.info({pipeline!r}, {dataframe!r}).date_column
+rows = catalog.rows({pipeline!r}, {dataframe!r}, {columns!r}, start={start!r}, end={end!r})[-{limit}:]
+for column in {columns!r}:
+    found = figures(pairs(rows, column, date))
+    print("ROWS", column, *(found.get(key) for key in {keys!r}))
+"""
+"""A load's figures by a script: one short ``ROWS column ...`` line per column (so it is never offloaded itself); it
+names no folder of this machine (the sandbox's catalog is the default one)."""
+LOAD_KEYS = ["count", "first_date", "last_date", "mean", "min", "min_date", "max", "max_date", "latest", "last_date"]
+
+
+def named_columns(load_args: dict[str, Any], ask: DataAsk | None) -> list[str]:
+    """The columns of a load call that the request names word for word: its answer states every one of them (a load
+    of columns the reader chose, 'Load 30 rows of treasury_yields', is described by its first four)."""
+    return [str(column) for column in load_args.get("columns") or [] if ask and str(column).lower() in ask.text.lower()]
+
+
+def load_script(args: dict[str, Any], columns: Sequence[str], vocabulary: Vocabulary, root: str | None) -> str | None:
+    """A script computing each column's figures over the rows a ``chartbook_load_data`` call loaded (same dataframe,
+    columns, dates and last ``limit`` rows), for a saved load that does not fit the window: never its preview."""
+    ref = vocabulary.frame(f"{args.get('pipeline')}/{args.get('dataframe')}")
+    columns = [column for column in dict.fromkeys(columns) if ref is not None and column in ref.columns]
+    if root is not None or not columns:
+        return None  # another catalog than the sandbox's default one, or no column to describe
+    return LOAD_SCRIPT.format(count=len(columns), key=ref.key, pipeline=ref.pipeline, dataframe=ref.dataframe,
+                              columns=columns, start=args.get("start"), end=args.get("end"),
+                              limit=int(args.get("limit") or 20), keys=LOAD_KEYS)
+
+
+def load_answer(key: str, output: str) -> str | None:
+    """The load's rows and every column's figures, from the script's ``ROWS`` lines (``None``: none printed)."""
+    found = [dict(zip(["column", *LOAD_KEYS], line.split()[1:])) for line in output.splitlines()
+             if line.startswith("ROWS ") and len(line.split()) == len(LOAD_KEYS) + 2 and "None" not in line.split()]
+    if not found:
+        return None
+    head = (f"Loaded {found[0]['count']} rows of {key}, {found[0]['first_date']} to {found[0]['last_date']} (each "
+            "column's figures computed by a script over the same rows: the saved result did not fit my window).")
+    return " ".join([head, *(f"{key} {item['column']}: mean {float(item['mean']):.4f}, min {float(item['min']):.4f} on "
+                             f"{item['min_date']}, max {float(item['max']):.4f} on {item['max_date']}, latest "
+                             f"{float(item['latest']):.4f} on {item['last_date']} ({item['count']} values)." for item in found)])

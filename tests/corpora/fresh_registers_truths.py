@@ -3,11 +3,12 @@
 Each case's ``computed`` is a pandas expression over five frames indexed by date (sofr, effr, repo, ty, fy);
 its value (a number, or a list of numbers all of which must appear) is written to ``truth``. Run:
 
-    python tests/corpora/fresh_registers_truths.py     # rewrites the truths in place
+    python tests/corpora/fresh_registers_truths.py [fresh_fallbacks]    # rewrites a set's truths in place
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np  # noqa: F401 - used by the expressions
@@ -34,8 +35,8 @@ def truth(expression: str, namespace: dict) -> float | list[float]:
     return round(float(value), 6)
 
 
-def main() -> None:
-    path = HERE / "fresh_registers.yaml"
+def main(name: str = "fresh_registers") -> None:
+    path = HERE / f"{name}.yaml"
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
     namespace = frames()
     for case in document["cases"]:
@@ -47,4 +48,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:])

@@ -156,5 +156,3 @@ def decline_text(decline: Decline) -> str:
             f"I know goes by {'that name' if len(decline.unused) == 1 else 'those names'}, and without "
             f"{'it' if len(decline.unused) == 1 else 'them'} I would be answering a different question, so I computed "
             f"nothing. Rephrase without {'it' if len(decline.unused) == 1 else 'them'}, or ask me for the docs.")
-
-

@@ -5,17 +5,21 @@ read completely (a ``Request``) becomes the state; a declined turn (``Decline``)
 follow-up after it builds on the last request that was answered. A follow-up is a partial request
 merged slot by slot onto the state (``Request.merged_onto``): "now change just the year, 2023",
 "same thing for EFFR", "and the day before?", "in percent please?", "sorry, I meant the 20-year".
-A turn this package leaves to the old model (``None``) makes the next follow-up go there too, since
-only it knows what that turn asked.
+A turn left to the old model (``None``) sends the next follow-up there too (only it knows that turn).
+After a summary or digest, the earlier requests are those it names (``requests_named``); a follow-up
+with no answered request left to build on is declined, saying so (``unseen_base``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from flawedcode.models.teaching.request import Decline, Request
-from flawedcode.models.teaching.router import Reading, describe, read_message
+from flawedcode.formats import GOAL_LINE
+from flawedcode.models.teaching.readers import knowledge
+from flawedcode.models.teaching.request import Decline, Request, Series, Slot, Statistic
+from flawedcode.models.teaching.router import Reading, _all_data, describe, read_message
+
+REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 
 
 @dataclass(frozen=True)
@@ -26,15 +30,13 @@ class Turn:
     builds_on: Request | None  # the earlier answered request a follow-up was merged onto
 
 
-NEGATIVE_NUMBER = re.compile(r"(?:^|[\s(=<>])-\s?\d")
-"""A negative number as written ('-0.25%', 'below - 25'): the readers' tokens do not keep its sign."""
-
-
 def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
     """(the last answered request, whether the last turn was left to the old model)."""
     state: Request | None = None
     deferred = False
-    for text in earlier_requests:
+    for i, text in enumerate(earlier_requests):
+        if i and text == earlier_requests[i - 1]:
+            continue  # a request a digest names and the agent keeps in view too: read once
         readings = read_message(text, state)
         deferred = readings is None
         for reading in readings or []:
@@ -53,11 +55,28 @@ def read_turn(latest: str, earlier_requests: list[str]) -> Turn:
     if builds_on is not None and deferred:
         return Turn(None, None)  # a follow-up of a turn the old model answered: it knows what that turn asked
     if all(isinstance(reading, Decline) and not reading.reason for reading in readings):
-        return Turn(None, None)  # words not read here (a fresh ask or a follow-up): the old model may know the phrasing
-    if NEGATIVE_NUMBER.search(latest) and any(isinstance(reading, Request) and reading.condition for reading in readings):
-        return Turn(None, None)  # the tokens drop a minus sign ('below -0.25%'): never answer with its sign lost
+        return Turn(None, None)  # words not read here: the old model may know them (bench_teaching_fallbacks.py)
     return Turn(readings, builds_on)
 
 
 def builds_on_text(request: Request) -> str:
     return f"(Building on your earlier request: the {describe(request)}.)"
+
+
+def requests_named(summary: str) -> list[str]:
+    """The requests a summary or digest names, oldest first, word for word (none it clipped with '...')."""
+    lines = summary.splitlines()
+    listed = next((line[len(REQUESTS):].split(" | ") for line in lines if line.startswith(REQUESTS)), [line[len(LAST):].rsplit(
+        " (", 1)[0] for line in lines if line.startswith(LAST) and line.endswith(("(answered).", "(not answered yet)."))])
+    goal = [line[len(GOAL_LINE):] for line in lines if line.startswith(GOAL_LINE)][:1]
+    return [text for text in goal + listed if text not in ("", "None", "(the goal, pinned above)") and not text.endswith("...")]
+
+
+def unseen_base(latest: str) -> Decline | None:
+    """A follow-up ('and in 2024?') with no answered request in view to build on: declined, never guessed."""
+    column = knowledge().columns[0]  # a probe: would the message be read as a follow-up of an answered request?
+    probe = Request(series=(Series(column.frame, column.name),), statistic=Slot(Statistic.MEAN), period=_all_data(column.frame))
+    if not read_message(latest, probe) or read_message(latest, None) is not None:
+        return None
+    return Decline(Request(), (), f"the request '{latest.strip()}' builds on was summarized away, and the summary names "
+                   "none I answered. Ask it in full (the series, the statistic and the period)")

@@ -37,17 +37,16 @@ from flawedcode.models.teaching.request import (
 )
 
 WORDS = tomllib.loads((Path(__file__).with_name("words.toml")).read_text(encoding="utf-8"))
-TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)(?![a-z])"
-                   r"|\d+-?[a-z]+(?:\d+[a-z]*)?|\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9_]*(?:['-][a-z0-9_]+)*|[?;]")
+SIGN = r"(?:(?<!\d\s)(?<![\w.])-\s?)?"
+"""A minus sign kept with its number ('-0.25%', 'below - 25'), never the dash of a range ('2023-2024', '2023 - 2024')."""
+TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)"
+                   r"(?![a-z])|\d+-?[a-z]+(?:\d+[a-z]*)?|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9_]*(?:['-][a-z0-9_]+)*|[?;]")
 TENOR = re.compile(r"(\d+)-?(y|yr|year|m|mo|month)s?")
 TYPO_SCORE = 84
 """How close (rapidfuzz ratio, 0-100) an unknown word must be to a known word to be read as it."""
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name} | {
     name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
-ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
-            "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
-            "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
-            "thirtieth": 30}
+ORDINALS = WORDS["ordinals"]
 SEPARATORS = {"?", ";"}
 
 
@@ -82,10 +81,10 @@ class Tokens:
 
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
-    lowered = f" {text.lower().replace('’', chr(39)).replace('–', '-')} "
+    lowered = f" {text.lower().replace('’', chr(39)).replace('–', '-').replace('−', '-')} "
     for alias, target in WORDS["aliases"].items():
         lowered = lowered.replace(f" {alias} ", f" {target} ")
-    raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word)]
+    raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
     words: list[str] = []
     for word in raw:
         word = word.removesuffix("'s") if word.endswith("'s") and word[:-2] in knowledge().series_words else word
@@ -103,7 +102,7 @@ def tokens(text: str) -> Tokens:
 
 def _hyphen_parts(word: str) -> list[str]:
     """'tri-party' -> 'tri', 'party' (a tenor, '10-year', and a number stay whole)."""
-    if "-" not in word or word[0].isdigit() or TENOR.fullmatch(word) or word.split("-")[0] in WORDS["numbers"]:
+    if "-" not in word or word.lstrip("-")[:1].isdigit() or TENOR.fullmatch(word) or word.split("-")[0] in WORDS["numbers"]:
         return [word]
     return word.split("-")
 
@@ -166,9 +165,8 @@ def knowledge(root: str | None = None) -> Knowledge:
     phrases = [WORDS[table] for table in ("statistics", "transforms", "units", "comparisons", "rankings", "halves",
                                           "holidays", "seasons", "numbers", "tenors", "rounding", "relative")]
     phrase_words = {word for table in phrases for phrase in table for word in phrase.split()}
-    known = series_words | phrase_words | set(WORDS["ignored"]["words"]) | set(WORDS["other_intents"]["words"]) | set(
-        MONTHS) | set(ORDINALS) | {"trading", "day", "days", "week", "weeks", "end", "start", "beginning", "data",
-                                   "half", "quarter", "between", "and", "of", "last", "first", "not", "in", "as"}
+    known = series_words | phrase_words | set(MONTHS) | set(ORDINALS) | {
+        word for table in ("ignored", "other_intents", "by_place") for word in WORDS[table]["words"]}
     targets = sorted(word for word in series_words | phrase_words | set(MONTHS) if len(word) >= 4 and word.isalpha())
     return Knowledge(columns, frame_ids, days, sources, series_words, known, targets)
 
@@ -248,6 +246,14 @@ def read_statistic(toks: Tokens) -> Slot | None:
     return Slot(Statistic(found[0]), found[1]) if found else None
 
 
+def read_statistics(toks: Tokens) -> tuple[Slot, ...]:
+    """Every statistic asked, once each, in the message's order ('mean, min and max'; 'the min and the max')."""
+    found: dict = {}
+    while (slot := read_statistic(toks)) is not None:
+        found.setdefault(slot.value, (toks.words.index(slot.words[0]), slot))
+    return tuple(slot for _, slot in sorted(found.values(), key=lambda pair: pair[0]))
+
+
 def read_unit(toks: Tokens) -> Slot | None:
     found = read_phrase(toks, WORDS["units"])
     if not found:
@@ -273,12 +279,12 @@ def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
 
 
 def number_of(word: str) -> tuple[float, Unit | None] | None:
-    """'5.3%' -> (5.3, PERCENT); '$900bn' -> (900, BILLIONS); '25bp' -> (25, BP); '2,000' -> (2000, None)."""
-    match = re.fullmatch(r"\$?(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)
+    """'5.3%' -> (5.3, PERCENT); '$900bn' -> (900, BILLIONS); '-25bp' -> (-25, BP); '2,000' -> (2000, None)."""
+    match = re.fullmatch(r"(-?)\$?(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)
     if not match:
         return None
-    unit = {"%": Unit.PERCENT, "bp": Unit.BP, "bn": Unit.BILLIONS, "tn": Unit.TRILLIONS}.get(match[2] or "")
-    return float(match[1].replace(",", "")), unit
+    unit = {"%": Unit.PERCENT, "bp": Unit.BP, "bn": Unit.BILLIONS, "tn": Unit.TRILLIONS}.get(match[3] or "")
+    return float(match[1] + match[2].replace(",", "")), unit
 
 
 def read_condition(toks: Tokens) -> Condition | None:
@@ -382,18 +388,12 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
         year = next((j for j in window if j > i and _year(toks.words[j])), None)
         if day is None or year is None:
             continue
-        text = f"{_day_number(toks.words[day])} {calendar.month_name[MONTHS[toks.words[i]]]} {_year(toks.words[year])}"
-        parsed = dateparser.parse(text, languages=["en"], settings={"STRICT_PARSING": True})
+        number, month, year_number = _day_number(toks.words[day]), calendar.month_name[MONTHS[toks.words[i]]], _year(toks.words[year])
+        parsed = dateparser.parse(f"{number} {month} {year_number}", languages=["en"], settings={"STRICT_PARSING": True})
         span = [j for j in range(min(day, i), max(day, i, year) + 1) if toks.words[j] in ("the", "of", ",") or j in (day, i, year)]
         found.append(_span(parsed.date(), parsed.date(), Granularity.DAY, toks.take(span)) if parsed
-                     else PeriodProblem(f"there is no {_written(text)}, so I computed nothing", toks.take(span)))
+                     else PeriodProblem(f"there is no {month} {number}, {year_number}, so I computed nothing", toks.take(span)))
     return found
-
-
-def _written(text: str) -> str:
-    """'31 April 2024' -> 'April 31, 2024' (as the old model wrote an impossible day)."""
-    day, month, year = text.split()
-    return f"{month} {day}, {year}"
 
 
 def _day_number(word: str) -> int | None:
@@ -567,7 +567,7 @@ def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[P
             result.append(period)
             continue
         day = inside[-1] if edge in ("end", "close") else inside[0]
-        words = toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of")])
+        words = toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of", "year")])  # 'year end 2023'
         result.append(Period(day, day, Granularity.DAY, Anchor.WRITTEN, edge_of=period.last if edge in ("end", "close")
                              else None, words=words + period.words))
     return result

@@ -25,18 +25,9 @@ class Intent(Enum):
     """What the user wants done."""
 
     FIGURE = "figure"  # a statistic (or one day's value) of a series
-    ROWS = "rows"  # the rows themselves (load, show, list the values)
-    CATALOG = "catalog"  # what data there is
-    DOCS = "docs"  # a dataframe's documentation
-    COVERAGE = "coverage"  # when a dataframe starts and ends
-    COLUMN_EXISTS = "column_exists"  # is there such a column
-    FILE_LIST = "file_list"  # the workspace's files
-    FILE_READ = "file_read"  # show or describe a file
     FILE_ROWS = "file_rows"  # how many rows a file has
-    TESTS_RUN = "tests_run"  # run the tests, what fails
     TEST_WHY = "test_why"  # why a named test fails
     FUNCTION_WRONG = "function_wrong"  # which function is wrong
-    SCRIPT_RUN = "script_run"  # rerun a script or the report
     CONTEXT = "context"  # its own window, offloads, archive, tool calls
     GOAL = "goal"  # the user's goal, stated or asked back
     NOTE = "note"  # remember this / what did I tell you
@@ -208,15 +199,9 @@ class Request:
                    if f.name != "words" and getattr(self, f.name) not in (None, (), False)}
         if "series" in changes and len(changes["series"]) == 1 and len(earlier.series) == 2:
             changes["difference"] = False
+        if "statistic" in changes and "statistics" not in changes:
+            changes["statistics"] = ()  # 'and the max?' after 'mean, min and max': the max alone
         return replace(earlier, **changes)
-
-    def used_words(self) -> set[str]:
-        used: set[str] = set()
-        for slot in (self.statistic, self.transform, self.period, self.condition, self.ranking, self.unit,
-                     *self.series, *self.statistics):
-            if slot is not None:
-                used.update(slot.words)
-        return used
 
 
 @dataclass(frozen=True)

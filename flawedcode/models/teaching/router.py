@@ -35,11 +35,9 @@ IGNORED = set(WORDS["ignored"]["words"])
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
 FOLLOW_UP = WORDS["follow_up"]["words"]
 CONJUNCTIONS = ("and", "also", "plus")
-FACTORS = {  # (the column's unit, the unit asked) -> factor
-    ("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01,
-    ("bp", Unit.BP): 1, ("bp", Unit.PERCENT): 0.01, ("bp", Unit.DECIMAL): 0.0001,
-    ("$bn", Unit.BILLIONS): 1, ("$bn", Unit.TRILLIONS): 0.001, ("$bn", Unit.MILLIONS): 1000,
-}
+FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01, ("bp", Unit.BP): 1,
+           ("bp", Unit.PERCENT): 0.01, ("bp", Unit.DECIMAL): 0.0001, ("$bn", Unit.BILLIONS): 1, ("$bn", Unit.TRILLIONS): 0.001,
+           ("$bn", Unit.MILLIONS): 1000}  # (the column's unit, the unit asked) -> factor
 SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)
 """What a period asked with no statistic gets."""
 
@@ -114,10 +112,11 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     ranking = readers.read_ranking(toks)
     condition = readers.read_condition(toks)
     unit = readers.read_unit(toks)
-    statistic = readers.read_statistic(toks)
+    statistics = readers.read_statistics(toks)
     series = readers.read_series(toks)
+    statistic = statistics[0] if statistics else None
     said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic,
-                   statistics=(),
+                   statistics=statistics if len(statistics) > 1 else (),
                    transform=transform, condition=condition, ranking=ranking, unit=unit,
                    decimals=rounding[0] if rounding else None, words=tuple(toks.words))
     if isinstance(period, PeriodProblem):

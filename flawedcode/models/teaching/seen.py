@@ -18,9 +18,7 @@ so these rules read every agent alike; nothing here knows an agent's version. Th
   summary line (``2 failed, 2 passed in 0.1s``), the failing tests' names (``FAILED`` lines, or the
   project's fallback runner's ``ok`` lines and traceback). No summary line and no failure named:
   ``TestRun.known`` is False, and nothing may be said about which tests failed.
-
-Plain functions over plain values, so that any model (the old ``offline_*`` one today, the
-teaching model later) can call them with the tool results that follow a request.
+Plain functions over plain values: any model can call them with the tool results that follow a request.
 """
 
 from __future__ import annotations

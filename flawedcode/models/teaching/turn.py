@@ -2,10 +2,10 @@
 
 ``decide(visible, tool_names, root)`` returns ``(reply text, tool calls)`` when this package answers
 the latest user message, or ``None`` when the old model (``offline*.py``) does: a message this
-package does not read yet, no ``run_python`` tool bound, a catalog other than the default, or a follow-up of a turn the old model
-answered. Each complete request is one ``run_python`` call, made in order; when every call has its
-result, the reply gives each ask's answer (a decline names what it could not use), after the
-earlier request it builds on, if any.
+package does not read yet, no ``run_python`` tool bound, a catalog other than the default, or a
+follow-up of a turn the old model answered. Each complete request is one ``run_python`` call, made in
+order; when every call has its result, the reply gives each ask's answer (a decline names what it could
+not use), after the earlier request it builds on, if any.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from flawedcode.formats import SUMMARY_PREFIX
 from flawedcode.models.teaching import answers
-from flawedcode.models.teaching.conversation import builds_on_text, read_turn
+from flawedcode.models.teaching.conversation import builds_on_text, read_turn, requests_named, unseen_base
 from flawedcode.models.teaching.request import Decline
 
 TOOL = "run_python"
@@ -31,12 +31,14 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     latest = next((i for i in range(len(visible) - 1, -1, -1) if _is_request(visible[i])), None)
     if latest is None:
         return None
-    earlier = [m.text for m in visible[:latest] if _is_request(m)]
+    earlier = [text for m in visible[:latest] if isinstance(m, HumanMessage)  # as said, or as a summary names them
+               for text in ([m.text] if _is_request(m) else requests_named(m.text))]
     turn = read_turn(visible[latest].text, earlier)
+    summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
+    if turn.readings is None and summarized and (unseen := unseen_base(visible[latest].text)) is not None:
+        return answers.decline_text(unseen), []
     if turn.readings is None:
         return None
-    if turn.builds_on is not None and any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest]):
-        return None  # a follow-up after a summary or digest: the last answered request may be in it, which only the old model reads
     readings = turn.readings
     results = _results_after(visible, latest)
     replies = []
