@@ -1,6 +1,8 @@
 """The offline model answers questions about its own context and the coding workspace from what it sees.
 
-Run through a real v2 agent on the 8,192-token offline model with the real tools.
+Sent to the 8,192-token offline model directly with the v2 agent's system prompt and the real tools
+(tests/teaching_harness.py, no agent); what the agent itself adds (offloading to scratch/) runs through
+a real v2 agent.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
+from teaching_harness import Chat, fast_workspace
 
 from flawedcode.agents import make_agent
+from flawedcode.config import V2Config
 from flawedcode.models import OfflineModel
 from flawedcode.models.offline_cues import Intent, ranked, register_intent
 from flawedcode.models.offline_plan import Step, Task
@@ -20,6 +24,12 @@ from flawedcode.tools import Workspace
 
 @pytest.fixture
 def agent(tmp_path: Path):
+    """The model called directly (``send``, ``messages``), as a v2 agent would call it before its context fills."""
+    return Chat(OfflineModel(), fast_workspace(tmp_path), system=V2Config().system_prompt)
+
+
+@pytest.fixture
+def real_agent(tmp_path: Path):
     workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
     return make_agent("v2", model=OfflineModel(), workspace=workspace)
 
@@ -31,9 +41,9 @@ def test_how_full_is_the_window_is_the_exact_input_token_count(agent):
     assert "nothing has fallen out" in reply
 
 
-def test_which_results_went_to_scratch_names_each_visible_stub(agent):
-    agent.send("load all of yield_curve/repo_public")
-    reply = agent.send("which results did you move to scratch?")
+def test_which_results_went_to_scratch_names_each_visible_stub(real_agent):
+    real_agent.send("load all of yield_curve/repo_public")
+    reply = real_agent.send("which results did you move to scratch?")
     assert re.search(r"scratch/chartbook_load_data_yield_curve_repo_public_\w+\.txt \| [\d,]+ characters", reply)
 
 
