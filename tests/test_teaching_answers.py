@@ -1,11 +1,12 @@
 """The rebuilt teaching model's answers, end to end through the model with the real tools and no agent
 (tests/teaching_harness.py): the reading first, then the figure; a follow-up says what it builds on.
+One conversation runs its scripts in the real sandbox; the others in this process (``fast_workspace``).
 Expected figures come from the parquet files with pandas (tests/corpora/fresh_registers.yaml's truths)."""
 
 from __future__ import annotations
 
 import pytest
-from teaching_harness import converse, fresh_cases, judge, workspace_in
+from teaching_harness import converse, fast_workspace, fresh_cases, judge, workspace_in
 from test_teaching import frame
 
 from flawedcode.models import OfflineModel
@@ -17,14 +18,14 @@ END_TO_END = ["qualifier-01", "two-asks-04", "relative-01", "after-decline-05",
 @pytest.mark.parametrize("case_id", END_TO_END)
 def test_fresh_register_requests_are_answered_right_or_declined(case_id, tmp_path):
     case = next(c for c in fresh_cases() if c["id"] == case_id)
-    reply = converse(OfflineModel(), case["turns"], workspace_in(tmp_path))[-1]
+    reply = converse(OfflineModel(), case["turns"], fast_workspace(tmp_path))[-1]
     expected = "right" if case["expect"] == "answer" else "declined"
     assert judge(case, reply) in ((expected,) if expected == "right" else ("right", "declined")), reply
 
 
 def test_an_answer_gives_its_reading_before_the_figure(tmp_path):
     reply = converse(OfflineModel(), ["sorry to bother you, could you tell me the min 2y yield in 2024 please"],
-                     workspace_in(tmp_path))[-1]
+                     fast_workspace(tmp_path))[-1]
     days = frame("ty").loc["2024", "yield_2y"]
     assert reply.startswith(f"yield_curve/treasury_yields yield_2y (percent), {days.index[0].date()} to "
                             f"{days.index[-1].date()}, {len(days)} values: min {days.min():.4f}"), reply
@@ -60,7 +61,7 @@ FALLBACKS = ["negative-03", "negative-05", "after-summary-01", "after-summary-02
 def test_negative_thresholds_and_follow_ups_after_a_summary_are_read_here(case_id, tmp_path):
     """Each was left to the old model (tests/corpora/fresh_fallbacks.yaml); the reply is this package's own."""
     case = next(c for c in fresh_cases("fresh_fallbacks") if c["id"] == case_id)
-    reply = converse(OfflineModel(), case["turns"], workspace_in(tmp_path))[-1]
+    reply = converse(OfflineModel(), case["turns"], fast_workspace(tmp_path))[-1]
     if case["expect"] == "answer":
         assert judge(case, reply) == "right" and ("days" in reply or "Building on your earlier request" in reply), reply
     else:
