@@ -37,8 +37,8 @@ from flawedcode.models.teaching.request import (
 )
 
 WORDS = tomllib.loads((Path(__file__).with_name("words.toml")).read_text(encoding="utf-8"))
-SIGN = r"(?:(?<!\d\s)(?<![\w.])-\s?)?"
-"""A minus sign kept with its number ('-0.25%', 'below - 25'), never the dash of a range ('2023-2024', '2023 - 2024')."""
+SIGN = r"(?:(?<!\d\s)(?<![\w.])-\s?)?"  # a minus kept with its number ('-0.25%', 'below - 25'), not a range's dash
+LISTED = {Statistic(name) for name in ("mean", "median", "min", "max", "std", "latest", "first", "range")}  # read together
 TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)"
                    r"(?![a-z])|\d+-?[a-z]+(?:\d+[a-z]*)?|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9_]*(?:['-][a-z0-9_]+)*|[?;]")
 TENOR = re.compile(r"(\d+)-?(y|yr|year|m|mo|month)s?")
@@ -247,9 +247,10 @@ def read_statistic(toks: Tokens) -> Slot | None:
 
 
 def read_statistics(toks: Tokens) -> tuple[Slot, ...]:
-    """Every statistic asked, once each, in the message's order ('mean, min and max'; 'the min and the max')."""
+    """The statistic asked, or several in the message's order when each describes the values ('mean, min and max')."""
     found: dict = {}
-    while (slot := read_statistic(toks)) is not None:
+    while (slot := read_statistic(trial := Tokens(toks.words, set(toks.used)))) and (not found or {slot.value, *found} <= LISTED):
+        toks.used = trial.used
         found.setdefault(slot.value, (toks.words.index(slot.words[0]), slot))
     return tuple(slot for _, slot in sorted(found.values(), key=lambda pair: pair[0]))
 
