@@ -1,7 +1,7 @@
 """The held-out parts of the offline model's corpora: their pass rate, over every case, scored in parallel.
 
-The cases, the agent they run through and the checks are those of ``test_models_offline_corpus.py``
-(``run_case``); this file only scores the held-out parts, which were set aside before any rule
+The cases, how they run (the model called directly, tests/teaching_harness.py) and the checks are those
+of ``test_models_offline_corpus.py`` (``run_case``); this file only scores the held-out parts, which were set aside before any rule
 changed and must pass at least ``HELDOUT_FLOOR`` as a whole. It is a file of its own so that under
 pytest-xdist it runs beside the developed parts instead of after them, and it scores its cases in a
 pool of processes, one per core this worker may use (under xdist, the cores divided by the workers;
