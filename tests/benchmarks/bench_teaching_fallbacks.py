@@ -44,7 +44,8 @@ def why_deferred(visible, tool_names, root) -> str:
     if latest is None:
         return "-"
     text = visible[latest].text
-    earlier = turn._requests_before(visible[:latest])
+    earlier = [text for m in visible[:latest] if isinstance(m, HumanMessage)
+               for text in ([m.text] if turn._is_request(m) else conversation.requests_named(m.text))]
     state, deferred = conversation.state_after(earlier)
     readings = read_message(text, state)
     if readings is None:
