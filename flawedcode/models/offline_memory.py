@@ -24,6 +24,7 @@ from flawedcode.models.offline_data import DataAsk, Series
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import offload_path, parse_loaded_table
 from flawedcode.models.offline_words import content_words, normalize, tags_in
+from flawedcode.models.teaching.summary import clip
 
 PHRASES = data_file("offline_answers.toml")
 SAY: dict[str, str] = PHRASES["say"]
@@ -67,16 +68,6 @@ def goal_in_summary(text: str) -> str | None:
         return match.group(1).strip()
     section = re.search(r"^## SESSION INTENT\s*\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
     return (" ".join(line.strip() for line in section.group(1).splitlines() if line.strip()) or None) if section else None
-
-
-def clip(text: str, limit: int) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-def format_call(name: str, args: dict[str, Any]) -> str:
-    shown = [repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "...'" for value in args.values()]
-    return f"{name}({', '.join(f'{key}={value}' for key, value in zip(args, shown))})"
 
 
 def goal_acknowledgement(goal: str, context: Context) -> str:
