@@ -220,8 +220,7 @@ class OfflineModel(BaseChatModel):
         loaders = offered.loaders(tool_schemas)  # a deferred tool is loaded before use (teaching/offered.py)
         loaded = {str(next(iter(result.args.values()), "")) for result in made if result.name in loaders}
         results = [result for result in made if result.name not in loaders]
-        wanted = [set(TOOL_NAMES_BY_INTENT.get(step.intent, (step.intent,))) for task in tasks for step in task.steps
-                  if tool_name_for(step.intent, tool_schemas) is None]
+        wanted = [tools_for(step.intent) for task in tasks for step in task.steps if tool_name_for(step.intent, tool_schemas) is None]
         if (load := next(filter(None, (offered.load_call(names, tool_schemas, loaded) for names in wanted)), None)) is not None:
             tasks = [calls(Step(*load))]
         return self.carry_out(tasks, results, tool_schemas, context, sorted(loaded))
@@ -291,8 +290,7 @@ class OfflineModel(BaseChatModel):
                     break
                 name = tool_name_for(step.intent, tool_schemas)
                 arguments = fill_arguments(tool_schemas[name], step.roles) if name else None
-                wanted = set(TOOL_NAMES_BY_INTENT.get(step.intent, (step.intent,)))
-                if arguments is None and (loader := offered.load_call(wanted, tool_schemas)) is not None:
+                if arguments is None and (loader := offered.load_call(tools_for(step.intent), tool_schemas)) is not None:
                     return "", [loader]  # the step's tool is deferred: load it first (docs/offline-model.md)
                 if arguments is None:
                     have = ", ".join(tool_schemas) or "none"
@@ -375,6 +373,11 @@ class OfflineModel(BaseChatModel):
                 "truncated_context": window.truncated,
             },
         )
+
+
+def tools_for(intent: str) -> set[str]:
+    """The tool names a step of ``intent`` can use (its intent's tools, or the intent itself as a tool name)."""
+    return set(TOOL_NAMES_BY_INTENT.get(intent, (intent,)))
 
 
 def tool_results_after(visible: list[BaseMessage], index: int) -> list[ToolResult]:

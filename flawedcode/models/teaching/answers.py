@@ -48,8 +48,8 @@ def script(request: Request, root: str | None) -> str:
 
 def _in_catalog(path: str) -> str:
     """The parquet file's path inside the catalog folder (the sandbox is told that folder), or as it is."""
-    file, catalog = Path(path), paths.data_dir().resolve()
-    return file.resolve().relative_to(catalog).as_posix() if file.resolve().is_relative_to(catalog) else path
+    file, catalog = Path(path).resolve(), paths.data_dir().resolve()
+    return file.relative_to(catalog).as_posix() if file.is_relative_to(catalog) else path
 
 
 def _threshold(request: Request) -> float:
