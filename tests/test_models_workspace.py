@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_models_seen import Session  # noqa: E402 - the direct-call driver (real tools on a copy of the demo project)
+from test_models_seen import PYTEST_OUTPUT, Session  # noqa: E402 - the direct-call driver (real tools on a copy of the demo project)
 
 CASES = yaml.safe_load((Path(__file__).parent / "corpora" / "workspace_asks.yaml").read_text(encoding="utf-8"))["cases"]
 
@@ -29,6 +29,15 @@ def missing(case: dict, reply: str) -> list[str]:
 def test_a_demo_project_ask_is_answered_from_the_project(case: dict, tmp_path: Path) -> None:
     reply = Session(tmp_path).send(case["say"])
     assert not missing(case, reply), reply
+
+
+def test_which_tests_fail_and_why_is_read_back_from_a_run_saved_with_an_empty_preview(tmp_path: Path) -> None:
+    # v3 saves the pytest output to scratch/ with an empty preview: this ask was "my rules hit an internal error (ValueError: zip() ...)".
+    session = Session(tmp_path, offloaded=("run_python",))
+    session.empty_preview = True
+    reply = session.send("in the demo project, which tests fail and why?", outputs={"run_python": PYTEST_OUTPUT})
+    assert "internal error" not in reply and "2 failed, 2 passed" in reply, reply
+    assert "0.05 < analyze.annualized_volatility(prices) < 1.0" in reply, reply
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ def failing_sections(output: str) -> dict[str, str]:
     """pytest's failure report, one section per failing test (its name: the text under its ``____ name ____`` line)."""
     marks = list(SECTION.finditer(output))
     ends = [mark.start() for mark in marks[1:]] + [output.find("short test summary") if "short test summary" in output else len(output)]
-    return {mark["test"].split("::")[-1]: output[mark.end():end] for mark, end in zip(marks, ends, strict=True)}
+    return {mark["test"].split("::")[-1]: output[mark.end():end] for mark, end in zip(marks, ends)}  # none: a saved run not read back yet
 
 
 def tests_asked(ask: WorkspaceAsk, output: str) -> list[str]:
