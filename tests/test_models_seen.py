@@ -1,8 +1,9 @@
 """The offline model answers from what it has actually seen: an offloaded result is read back, never judged from its preview.
 
 The model is called directly with a message list (no agent): each tool it calls runs for real on a copy of the
-demo project, and a result is replaced by the stub ``flawedcode.context.offload`` writes (the format every agent
-shares), so the rules are checked for every agent alike.
+demo project (run_python's code in this process: tests/teaching_harness.py's ``fast_workspace``), and a result is
+replaced by the stub ``flawedcode.context.offload`` writes (the format every agent shares), so the rules are checked
+for every agent alike.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
+from teaching_harness import fast_workspace
 
 from flawedcode.config import OffloadConfig
 from flawedcode.context.offload import offload
@@ -41,7 +43,7 @@ class Session:
     """A message list and the real tools on a copy of the demo project; ``offloaded`` tools come back as stubs."""
 
     def __init__(self, tmp_path: Path, offloaded: tuple[str, ...] = (), without: tuple[str, ...] = (), extra=()) -> None:
-        self.workspace = Workspace.create(tmp_path / "ws", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+        self.workspace = fast_workspace(tmp_path)  # the end-to-end v3 case below runs the sandbox
         self.tools = {tool.name: tool for tool in [*make_tools(self.workspace), *extra] if tool.name not in without}
         self.offloaded, self.empty_preview, self.messages = offloaded, False, []
         self.model = OfflineModel().bind_tools(list(self.tools.values()))
