@@ -42,6 +42,7 @@ TOLERANCE = 0.0006
 """A truth figure is found when a number in the reply is this close (a mean printed with 4 decimals)."""
 MAX_STEPS = 14
 NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])-?\d+(?:\.\d+)?")
+DAY = re.compile(r"(?<![\w.-])\d{4}-\d{2}-\d{2}(?![\w-]|\.\d)")
 FIGURE = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
 DECLINE = re.compile(
     r"\b(?:can't|cannot|could not|couldn't|don't|do not|not in|no (?:row|data|such|column|dataframe|series)|isn't|"
@@ -176,7 +177,9 @@ def converse(model: Any, says: list[str], workspace: Workspace) -> list[str]:
 
 
 def numbers_in(text: str) -> list[float]:
-    return [float(found.replace(",", "")) for found in NUMBER.findall(text)]
+    """The numbers a reply states; a date (2024-09-19) counts as the number 20240919 too (a truth may be a day)."""
+    days = [float(day.replace("-", "")) for day in DAY.findall(text)]
+    return [float(found.replace(",", "")) for found in NUMBER.findall(text)] + days
 
 
 def judge(case: dict[str, Any], reply: str) -> str:

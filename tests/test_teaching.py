@@ -51,7 +51,7 @@ def test_filler_and_social_words_around_an_answerable_ask_are_ignored():
 
 def test_a_content_word_no_reader_uses_is_named_in_a_decline_that_says_what_was_understood():
     decline = only("mean sofr in 2024 for purple unicorns")
-    assert isinstance(decline, Decline) and decline.unused == ("purple", "unicorns")
+    assert isinstance(decline, Decline) and decline.unused == ("purple unicorns",)  # named as the phrase it stands in
     assert decline.understood.series[0].name == "money_markets/sofr.rate"
 
 

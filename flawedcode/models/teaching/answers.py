@@ -152,7 +152,7 @@ def decline_text(decline: Decline) -> str:
     if decline.reason:
         return f"I read this as the {understood}, but I can't answer it: {decline.reason}."
     words = ", ".join(f"'{word}'" for word in decline.unused)
-    return (f"I read this as the {understood}, but I could not use {words}: no column, date, statistic or condition "
-            f"I know goes by {'that name' if len(decline.unused) == 1 else 'those names'}, and without "
-            f"{'it' if len(decline.unused) == 1 else 'them'} I would be answering a different question, so I computed "
-            f"nothing. Rephrase without {'it' if len(decline.unused) == 1 else 'them'}, or ask me for the docs.")
+    it = "it" if len(decline.unused) == 1 else "them"
+    return (f"I read this as the {understood}, but I could not use {words}: I read no column, date, statistic or "
+            f"condition of the catalog from {it}, and without {it} I would be answering a different question, so I "
+            f"computed nothing. Rephrase without {it}, or ask me for the docs.")

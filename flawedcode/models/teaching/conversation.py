@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flawedcode.formats import GOAL_LINE
+from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Decline, Request, Series, Slot, Statistic
 from flawedcode.models.teaching.router import Reading, _all_data, describe, read_message
@@ -38,7 +39,8 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
         readings = read_message(text, state)
-        deferred = readings is None
+        deferred = readings is None and readers.read_series(readers.tokens(text)) is not None  # the old model's data ask:
+        state = None if deferred else state  # what it asked is unknown here
         for reading in readings or []:
             if isinstance(reading, Request):
                 state = reading

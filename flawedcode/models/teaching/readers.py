@@ -180,6 +180,7 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
     keys[name.lower()] = 2.0 * len(parts)  # the column's own name says all its parts
     keys |= {word: 1.0 for word in title if word not in keys}
     keys[dataframe] = keys.get(dataframe, 0.0) + (2.5 if main else 2.0)
+    keys[frame.split("/")[0]] = 0.01  # its pipeline's id ('yield_curve/repo_public') names nothing more
     specific = tuple(part for part in parts if part not in WORDS["generic"]["words"])
     return Column(frame, name, unit, keys, specific)
 
@@ -563,10 +564,7 @@ def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[P
         if edge is None:
             result.append(period)
             continue
-        inside = [day for day in days if period.first <= day <= period.last]
-        if not inside:
-            result.append(period)
-            continue
+        inside = [day for day in days if period.first <= day <= period.last] or [period.first, period.last]  # no data
         day = inside[-1] if edge in ("end", "close") else inside[0]
         words = toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of", "year")])  # 'year end 2023'
         result.append(Period(day, day, Granularity.DAY, Anchor.WRITTEN, edge_of=period.last if edge in ("end", "close")

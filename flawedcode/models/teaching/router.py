@@ -105,6 +105,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     if toks.words and toks.words[0] in ("and", "also", "plus"):
         toks.take([0])
     default_year = earlier.period.first.year if earlier and earlier.period else None
+    while _take_phrases(toks, [phrase for phrase in IGNORED if " " in phrase]):  # 'no rush', 'if possible': ignored
+        pass
     edits = _take_phrases(toks, WORDS["edits"]["words"])
     period = _read_period(toks, default_year)
     transform = readers.read_transform(toks)
@@ -115,27 +117,23 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     statistics = readers.read_statistics(toks)
     series = readers.read_series(toks)
     statistic = statistics[0] if statistics else None
-    said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic,
-                   statistics=statistics if len(statistics) > 1 else (),
-                   transform=transform, condition=condition, ranking=ranking, unit=unit,
-                   decimals=rounding[0] if rounding else None, words=tuple(toks.words))
+    said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic, statistics=statistics if len(statistics) > 1 else (),
+                   transform=transform, condition=condition, ranking=ranking, unit=unit, decimals=rounding[0] if rounding else None,
+                   words=tuple(toks.words))
     if isinstance(period, PeriodProblem):
         return None  # an impossible or ambiguous day: the old model says so in its own words
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or _opens_follow_up(toks.words))
     if series is None and not is_follow_up:
         return None
-    if is_follow_up and not (series or statistic or period or transform or rounding or ranking or condition or unit
-                             or edits):
+    if is_follow_up and not (series or statistic or period or transform or rounding or ranking or condition or unit or edits):
         return None  # 'thx!', 'ok': nothing to change; the old model answers it
     if is_follow_up:
         _take_phrases(toks, WORDS["same_period"]["words"])
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
         request = said.merged_onto(earlier)
-        if isinstance(period, Shift):
-            request = _apply_shift(request, period)
-            if request is None:
-                return None
+        if isinstance(period, Shift) and (request := _apply_shift(request, period)) is None:
+            return None
     else:
         if isinstance(period, Shift):
             return Decline(said, period.words, "")  # 'the day before' what? the old model may know
@@ -245,10 +243,8 @@ def _all_data(frame: str) -> Period:
 def _with_defaults(request: Request) -> Request:
     if request.statistic is not None or request.ranking is not None:
         return request
-    if request.condition is not None:
-        return replace(request, statistic=Slot(Statistic.COUNT))
-    if request.period is not None and request.period.one_day:
-        return replace(request, statistic=Slot(Statistic.VALUE))
+    if request.condition is not None or (request.period is not None and request.period.one_day):
+        return replace(request, statistic=Slot(Statistic.COUNT if request.condition is not None else Statistic.VALUE))
     return replace(request, statistic=Slot(Statistic.MEAN), statistics=tuple(Slot(s) for s in SUMMARY))
 
 
@@ -260,13 +256,23 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
         return None
     if request.series and isinstance(request.series[0], readers.Ambiguous):
         return None  # two columns fit equally ('the tri-party repo rate'): never guessed; the old model scores docs words
-    if not request.series:
-        return Decline(request, tuple(unused), "")
-    if unused:
-        return Decline(request, tuple(unused), "")
+    if request.series and WORDS["statistics"].get(" ".join(unused)) == "correlation":
+        return Decline(request, (), f"a correlation is between two series, and I read one: {request.series[0].name}")
+    if unused or not request.series:
+        return Decline(request, _phrases(toks), "")
     if request.ranking is not None or request.stat() in (Statistic.CORRELATION, Statistic.FIRST_DATE):
         return None  # not answered by this package yet
     return check(request)
+
+
+def _phrases(toks: Tokens) -> tuple[str, ...]:
+    """The unused words as the phrases they stand in ('year over year'), ignored words at either end dropped."""
+    runs: list[list[str]] = []
+    for i in toks.free():
+        runs[-1:] = [runs[-1] + [toks.words[i]]] if runs and i - 1 in toks.free() else [*runs[-1:], [toks.words[i]]]
+    trimmed = [run[min(i for i, w in enumerate(run) if w not in IGNORED):max(i for i, w in enumerate(run) if w not in IGNORED) + 1]
+               for run in runs if any(w not in IGNORED for w in run)]
+    return tuple(" ".join(run) for run in trimmed)
 
 
 def check(request: Request) -> Request | Decline:
@@ -291,7 +297,6 @@ def weight_column(request: Request) -> str | None:
     volumes = [c.name for c in readers.knowledge().columns if c.frame == series.frame and "volume" in c.name]
     named = [name for name in volumes if name.split("_")[0] == series.column]
     return (named or volumes)[0] if len(named) == 1 or len(volumes) == 1 else None
-
 
 
 def _left_to_the_old_model(request: Request) -> bool:
@@ -331,12 +336,7 @@ def describe(request: Request) -> str:
 
 
 def _period_text(period: Period) -> str:
-    if period.granularity is Granularity.ALL and period.trading_days is None:
-        return "over all the data"
-    if period.one_day:
-        return f"on {period.first}"
-    text = f"over {period.first} to {period.last}"
     if period.trading_days:
-        text = f"over the {'first' if period.from_start else 'last'} {period.trading_days} trading days of {period.first} to {period.last}"
-    return text
-
+        return f"over the {'first' if period.from_start else 'last'} {period.trading_days} trading days of {period.first} to {period.last}"
+    return "over all the data" if period.granularity is Granularity.ALL else (
+        f"on {period.first}" if period.one_day else f"over {period.first} to {period.last}")
