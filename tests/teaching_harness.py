@@ -9,6 +9,10 @@ A turn written ``<summary>`` or ``<digest>`` is no message: the conversation so 
 compact it (v2's summary, written by the model itself through ``context.summarize``; v3's turn digests,
 ``context.stable.turn_digest``), so the next turn is read after a summary or digest.
 
+``offline_model`` is one offline model per setting for the whole test process: a model keeps nothing between
+calls but its caches, and building its vocabulary from the catalog costs about 0.05 s, paid once instead of per test.
+``tools_for`` is the real tools, likewise made once and pointed at the current test's workspace.
+
 ``fast_workspace`` is a workspace whose ``run_python`` runs the model's code in this process (the same
 code, the same current folder, the same printed output and exit-code line) instead of starting the
 sandbox, which costs about a second a call: the phrase tests make hundreds of calls. While the code runs, this
@@ -28,6 +32,7 @@ import os
 import re
 import sys
 import traceback
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,8 @@ import yaml
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from flawedcode.infra.sandbox import BoundedCapture, RunResult
+from flawedcode.models import OfflineModel
+from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.tools import Workspace, make_tools
 
 CORPORA = Path(__file__).parent / "corpora"
@@ -51,6 +58,16 @@ DECLINE = re.compile(
 
 def fresh_cases(name: str = "fresh_registers") -> list[dict[str, Any]]:
     return yaml.safe_load((CORPORA / f"{name}.yaml").read_text(encoding="utf-8"))["cases"]
+
+
+def offline_model(max_input_tokens: int = OFFLINE_WINDOW_TOKENS, overflow: str = "truncate") -> OfflineModel:
+    """The offline model with these settings, built once per process (see the module docstring)."""
+    return _offline_model(max_input_tokens, overflow)
+
+
+@cache
+def _offline_model(max_input_tokens: int, overflow: str) -> OfflineModel:
+    return OfflineModel(max_input_tokens=max_input_tokens, overflow=overflow)
 
 
 def workspace_in(root: Path) -> Workspace:

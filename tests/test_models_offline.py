@@ -1,7 +1,10 @@
-"""The offline teaching model, driven by create_agent with the real tools.
+"""The offline teaching model, called directly with the real tools (``run_turns``), as an agent's loop calls it.
 
 Each test checks something a student would notice: which tool it called with
-which arguments, what it answered, what it forgot when its window filled up.
+which arguments, what it answered, what it forgot when its window filled up. ``run_turns`` sends the
+system prompt and the history, runs each tool call and feeds the results back until the model answers,
+as create_agent's loop does, without building an agent; with middleware (a summary) it builds one with
+create_agent, and one test runs a real v2 agent.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import get_buffer_string
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from teaching_harness import fast_workspace, offline_model, tools_for
 
 from flawedcode.catalog import Catalog
 from flawedcode.demo import LESSON_STEPS
-from flawedcode.models import OfflineModel, get_model
+from flawedcode.models import get_model
 from flawedcode.tokens import TokenCounter
 from flawedcode.tools import Workspace, make_tools
 
@@ -35,31 +39,44 @@ LESSON_CALLS = [
     ("chartbook_get_docs", {"pipeline": "yield_curve", "dataframe": "treasury_yields"}),
 ]
 I_DONT_KNOW = "I don't know"
+MAX_MODEL_CALLS = 25
+"""create_agent's limit: its graph stops after 25 steps."""
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
-    return Workspace.create(tmp_path / "workspace", scratch_dir=tmp_path / "scratch", archive_dir=tmp_path / "archives")
+    return fast_workspace(tmp_path)  # run_python runs the code in this process (tests/teaching_harness.py), not the sandbox
 
 
 @pytest.fixture
 def tools(workspace: Workspace) -> list:
-    return make_tools(workspace)
+    return tools_for(workspace)  # the real tools, made once per process and pointed at this workspace
 
 
 def run_turns(model, tools, prompts, history=None, middleware=()) -> tuple[list[BaseMessage], list[list[BaseMessage]]]:
     """Send each prompt with the whole history (v1 style); return the history and each turn's new messages."""
-    agent = create_agent(model, tools, system_prompt=SYSTEM_PROMPT, middleware=list(middleware))
+    agent = create_agent(model, tools, system_prompt=SYSTEM_PROMPT, middleware=list(middleware)) if middleware else None
     messages: list[BaseMessage] = list(history or [])
     turns: list[list[BaseMessage]] = []
     for prompt in prompts:
         messages.append(HumanMessage(prompt))
-        result = agent.invoke({"messages": messages})
-        messages = result["messages"]
+        messages = agent.invoke({"messages": messages})["messages"] if agent else answered(model, tools, messages)
         # A summarizing middleware may rewrite the history: the turn starts after this prompt.
         asked = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage) and m.content == prompt)
         turns.append(messages[asked + 1:])
     return messages, turns
+
+
+def answered(model, tools, messages: list[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` and what follows until the model answers: its replies and each tool call's result (create_agent's loop)."""
+    bound, by_name, messages = model.bind_tools(tools), {t.name: t for t in tools}, list(messages)
+    for _ in range(MAX_MODEL_CALLS):
+        reply = bound.invoke([SystemMessage(SYSTEM_PROMPT), *messages])
+        messages.append(reply)
+        if not reply.tool_calls:
+            return messages
+        messages += [by_name[call["name"]].invoke({**call, "type": "tool_call"}) for call in reply.tool_calls]
+    raise AssertionError(f"no answer after {MAX_MODEL_CALLS} model calls")
 
 
 def calls_of(turn: list[BaseMessage]) -> list[tuple[str, dict]]:
@@ -74,7 +91,7 @@ def answer_of(turn: list[BaseMessage]) -> str:
 
 
 def test_lesson_session_calls_the_right_tool_with_the_right_arguments_every_turn(tools):
-    _, turns = run_turns(OfflineModel(max_input_tokens=100_000), tools, LESSON)
+    _, turns = run_turns(offline_model(100_000), tools, LESSON)
     for turn, expected in zip(turns, LESSON_CALLS):
         assert calls_of(turn) == [expected]
     assert "5 dataframes" in answer_of(turns[0]) and "money_markets/sofr" in answer_of(turns[0])
@@ -84,7 +101,7 @@ def test_lesson_session_calls_the_right_tool_with_the_right_arguments_every_turn
 
 
 def test_loaded_rows_answer_has_exact_statistics_computed_from_the_rows(tools):
-    _, turns = run_turns(OfflineModel(max_input_tokens=100_000), tools, ["Load 50 rows of SOFR data"])
+    _, turns = run_turns(offline_model(100_000), tools, ["Load 50 rows of SOFR data"])
     rows = Catalog().load("money_markets", "sofr", limit=50)
     rate = rows["rate"]
     answer = answer_of(turns[0])
@@ -95,7 +112,7 @@ def test_loaded_rows_answer_has_exact_statistics_computed_from_the_rows(tools):
 
 
 def test_the_8k_window_forgets_the_goal_by_the_end_of_the_lesson(tools):
-    _, turns = run_turns(OfflineModel(), tools, LESSON)
+    _, turns = run_turns(offline_model(), tools, LESSON)
     for turn, expected in zip(turns, LESSON_CALLS):
         assert calls_of(turn) == [expected]
     assert answer_of(turns[5]) == "I don't know: the start of our conversation is no longer in my context window."
@@ -105,11 +122,11 @@ def test_the_8k_window_forgets_the_goal_by_the_end_of_the_lesson(tools):
 
 def test_overflow_error_raises_context_overflow_with_both_numbers(tools):
     with pytest.raises(ContextOverflowError, match=r"has [\d,]+ input tokens but the offline model's window is 8,192"):
-        run_turns(OfflineModel(overflow="error"), tools, LESSON)
+        run_turns(offline_model(overflow="error"), tools, LESSON)
 
 
 def test_a_v0_history_with_only_the_question_does_not_know_the_goal(tools):
-    _, turns = run_turns(OfflineModel(), tools, ["What was my original goal?"])
+    _, turns = run_turns(offline_model(), tools, ["What was my original goal?"])
     assert answer_of(turns[0]).startswith(I_DONT_KNOW)
     assert calls_of(turns[0]) == []
 
@@ -120,7 +137,7 @@ def test_a_v0_history_with_only_the_question_does_not_know_the_goal(tools):
      "what was the goal of this session?"],
 )
 def test_goal_paraphrases_are_answered_from_the_first_request(tools, question):
-    _, turns = run_turns(OfflineModel(), tools, ["List ChartBook dataframes", question])
+    _, turns = run_turns(offline_model(), tools, ["List ChartBook dataframes", question])
     assert '"List ChartBook dataframes"' in answer_of(turns[1])
 
 
@@ -130,7 +147,7 @@ def test_goal_comes_from_a_visible_summary_when_the_start_is_gone(tools):
         "Original goal (verbatim): Compare SOFR and EFFR over 2024\n"
         "Archive: archives/c1/0001.md holds messages 1-9 word for word.\n\n## SUMMARY\nDocs were read."
     )
-    _, turns = run_turns(OfflineModel(), tools, ["What was my original goal?"], history=[summary])
+    _, turns = run_turns(offline_model(), tools, ["What was my original goal?"], history=[summary])
     assert answer_of(turns[0]).startswith('Your original goal was: "Compare SOFR and EFFR over 2024"')
 
 
@@ -139,15 +156,15 @@ def test_goal_comes_from_langchains_summary_session_intent(tools):
         "Here is a summary of the conversation to date:\n\n## SESSION INTENT\nChart the 10y-2y treasury spread\n\n"
         "## SUMMARY\nNone\n"
     )
-    _, turns = run_turns(OfflineModel(), tools, ["Remind me what we set out to do"], history=[summary])
+    _, turns = run_turns(offline_model(), tools, ["Remind me what we set out to do"], history=[summary])
     assert '"Chart the 10y-2y treasury spread"' in answer_of(turns[0])
 
 
 def test_what_did_you_just_do_names_the_last_tool_call(tools):
-    _, turns = run_turns(OfflineModel(), tools, ["Get docs for money_markets/effr", "What did you just read?"])
+    _, turns = run_turns(offline_model(), tools, ["Get docs for money_markets/effr", "What did you just read?"])
     assert answer_of(turns[1]).startswith(
         "The last thing I did was call chartbook_get_docs(pipeline='money_markets', dataframe='effr')")
-    _, turns = run_turns(OfflineModel(), tools, ["What did you just do?"])
+    _, turns = run_turns(offline_model(), tools, ["What did you just do?"])
     assert answer_of(turns[0]).startswith(I_DONT_KNOW)
 
 
@@ -218,37 +235,37 @@ PHRASINGS: list[tuple[str, list[tuple[str, dict]]]] = [
 
 @pytest.mark.parametrize(("request_text", "expected"), PHRASINGS, ids=[p[0][:40] for p in PHRASINGS])
 def test_phrasings_route_to_the_right_tool_and_arguments(tools, request_text, expected):
-    _, turns = run_turns(OfflineModel(max_input_tokens=100_000), tools, [request_text])
+    _, turns = run_turns(offline_model(100_000), tools, [request_text])
     assert calls_of(turns[0]) == expected
     assert answer_of(turns[0]).strip()
     assert not answer_of(turns[0]).startswith("I'm the offline teaching model")
 
 
 def test_statistics_answer_uses_the_rows_it_loaded(tools):
-    _, turns = run_turns(OfflineModel(max_input_tokens=100_000), tools, ["What's the average EFFR rate in 2024?"])
+    _, turns = run_turns(offline_model(100_000), tools, ["What's the average EFFR rate in 2024?"])
     rows = Catalog().load("money_markets", "effr", start="2024-01-01", end="2024-12-31", limit=500)
     assert f"mean {rows['rate'].mean():.4f}" in answer_of(turns[0])
 
 
 def test_run_answer_reports_the_scripts_output(tools):
-    _, turns = run_turns(OfflineModel(), tools, ["run this:\n```python\nprint(6 * 7)\n```"])
+    _, turns = run_turns(offline_model(), tools, ["run this:\n```python\nprint(6 * 7)\n```"])
     assert "exit code 0" in answer_of(turns[0]) and "42" in answer_of(turns[0])
 
 
 def test_tool_errors_are_relayed_with_what_to_do(tools):
-    _, turns = run_turns(OfflineModel(), tools, ["read missing_file.py"])
+    _, turns = run_turns(offline_model(), tools, ["read missing_file.py"])
     answer = answer_of(turns[0])
     assert answer.startswith("read_file failed:") and "missing_file.py" in answer and "list the files" in answer
 
 
 def test_requests_it_cannot_route_get_an_explanation_not_a_tool_call(tools):
-    _, turns = run_turns(OfflineModel(), tools, ["hello there"])
+    _, turns = run_turns(offline_model(), tools, ["hello there"])
     assert calls_of(turns[0]) == [] and "List ChartBook dataframes" in answer_of(turns[0])
 
 
 def test_it_only_calls_tools_it_was_given(workspace):
     only_files = [t for t in make_tools(workspace) if not t.name.startswith("chartbook")]
-    _, turns = run_turns(OfflineModel(), only_files, ["Load 50 rows of SOFR data"])
+    _, turns = run_turns(offline_model(), only_files, ["Load 50 rows of SOFR data"])
     assert calls_of(turns[0]) == []
     assert "no tool to load" in answer_of(turns[0])
 
@@ -259,12 +276,12 @@ def test_arguments_follow_each_tools_own_parameter_names():
         """Deep Agents style: read a file."""
         return f"# {file_path} (lines 1-1 of 1)\nhello"
 
-    _, turns = run_turns(OfflineModel(), [read_file], ["read notes/plan.md"])
+    _, turns = run_turns(offline_model(), [read_file], ["read notes/plan.md"])
     assert calls_of(turns[0]) == [("read_file", {"file_path": "notes/plan.md"})]
 
 
 def test_two_part_requests_are_bounded_to_four_tool_calls(tools):
-    _, turns = run_turns(OfflineModel(max_input_tokens=100_000), tools,
+    _, turns = run_turns(offline_model(100_000), tools,
                          ["docs for sofr, effr, repo, treasury yields and the yield curve"])
     assert len(calls_of(turns[0])) == 4
 
@@ -273,7 +290,7 @@ def test_two_part_requests_are_bounded_to_four_tool_calls(tools):
 
 
 def test_recall_while_the_number_is_visible(tools):
-    messages, turns = run_turns(OfflineModel(max_input_tokens=100_000), tools,
+    messages, turns = run_turns(offline_model(100_000), tools,
                                 ["Load 50 rows of SOFR data", "What was the average SOFR rate you found?"])
     mean = Catalog().load("money_markets", "sofr", limit=50)["rate"].mean()
     assert calls_of(turns[1]) == []
@@ -304,7 +321,7 @@ def _stub_history(scratch_dir: Path) -> tuple[list[BaseMessage], float]:
 
 def test_recall_via_a_visible_scratch_path_reads_the_file_and_answers(tools, workspace):
     history, mean = _stub_history(workspace.conversation_scratch_dir)
-    _, turns = run_turns(OfflineModel(), tools, ["What was the average SOFR rate?"], history=history)
+    _, turns = run_turns(offline_model(), tools, ["What was the average SOFR rate?"], history=history)
     assert calls_of(turns[0]) == [("read_file", {"path": "scratch/chartbook_load_data_money_markets_sofr_1a2b3c4d.txt",
                                                  "limit": 2000})]
     assert f"{mean:.4f}" in answer_of(turns[0])
@@ -312,7 +329,7 @@ def test_recall_via_a_visible_scratch_path_reads_the_file_and_answers(tools, wor
 
 def test_recall_of_rows_behind_an_offload_stub_reads_the_file_first(tools, workspace):
     history, mean = _stub_history(workspace.conversation_scratch_dir)
-    _, turns = run_turns(OfflineModel(), tools, ["What is the mean of those SOFR rates you loaded?"], history=history)
+    _, turns = run_turns(offline_model(), tools, ["What is the mean of those SOFR rates you loaded?"], history=history)
     assert f"{mean:.4f}" in answer_of(turns[0])
 
 
@@ -338,7 +355,7 @@ def _paging_tools(workspace: Workspace, with_run_python: bool, page_lines: int =
 @pytest.mark.parametrize("question", ["What was the average SOFR rate?", "What was the average SOFR rate you found?"])
 def test_a_copy_that_pages_in_part_is_computed_again_over_the_same_rows(workspace, question):
     history, mean = _stub_history(workspace.conversation_scratch_dir)
-    _, turns = run_turns(OfflineModel(), _paging_tools(workspace, True), [question], history=history)
+    _, turns = run_turns(offline_model(), _paging_tools(workspace, True), [question], history=history)
     assert [name for name, _ in calls_of(turns[0])] == ["read_file", "run_python"]
     answer = answer_of(turns[0])
     assert f"{mean:.4f}" in answer and "40 values" in answer
@@ -346,7 +363,7 @@ def test_a_copy_that_pages_in_part_is_computed_again_over_the_same_rows(workspac
 
 def test_a_copy_that_pages_in_part_is_read_page_by_page_without_run_python(workspace):
     history, mean = _stub_history(workspace.conversation_scratch_dir)
-    _, turns = run_turns(OfflineModel(), _paging_tools(workspace, False), ["What was the average SOFR rate you found?"],
+    _, turns = run_turns(offline_model(), _paging_tools(workspace, False), ["What was the average SOFR rate you found?"],
                          history=history)
     assert [name for name, _ in calls_of(turns[0])] == ["read_file"] * 9
     assert f"{mean:.4f}" in answer_of(turns[0]) and "40 values" in answer_of(turns[0])
@@ -355,14 +372,14 @@ def test_a_copy_that_pages_in_part_is_read_page_by_page_without_run_python(works
 @pytest.mark.parametrize("question", ["What was the average SOFR rate?", "What was the average SOFR rate you found?"])
 def test_a_copy_too_long_to_page_back_gets_no_figure_of_part_of_its_rows(workspace, question):
     history, _ = _stub_history(workspace.conversation_scratch_dir)
-    _, turns = run_turns(OfflineModel(), _paging_tools(workspace, False, page_lines=1), [question], history=history)
+    _, turns = run_turns(offline_model(), _paging_tools(workspace, False, page_lines=1), [question], history=history)
     assert {name for name, _ in calls_of(turns[0])} == {"read_file"}
     answer = answer_of(turns[0])
     assert "won't" in answer and not re.search(r"\d\.\d{4}", answer), answer
 
 
 def test_recall_without_the_number_or_a_path_does_not_know(tools):
-    _, turns = run_turns(OfflineModel(), tools, ["What was the average SOFR rate you found?"])
+    _, turns = run_turns(offline_model(), tools, ["What was the average SOFR rate you found?"])
     assert answer_of(turns[0]).startswith(I_DONT_KNOW) and calls_of(turns[0]) == []
 
 
@@ -374,7 +391,7 @@ def test_offload_stub_answer_says_where_the_result_is_and_quotes_the_preview():
                 "Preview (docs: head and column names):\n# Public repo market monitor\n"
                 "Full result: read_file(path='scratch/chartbook_get_docs_x_1234.txt')")
 
-    _, turns = run_turns(OfflineModel(), [chartbook_get_docs], ["Get docs for yield_curve/repo_public"])
+    _, turns = run_turns(offline_model(), [chartbook_get_docs], ["Get docs for yield_curve/repo_public"])
     answer = answer_of(turns[0])
     assert "saved in scratch/chartbook_get_docs_x_1234.txt" in answer and "> # Public repo market monitor" in answer
 
@@ -383,9 +400,9 @@ def test_offload_stub_answer_says_where_the_result_is_and_quotes_the_preview():
 
 
 def test_it_writes_a_structured_summary_of_a_rendered_conversation(tools):
-    messages, _ = run_turns(OfflineModel(max_input_tokens=100_000), tools, LESSON[:4])
+    messages, _ = run_turns(offline_model(100_000), tools, LESSON[:4])
     prompt = DEFAULT_SUMMARY_PROMPT.format(messages=get_buffer_string(messages, format="xml"))
-    summary = OfflineModel(max_input_tokens=100_000).invoke(prompt).content
+    summary = offline_model(100_000).invoke(prompt).content
     for heading in ("## SESSION INTENT", "## SUMMARY", "## ARTIFACTS", "## NEXT STEPS"):
         assert heading in summary
     assert "Original goal (verbatim): List ChartBook dataframes" in summary
@@ -397,7 +414,7 @@ def test_it_writes_a_structured_summary_of_a_rendered_conversation(tools):
 
 
 def test_langchain_summarization_middleware_works_with_it_and_keeps_the_goal(tools):
-    model = OfflineModel()
+    model = offline_model()
     middleware = SummarizationMiddleware(model=model, trigger=("fraction", 0.6), keep=("messages", 4))
     _, turns = run_turns(model, tools, LESSON, middleware=[middleware])
     assert answer_of(turns[5]) == 'Your original goal was: "List ChartBook dataframes" (from the conversation summary I can see).'
@@ -407,7 +424,7 @@ def test_langchain_summarization_middleware_works_with_it_and_keeps_the_goal(too
 
 
 def test_usage_is_the_exact_count_of_what_it_saw(tools):
-    model = OfflineModel(max_input_tokens=100_000)
+    model = offline_model(100_000)
     messages = [SystemMessage(SYSTEM_PROMPT), HumanMessage("List ChartBook dataframes")]
     schemas = [convert_to_openai_tool(t) for t in tools]
     reply = model.bind_tools(tools).invoke(messages)
@@ -443,7 +460,7 @@ def test_recall_via_a_visible_archive_uses_search_archive(tools):
         "Original goal (verbatim): List ChartBook dataframes\n"
         "Archive: archives/c1/0001.md holds messages 1-9 word for word; recover details with search_archive(query) "
         "or read_file(path).\n\n## SUMMARY\nDocs and rows were loaded.")
-    _, turns = run_turns(OfflineModel(), [*tools, search_archive], ["What was the average SOFR rate you found?"],
+    _, turns = run_turns(offline_model(), [*tools, search_archive], ["What was the average SOFR rate you found?"],
                          history=[summary])
     assert calls_of(turns[0]) == [("search_archive", {"query": "sofr mean"})]
     assert answer_of(turns[0]).startswith("The mean of money_markets/sofr was 4.6420")
@@ -459,7 +476,7 @@ def test_a_statistic_whose_rows_were_offloaded_is_computed_from_the_file(workspa
         """Stand-in for the load tool behind the offload wrapper: returns the stub."""
         return stub
 
-    _, turns = run_turns(OfflineModel(), [chartbook_load_data, read_file], ["average SOFR rate over the last 40 rows"])
+    _, turns = run_turns(offline_model(), [chartbook_load_data, read_file], ["average SOFR rate over the last 40 rows"])
     assert [name for name, _ in calls_of(turns[0])] == ["chartbook_load_data", "read_file"]
     assert f"mean {mean:.4f}" in answer_of(turns[0])
 
@@ -467,7 +484,6 @@ def test_a_statistic_whose_rows_were_offloaded_is_computed_from_the_file(workspa
 def test_saved_docs_request_reads_the_scratch_file_the_stub_names() -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from flawedcode.models import OfflineModel
     from flawedcode.tools import Workspace, make_tools
 
     tools = make_tools(Workspace.create())
@@ -480,7 +496,7 @@ def test_saved_docs_request_reads_the_scratch_file_the_stub_names() -> None:
         AIMessage("The docs are saved in scratch/."),
         HumanMessage("Open the saved repo_public docs and tell me what is_quarter_end means"),
     ]
-    reply = OfflineModel().bind_tools(tools).invoke(history)
+    reply = offline_model().bind_tools(tools).invoke(history)
     assert reply.tool_calls[0]["name"] == "read_file"
     assert reply.tool_calls[0]["args"]["path"] == "scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt"
 
@@ -488,20 +504,18 @@ def test_saved_docs_request_reads_the_scratch_file_the_stub_names() -> None:
 def test_recall_takes_the_number_from_the_line_that_names_the_dataframe() -> None:
     from langchain_core.messages import HumanMessage
 
-    from flawedcode.models import OfflineModel
 
     summary = HumanMessage(
         "[Conversation summary 1 | archive: archives/c/0001.md]\nOriginal goal (verbatim): List ChartBook dataframes\n\n"
         "Numbers reported:\n- money_markets/sofr rate: mean 4.6420 (50 values).\n- money_markets/effr rate: mean 4.5608 (40 values)."
     )
-    reply = OfflineModel().invoke([summary, HumanMessage("What was the average SOFR rate you reported?")])
+    reply = offline_model().invoke([summary, HumanMessage("What was the average SOFR rate you reported?")])
     assert "4.6420" in reply.content and "4.5608" not in reply.content.split("(")[0]
 
 
 def test_a_column_question_searches_the_offloaded_docs_instead_of_fetching_them_again() -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from flawedcode.models import OfflineModel
     from flawedcode.tools import Workspace, make_tools
 
     path = "scratch/chartbook_get_docs_yield_curve_repo_public_e3dfa923.txt"
@@ -512,14 +526,13 @@ def test_a_column_question_searches_the_offloaded_docs_instead_of_fetching_them_
         AIMessage("The docs are saved."),
         HumanMessage("What does the column is_quarter_end mean?"),
     ]
-    reply = OfflineModel().bind_tools(make_tools(Workspace.create())).invoke(history)
+    reply = offline_model().bind_tools(make_tools(Workspace.create())).invoke(history)
     assert [(call["name"], call["args"]) for call in reply.tool_calls] == [("search_files", {"pattern": "is_quarter_end", "path": path})]
 
 
 def test_a_request_naming_a_file_reads_that_file_only() -> None:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-    from flawedcode.models import OfflineModel
     from flawedcode.tools import Workspace, make_tools
 
     stub = "[Offloaded: scratch/chartbook_load_data_money_markets_sofr_50_114240f8.txt | 3,176 characters]"
@@ -530,7 +543,7 @@ def test_a_request_naming_a_file_reads_that_file_only() -> None:
         AIMessage("Saved."),
         HumanMessage("Read the file scratch/notes_abc.txt from scratch"),
     ]
-    reply = OfflineModel().bind_tools(make_tools(Workspace.create())).invoke(history)
+    reply = offline_model().bind_tools(make_tools(Workspace.create())).invoke(history)
     assert [call["args"]["path"] for call in reply.tool_calls] == ["scratch/notes_abc.txt"]
 
 
@@ -553,7 +566,7 @@ def test_a_statistic_behind_a_stub_follows_read_back_pages_to_the_end(workspace)
             text += f"\n# ... {len(lines) - offset - len(page)} more lines: read_file(path='{path}', offset={offset + len(page)})"
         return text
 
-    _, turns = run_turns(OfflineModel(), [read_file], ["What was the average SOFR rate?"], history=history)
+    _, turns = run_turns(offline_model(), [read_file], ["What was the average SOFR rate?"], history=history)
     offsets = [args.get("offset", 0) for name, args in calls_of(turns[0]) if name == "read_file"]
     assert offsets == [0, 15, 30]
     assert f"mean {frame['rate'].mean():.4f}" in answer_of(turns[0])
@@ -569,13 +582,13 @@ def test_an_offload_stub_is_never_read_as_a_data_table():
 
 
 def test_a_one_line_code_block_runs_whole(tools):
-    _, turns = run_turns(OfflineModel(), tools, ["```print(2 ** 10)```"])
+    _, turns = run_turns(offline_model(), tools, ["```print(2 ** 10)```"])
     assert calls_of(turns[0])[0][1]["code"] == "print(2 ** 10)\n"
     assert "1024" in answer_of(turns[0])
 
 
 def test_a_median_asked_is_a_median_and_nothing_else(tools):
-    _, turns = run_turns(OfflineModel(max_input_tokens=100_000), tools, ["median EFFR in 2024"])
+    _, turns = run_turns(offline_model(100_000), tools, ["median EFFR in 2024"])
     rows = Catalog().load("money_markets", "effr", start="2024-01-01", end="2024-12-31")
     answer = answer_of(turns[0])
     assert f"median {rows['rate'].median():.4f}" in answer and "mean" not in answer
@@ -584,13 +597,13 @@ def test_a_median_asked_is_a_median_and_nothing_else(tools):
 def test_a_goal_statement_loads_nothing_and_is_the_goal(tools):
     goal = ("My goal: compare the average SOFR and EFFR rates in 2024 and explain the spread between them. "
             "First, list the ChartBook dataframes.")
-    _, turns = run_turns(OfflineModel(), tools, [goal, "What was my original goal?"])
+    _, turns = run_turns(offline_model(), tools, [goal, "What was my original goal?"])
     assert calls_of(turns[0]) == [("chartbook_list", {})]
     assert f'"{goal}"' in answer_of(turns[1])
 
 
 def test_asked_to_fix_code_it_shows_the_failure_and_says_it_cannot_edit(tools):
-    _, turns = run_turns(OfflineModel(), tools, ["fix the volatility bug"])
+    _, turns = run_turns(offline_model(), tools, ["fix the volatility bug"])
     answer = answer_of(turns[0])
     assert [name for name, _ in calls_of(turns[0])] == ["run_python", "read_file"]
     assert "can't edit code myself" in answer and "def annualized_volatility" in answer and "failed" in answer
@@ -599,7 +612,7 @@ def test_asked_to_fix_code_it_shows_the_failure_and_says_it_cannot_edit(tools):
 def test_a_column_asked_of_offloaded_docs_is_answered_from_the_saved_copy_not_with_the_stub(workspace):
     from flawedcode.agents import make_agent
 
-    agent = make_agent("v2", model=OfflineModel(), workspace=workspace)
+    agent = make_agent("v2", model=offline_model(), workspace=workspace)
     reply = agent.send("what units is reserves_bn in?")
     assert "| `reserves_bn` | float64 | $bn | Reserve balances" in reply
     assert "is saved in scratch/" not in reply and "Preview" not in reply
@@ -610,7 +623,7 @@ def test_a_column_asked_of_offloaded_docs_is_answered_from_the_saved_copy_not_wi
 def test_a_statistic_asked_back_from_a_copy_in_scratch_is_the_one_asked(tools, workspace, question, statistic):
     history, _ = _stub_history(workspace.conversation_scratch_dir)
     rates = Catalog().load("money_markets", "sofr", columns=["rate"], limit=40)["rate"]
-    _, turns = run_turns(OfflineModel(), tools, [question], history=history)
+    _, turns = run_turns(offline_model(), tools, [question], history=history)
     answer = answer_of(turns[0])
     assert f"{getattr(rates, statistic)():.4f}" in answer and "40 values" in answer and "mean" not in answer, answer
 
@@ -628,7 +641,7 @@ def test_a_figure_asked_back_for_a_period_is_one_whose_dates_fall_in_it(question
         "Numbers reported:\n- money_markets/sofr rate (percent), 2024-01-02 to 2024-12-31, 251 values: mean 5.1548.\n"
         "- money_markets/sofr rate (percent), 2023-01-03 to 2023-12-29, 250 values: mean 5.0021.\n"
         "- money_markets/sofr rate (percent), 2024-01-02 to 2024-03-28, 61 values: mean 5.3100.")
-    reply = OfflineModel().invoke([summary, HumanMessage(question)]).content
+    reply = offline_model().invoke([summary, HumanMessage(question)]).content
     if expected is None:
         assert reply.startswith(I_DONT_KNOW) and not re.search(r"\d\.\d{4}", reply), reply
     else:

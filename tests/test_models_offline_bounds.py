@@ -13,8 +13,8 @@ import threading
 
 import pytest
 from langchain_core.messages import HumanMessage
+from teaching_harness import offline_model
 
-from flawedcode.models import OfflineModel
 from flawedcode.models.offline_intents import MAX_CLAUSES, MAX_REQUEST_CHARS, MAX_WORD_CHARS
 
 WINDOW = 200_000
@@ -25,7 +25,7 @@ HANG_SECONDS = 60
 
 def reply_to(text: str) -> str:
     """The model's reply to one request, or a failure if it does not come back."""
-    model = OfflineModel(max_input_tokens=WINDOW)
+    model = offline_model(WINDOW)
     replies: list[str] = []
     worker = threading.Thread(target=lambda: replies.append(model.invoke([HumanMessage(text)]).text), daemon=True)
     worker.start()

@@ -252,13 +252,6 @@ def check_trap(case: dict[str, Any], reply: str) -> list[str]:
 
 
 @cache
-def _model(window: int):
-    from flawedcode.models import OfflineModel
-
-    return OfflineModel(max_input_tokens=window)  # it keeps nothing between calls but its caches
-
-
-@cache
 def _system_prompt() -> str:
     from flawedcode.config import V2Config
 
@@ -267,13 +260,13 @@ def _system_prompt() -> str:
 
 def _new_chat(window: int, root: Path, memory: bool = True):
     """The model called directly (no agent): each turn appended to one message list, or alone without ``memory``."""
-    from teaching_harness import Chat, fast_workspace
+    from teaching_harness import Chat, fast_workspace, offline_model
 
     from flawedcode.context import ConversationArchive, make_search_archive_tool
 
     workspace = fast_workspace(root)
     archive = make_search_archive_tool(ConversationArchive(workspace.archive_dir, "corpus"))  # v2's ninth tool
-    chat = Chat(_model(window), workspace, system=_system_prompt(), more_tools=(archive,))
+    chat = Chat(offline_model(window), workspace, system=_system_prompt(), more_tools=(archive,))
 
     def turn(say: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
         if not memory:

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from teaching_harness import Chat, fast_workspace
+from teaching_harness import Chat, fast_workspace, offline_model
 
 from flawedcode.catalog import Catalog
-from flawedcode.models import OfflineModel
 
 FIGURE = re.compile(r"\d+\.\d{4}")
 """A figure as the model states one (four decimals)."""
@@ -28,7 +27,7 @@ def column(key: str, name: str, start: str | None = None, end: str | None = None
     return frame.set_index(pd.to_datetime(frame["date"]))[name]
 
 
-MODEL = OfflineModel()
+MODEL = offline_model()
 """One model for every test: it keeps nothing between calls but its caches (the catalog's words, a token counter)."""
 
 

@@ -24,10 +24,9 @@ from functools import cache
 import pandas as pd
 import pytest
 from langchain_core.messages import HumanMessage
-from teaching_harness import Chat, fast_workspace
+from teaching_harness import Chat, fast_workspace, offline_model
 
 from flawedcode.catalog import Catalog
-from flawedcode.models import OfflineModel
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.tools import Workspace, make_tools
 
@@ -94,7 +93,7 @@ CASES = _cases(QUALIFIERS) + _cases(MORE_QUALIFIERS)
 def bound_model(tmp_path_factory):
     root = tmp_path_factory.mktemp("generated")
     workspace = Workspace.create(root / "ws", scratch_dir=root / "scratch", archive_dir=root / "archives")
-    return OfflineModel().bind_tools(make_tools(workspace))
+    return offline_model().bind_tools(make_tools(workspace))
 
 
 def test_the_generated_set_is_large_and_covers_every_kind_of_qualifier():
@@ -165,7 +164,7 @@ def _chat(tmp_path):
     return Chat(MODEL, fast_workspace(tmp_path))
 
 
-MODEL = OfflineModel()
+MODEL = offline_model()
 
 FILLERS = [("hey guys, quick one: ", "?"), ("hmm ok so what's the ", ", class?"), ("sorry to bother you, could you tell me the ", " please"),
            ("ok so now let's do the ", ", thanks!"), ("right, ", " lol"), ("so um, ", ", if you don't mind")]

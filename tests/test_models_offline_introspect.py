@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
-from teaching_harness import Chat, fast_workspace
+from teaching_harness import Chat, fast_workspace, offline_model
 
 from flawedcode.agents import make_agent
 from flawedcode.config import V2Config
@@ -25,7 +25,7 @@ from flawedcode.tools import Workspace
 @pytest.fixture
 def agent(tmp_path: Path):
     """The model called directly (``send``, ``messages``), as a v2 agent would call it before its context fills."""
-    return Chat(OfflineModel(), fast_workspace(tmp_path), system=V2Config().system_prompt)
+    return Chat(offline_model(), fast_workspace(tmp_path), system=V2Config().system_prompt)
 
 
 @pytest.fixture
@@ -133,7 +133,7 @@ def test_another_module_adds_an_intent_through_a_cue_row_and_a_planner(tmp_path)
         """Write the to-do list."""
         return f"{len(todos)} todos"
 
-    model = OfflineModel().bind_tools([write_todos_test])
+    model = offline_model().bind_tools([write_todos_test])
     first = model.invoke([HumanMessage("make me a to-do list")])
     assert first.tool_calls[0]["name"] == "write_todos_test"
     assert first.tool_calls[0]["args"] == {"todos": ["load", "compare"]}

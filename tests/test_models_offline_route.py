@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from teaching_harness import Chat, fast_workspace
+from teaching_harness import Chat, fast_workspace, offline_model
 
 from flawedcode.catalog import Catalog
-from flawedcode.models import OfflineModel
 from flawedcode.models.offline_cues import CUE_FILE, planner_for, ranked, read_cue_file
 from flawedcode.models.offline_intents import GUARDS
 
@@ -24,7 +23,7 @@ def mean(key: str, name: str, start: str, end: str) -> float:
     return float(pd.to_numeric(frame[name]).mean())
 
 
-MODEL = OfflineModel()
+MODEL = offline_model()
 """One model for every test: it keeps nothing between calls but its caches."""
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from teaching_harness import offline_model
 
 from flawedcode.bench.budget_peers import ContextWindows, make_window_tools, usage_warning
-from flawedcode.models import OfflineModel
 from flawedcode.models.offline_windows import summary_of
 from flawedcode.tools import Workspace, make_tools
 
@@ -21,7 +21,7 @@ def tools_for(tmp_path: Path, windows: bool = True) -> list:
 
 
 def ask(tools: list, messages: list) -> AIMessage:
-    return OfflineModel(max_input_tokens=WINDOW).bind_tools(tools).invoke(messages)
+    return offline_model(WINDOW).bind_tools(tools).invoke(messages)
 
 
 def earlier_turn() -> list:

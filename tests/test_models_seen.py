@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
-from teaching_harness import fast_workspace
+from teaching_harness import fast_workspace, offline_model, tools_for
 
 from flawedcode.config import OffloadConfig
 from flawedcode.context.offload import offload
-from flawedcode.models import OfflineModel
 from flawedcode.models.teaching.seen import Resolved, next_read, read_test_run, resolve
-from flawedcode.tools import Workspace, make_tools
+from flawedcode.tools import Workspace
 
 PYTEST_OUTPUT = """..FF                                                                     [100%]
 =================================== FAILURES ===================================
@@ -44,9 +43,9 @@ class Session:
 
     def __init__(self, tmp_path: Path, offloaded: tuple[str, ...] = (), without: tuple[str, ...] = (), extra=()) -> None:
         self.workspace = fast_workspace(tmp_path)  # the end-to-end v3 case below runs the sandbox
-        self.tools = {tool.name: tool for tool in [*make_tools(self.workspace), *extra] if tool.name not in without}
+        self.tools = {tool.name: tool for tool in [*tools_for(self.workspace), *extra] if tool.name not in without}
         self.offloaded, self.empty_preview, self.messages = offloaded, False, []
-        self.model = OfflineModel().bind_tools(list(self.tools.values()))
+        self.model = offline_model().bind_tools(list(self.tools.values()))
         self.calls: list[tuple[str, dict]] = []
 
     def result_of(self, name: str, args: dict, text: str | None = None) -> str:
@@ -61,6 +60,7 @@ class Session:
     def send(self, text: str, outputs: dict[str, str] | None = None) -> str:
         """Call the model until it answers, running each tool it calls (``outputs``: a tool's result given instead)."""
         self.messages.append(HumanMessage(text))
+        tools_for(self.workspace)  # the shared tools act on this session's workspace
         for _ in range(15):
             reply: AIMessage = self.model.invoke(self.messages)
             self.messages.append(reply)

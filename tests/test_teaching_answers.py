@@ -6,10 +6,8 @@ Expected figures come from the parquet files with pandas (tests/corpora/fresh_re
 from __future__ import annotations
 
 import pytest
-from teaching_harness import converse, fast_workspace, fresh_cases, judge, workspace_in
+from teaching_harness import converse, fast_workspace, fresh_cases, judge, offline_model, workspace_in
 from test_teaching import frame
-
-from flawedcode.models import OfflineModel
 
 END_TO_END = ["qualifier-01", "two-asks-04", "relative-01", "after-decline-05",
               "trap-03"]
@@ -18,13 +16,13 @@ END_TO_END = ["qualifier-01", "two-asks-04", "relative-01", "after-decline-05",
 @pytest.mark.parametrize("case_id", END_TO_END)
 def test_fresh_register_requests_are_answered_right_or_declined(case_id, tmp_path):
     case = next(c for c in fresh_cases() if c["id"] == case_id)
-    reply = converse(OfflineModel(), case["turns"], fast_workspace(tmp_path))[-1]
+    reply = converse(offline_model(), case["turns"], fast_workspace(tmp_path))[-1]
     expected = "right" if case["expect"] == "answer" else "declined"
     assert judge(case, reply) in ((expected,) if expected == "right" else ("right", "declined")), reply
 
 
 def test_an_answer_gives_its_reading_before_the_figure(tmp_path):
-    reply = converse(OfflineModel(), ["sorry to bother you, could you tell me the min 2y yield in 2024 please"],
+    reply = converse(offline_model(), ["sorry to bother you, could you tell me the min 2y yield in 2024 please"],
                      fast_workspace(tmp_path))[-1]
     days = frame("ty").loc["2024", "yield_2y"]
     assert reply.startswith(f"yield_curve/treasury_yields yield_2y (percent), {days.index[0].date()} to "
@@ -32,7 +30,7 @@ def test_an_answer_gives_its_reading_before_the_figure(tmp_path):
 
 
 def test_a_follow_up_reply_says_which_request_it_builds_on(tmp_path):
-    replies = converse(OfflineModel(), ["average sofr in 2024", "same thing for EFFR"], workspace_in(tmp_path))
+    replies = converse(offline_model(), ["average sofr in 2024", "same thing for EFFR"], workspace_in(tmp_path))
     assert "Building on your earlier request: the mean of money_markets/sofr.rate" in replies[-1]
     assert f"{frame('effr').loc['2024', 'rate'].mean():.4f}" in replies[-1]
 
@@ -49,7 +47,7 @@ def test_the_script_names_no_host_folder():
     assert "'path': 'pipelines/money_markets/_data/" in code, code
     from flawedcode.models.offline_answers import load_script
 
-    load = load_script({"pipeline": "money_markets", "dataframe": "sofr", "limit": 50}, ["rate"], OfflineModel().vocabulary(), None)
+    load = load_script({"pipeline": "money_markets", "dataframe": "sofr", "limit": 50}, ["rate"], offline_model().vocabulary(), None)
     assert str(paths.PROJECT_ROOT) not in load and str(paths.data_dir()) not in load, load
 
 
@@ -61,7 +59,7 @@ FALLBACKS = ["negative-03", "negative-05", "after-summary-01", "after-summary-02
 def test_negative_thresholds_and_follow_ups_after_a_summary_are_read_here(case_id, tmp_path):
     """Each was left to the old model (tests/corpora/fresh_fallbacks.yaml); the reply is this package's own."""
     case = next(c for c in fresh_cases("fresh_fallbacks") if c["id"] == case_id)
-    reply = converse(OfflineModel(), case["turns"], fast_workspace(tmp_path))[-1]
+    reply = converse(offline_model(), case["turns"], fast_workspace(tmp_path))[-1]
     if case["expect"] == "answer":
         assert judge(case, reply) == "right" and ("days" in reply or "Building on your earlier request" in reply), reply
     else:
@@ -81,7 +79,7 @@ def test_a_load_too_large_to_read_back_states_every_column_from_a_script_over_th
     tools = {tool.name: tool for tool in make_tools(workspace)}
     columns = ["yield_1m", "yield_3m", "yield_6m", "yield_1y", "yield_2y", "yield_5y", "yield_10y", "yield_30y"]
     messages = [HumanMessage(f"Load 50 rows of treasury_yields with columns {', '.join(columns[:-1])} and {columns[-1]}")]
-    bound, made = OfflineModel(max_input_tokens=4096).bind_tools(list(tools.values())), []
+    bound, made = offline_model(4096).bind_tools(list(tools.values())), []
     for _ in range(6):
         reply = bound.invoke(messages)
         messages.append(reply)

@@ -5,8 +5,8 @@ The model is called directly with a message list; no agent is built."""
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from teaching_harness import offline_model
 
-from flawedcode.models.offline import OfflineModel
 from flawedcode.models.teaching.introspect import Seen, answer
 
 CALL = {"name": "chartbook_get_docs", "args": {"pipeline": "money_markets", "dataframe": "sofr"}, "id": "c1", "type": "tool_call"}
@@ -31,6 +31,6 @@ def test_the_last_call_the_previous_request_and_the_calls_are_read_from_the_mess
 
 
 def test_the_model_answers_them_in_a_conversation() -> None:
-    reply = OfflineModel().invoke([*HISTORY, HumanMessage("What did you just read?")]).text
+    reply = offline_model().invoke([*HISTORY, HumanMessage("What did you just read?")]).text
     assert reply.startswith("The last thing I did was call chartbook_get_docs(")
-    assert "Try: 'List ChartBook dataframes'" in OfflineModel().invoke([HumanMessage("what can you do?")]).text
+    assert "Try: 'List ChartBook dataframes'" in offline_model().invoke([HumanMessage("what can you do?")]).text

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from teaching_harness import offline_model
 
-from flawedcode.models.offline import OfflineModel
 from flawedcode.tools import Workspace, make_tools
 
 TEXT, FLAG = {"type": "string"}, {"type": "boolean"}
@@ -38,7 +38,7 @@ def base_tools(tmp_path: Path) -> list:
 
 
 def first_move(tools: list, messages: list) -> tuple[str, list]:
-    reply = OfflineModel().bind_tools(tools).invoke(messages)
+    reply = offline_model().bind_tools(tools).invoke(messages)
     return reply.text, [(call["name"], call["args"]) for call in reply.tool_calls]
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, get_buffer_string
+from teaching_harness import offline_model
 
-from flawedcode.models.offline import OfflineModel
 from flawedcode.models.teaching import summary
 
 GOAL = "I want the average SOFR in 2024 and a note of where the data came from."
@@ -20,7 +20,7 @@ def conversation() -> list:
 
 
 def reply_to(messages: list) -> str:
-    return OfflineModel().invoke(messages).text
+    return offline_model().invoke(messages).text
 
 
 @pytest.mark.parametrize("ask", ["tl;dr of this chat pls, a handful of lines:", "Recap what happened below for whoever picks this up next.",
