@@ -214,7 +214,7 @@ class OfflineModel(BaseChatModel):
         if (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
-        asked = workspace.read_ask(text)  # the demo project's asks (teaching/workspace.py)
+        asked = workspace.read_ask(text, visible[:latest])  # the demo project's asks, follow-ups too (teaching/workspace.py)
         tasks = [Task("workspace", detail={"ask": asked})] if asked else self.own_tools(text, context, tool_schemas) or plan(text, context)
         made = tool_results_after(visible, latest)
         loaders = offered.loaders(tool_schemas)  # a deferred tool is loaded before use (teaching/offered.py)

@@ -26,8 +26,10 @@ class Intent(Enum):
 
     FIGURE = "figure"  # a statistic (or one day's value) of a series
     FILE_ROWS = "file_rows"  # how many rows a file has
+    TEST_RUN = "test_run"  # how the tests went: which failed, how many passed
     TEST_WHY = "test_why"  # why a named test fails
     FUNCTION_WRONG = "function_wrong"  # which function is wrong
+    SCRIPT_OUTPUT = "script_output"  # what a script prints, as it is or with one function changed
     CONTEXT = "context"  # its own window, offloads, archive, tool calls
     GOAL = "goal"  # the user's goal, stated or asked back
     NOTE = "note"  # remember this / what did I tell you

@@ -1,24 +1,18 @@
 """What the model has actually seen of each tool result: the whole text, or only a preview.
 
-A tool result the context wrappers offloaded is a stub (``flawedcode.formats.STUB_PREFIX``): a path
-under scratch/, a typed preview and how to read the rest. The stub format is shared by every agent,
-so these rules read every agent alike; nothing here knows an agent's version. The rules:
+An offloaded tool result is a stub (``flawedcode.formats.STUB_PREFIX``): a path under scratch/, a typed preview and how
+to read the rest; its format is every agent's, so these rules read every agent alike. The rules:
 
-- ``resolve(results)``: each tool result as the model has seen it. A stub followed by ``read_file``
-  pages of its path that put the whole file back together becomes that whole text (``Seen.whole``);
-  the pages are folded into it. A stub still unread stays a stub (``Seen.offloaded``).
-- An answer never concludes from a preview. ``next_read(seen, tools)`` is the call a real model
-  makes next: ``read_file`` of the first stub whose answer needs its text (a table's figures, a
-  program's output: every preview kind but ``docs``, which the reply shows as a preview, labelled
-  and with its path) and that fits the room it is given (``room_tokens``: in the offline model, the
-  room left in its window but 1,024 tokens, and at most 30% of the window), page after page; or ``load_tools(group)`` first when ``read_file`` is a
-  deferred tool of a group a ``load_tools`` description names. ``None``: nothing left to read, or no
-  way to read it; ``unreadable(seen, tools)`` is then the stub the reply must say it could not read.
-- ``read_test_run(output)``: a test run as its runner reports it: the counts of pytest's own
-  summary line (``2 failed, 2 passed in 0.1s``), the failing tests' names (``FAILED`` lines, or the
-  project's fallback runner's ``ok`` lines and traceback). No summary line and no failure named:
-  ``TestRun.known`` is False, and nothing may be said about which tests failed.
-Plain functions over plain values: any model can call them with the tool results that follow a request.
+- ``resolve(results)``: each result as seen. A stub followed by ``read_file`` pages of its path that put the whole file
+  back together becomes that whole text (``Seen.whole``), the pages folded into it; an unread stub stays a stub.
+- An answer never concludes from a preview. ``next_read(seen, tools)`` is the call a real model makes next: ``read_file``
+  of the first stub whose answer needs its text (every preview kind but ``docs``, shown as a labelled preview with its
+  path) and that fits ``room_tokens`` (the offline model: the room left in its window but 1,024 tokens, at most 30% of
+  it), page after page; or ``load_tools(group)`` first when read_file is deferred. ``None``: nothing left to read, or no
+  way to; ``unreadable(seen)`` is then the stub the reply must say it could not read (``say_unread``).
+- ``read_test_run(output)``: a test run as its runner reports it: the counts of pytest's own summary line (``2 failed,
+  2 passed in 0.1s``), the failing tests' names (``FAILED`` lines, or the project's fallback runner's ``ok`` lines and
+  traceback). No summary line and no failure named: ``RunReport.known`` is False; nothing is said of which tests failed.
 """
 
 from __future__ import annotations
@@ -27,7 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any
 
 from flawedcode.formats import STUB_PREFIX
 
@@ -53,12 +47,6 @@ class Resolved(Enum):
     PART = "part"  # some pages of the saved copy, not all
 
 
-class ResultLike(Protocol):
-    name: str
-    args: dict[str, Any]
-    content: str
-
-
 @dataclass(frozen=True)
 class Seen:
     """One tool result as seen: ``content`` is the whole text once read back (the stub before that)."""
@@ -73,22 +61,14 @@ class Seen:
     pages: tuple[str, ...] = field(default=(), repr=False)  # read_file pages of ``path`` read so far
 
     @property
-    def offloaded(self) -> bool:
-        return self.path is not None
-
-    @property
     def whole(self) -> bool:
         return self.resolved is Resolved.WHOLE
 
     def needs_text(self) -> bool:
-        """True when an answer from this result needs its whole text and only a preview or part was seen.
-
-        A table is read back in one page or not at all: when the agent pages it (its room is smaller than
-        the table), the answer is the data path's own (a script over the same rows, or labelled statistics).
-        """
-        if self.preview_kind == "table" and self.resolved is Resolved.PART:
-            return False
-        return not self.whole and self.preview_kind not in SHOWN_AS_PREVIEW
+        """True when an answer from this result needs its whole text and only a preview or part was seen. A table is read
+        back in one page or not at all: paged by the agent (its room is smaller than the table), the answer is the data
+        path's own (a script over the same rows, or labelled statistics)."""
+        return not self.whole and self.preview_kind not in SHOWN_AS_PREVIEW and not (self.preview_kind == "table" and self.resolved is Resolved.PART)
 
 
 def stub_of(content: str) -> tuple[str, str | None, int | None] | None:
@@ -101,88 +81,56 @@ def assemble(pages: Iterable[str]) -> tuple[str | None, int | None]:
     """read_file pages of one file put back together: (the whole text or None, offset of the next page to read)."""
     lines: dict[int, str] = {}
     total = None
-    for page in pages:
-        if (header := PAGE.match(page)) is None:
-            continue
-        total, body = int(header["n"]), page.splitlines()[1:]
-        if MORE.search(page):
-            body = body[:-1]
+    for page, header in ((page, PAGE.match(page)) for page in pages if PAGE.match(page)):
+        total, body = int(header["n"]), page.splitlines()[1:-1 if MORE.search(page) else None]
         lines.update(enumerate(body, start=int(header["a"])))
     if total is None:
         return None, 0
     missing = next((number for number in range(1, total + 1) if number not in lines), None)
-    if missing is None:
-        return "\n".join(lines[number] for number in range(1, total + 1)), None
-    return None, missing - 1
+    return ("\n".join(lines[number] for number in range(1, total + 1)), None) if missing is None else (None, missing - 1)
 
 
-def resolve(results: Sequence[ResultLike]) -> list[Seen]:
-    """Each result as seen: a stub and the read_file pages of its path that put it back together become one ``Seen``.
-
-    Pages that do not (yet) make the whole file stay in the list after their stub, as what they are.
-    """
+def resolve(results: Sequence[Any]) -> list[Seen]:
+    """Each result (a name, args and content) as seen: a stub and the read_file pages of its path that make the whole file
+    become one ``Seen``; pages that do not (yet) stay in the list after their stub, as what they are."""
     seen: list[Seen] = []
     for result in results:
-        if result.name == "read_file" and (owner := _page_owner(seen, result)) is not None:
-            stub = seen[owner]
-            pages = (*stub.pages, result.content)
-            text, _ = assemble(pages)
-            if text is not None:  # whole: the stub is the result itself now, and its pages fold into it
+        path = str(result.args.get("path") or result.args.get("file_path") or "").removeprefix("./")  # a page of an unread stub's file?
+        owner = next((i for i in range(len(seen) - 1, -1, -1) if seen[i].path == path and not seen[i].whole and PAGE.match(result.content)), None)
+        if result.name == "read_file" and owner is not None:
+            stub, pages = seen[owner], (*seen[owner].pages, result.content)
+            if (text := assemble(pages)[0]) is not None:  # whole: the stub is the result itself now, and its pages fold into it
                 seen[owner] = Seen(stub.name, stub.args, text, Resolved.WHOLE, stub.path, stub.preview_kind, stub.tokens, pages)
                 seen[owner + 1:] = [item for item in seen[owner + 1:] if item.content not in stub.pages or item.name != "read_file"]
                 continue
             seen[owner] = Seen(stub.name, stub.args, stub.content, Resolved.PART, stub.path, stub.preview_kind, stub.tokens, pages)
             seen.append(Seen(result.name, dict(result.args), result.content))
             continue
-        if (found := stub_of(result.content)) is not None:
-            seen.append(Seen(result.name, dict(result.args), result.content, Resolved.PREVIEW, *found))
-        else:
-            seen.append(Seen(result.name, dict(result.args), result.content))
+        found = stub_of(result.content)
+        seen.append(Seen(result.name, dict(result.args), result.content, *((Resolved.PREVIEW, *found) if found else ())))
     return seen
-
-
-def _page_owner(seen: list[Seen], read: ResultLike) -> int | None:
-    """The stub this read_file result is a page of (same path, not yet whole, page header present), if any."""
-    header = PAGE.match(read.content)
-    path = str(read.args.get("path") or read.args.get("file_path") or "").removeprefix("./")
-    for index in range(len(seen) - 1, -1, -1):
-        if seen[index].offloaded and not seen[index].whole and seen[index].path == path and header is not None:
-            return index
-    return None
-
-
-def fits(item: Seen, room_tokens: int | None) -> bool:
-    """True when the saved result can be read back whole into ``room_tokens`` (no limit: None)."""
-    return room_tokens is None or item.tokens is None or item.tokens <= room_tokens
 
 
 def next_read(seen: Sequence[Seen], tool_names: Iterable[str], loader_description: str = "",
               groups_asked: Iterable[str] = (), room_tokens: int | None = None) -> tuple[str, dict[str, Any]] | None:
-    """The next call that reads a saved result back: ``read_file`` (next page), or ``load_tools`` when read_file is deferred.
-
-    A result larger than ``room_tokens`` is not read (it would push the conversation out of the window): it is said.
-    """
-    wanted = next((item for item in seen if item.needs_text() and not consulted(seen, item)), None)
-    if wanted is None or len(wanted.pages) >= MAX_PAGES or not fits(wanted, room_tokens):
+    """The next call that reads a saved result back: ``read_file`` (next page), or ``load_tools`` when read_file is deferred;
+    none for a result larger than ``room_tokens`` (it would push the conversation out of the window: it is said)."""
+    wanted = unreadable(seen)
+    if wanted is None or len(wanted.pages) >= MAX_PAGES or room_tokens is not None and (wanted.tokens or 0) > room_tokens:
         return None
-    names = set(tool_names)
-    _, offset = assemble(wanted.pages)
+    names, (_, offset) = set(tool_names), assemble(wanted.pages)
     if wanted.pages and not offset:
         return None  # pages that are not read_file's '# path (lines a-b of n)' pages: no way to know the next one
     if "read_file" in names:
         return "read_file", {"path": wanted.path, "limit": READ_LIMIT, **({"offset": offset} if offset else {})}
     group = deferred_group("read_file", loader_description) if "load_tools" in names else None
-    if group is not None and group not in set(groups_asked):
-        return "load_tools", {"group": group}
-    return None
+    return ("load_tools", {"group": group}) if group is not None and group not in set(groups_asked) else None
 
 
 def deferred_group(tool: str, loader_description: str) -> str | None:
     """The group whose tools a ``load_tools`` description lists ``tool`` among ("group 'files' = read_file, ...")."""
-    for match in LOADER_GROUP.finditer(loader_description):
-        if tool in {name.strip() for name in match["names"].split(",")}:
-            return match["group"]
-    return None
+    return next((found["group"] for found in LOADER_GROUP.finditer(loader_description)
+                 if tool in {name.strip() for name in found["names"].split(",")}), None)
 
 
 def consulted(seen: Sequence[Seen], item: Seen) -> bool:
@@ -199,7 +147,7 @@ def unreadable(seen: Sequence[Seen]) -> Seen | None:
 def say_unread(item: Seen, room_tokens: int | None = None) -> str:
     """The reply's part for a result it could not read back: what and where it is, and that nothing is concluded."""
     part = f"only {len(item.pages)} page(s) of it" if item.resolved is Resolved.PART else "only its preview"
-    why = (f"it is {item.tokens:,} tokens, more than I can read back into my window" if not fits(item, room_tokens)
+    why = (f"it is {item.tokens:,} tokens, more than I can read back into my window" if room_tokens is not None and (item.tokens or 0) > room_tokens
            else "I can't read the whole file back here")
     return (f"The result of {item.name}{_asked(item)} was saved to {item.path}, and I have seen {part}: {why}, so I won't "
             f"draw a conclusion from a preview. Ask for fewer rows or columns, or read it with read_file(path='{item.path}').")
@@ -222,15 +170,12 @@ FALLBACK_OK = re.compile(r"^ok\s+(?P<test>test_\w+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
-class TestRun:
+class RunReport:
     """A test run as its runner reported it."""
-
-    __test__ = False  # not a pytest class
 
     passed: int | None = None
     failed: int | None = None
     errors: int = 0
-    skipped: int = 0
     failing: tuple[str, ...] = ()  # the failing tests' names, as the runner wrote them
     reasons: tuple[str, ...] = ()  # the runner's one-line reason beside each, where it gave one
     summary: str = ""  # the runner's own summary line, word for word
@@ -244,28 +189,21 @@ class TestRun:
     def describe(self) -> str:
         if not self.known:
             return "The test output I can see has no summary line and names no failing test, so I can't say how the run went."
-        if self.summary:
-            head = f"pytest's summary line: {self.summary}."
-        else:
-            head = (f"The project's own runner (no pytest here) passed {self.passed or 0} test(s)"
-                    + (" and stopped at the first one that failed." if self.failing else "."))
+        head = f"pytest's summary line: {self.summary}." if self.summary else (f"The project's own runner (no pytest here) passed "
+                f"{self.passed or 0} test(s)" + (" and stopped at the first one that failed." if self.failing else "."))
         if not self.failing:
             return head + (" No test failed." if self.summary and not self.failed and not self.errors else "")
         named = "\n".join(f"- {test}" + (f": {why}" if why else "") for test, why in zip(self.failing, self.reasons, strict=True))
         return f"{head}\nFailing ({len(self.failing)}):\n{named}"
 
 
-def read_test_run(output: str) -> TestRun:
+def read_test_run(output: str) -> RunReport:
     """The run's counts from the runner's own summary line, and the failing tests' names."""
     failed = FAILED_LINE.findall(output)
-    names = tuple(test for test, _ in failed)
-    reasons = tuple(why.strip() for _, why in failed)
+    names, reasons = tuple(test for test, _ in failed), tuple(why.strip() for _, why in failed)
     summary = next((line.strip(" =") for line in reversed(SUMMARY_LINE.findall(output)) if COUNT.search(line)), "")
     if summary:
         counts = {kind.rstrip("s") if kind.startswith("error") else kind: int(count) for count, kind in COUNT.findall(summary)}
-        return TestRun(counts.get("passed", 0), counts.get("failed", 0), counts.get("error", 0), counts.get("skipped", 0),
-                       names, reasons, summary)
-    oks = FALLBACK_OK.findall(output)
-    if oks or "pytest is not installed" in output:
-        return TestRun(len(oks), len(names), failing=names, reasons=reasons, fallback=True)
-    return TestRun(None, len(names) or None, failing=names, reasons=reasons)
+        return RunReport(counts.get("passed", 0), counts.get("failed", 0), counts.get("error", 0), names, reasons, summary)
+    fallback = bool(oks := FALLBACK_OK.findall(output)) or "pytest is not installed" in output  # the project's own runner
+    return RunReport(len(oks) if fallback else None, len(names) or (0 if fallback else None), failing=names, reasons=reasons, fallback=fallback)

@@ -1,196 +1,256 @@
-"""The demo project's asks: why a named test fails, which function is wrong, a file's rows.
+"""The demo project's asks, alone or as follow-ups: how the tests went, why one fails, which function is wrong and why,
+what the script prints (as it is, or with one function changed), a CSV's rows and its first or last row.
 
-Sessions work on a copy of ``data/demo_project``. ``read_ask(text)`` reads one ask into a typed
-``WorkspaceAsk`` (None: not a workspace ask, so data questions are never taken); ``next_call(ask,
-outputs)`` is the next tool call it needs given the outputs so far (run the tests, with pytest when
-present, else the project's own fallback; then read the module the failing assertion calls); and
-``answer(ask, outputs)`` writes the reply from those outputs only:
-
-- why a test fails: its failing assertion line and where it is, pytest's own explanation line, the
-  function the assertion calls, shown from the module's source; a test that passed is said to pass;
-- which function is wrong: the function the failing assertions call, shown, with the tests that call it;
-- a CSV's rows: its line count from read_file's header (one line read), minus the header line.
-
-Tool results are passed in as text already resolved (an offloaded run read back: ``seen.py``).
-Plain functions: a message's text and tool outputs in, a typed ask and a reply out.
+``read_ask(text, earlier)`` reads an ask (None: not a workspace ask) against the messages before it: "which ones failed?"
+takes the last test run in view (a saved run read back counts), "why is that wrong?" the last function a reply showed,
+"what would it print ...?" the last script run; with nothing in view to refer to, it says so. ``next_call(ask, outputs)``
+is the next tool call, ``answer(ask, outputs)`` the reply from the outputs only (texts: ``workspace.toml``). A function is
+wrong, by its code, when its docstring names another of the module's functions ('daily returns') its body never calls;
+"what would it print if it used daily returns" reruns the script in memory with it given daily_returns(its input).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from flawedcode.models.teaching.request import Intent
-from flawedcode.models.teaching.seen import read_test_run
+from flawedcode.models.teaching.seen import PAGE as READ_HEADER
+from flawedcode.models.teaching.seen import Seen, read_test_run, resolve
 
+DATA = tomllib.loads(Path(__file__).with_name("workspace.toml").read_text(encoding="utf-8"))
+W, SAY, RUN_TESTS = {name: set(words) for name, words in DATA["words"].items()}, DATA["say"], DATA["scripts"]["run_tests"]
 TEST_NAME = re.compile(r"(?<![\w/])test_\w+(?![\w.])")
-IDENTIFIER = re.compile(r"\b[a-z]\w*_\w+\b")
+IDENTIFIER = re.compile(r"(?<![/\w])[a-z]\w*_\w+\b(?![/.])")  # a function's name, not a dataframe's key ('money_markets/sofr')
 SECTION = re.compile(r"^_{3,} (?P<test>[\w.:\[\]-]+) _{3,}$", re.MULTILINE)
-ASSERT_LINE = re.compile(r"^>\s+(?P<line>.+)$", re.MULTILINE)
-EXPLAIN_LINE = re.compile(r"^E\s+(?P<line>.+)$", re.MULTILINE)
-LOCATION = re.compile(r"^(?P<file>[\w./-]+\.py):(?P<line>\d+): (?P<error>\w+)$", re.MULTILINE)
+FAILURE = re.compile(r"^>\s+(?P<line>.+)\n(?:.*\n)*?E\s+(?P<says>.+)\n(?:.*\n)*?(?P<file>[\w./-]+\.py):(?P<at>\d+): \w+$", re.MULTILINE)
 CALLED = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<module>\w+)\.(?P=function)\b")
-READ_HEADER = re.compile(r"^# (?P<path>\S+) \(lines (?P<a>\d+)-(?P<b>\d+) of (?P<n>\d+)\)")
-FAIL_WORDS = {"fail", "fails", "failing", "failed", "broken", "break", "breaks", "passing", "pass", "passes", "red", "green"}
-WRONG_WORDS = {"wrong", "bug", "buggy", "broken", "faulty", "incorrect", "culprit"}
-ROW_WORDS = {"rows", "records", "lines", "row", "entries"}
-RUN_TESTS = ("import glob, runpy, sys, traceback\ntry:\n    import pytest\nexcept ImportError:  # no pytest: the project's own fallback,"
-             " python test_*.py\n    failed = 0\n    for path in sorted(glob.glob('test_*.py')):\n"
-             "        print(f'pytest is not installed: python {path}')\n        try:\n            runpy.run_path(path, run_name='__main__')\n"
-             "        except Exception:\n            failed += 1\n            traceback.print_exc(file=sys.stdout)\n"
-             "            print(f'FAILED {path} - {sys.exc_info()[0].__name__}')\n    sys.exit(1 if failed else 0)\n"
-             "sys.exit(pytest.main(['-q']))\n")
+SCRIPT_IN_CODE = re.compile(r"['\"](?P<path>[\w.-]+\.py)['\"]")
+MAIN, CHANGED = "\nif __name__ == ", "--- with the change:"
 
 
 @dataclass(frozen=True)
 class WorkspaceAsk:
-    kind: Intent  # TEST_WHY, FUNCTION_WRONG or FILE_ROWS (request.py's intents)
-    test: str | None = None  # the test named
-    function: str | None = None  # the function named
-    path: str | None = None  # the file named
-    words: tuple[str, ...] = ()  # the ask's other words, to pick tests it describes ('volatility')
+    kind: Intent  # TEST_RUN, TEST_WHY, FUNCTION_WRONG, SCRIPT_OUTPUT or FILE_ROWS (request.py's intents)
+    test: str | None = None  # the test named, or counted among the last run's failing ones ('the second one')
+    function: str | None = None  # the function named, or the last one a reply showed ('it', 'that')
+    path: str | None = None  # the file named (or the script run last, for 'it')
+    words: tuple[str, ...] = ()  # the ask's words: the tests it describes, the output lines or CSV columns it names
+    run: str | None = None  # the last test run in view, whole: a follow-up answers from it
+    row: str | None = None  # 'first' or 'last': the CSV row asked
+    what_if: bool = False  # 'what would it print if it used daily returns': the script run again with one change
+    unresolved: bool = False  # 'why is that wrong?' with nothing in view to refer to
 
 
 def words_of(text: str) -> list[str]:
     return re.findall(r"[a-z0-9_.]+", text.lower().replace("'", ""))
 
 
-def read_ask(text: str) -> WorkspaceAsk | None:
-    """The workspace ask a message makes, or None."""
-    words = words_of(text)
-    bag = set(words)
-    test = next(iter(TEST_NAME.findall(text)), None)
-    if test and bag & FAIL_WORDS:
-        return WorkspaceAsk(Intent.TEST_WHY, test=test)
-    if bag & {"test", "tests"} and bag & FAIL_WORDS and bag & {"why", "explain", "cause", "reason"}:
-        return WorkspaceAsk(Intent.TEST_WHY, words=tuple(word for word in words if len(word) > 4))
+def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
+    """The workspace ask a message makes, read against the messages before it, or None."""
+    words, (results, shown) = words_of(text), history(earlier)
+    bag, path = set(words), next((word for word in words if word.endswith((".csv", ".py"))), None)
+    run = next((item.content for item in reversed(results) if item.name == "run_python" and read_test_run(item.content).known), None)
     named = [name for name in IDENTIFIER.findall(text) if not name.startswith("test_")]
-    if bag & WRONG_WORDS and (named or bag & {"function", "functions", "which", "where", "wheres"}):
-        return WorkspaceAsk(Intent.FUNCTION_WRONG, function=named[0] if named else None)
-    csv = next((word for word in words if word.endswith(".csv")), None)
-    if bag & ROW_WORDS and (csv or "csv" in bag) and bag & {"how", "count", "number"}:
-        return WorkspaceAsk(Intent.FILE_ROWS, path=csv)
+    failing, ordinals = list(failing_sections(run or "")), DATA["words"]["ordinals"]  # 'the second one': of the last run's failing tests
+    index = next((ordinals.index(word) if word in ordinals else -1 for word in words if word in ordinals or word == "last"), len(failing))
+    test = next(iter(TEST_NAME.findall(text)), None) or (failing[index] if -len(failing) <= index < len(failing) else None)
+    ask = WorkspaceAsk(Intent.TEST_WHY, test, named[0] if named else None, path, tuple(word for word in words if len(word) > 2), run)
+    if test and bag & (W["fail"] | W["why"]):
+        return ask
+    if bag & W["wrong"] and (named or bag & W["which"]):
+        return replace(ask, kind=Intent.FUNCTION_WRONG)
+    pronoun = any(word in W["one"] and (words[i + 1:] or ["one"])[0] in W["after_one"] for i, word in enumerate(words))  # 'that', not 'that file'
+    if pronoun and bag & (W["wrong"] | W["why"]) and not (run and bag & (W["fail"] - W["wrong"])):
+        return replace(ask, kind=Intent.FUNCTION_WRONG, function=shown, unresolved=shown is None and run is None)
+    if bag & W["fail"] and (run or not bag & W["tests"] or bag & W["why"]):
+        return ask if bag & W["why"] else replace(ask, kind=Intent.TEST_RUN)
+    csv, row = path if path and path.endswith(".csv") else None, "last" if bag & W["last"] else "first" if bag & W["first"] else None
+    if (csv or "csv" in bag) and (bag & W["rows"] and bag & W["count"] or row):
+        return replace(ask, kind=Intent.FILE_ROWS, path=csv, row=row)
+    script = path if path and path.endswith(".py") and not path.startswith("test_") else None
+    ran = next((found["path"] for item in reversed(results) if (found := SCRIPT_IN_CODE.search(str(item.args.get("code", ""))))), None)
+    said = bag & (W["prints"] | W["script"])  # a verb and a noun: 'what does the report give', not 'which median did you report'
+    if bag & W["prints"] and bag & W["asking"] and (script or bag & W["script"] and len(said) > 1 or bag & W["one"] and (ran or bag & W["would"])):
+        return replace(ask, kind=Intent.SCRIPT_OUTPUT, path=script or ran, what_if=bool(bag & W["would"]), function=ask.function or shown)
     return None
+
+
+def history(earlier: Sequence[Any]) -> tuple[list[Seen], str | None]:
+    """What was seen before the ask: the tool results (a saved one read back counts whole), and the function last shown in
+    a reply or named in a request (a summary's or digest's request lines too), the one 'it' and 'that' refer to."""
+    calls = {call["id"]: call for message in earlier for call in getattr(message, "tool_calls", None) or []}
+    results = [Seen(calls.get(m.tool_call_id, {}).get("name", m.name), calls.get(m.tool_call_id, {}).get("args", {}), m.text)
+               for m in earlier if m.type == "tool"]
+    said = [re.findall(r"\bdef (\w+)\(", m.text) if m.type == "ai" else IDENTIFIER.findall("\n".join(line for line in m.text.splitlines()
+            if not m.text.startswith("[") or line.startswith(("Last request", "Requests")))) for m in earlier if m.type in ("ai", "human")]
+    return resolve(results), next((name for names in reversed(said) for name in reversed(names) if not name.startswith("test_")), None)
 
 
 def next_call(ask: WorkspaceAsk, outputs: list[str]) -> tuple[str, dict] | None:
     """The next tool call the ask needs, given the outputs of the calls made so far (in order)."""
-    if ask.kind is Intent.FILE_ROWS:
-        if ask.path is None and not outputs:
-            return "list_files", {"path": "."}
-        path = ask.path or project_csv(outputs[0])
-        done = len(outputs) >= (1 if ask.path else 2)
-        return None if done or path is None else ("read_file", {"path": path, "limit": 1})
-    if not outputs:
+    if ask.kind in (Intent.FILE_ROWS, Intent.SCRIPT_OUTPUT):
+        path, done = file_and_outputs(ask, outputs)
+        if path is None:
+            return None if outputs else ("list_files", {"path": "."})
+        header = READ_HEADER.match(done[0]) if done else None
+        if ask.kind is Intent.FILE_ROWS:
+            last = {"offset": int(header["n"]) - 1 if ask.row == "last" else 1} if header and ask.row and len(done) == 1 else None
+            return ("read_file", {"path": path, **(last or {}), "limit": 1}) if not done or last else None
+        if ask.what_if and not done:
+            return "read_file", {"path": path, "limit": 2000}
+        f, g = (change_of(ask, body_of(done[0])) or (None, None)) if ask.what_if else ("", "")
+        if len(done) == ask.what_if and f is not None:
+            changes = ("", f"\n_{f} = {f}\n{f} = lambda first, *args, **kwargs: _{f}({g}(first), *args, **kwargs)\n")[:1 + ask.what_if]
+            return "run_python", {"code": DATA["scripts"]["run_script"].format(script=path, changes=changes), "timeout": 60}
+        return None
+    outputs = [ask.run, *outputs] if ask.run else outputs
+    if not outputs and not ask.unresolved:
         return "run_python", {"code": RUN_TESTS, "timeout": 60}
-    if len(outputs) == 1 and (called := called_functions(outputs[0], ask)):
-        module = called[0].split(".")[0]
-        return "read_file", {"path": f"{module}.py", "limit": 2000}
+    if len(outputs) == 1 and ask.kind is not Intent.TEST_RUN and (called := called_functions(outputs[0], ask)):
+        return "read_file", {"path": f"{called[0].split('.')[0]}.py", "limit": 2000}
     return None
 
 
-def project_csv(listing: str) -> str | None:
-    """The one CSV a list_files listing shows (None if none or several)."""
-    files = [line.split(" (")[0].strip() for line in listing.splitlines()[1:] if line.split(" (")[0].strip().endswith(".csv")]
-    return files[0] if len(files) == 1 else None
+def file_and_outputs(ask: WorkspaceAsk, outputs: list[str]) -> tuple[str | None, list[str]]:
+    """The file the ask is about (named, else the project's one script or CSV in the listing) and the outputs after the listing."""
+    if ask.path:
+        return ask.path, outputs
+    names = [line.split(" (")[0] for line in outputs[0].splitlines()[1:]] if outputs else []
+    files = [name for name in names if name.endswith(".csv" if ask.kind is Intent.FILE_ROWS else ".py") and not name.startswith("test")]
+    return files[0] if len(files) == 1 else None, outputs[1:]
 
 
 def failing_sections(output: str) -> dict[str, str]:
     """pytest's failure report, one section per failing test (its name: the text under its ``____ name ____`` line)."""
-    marks = list(SECTION.finditer(output))
-    ends = [mark.start() for mark in marks[1:]] + [output.find("short test summary") if "short test summary" in output else len(output)]
-    return {mark["test"].split("::")[-1]: output[mark.end():end] for mark, end in zip(marks, ends)}  # none: a saved run not read back yet
+    parts = SECTION.split(output.split("short test summary")[0])  # none in a saved run not read back yet
+    return {name.split("::")[-1]: text for name, text in zip(parts[1::2], parts[2::2])}
 
 
-def tests_asked(ask: WorkspaceAsk, output: str) -> list[str]:
+def tests_asked(ask: WorkspaceAsk, sections: dict[str, str]) -> list[str]:
     """The failing tests the ask is about: the one named, else those whose names hold the ask's words."""
-    sections = failing_sections(output)
     if ask.test:
         return [ask.test] if ask.test in sections else []
-    return [name for name in sections if any(word in name for word in ask.words)] or list(sections)
+    return [name for name in sections if any(word in name for word in ask.words if len(word) > 4)] or list(sections)
 
 
 def called_functions(output: str, ask: WorkspaceAsk) -> list[str]:
     """``module.function`` the asked failing tests' assertions call, most called first."""
     sections = failing_sections(output)
-    texts = [sections[name] for name in tests_asked(ask, output)] if ask.kind is Intent.TEST_WHY else list(sections.values())
+    texts = [sections[name] for name in tests_asked(ask, sections)] if ask.kind is Intent.TEST_WHY else list(sections.values())
     counts = Counter(f"{module}.{function}" for text in texts for function, module in CALLED.findall(text))
-    if ask.function:
-        return [name for name in counts if name.endswith(f".{ask.function}")]
-    return [name for name, _ in counts.most_common()]
+    return [name for name, _ in counts.most_common() if not ask.function or name.endswith(f".{ask.function}")]
 
 
-def function_source(read: str, function: str) -> str | None:
-    """A function's lines in a read_file result, as ``ast`` finds them."""
-    header = READ_HEADER.match(read)
-    body = read.splitlines()[1:] if header else read.splitlines()
-    body = [line for line in body if not line.startswith("# ... ")]
+def body_of(read: str) -> str:
+    """A read_file result's text, without its header and continuation lines."""
+    return "\n".join(line for line in read.splitlines()[1 if READ_HEADER.match(read) else 0:] if not line.startswith("# ... "))
+
+
+def functions_in(source: str) -> dict[str, ast.FunctionDef]:
+    """The module's top-level functions by name (none when it does not parse)."""
     try:
-        tree = ast.parse("\n".join(body))
+        return {node.name: node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
     except SyntaxError:
-        return None
-    node = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == function), None)
-    return None if node is None else "\n".join(body[node.lineno - 1:node.end_lineno])
+        return {}
+
+
+def unused_namesake(functions: dict[str, ast.FunctionDef], name: str) -> str | None:
+    """Another of the module's functions that ``name``'s docstring names ('daily returns') and its body never calls."""
+    node, doc = functions[name], f" {' '.join(words_of(ast.get_docstring(functions[name]) or ''))} "
+    calls = {getattr(call.func, "id", getattr(call.func, "attr", "")) for call in ast.walk(node) if isinstance(call, ast.Call)}
+    return next((other for other in functions if other not in (name, *calls) and f" {other.replace('_', ' ')} " in doc), None)
+
+
+def diagnosis(source: str, name: str) -> str:
+    """Why ``name`` is wrong, where its code says so (its docstring names a function its body never calls), else that it can't tell."""
+    functions = functions_in(source)
+    if name not in functions or (other := unused_namesake(functions, name)) is None:
+        return SAY["undiagnosed"]
+    node, argument = functions[name], functions[name].args.args[0].arg if functions[name].args.args else "its input"
+    call = next((call for call in ast.walk(node) if isinstance(call, ast.Call) and any(getattr(a, "id", "") == argument for a in call.args)), None)
+    return SAY["docstring"].format(doc=(ast.get_docstring(node) or "").split("\n")[0], other=other, argument=argument,
+                                   call=ast.unparse(call) if call else "its result", words=other.replace("_", " "))
+
+
+def change_of(ask: WorkspaceAsk, source: str) -> tuple[str, str] | None:
+    """(f, g) for 'what would it print if it used g': g, the module's function the ask's words name most (a tie: None); f,
+    the function under discussion, else the one whose docstring names g and never calls it. None without a main block."""
+    functions, said = functions_in(source), {part.rstrip("s") for word in ask.words for part in word.split("_")}
+    scores = Counter({g: len(said & {part.rstrip("s") for part in g.split("_")}) for g in functions if g != ask.function})
+    (g, best), *rest = scores.most_common() or [(None, 0)]
+    f = ask.function if ask.function in functions else next((f for f in functions if unused_namesake(functions, f) == g), None)
+    return (f, g) if MAIN in source and best and f and not (rest and rest[0][1] == best) else None
 
 
 def answer(ask: WorkspaceAsk, outputs: list[str]) -> str:
     """The reply, from the outputs only."""
-    if ask.kind is Intent.FILE_ROWS:
-        return count_rows(ask, outputs)
-    if not outputs:
-        return "I could not run the tests (no tool to run Python)."
-    run = read_test_run(outputs[0])
-    if not run.known:
+    if ask.kind in (Intent.FILE_ROWS, Intent.SCRIPT_OUTPUT):
+        return (count_rows if ask.kind is Intent.FILE_ROWS else script_output)(ask, *file_and_outputs(ask, outputs))
+    outputs = [ask.run, *outputs] if ask.run else outputs
+    if ask.unresolved or not outputs:
+        return SAY["no_referent"] if ask.unresolved else "I could not run the tests (no tool to run Python)."
+    run, sections, called = read_test_run(outputs[0]), failing_sections(outputs[0]), called_functions(outputs[0], ask)
+    if not run.known or not sections and not ask.test:  # no failure report (the project's fallback runner): the runner's own words
         return run.describe()
-    parts = explain_tests(ask, outputs[0], run) if ask.kind is Intent.TEST_WHY else [wrong_function_head(ask, outputs[0], run)]
-    called = called_functions(outputs[0], ask)
-    if called and len(outputs) > 1 and (source := function_source(outputs[1], called[0].split(".")[-1])):
-        parts.append(f"{called[0]} ({called[0].split('.')[0]}.py):\n```python\n{source}\n```\n"
-                     "Its result is outside what the tests expect, so the bug is there. I can show it, but I can't edit code.")
-    return "\n".join(part for part in parts if part)
+    summary, lead = f"(pytest's summary line: {run.summary})" * bool(run.summary), [SAY["run_earlier"]] if ask.run else []
+    if ask.kind is Intent.FUNCTION_WRONG:
+        callers = ", ".join(name for name, text in sections.items() if called and called[0].split(".")[-1] in text)
+        lead.append(SAY["wrong" if called else "not_called" if ask.function else "no_called"].format(failed=f"{len(sections)} test"
+                    + "s" * (len(sections) != 1), function=called[0] if called else ask.function, callers=callers, summary=summary))
+    else:
+        lead += explain_tests(ask, sections, summary, run)
+    module = body_of(outputs[1]) if len(outputs) > 1 else ""  # the module the failing assertions call, read
+    if called and ask.kind is Intent.TEST_RUN:
+        lead.append(SAY["called"].format(function=called[0]))
+    elif called and (node := functions_in(module).get(name := called[0].split(".")[-1])):
+        source = "\n".join(module.splitlines()[node.lineno - 1:node.end_lineno])
+        why = diagnosis(module, name) if ask.kind is Intent.FUNCTION_WRONG else ""
+        lead.append(f"{called[0]} ({called[0].split('.')[0]}.py):\n```python\n{source}\n```\n" + SAY["shown"].format(why=why))
+    return "\n".join(lead)
 
 
-def explain_tests(ask: WorkspaceAsk, output: str, run) -> list[str]:
-    summary = f"(pytest's summary line: {run.summary})" if run.summary else ""
-    asked = tests_asked(ask, output)
-    if ask.test and not asked:
-        ran = ask.test in output or run.summary
-        state = "passes: it is not among the failing tests" if ran and run.summary else "is not named in the test output"
-        return [f"{ask.test} {state} {summary}".strip() + "."]
-    if not asked:
-        return [f"No test failed {summary}.".replace(" .", ".")]
-    sections = failing_sections(output)
-    parts = [f"{len(asked)} test{'s' if len(asked) > 1 else ''} you asked about fail{'s' if len(asked) == 1 else ''} {summary}:".strip()]
-    for name in asked:
-        text = sections[name]
-        line = ASSERT_LINE.search(text)
-        where = LOCATION.search(text)
-        explained = EXPLAIN_LINE.search(text)
-        parts.append(f"- {name}: the failing line" + (f" ({where['file']}, line {where['line']})" if where else "")
-                     + (f": {line['line'].strip()}" if line else "") + (f"; pytest says: {explained['line'].strip()}" if explained else ""))
-    return parts
+def explain_tests(ask: WorkspaceAsk, sections: dict[str, str], summary: str, run) -> list[str]:
+    """Each failing test asked, with its failing line and pytest's explanation; a named test that passed, said."""
+    failing = dict.fromkeys([name.split("::")[-1] for name in run.failing] + list(sections))  # all named, with a report or not
+    if ask.test and ask.test not in failing:
+        return [f"{ask.test} {'passes: it is not among the failing tests' if run.summary else 'is not named in the test output'} {summary}."]
+    asked = tests_asked(ask, failing)
+    return [f"{len(asked)} test{'s' * (len(asked) > 1)} {'you asked about ' * (len(asked) < len(failing))}failed {summary}:"] + [
+        f"- {name}" + (": the failing line" + SAY["failure"].format(**found.groupdict()) if (found := FAILURE.search(sections.get(name, ""))) else "")
+        for name in asked]
 
 
-def wrong_function_head(ask: WorkspaceAsk, output: str, run) -> str:
-    called = called_functions(output, ask)
-    sections = failing_sections(output)
-    if not called:
-        named = f"{ask.function} is not called by a failing test" if ask.function else "No failing assertion names a function it calls"
-        return f"{named} (pytest's summary line: {run.summary})." if run.summary else named + "."
-    callers = [name for name, text in sections.items() if called[0].split(".")[-1] in text]
-    failed = f"{len(sections)} test{'s' if len(sections) != 1 else ''} failed"
-    return (f"{failed}: the failing tests ({', '.join(callers)}) assert on what {called[0]} returns: that function is the "
-            f"one to fix (pytest's summary line: {run.summary}).")
+def script_output(ask: WorkspaceAsk, script: str | None, done: list[str]) -> str:
+    """What the script printed: the lines whose labels the ask names (else all); with a change, the lines that changed."""
+    change = change_of(ask, body_of(done[0])) if ask.what_if and done else None
+    if script is None or ask.what_if and change is None:
+        return SAY["no_script" if script is None else "no_main" if done and MAIN not in body_of(done[0]) else "no_change"].format(script=script)
+    if len(done) <= ask.what_if or not done[-1].startswith("# exit code"):  # no tool to run it, or an error said instead
+        return f"I could not run {script}. {done[-1].strip() if done else ''}".strip()
+    code, _, printed = done[-1].partition("\n")
+    before, _, after = (lines.splitlines() for lines in printed.partition(CHANGED + "\n"))
+    if ask.what_if:
+        was = {line.split(":")[0]: line.split(":", 1)[-1].strip() for line in before}
+        lines = [f"{line}  (as the code is: {was.get(line.split(':')[0], 'not printed')})" for line in after if line not in before]
+        return "\n".join([SAY["changed" if lines else "unchanged"].format(script=script, function=change[0], other=change[1]), *lines])
+    scores = [sum(any(w.startswith(x) or x.startswith(w) for x in words_of(line.split(":")[0]) if len(x) > 2) for w in ask.words) for line in before]
+    asked = [line for line, score in zip(before, scores) if score and score == max(scores)] or before
+    return "\n".join([SAY["prints"].format(script=script, code=code.removeprefix("# exit code ")), *asked])
 
 
-def count_rows(ask: WorkspaceAsk, outputs: list[str]) -> str:
-    read = outputs[-1] if outputs else ""
-    header = READ_HEADER.match(read)
-    if header is None:
-        return "I could not tell which CSV file you mean: name it (e.g. data.csv)." if not ask.path and len(outputs) < 2 else \
-            (read.strip().splitlines()[0] if read.strip() else "I could not read the file.")
-    lines = int(header["n"])
-    return (f"{header['path']} has {lines:,} lines: a header line and {lines - 1:,} data rows "
-            "(from read_file's line count; I read only its first line).")
+def count_rows(ask: WorkspaceAsk, path: str | None, done: list[str]) -> str:
+    """A CSV's rows from read_file's line count (its first line read), and the row asked, by the columns the ask names."""
+    if not (reads := [output for output in done if READ_HEADER.match(output)]):
+        return SAY["no_csv"] if path is None else (done[-1].strip().splitlines() or ["I could not read the file."])[0] if done else SAY["no_csv"]
+    lines, row = int(READ_HEADER.match(reads[0])["n"]), ask.row if len(reads) > 1 else None
+    pairs = list(zip(*(read.splitlines()[1].split(",") for read in reads[:2])))
+    text = SAY["rows"].format(path=path, lines=lines, rows=lines - 1, read=f"its first line and its {row} row" if row else "only its first line")
+    named = ", ".join(" ".join(pair) for pair in [pair for pair in pairs if pair[0].lower() in ask.words] or pairs)
+    return text + (SAY["row"].format(row=row, line=READ_HEADER.match(reads[-1])["a"], values=named) if row else "")
