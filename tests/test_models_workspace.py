@@ -64,7 +64,7 @@ def test_the_maintainers_session_is_answered_turn_by_turn(tmp_path: Path) -> Non
         "what annualized vol does the script print right now?", "and roughly what would it print if it used daily returns?",
         "read notes.md back to me")]
     assert all(name in replies[2] for name in FAILING), replies[2]
-    assert "daily returns" in replies[4] and "statistics.stdev(prices)" in replies[4], replies[4]
+    assert "daily_returns(prices)" in replies[4] and "statistics.stdev(prices)" in replies[4], replies[4]
     assert "13550.3%" in replies[6], replies[6]
     assert "25.0%" in replies[7], replies[7]
     assert "vol bug = stdev taken on prices" in replies[8]

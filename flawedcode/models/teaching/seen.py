@@ -181,10 +181,8 @@ class RunReport:
     summary: str = ""  # the runner's own summary line, word for word
     fallback: bool = False  # the project's own runner (python test_*.py), which stops at the first failure
 
-    @property
-    def known(self) -> bool:
-        """True when the output says how the run went (a summary line, or a failure named)."""
-        return bool(self.summary or self.failing or self.fallback)
+    known = property(lambda self: bool(self.summary or self.failing or self.fallback))
+    """True when the output says how the run went (a summary line, or a failure named)."""
 
     def describe(self) -> str:
         if not self.known:

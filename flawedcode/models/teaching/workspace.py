@@ -43,7 +43,7 @@ class WorkspaceAsk:
     path: str | None = None  # the file named (or the script run last, for 'it')
     words: tuple[str, ...] = ()  # the ask's words: the tests it describes, the output lines or CSV columns it names
     run: str | None = None  # the last test run in view, whole: a follow-up answers from it
-    row: str | None = None  # 'first' or 'last': the CSV row asked
+    rows: tuple[str, ...] = ()  # 'first', 'last' or both ('what date range'): the CSV rows asked
     what_if: bool = False  # 'what would it print if it used daily returns': the script run again with one change
     unresolved: bool = False  # 'why is that wrong?' with nothing in view to refer to
 
@@ -71,9 +71,9 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
         return replace(ask, kind=Intent.FUNCTION_WRONG, function=shown, unresolved=shown is None and run is None)
     if bag & W["fail"] and (run or not bag & W["tests"] or bag & W["why"]):
         return ask if bag & W["why"] else replace(ask, kind=Intent.TEST_RUN)
-    csv, row = path if path and path.endswith(".csv") else None, "last" if bag & W["last"] else "first" if bag & W["first"] else None
-    if (csv or "csv" in bag) and (bag & W["rows"] and bag & W["count"] or row):
-        return replace(ask, kind=Intent.FILE_ROWS, path=csv, row=row)
+    csv, rows = path if path and path.endswith(".csv") else None, tuple(end for end in ("first", "last") if bag & W[end])
+    if (csv or "csv" in bag) and (bag & W["rows"] and bag & W["count"] or rows):
+        return replace(ask, kind=Intent.FILE_ROWS, path=csv, rows=rows)
     script = path if path and path.endswith(".py") and not path.startswith("test_") else None
     ran = next((found["path"] for item in reversed(results) if (found := SCRIPT_IN_CODE.search(str(item.args.get("code", ""))))), None)
     said = bag & (W["prints"] | W["script"])  # a verb and a noun: 'what does the report give', not 'which median did you report'
@@ -101,8 +101,9 @@ def next_call(ask: WorkspaceAsk, outputs: list[str]) -> tuple[str, dict] | None:
             return None if outputs else ("list_files", {"path": "."})
         header = READ_HEADER.match(done[0]) if done else None
         if ask.kind is Intent.FILE_ROWS:
-            last = {"offset": int(header["n"]) - 1 if ask.row == "last" else 1} if header and ask.row and len(done) == 1 else None
-            return ("read_file", {"path": path, **(last or {}), "limit": 1}) if not done or last else None
+            row = ask.rows[len(done) - 1] if header and 0 < len(done) <= len(ask.rows) else None  # the header line, then each row
+            return ("read_file", {"path": path, "offset": int(header["n"]) - 1 if row == "last" else 1, "limit": 1}) if row else \
+                None if done else ("read_file", {"path": path, "limit": 1})
         if ask.what_if and not done:
             return "read_file", {"path": path, "limit": 2000}
         f, g = (change_of(ask, body_of(done[0])) or (None, None)) if ask.what_if else ("", "")
@@ -211,8 +212,7 @@ def answer(ask: WorkspaceAsk, outputs: list[str]) -> str:
         lead.append(SAY["called"].format(function=called[0]))
     elif called and (node := functions_in(module).get(name := called[0].split(".")[-1])):
         source = "\n".join(module.splitlines()[node.lineno - 1:node.end_lineno])
-        why = diagnosis(module, name) if ask.kind is Intent.FUNCTION_WRONG else ""
-        lead.append(f"{called[0]} ({called[0].split('.')[0]}.py):\n```python\n{source}\n```\n" + SAY["shown"].format(why=why))
+        lead.append(f"{called[0]} ({called[0].split('.')[0]}.py):\n```python\n{source}\n```\n" + SAY["shown"].format(why=diagnosis(module, name)))
     return "\n".join(lead)
 
 
@@ -249,8 +249,9 @@ def count_rows(ask: WorkspaceAsk, path: str | None, done: list[str]) -> str:
     """A CSV's rows from read_file's line count (its first line read), and the row asked, by the columns the ask names."""
     if not (reads := [output for output in done if READ_HEADER.match(output)]):
         return SAY["no_csv"] if path is None else (done[-1].strip().splitlines() or ["I could not read the file."])[0] if done else SAY["no_csv"]
-    lines, row = int(READ_HEADER.match(reads[0])["n"]), ask.row if len(reads) > 1 else None
-    pairs = list(zip(*(read.splitlines()[1].split(",") for read in reads[:2])))
-    text = SAY["rows"].format(path=path, lines=lines, rows=lines - 1, read=f"its first line and its {row} row" if row else "only its first line")
-    named = ", ".join(" ".join(pair) for pair in [pair for pair in pairs if pair[0].lower() in ask.words] or pairs)
-    return text + (SAY["row"].format(row=row, line=READ_HEADER.match(reads[-1])["a"], values=named) if row else "")
+    lines, rows, columns = int(READ_HEADER.match(reads[0])["n"]), ask.rows[:len(reads) - 1], reads[0].splitlines()[1].split(",")
+    text = SAY["rows"].format(path=path, lines=lines, rows=lines - 1, read="its first line and the rows asked" if rows else "only its first line")
+    for row, read, pairs in ((row, read, list(zip(columns, read.splitlines()[1].split(",")))) for row, read in zip(rows, reads[1:])):
+        text += SAY["row"].format(row=row, line=READ_HEADER.match(read)["a"], values=", ".join(
+            " ".join(pair) for pair in [pair for pair in pairs if pair[0].lower() in ask.words] or pairs))
+    return text
