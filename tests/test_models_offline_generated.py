@@ -78,15 +78,23 @@ MORE_QUALIFIERS = [
 ]
 
 
-def _cases(qualifiers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _cases(qualifiers: list[tuple[str, str]], first: int = 0) -> list[tuple[str, str]]:
+    """Every subject with every qualifier, and one statistic each, in turn: each qualifier meets every statistic.
+
+    Until issue 41 each pair was asked with all four statistics (920 cases). The four replies were the same reply with
+    the statistic's name changed, in 230 of 230 pairs (checked by calling the model on all 920), so the other three
+    added no rule, only 7 s of serial time.
+    """
     cases = []
-    for (subject, year), stat, (template, named) in itertools.product(_subjects(), STATISTICS, qualifiers):
+    for (number, (subject, year)), (index, (template, named)) in itertools.product(enumerate(_subjects()),
+                                                                                    enumerate(qualifiers, first)):
+        stat = STATISTICS[(number + index) % len(STATISTICS)]
         request = f"{stat} {subject} in {year}"
         cases.append((template.format(request=request, stat=stat, subject=subject, year=year), named.format(year=year)))
     return cases
 
 
-CASES = _cases(QUALIFIERS) + _cases(MORE_QUALIFIERS)
+CASES = _cases(QUALIFIERS) + _cases(MORE_QUALIFIERS, first=len(QUALIFIERS))
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +105,12 @@ def bound_model(tmp_path_factory):
 
 
 def test_the_generated_set_is_large_and_covers_every_kind_of_qualifier():
-    assert len(CASES) >= 500
+    assert len(CASES) >= 200
     assert len({named for _, named in CASES}) >= len(QUALIFIERS) + len(MORE_QUALIFIERS)
+    for index, qualifier in enumerate(QUALIFIERS + MORE_QUALIFIERS):  # each qualifier with every subject and statistic
+        cases = _cases([qualifier], first=index)
+        assert len(cases) == len(_subjects()) and set(cases) <= set(CASES)
+        assert {stat for stat in STATISTICS for text, _ in cases if re.search(rf"(^| ){stat} ", text)} == set(STATISTICS)
 
 
 @pytest.mark.parametrize(("text", "named"), CASES, ids=[f"{index:03d}" for index in range(len(CASES))])
