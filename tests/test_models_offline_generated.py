@@ -56,6 +56,7 @@ FIGURE = re.compile(r"(?<![\w.])-?\d+\.\d+(?!\w|\.\d)")
 """A decimal figure, also one that ends a sentence ('mean 4.9458.')."""
 
 
+@cache
 def _subjects() -> list[tuple[str, str]]:
     """(words naming a series, a year inside its data) for each dataframe: its id, and its main column's name."""
     vocabulary = Vocabulary.from_catalog()
