@@ -12,12 +12,11 @@ from pathlib import PurePosixPath
 
 from flawedcode.models.offline_cues import data_file
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, calls, has_any, reply
+from flawedcode.models.teaching.workspace import RUN_TESTS as RUN_TESTS_CODE  # pytest if installed, else each test_*.py run
 
 WORDS = {key: tuple(value) if isinstance(value, list) else value for key, value in data_file("offline_answers.toml")["files"].items()}
 RUN_TIMEOUT_SECONDS = 60
 """run_python timeout for scripts and tests (a busy machine needs more than the tool's default 10 s)."""
-RUN_TESTS_CODE = WORDS["run_tests_code"]
-"""Run the project's tests: with pytest when it is installed, else each test file as a script (what its docstring says)."""
 
 
 def run_tests_step() -> Step:

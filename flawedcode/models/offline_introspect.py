@@ -2,8 +2,8 @@
 
 Planners (and answers) for cue-table rows (``offline_intents.toml``): how full its window is (the exact
 input token count), which results it offloaded or archived (the stubs and archive files it can see),
-what is failing in the project (from the test output; it never edits code), the previous request, and
-a file's row count (without dumping it). Each reply says when something fell out of its window; the
+what is failing in the project (from the test output; it never edits code) and the previous request
+(a file's row count: teaching/workspace.py). Each reply says when something fell out of its window; the
 replies are data (``offline_introspect.toml``).
 """
 
@@ -14,8 +14,7 @@ from pathlib import Path
 
 from flawedcode.models.offline_cues import data_file, register_planner
 from flawedcode.models.offline_file_rules import run_tests_step
-from flawedcode.models.offline_plan import Clause, Context, Step, Task, ToolResult, reply
-from flawedcode.models.offline_stats import READ_HEADER
+from flawedcode.models.offline_plan import Clause, Context, Task, ToolResult, reply
 from flawedcode.models.teaching import introspect
 from flawedcode.models.teaching.seen import read_test_run
 
@@ -84,20 +83,6 @@ def report_test_run(output: str) -> str:
     return "\n".join(lines)
 
 
-def plan_count_rows(clause: Clause, context: Context) -> list[Task] | None:
-    if not clause.paths:
-        return None  # 'how many rows does sofr have': a data question
-    return [Task("count_rows", steps=[Step("read_file", {"path": clause.paths[0], "limit": 1})], path=clause.paths[0])]
-
-
-def answer_count_rows(task: Task, results: list[ToolResult], context: Context) -> str:
-    content = results[0].content if results else ""
-    if (header := READ_HEADER.match(content)) is None:
-        return content.strip().splitlines()[0] if content.strip() else f"I could not read {task.path}."
-    lines = int(header["n"])
-    return SAY["rows_of_csv" if str(task.path).endswith(".csv") else "rows"].format(path=task.path, lines=lines, rows=lines - 1)
-
-
 def seen_of(context: Context) -> introspect.Seen:
     """What the model sees before the question, for the teaching model's answers about the conversation."""
     example = context.vocabulary.frames[-1].key if context.vocabulary.frames else "money_markets/sofr"
@@ -107,5 +92,4 @@ def seen_of(context: Context) -> introspect.Seen:
 for _kind in ("context_window", "previous_request", "offloaded", "archived", "tool_calls"):  # answers: teaching/introspect.py
     register_planner(_kind, lambda clause, context, kind=_kind: [reply(introspect.answer(kind, seen_of(context)))])
 register_planner("failing_tests", plan_failing_tests, answer=answer_failing_tests)
-register_planner("count_rows", plan_count_rows, answer=answer_count_rows)
 register_planner("count_tests", plan_count_tests, answer=answer_count_tests)

@@ -31,6 +31,7 @@ IDENTIFIER = re.compile(r"(?<![/\w])[a-z]\w*_\w+\b(?![/.])")  # a function's nam
 SECTION = re.compile(r"^_{3,} (?P<test>[\w.:\[\]-]+) _{3,}$", re.MULTILINE)
 FAILURE = re.compile(r"^>\s+(?P<line>.+)\n(?:.*\n)*?E\s+(?P<says>.+)\n(?:.*\n)*?(?P<file>[\w./-]+\.py):(?P<at>\d+): \w+$", re.MULTILINE)
 CALLED = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<module>\w+)\.(?P=function)\b")
+FILE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.(?:csv|py|md|txt|json|jsonl|yaml|toml)(?!\w)")  # a file named, as written
 SCRIPT_IN_CODE = re.compile(r"['\"](?P<path>[\w.-]+\.py)['\"]")
 MAIN, CHANGED = "\nif __name__ == ", "--- with the change:"
 
@@ -55,7 +56,7 @@ def words_of(text: str) -> list[str]:
 def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
     """The workspace ask a message makes, read against the messages before it, or None."""
     words, (results, shown) = words_of(text), history(earlier)
-    bag, path = set(words), next((word for word in words if word.endswith((".csv", ".py"))), None)
+    bag, path = set(words), next(iter(FILE.findall(text)), None)
     run = next((item.content for item in reversed(results) if item.name == "run_python" and read_test_run(item.content).known), None)
     named = [name for name in IDENTIFIER.findall(text) if not name.startswith("test_")]
     failing, ordinals = list(failing_sections(run or "")), DATA["words"]["ordinals"]  # 'the second one': of the last run's failing tests
@@ -71,9 +72,9 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
         return replace(ask, kind=Intent.FUNCTION_WRONG, function=shown, unresolved=shown is None and run is None)
     if bag & W["fail"] and (run or not bag & W["tests"] or bag & W["why"]):
         return ask if bag & W["why"] else replace(ask, kind=Intent.TEST_RUN)
-    csv, rows = path if path and path.endswith(".csv") else None, tuple(end for end in ("first", "last") if bag & W[end])
-    if (csv or "csv" in bag) and (bag & W["rows"] and bag & W["count"] or rows):
-        return replace(ask, kind=Intent.FILE_ROWS, path=csv, rows=rows)
+    rows = tuple(end for end in ("first", "last") if bag & W[end]) if (path or ".csv").endswith(".csv") else ()  # a CSV's rows asked
+    if (path or "csv" in bag) and (bag & W["rows"] and bag & W["count"] or rows):
+        return replace(ask, kind=Intent.FILE_ROWS, rows=rows)
     script = path if path and path.endswith(".py") and not path.startswith("test_") else None
     ran = next((found["path"] for item in reversed(results) if (found := SCRIPT_IN_CODE.search(str(item.args.get("code", ""))))), None)
     said = bag & (W["prints"] | W["script"])  # a verb and a noun: 'what does the report give', not 'which median did you report'
@@ -250,7 +251,7 @@ def count_rows(ask: WorkspaceAsk, path: str | None, done: list[str]) -> str:
     if not (reads := [output for output in done if READ_HEADER.match(output)]):
         return SAY["no_csv"] if path is None else (done[-1].strip().splitlines() or ["I could not read the file."])[0] if done else SAY["no_csv"]
     lines, rows, columns = int(READ_HEADER.match(reads[0])["n"]), ask.rows[:len(reads) - 1], reads[0].splitlines()[1].split(",")
-    text = SAY["rows"].format(path=path, lines=lines, rows=lines - 1, read="its first line and the rows asked" if rows else "only its first line")
+    text = SAY["rows" if path.endswith(".csv") else "lines"].format(path=path, lines=lines, rows=lines - 1, read=SAY["read"][bool(rows)])
     for row, read, pairs in ((row, read, list(zip(columns, read.splitlines()[1].split(",")))) for row, read in zip(rows, reads[1:])):
         text += SAY["row"].format(row=row, line=READ_HEADER.match(read)["a"], values=", ".join(
             " ".join(pair) for pair in [pair for pair in pairs if pair[0].lower() in ask.words] or pairs))
