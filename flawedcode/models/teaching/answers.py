@@ -1,12 +1,10 @@
 """Answers: the reading first, then the figure, computed from what a tool actually printed (issue 41).
 
-A complete ``Request`` becomes one ``run_python`` call (``script``): a three-line script that calls
-``compute.main`` with the request's spec and prints one ``FIGURES {json}`` line. The answer
-(``answer``) is written from that line only: the dataframe.column and its unit, the statistic and
-transform, the first and last days actually covered and the number of values, then the figure (4
-decimals, or as many as asked; converted when a unit was asked). What cannot be answered is said
-(``check`` before the call, ``decline_text`` for a ``Decline``): a period outside the data, a unit the
-values cannot be written in, a weighted mean with no volume column.
+A complete ``Request`` becomes one ``run_python`` call (``script``): a three-line script that calls ``compute.main`` with the request's spec
+and prints one ``FIGURES {json}`` line. The answer (``answer``) is written from that line only: the dataframe.column and its unit, the
+statistic and transform, the first and last days actually covered and the number of values, then the figure (4 decimals, or as many as
+asked; converted when a unit was asked). What cannot be answered is said (``check`` before the call, ``decline_text`` for a ``Decline``): a
+period outside the data, a unit the values cannot be written in, a weighted mean with no volume column.
 """
 
 from __future__ import annotations
@@ -33,16 +31,13 @@ DATED = ("min", "max", "latest", "value", "first")
 
 
 def script(request: Request, root: str | None) -> str:
-    series, period = request.series[0], request.period
-    condition = request.condition
+    series, period, condition = request.series[0], request.period, request.condition
     source = readers.knowledge(root).sources[series.frame]
     spec = {"frame": series.frame, "path": _in_catalog(source[0]), "date_column": source[1], "column": series.column,
-            "first": str(period.first), "last": str(period.last),
-            "statistic": request.stat().value, "statistics": [s.value.value for s in request.statistics],
-            "transform": request.transform.value.value if request.transform else None,
-            "trading_days": period.trading_days, "from_start": period.from_start,
-            "weight": weight_column(request) if request.stat() is Statistic.WEIGHTED_MEAN else None,
-            "condition": [condition.comparison.value, _threshold(request)] if condition else None}
+            "first": str(period.first), "last": str(period.last), "statistic": request.stat().value,
+            "statistics": [s.value.value for s in request.statistics], "transform": request.transform.value.value if request.transform else None,
+            "trading_days": period.trading_days, "from_start": period.from_start, "condition": [condition.comparison.value, _threshold(
+                request)] if condition else None, "weight": weight_column(request) if request.stat() is Statistic.WEIGHTED_MEAN else None}
     return SCRIPT.format(title=describe(request), spec=repr(spec))
 
 
@@ -83,6 +78,16 @@ def answer(request: Request, output: str) -> str:
     return f"{_reading(request, found)}: {_figure_text(request, found)}."
 
 
+def difference(pair: list[Request], outputs: list[str]) -> str:
+    """The same ask over two periods ('from H1 2023 to H1 2024'): the change from the first period's figure to the second's."""
+    name, (one, two) = pair[0].stat().value, pair
+    first, second = ((figures_in(output) or {}).get(name) for output in outputs)
+    if not all(isinstance(value, (int, float)) for value in (first, second)) or one.period == two.period:
+        return ""
+    return (f"From {one.period.first} - {one.period.last} to {two.period.first} - {two.period.last} the {name} changed by "
+            f"{second - first:+.4f}" + (f" ({(second / first - 1) * 100:+.1f}%)." if first > 0 < second else "."))
+
+
 def _no_trading(day) -> str:
     """Why a day has no row: a weekend, or a US federal holiday by name."""
     if day.weekday() >= 5:
@@ -115,7 +120,8 @@ def _figure_text(request: Request, found: dict) -> str:
         side = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below", "==": "equal to"}
         unit = request.series[0].unit  # the threshold as compared: in the column's own unit
         return (f"{found['matching']} of {found['count']} days {side[condition.comparison.value]} "
-                f"{_threshold(request):g}{UNIT_SUFFIX.get(unit or '', '')}")
+                f"{_threshold(request):g}{UNIT_SUFFIX.get(unit or '', '')}" + (
+            f", the first on {found['first_match']}" * bool(found["matching"] and request.stat() is Statistic.FIRST_DATE)))
     names = [slot.value.value for slot in request.statistics] or [request.stat().value]
     return ", ".join(_one(request, name, found) for name in names)
 

@@ -1,13 +1,11 @@
 """A conversation made of requests (issue 41): the state is the last *answered* request.
 
-The model is stateless: each call re-reads the user's earlier messages it can see, in order. A turn
-read completely (a ``Request``) becomes the state; a declined turn (``Decline``) never does, so a
-follow-up after it builds on the last request that was answered. A follow-up is a partial request
-merged slot by slot onto the state (``Request.merged_onto``): "now change just the year, 2023",
-"same thing for EFFR", "and the day before?", "in percent please?", "sorry, I meant the 20-year".
-A turn left to the old model (``None``) sends the next follow-up there too (only it knows that turn).
-After a summary or digest, the earlier requests are those it names (``requests_named``); a follow-up
-with no answered request left to build on is declined, saying so (``unseen_base``).
+The model is stateless: each call re-reads the user's earlier messages it can see, in order. A turn read completely (a ``Request``) becomes
+the state; a declined turn (``Decline``) never does, so a follow-up after it builds on the last request that was answered. A follow-up is a
+partial request merged slot by slot onto the state (``Request.merged_onto``): "now change just the year, 2023", "same thing for EFFR", "and
+the day before?", "in percent please?", "sorry, I meant the 20-year". A turn left to the old model (``None``) sends the next follow-up there
+too (only it knows that turn). After a summary or digest, the earlier requests are those it names (``requests_named``); a follow-up with no
+answered request left to build on is declined, saying so (``unseen_base``).
 """
 
 from __future__ import annotations

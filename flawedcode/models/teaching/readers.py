@@ -1,12 +1,10 @@
 """Readers, one per slot type: pure functions from tokens to a slot plus the words it used (issue 41).
 
-A message is cut into lower-case tokens (``tokens``). Each reader looks only at the tokens no reader
-has used yet (``Tokens.free``), fills one slot of the ``Request`` and marks the tokens it used, so the
-router can tell which words were understood and which were not. Names come from the catalog itself
-(``Knowledge``: columns, their docs' units, dataframe ids and titles, the data's own trading days);
-phrases (statistics, units, comparisons, seasons, holidays, ignored words) come from ``words.toml``.
-Written days are checked by ``dateparser``; a word that is no known word is matched to the nearest
-catalog or phrase word with rapidfuzz (a typo).
+A message is cut into lower-case tokens (``tokens``). Each reader looks only at the tokens no reader has used yet (``Tokens.free``), fills
+one slot of the ``Request`` and marks the tokens it used, so the router can tell which words were understood and which were not. Names come
+from the catalog itself (``Knowledge``: columns, their docs' units, dataframe ids and titles, the data's own trading days); phrases
+(statistics, units, comparisons, seasons, holidays, ignored words) come from ``words.toml``. Written days are checked by ``dateparser``; a
+word that is no known word is matched to the nearest catalog or phrase word with rapidfuzz (a typo).
 """
 
 from __future__ import annotations
@@ -162,7 +160,7 @@ def knowledge(root: str | None = None) -> Knowledge:
                 continue
             columns.append(_column(info.ref, name, unit, title, main == name))
     series_words = {key for column in columns for key in column.keys}
-    phrases = [WORDS[table] for table in ("statistics", "transforms", "units", "comparisons", "rankings", "halves",
+    phrases = [WORDS[table] for table in ("statistics", "transforms", "units", "comparisons", "signs", "rankings", "halves",
                                           "holidays", "seasons", "numbers", "tenors", "rounding", "relative")]
     phrase_words = {word for table in phrases for phrase in table for word in phrase.split()}
     known = series_words | phrase_words | set(MONTHS) | set(ORDINALS) | {
@@ -213,8 +211,8 @@ def read_series(toks: Tokens) -> Series | None:
 def _in_order(column: Column, words: list[str]) -> bool:
     """A difference column ('sofr_minus_effr_bp') is named in its own order: 'effr minus sofr' is not it."""
     parts = column.name.lower().split("_")
-    if "minus" not in parts or "minus" not in words:
-        return True
+    if "minus" not in parts or "minus" not in words:  # 'sofr and effr' name two series, not their gap
+        return "minus" not in parts or bool({"spread", "gap", "difference", "between", "exceed", column.name.lower()} & set(words))
     positions = [words.index(part) for part in parts if part in words and part != "minus"]
     return positions == sorted(positions)
 
@@ -290,6 +288,8 @@ def number_of(word: str) -> tuple[float, Unit | None] | None:
 
 
 def read_condition(toks: Tokens) -> Condition | None:
+    if found := read_phrase(toks, WORDS["signs"]):
+        return Condition(Comparison(found[0]), 0.0, None, found[1])
     for phrase in sorted(WORDS["comparisons"], key=lambda p: -len(p.split())):
         at = toks.find(phrase)
         end = at + len(phrase.split()) if at is not None else 0
@@ -460,8 +460,8 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
                 used = [*range(at, (year_at or at) + 1)]
                 found.append(_span(date(year, start, 1), _last_day(year, stop), Granularity.SPAN, toks.take(used)))
     found += _months(toks, default_year or next((p.first.year for p in found), None))
-    for i in toks.free():
-        if (year := _year(toks.words[i])) is not None:
+    for i in toks.free():  # a year, not a number with a unit ('over 2000 bn')
+        if (year := _year(toks.words[i])) is not None and toks.words[i + 1:i + 2] not in [[unit] for unit in WORDS["units"]]:
             found.append(_span(date(year, 1, 1), date(year, 12, 31), Granularity.YEAR, toks.take([i])))
     return found
 
@@ -512,8 +512,7 @@ def read_shift(toks: Tokens) -> Shift | None:
         if direction is None or i == 0:
             continue
         unit_word = toks.words[i - 1]
-        unit = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month",
-                "year": "year", "years": "year"}.get(unit_word)
+        unit = unit_word.removesuffix("s") if unit_word.removesuffix("s") in ("day", "week", "month", "year") else None
         if unit is None:
             continue
         count_word = toks.words[i - 2] if i >= 2 else ""

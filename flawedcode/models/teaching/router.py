@@ -1,16 +1,14 @@
 """The router: a message to requests, complete or declined (issue 41).
 
-A message is cut into asks (at '?' and ';', and at 'and' / 'also' / 'plus' when what follows names
-a series, a statistic or a day of its own); the second ask of a pair is a partial request merged onto
-the first ("sofr on 2024-07-05 and the day before": two days). Each ask runs through the readers
-(``readers.py``) in a fixed order: periods, transform, rounding, ranking, condition, unit, statistic,
-series. Then **complete or decline**: every word no reader used is either an ignored word (discourse,
-social, grammar: ``words.toml``) or content; content words make a ``Decline`` that names them and
-says what was understood. A follow-up (no series of its own, or opened by 'and', 'now', 'same',
-'sorry' ...) is a partial request merged slot by slot onto the last *answered* request.
+A message is cut into asks (at '?' and ';', and at 'and' / 'also' / 'plus' when what follows names a series, a statistic or a day of its
+own); the second ask of a pair is a partial request merged onto the first ("sofr on 2024-07-05 and the day before": two days). Each ask runs
+through the readers (``readers.py``) in a fixed order: periods, transform, rounding, ranking, condition, unit, statistic, series. Then
+**complete or decline**: every word no reader used is either an ignored word (discourse, social, grammar: ``words.toml``) or content;
+content words make a ``Decline`` that names them and says what was understood. A follow-up (no series of its own, or opened by 'and', 'now',
+'same', 'sorry' ...) is a partial request merged slot by slot onto the last *answered* request.
 
-``read_message`` returns ``None`` for what this package does not answer yet (no series named and no
-request to build on, or an unused word the old model's other intents know): the old model answers it.
+``read_message`` returns ``None`` for what this package does not answer yet (no series named and no request to build on, or an unused word
+the old model's other intents know): the old model answers it.
 """
 
 from __future__ import annotations
@@ -53,7 +51,7 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
         reading = read_ask(Tokens(words), base, follow_up=number > 0)
         if reading is None:
             return None
-        readings.append(reading)
+        readings += reading if isinstance(reading, list) else [reading]
     return _shared_periods(readings) or None
 
 
@@ -101,7 +99,7 @@ def _names_something(words: list[str]) -> bool:
 # ----------------------------------------------------------------------------- one ask
 
 
-def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> Reading | None:
+def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> Reading | list[Reading] | None:
     if toks.words and toks.words[0] in ("and", "also", "plus"):
         toks.take([0])
     default_year = earlier.period.first.year if earlier and earlier.period else None
@@ -109,6 +107,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         pass
     edits = _take_phrases(toks, WORDS["edits"]["words"])
     period = _read_period(toks, default_year)
+    period, second = period if isinstance(period, tuple) else (period, None)
+    toks.take([i for i in toks.free() if second and toks.words[i] in WORDS["between_periods"]["words"]])  # 'fall', 'vs'
     transform = readers.read_transform(toks)
     rounding = readers.read_rounding(toks)
     ranking = readers.read_ranking(toks)
@@ -140,7 +140,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         request = replace(said, period=period or _all_data(series.frame))
     if request.statistic is None and request.condition is None and not request.period.one_day:
         return None  # 'what is tgcr?', 'show me the last 5 days of ...': docs or rows, not a figure (the old model)
-    return _complete_or_decline(_with_defaults(request), toks)
+    reading = _complete_or_decline(_with_defaults(request), toks)
+    return [reading, check(replace(reading, period=second))] if second and isinstance(reading, Request) else reading
 
 
 def _opens_follow_up(words: list[str]) -> bool:
@@ -181,7 +182,7 @@ def _apply_shift(request: Request, shift: Shift) -> Reading | None:
     return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, words=shift.words))
 
 
-def _read_period(toks: Tokens, default_year: int | None) -> Period | PeriodProblem | Shift | None:
+def _read_period(toks: Tokens, default_year: int | None) -> Period | PeriodProblem | Shift | tuple[Period, Period] | None:
     """The ask's one period (or a problem, or a shift still to apply to another request's day)."""
     days = readers.knowledge().trading_days(None)
     found: list[Period | PeriodProblem] = []
@@ -201,6 +202,9 @@ def _read_period(toks: Tokens, default_year: int | None) -> Period | PeriodProbl
         first, last = sorted(periods, key=lambda p: p.first)
         words = toks.take([i for i in toks.free() if toks.words[i] in ("between", "from", "and", "to")])
         periods = [Period(first.first, last.last, Granularity.SPAN, words=first.words + last.words + words)]
+    if len(periods) == 2 and periods[0].granularity is periods[1].granularity and not periods[0].one_day and (
+            periods[0].last < periods[1].first or periods[1].last < periods[0].first):
+        return tuple(sorted(periods, key=lambda p: p.first))  # 'from H1 2023 to H1 2024': the ask over each
     if len(periods) > 1:
         return PeriodProblem("two periods are named", tuple(w for p in periods for w in p.words), definite=False)
     period = periods[0] if periods else None
@@ -260,7 +264,8 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
         return Decline(request, (), f"a correlation is between two series, and I read one: {request.series[0].name}")
     if unused or not request.series:
         return Decline(request, _phrases(toks), "")
-    if request.ranking is not None or request.stat() in (Statistic.CORRELATION, Statistic.FIRST_DATE):
+    if request.ranking is not None or request.stat() is Statistic.CORRELATION or (request.stat() is Statistic.FIRST_DATE
+                                                                                 and request.condition is None):
         return None  # not answered by this package yet
     return check(request)
 
@@ -306,7 +311,7 @@ def _left_to_the_old_model(request: Request) -> bool:
         return True  # no period: all the data, or a figure already in view (a scratch copy, a recall)
     if period.one_day and stat not in (Statistic.VALUE, Statistic.LATEST, None):
         return True  # a change or a move on one day
-    if request.condition is not None and stat is not Statistic.COUNT:
+    if request.condition is not None and stat not in (Statistic.COUNT, Statistic.FIRST_DATE):
         return True  # 'the mean sofr in 2024 when it was above 5.3%': a condition on the rows
     if period.one_day and period.first not in readers.knowledge().trading_days(request.series[0].frame if request.series
                                                                                   else None):

@@ -1,11 +1,9 @@
 """One turn of the teaching model: the latest request, read against the conversation, answered by tools.
 
-``decide(visible, tool_names, root)`` returns ``(reply text, tool calls)`` when this package answers
-the latest user message, or ``None`` when the old model (``offline*.py``) does: a message this
-package does not read yet, no ``run_python`` tool bound, a catalog other than the default, or a
-follow-up of a turn the old model answered. Each complete request is one ``run_python`` call, made in
-order; when every call has its result, the reply gives each ask's answer (a decline names what it could
-not use), after the earlier request it builds on, if any.
+``decide(visible, tool_names, root)`` returns ``(reply text, tool calls)`` when this package answers the latest user message, or ``None``
+when the old model (``offline*.py``) does: a message this package does not read yet, no ``run_python`` tool bound, a catalog other than the
+default, or a follow-up of a turn the old model answered. Each complete request is one ``run_python`` call, made in order; when every call
+has its result, the reply gives each ask's answer (a decline names what it could not use), after the earlier request it builds on, if any.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from flawedcode.formats import SUMMARY_PREFIX
 from flawedcode.models.teaching import answers
 from flawedcode.models.teaching.conversation import builds_on_text, read_turn, requests_named, unseen_base
-from flawedcode.models.teaching.request import Decline
+from flawedcode.models.teaching.request import Decline, Request
 
 TOOL = "run_python"
 TIMEOUT_SECONDS = 60
@@ -30,18 +28,16 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
         return None  # without run_python, or on another catalog than the default one, the old model answers
     latest = next((i for i in range(len(visible) - 1, -1, -1) if _is_request(visible[i])), None)
     if latest is None:
-        return None
+        return None  # no request in view
     earlier = [text for m in visible[:latest] if isinstance(m, HumanMessage)  # as said, or as a summary names them
                for text in ([m.text] if _is_request(m) else requests_named(m.text))]
     turn = read_turn(visible[latest].text, earlier)
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
     if turn.readings is None and summarized and (unseen := unseen_base(visible[latest].text)) is not None:
         return answers.decline_text(unseen), []
-    if turn.readings is None:
+    if (readings := turn.readings) is None:
         return None
-    readings = turn.readings
-    results = _results_after(visible, latest)
-    replies = []
+    results, replies, outputs = _results_after(visible, latest), [], []
     for reading in readings:
         if isinstance(reading, Decline):
             replies.append(answers.decline_text(reading))
@@ -51,8 +47,12 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
         if output is None:
             return "", [call]
         replies.append(answers.answer(reading, output))
+        outputs.append(output)
+    pair = [reading for reading in readings if isinstance(reading, Request)]
+    if len(pair) == 2 == len(outputs) and pair[0].series == pair[1].series and pair[0].stat() is pair[1].stat():
+        replies.append(answers.difference(pair, outputs))  # one ask over two periods: also the change between them
     after = "\n" + builds_on_text(turn.builds_on) if turn.builds_on is not None else ""
-    return "\n\n".join(replies) + after, []
+    return "\n\n".join(dict.fromkeys(replies)) + after, []  # two asks read as one request: answered once
 
 
 def _is_request(message: BaseMessage) -> bool:
