@@ -2,8 +2,8 @@
 
 Planners (and answers) for cue-table rows (``offline_intents.toml``): how full its window is (the exact
 input token count), which results it offloaded or archived (the stubs and archive files it can see),
-what is failing in the project (from the test output; it never edits code) and the previous request
-(a file's row count: teaching/workspace.py). Each reply says when something fell out of its window; the
+how many tests the project has (from a test run) and the previous request (what is failing and a
+file's row count: teaching/workspace.py). Each reply says when something fell out of its window; the
 replies are data (``offline_introspect.toml``).
 """
 
@@ -28,14 +28,6 @@ FAILING_CALL = re.compile(r"<function (?P<function>\w+) at 0x[0-9a-f]+> = (?P<mo
 """pytest's assertion rewrite naming the function a failing assertion called (``<function f at 0x..> = module.f``)."""
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\w+)\n\s+(?P<code>.+)$', re.MULTILINE)
 """A traceback frame (the python test_*.py fallback prints these instead of pytest's report)."""
-
-
-def plan_failing_tests(clause: Clause, context: Context) -> list[Task]:
-    return [Task("failing_tests", steps=[run_tests_step()])]
-
-
-def answer_failing_tests(task: Task, results: list[ToolResult], context: Context) -> str:
-    return report_test_run(results[0].content) if results else SAY["no_test_run"]
 
 
 def plan_count_tests(clause: Clause, context: Context) -> list[Task]:
@@ -91,5 +83,4 @@ def seen_of(context: Context) -> introspect.Seen:
 
 for _kind in ("context_window", "previous_request", "offloaded", "archived", "tool_calls"):  # answers: teaching/introspect.py
     register_planner(_kind, lambda clause, context, kind=_kind: [reply(introspect.answer(kind, seen_of(context)))])
-register_planner("failing_tests", plan_failing_tests, answer=answer_failing_tests)
 register_planner("count_tests", plan_count_tests, answer=answer_count_tests)

@@ -70,8 +70,9 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
     pronoun = any(word in W["one"] and (words[i + 1:] or ["one"])[0] in W["after_one"] for i, word in enumerate(words))  # 'that', not 'that file'
     if pronoun and bag & (W["wrong"] | W["why"]) and not (run and bag & (W["fail"] - W["wrong"])):
         return replace(ask, kind=Intent.FUNCTION_WRONG, function=shown, unresolved=shown is None and run is None)
-    if bag & W["fail"] and (run or not bag & W["tests"] or bag & W["why"]):
-        return ask if bag & W["why"] else replace(ask, kind=Intent.TEST_RUN)
+    fails = bag & W["fail"] - W["passing"] or bag & W["fail"] and (run or not bag & W["tests"])  # 'do the tests pass?': a run
+    if (fails or bag & W["wrong"] and bag & W["tests"]) and not bag & W["fix"]:  # 'make the failing tests pass': a fix
+        return ask if bag & (W["why"] | W["wrong"]) else replace(ask, kind=Intent.TEST_RUN)
     rows = tuple(end for end in ("first", "last") if bag & W[end]) if (path or ".csv").endswith(".csv") else ()  # a CSV's rows asked
     if (path or "csv" in bag) and (bag & W["rows"] and bag & W["count"] or rows):
         return replace(ask, kind=Intent.FILE_ROWS, rows=rows)
@@ -115,9 +116,8 @@ def next_call(ask: WorkspaceAsk, outputs: list[str]) -> tuple[str, dict] | None:
     outputs = [ask.run, *outputs] if ask.run else outputs
     if not outputs and not ask.unresolved:
         return "run_python", {"code": RUN_TESTS, "timeout": 60}
-    if len(outputs) == 1 and ask.kind is not Intent.TEST_RUN and (called := called_functions(outputs[0], ask)):
-        return "read_file", {"path": f"{called[0].split('.')[0]}.py", "limit": 2000}
-    return None
+    called = called_functions(outputs[0], ask) if len(outputs) == 1 and ask.kind is not Intent.TEST_RUN else []
+    return ("read_file", {"path": f"{called[0].split('.')[0]}.py", "limit": 2000}) if called else None
 
 
 def file_and_outputs(ask: WorkspaceAsk, outputs: list[str]) -> tuple[str | None, list[str]]:
