@@ -100,7 +100,7 @@ def test_a_load_too_large_to_read_back_states_every_column_from_a_script_over_th
 def test_a_fresh_session_turn_is_answered_or_declined_never_confidently_wrong(case_id, tmp_path):
     """tests/corpora/fresh_sessions.yaml, written before the code changed: corrections, hedges, shorthand, crossings."""
     case = next(c for c in fresh_cases("fresh_sessions") if c["id"] == case_id)
-    reply = converse(OfflineModel(), case["turns"], fast_workspace(tmp_path))[-1]
+    reply = converse(offline_model(), case["turns"], fast_workspace(tmp_path))[-1]
     outcome = judge(case, reply)
     assert outcome != "wrong", reply
     if case["id"] == "trap-05":  # a follow-up after a declined correction says which request it builds on
