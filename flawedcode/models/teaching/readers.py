@@ -309,7 +309,7 @@ def read_condition(toks: Tokens) -> Condition | None:
 def read_ranking(toks: Tokens) -> Ranking | None:
     for i in toks.free():
         word = toks.words[i]
-        count = int(word) if word.isdigit() else WORDS["numbers"].get(word) if word != "a" else None
+        count = int(word) if word.isdigit() else WORDS["numbers"].get(word) if word not in ("a", "one") else None  # 'the lowest one': min
         for j in (i - 1, i + 1):
             if count and 0 <= j < len(toks.words) and j not in toks.used and toks.words[j] in WORDS["rankings"]:
                 return Ranking(Direction(WORDS["rankings"][toks.words[j]]), int(count), toks.take(sorted((i, j))))

@@ -132,6 +132,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
         request = said.merged_onto(earlier)
+        if request.period and request.period.one_day and not (said.statistic or request.condition or said.period is None):
+            request = replace(request, statistic=Slot(Statistic.VALUE), statistics=())  # a day now: its value, not a max
         if isinstance(period, Shift) and (request := _apply_shift(request, period)) is None:
             return None
     else:
@@ -160,13 +162,11 @@ def _follow_up_period(period, earlier: Request, toks: Tokens):
     """'now change just the year, 2023': the earlier period in that year, when it was narrower than a year."""
     if isinstance(period, Period) and period.granularity is Granularity.YEAR and earlier.period and (
             at := toks.find("year")) is not None:
-        before = earlier.period
-        words = toks.take([at])
+        before, words = earlier.period, toks.take([at])
         if before.granularity not in (Granularity.YEAR, Granularity.ALL):
             try:
-                moved = replace(before, first=before.first.replace(year=period.first.year),
-                                last=before.last.replace(year=period.first.year), words=period.words + words)
-                return moved
+                return replace(before, first=before.first.replace(year=period.first.year),
+                               last=before.last.replace(year=period.first.year), words=period.words + words)
             except ValueError:
                 return period
         return replace(period, words=period.words + words)
