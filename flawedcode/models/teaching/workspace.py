@@ -79,7 +79,8 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
     script = path if path and path.endswith(".py") and not path.startswith("test_") else None
     ran = next((found["path"] for item in reversed(results) if (found := SCRIPT_IN_CODE.search(str(item.args.get("code", ""))))), None)
     said = bag & (W["prints"] | W["script"])  # a verb and a noun: 'what does the report give', not 'which median did you report'
-    if bag & W["prints"] and bag & W["asking"] and (script or bag & W["script"] and len(said) > 1 or bag & W["one"] and (ran or bag & W["would"])):
+    target = script or bag & W["script"] and len(said) > 1 or bag & W["one"] and (ran or bag & W["would"])  # 'what would it print'
+    if target and bag & W["prints"] and bag & W["asking"] or ran and bag & W["would"] and bag & W["using"]:  # 'and if it used X?'
         return replace(ask, kind=Intent.SCRIPT_OUTPUT, path=script or ran, what_if=bool(bag & W["would"]), function=ask.function or shown)
     return None
 
@@ -137,9 +138,7 @@ def failing_sections(output: str) -> dict[str, str]:
 
 def tests_asked(ask: WorkspaceAsk, sections: dict[str, str]) -> list[str]:
     """The failing tests the ask is about: the one named, else those whose names hold the ask's words."""
-    if ask.test:
-        return [ask.test] if ask.test in sections else []
-    return [name for name in sections if any(word in name for word in ask.words if len(word) > 4)] or list(sections)
+    return [ask.test] * (ask.test in sections) if ask.test else [n for n in sections if any(w in n for w in ask.words if w[4:])] or list(sections)
 
 
 def called_functions(output: str, ask: WorkspaceAsk) -> list[str]:
@@ -155,8 +154,7 @@ def body_of(read: str) -> str:
     return "\n".join(line for line in read.splitlines()[1 if READ_HEADER.match(read) else 0:] if not line.startswith("# ... "))
 
 
-def functions_in(source: str) -> dict[str, ast.FunctionDef]:
-    """The module's top-level functions by name (none when it does not parse)."""
+def functions_in(source: str) -> dict[str, ast.FunctionDef]:  # the module's top-level functions by name (none if it does not parse)
     try:
         return {node.name: node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)}
     except SyntaxError:
@@ -188,7 +186,7 @@ def change_of(ask: WorkspaceAsk, source: str) -> tuple[str, str] | None:
     scores = Counter({g: len(said & {part.rstrip("s") for part in g.split("_")}) for g in functions if g != ask.function})
     (g, best), *rest = scores.most_common() or [(None, 0)]
     f = ask.function if ask.function in functions else next((f for f in functions if unused_namesake(functions, f) == g), None)
-    return (f, g) if MAIN in source and best and f and not (rest and rest[0][1] == best) else None
+    return (f, g) if MAIN in source and g and best == g.count("_") + 1 and f and not (rest and rest[0][1] == best) else None
 
 
 def answer(ask: WorkspaceAsk, outputs: list[str]) -> str:
@@ -239,8 +237,10 @@ def script_output(ask: WorkspaceAsk, script: str | None, done: list[str]) -> str
     before, _, after = (lines.splitlines() for lines in printed.partition(CHANGED + "\n"))
     if ask.what_if:
         was = {line.split(":")[0]: line.split(":", 1)[-1].strip() for line in before}
-        lines = [f"{line}  (as the code is: {was.get(line.split(':')[0], 'not printed')})" for line in after if line not in before]
-        return "\n".join([SAY["changed" if lines else "unchanged"].format(script=script, function=change[0], other=change[1]), *lines])
+        lines = [f"{line}  (as the code is: {was.get(line.split(':')[0], 'not printed')})" for line in after if line not in before] \
+            if code == "# exit code 0" else printed.strip().splitlines()[-1:]  # the change broke it: its error
+        return "\n".join([SAY["broke" if code != "# exit code 0" else "changed" if lines else "unchanged"].format(
+            script=script, function=change[0], other=change[1]), *lines])
     scores = [sum(any(w.startswith(x) or x.startswith(w) for x in words_of(line.split(":")[0]) if len(x) > 2) for w in ask.words) for line in before]
     asked = [line for line, score in zip(before, scores) if score and score == max(scores)] or before
     return "\n".join([SAY["prints"].format(script=script, code=code.removeprefix("# exit code ")), *asked])
