@@ -105,3 +105,13 @@ def test_a_fresh_session_turn_is_answered_or_declined_never_confidently_wrong(ca
     assert outcome != "wrong", reply
     if case["id"] == "trap-05":  # a follow-up after a declined correction says which request it builds on
         assert "Building on your earlier request: the mean of money_markets/sofr.rate" in reply
+
+
+def test_a_turn_either_rules_declined_never_becomes_the_state(tmp_path):
+    """The gap ask is declined by the older rules; the follow-up builds on the request answered before it, and says so."""
+    replies = converse(offline_model(), ["what was the average EFFR in March 2023?",
+                                         "how far above the bottom of the target range was it on average, in bp?",
+                                         "and in percent?"], fast_workspace(tmp_path))
+    assert replies[1].startswith("I read this as") and "computed nothing" in replies[1]
+    mean = frame("effr").loc["2023-03", "rate"].mean()
+    assert f"mean {mean:.4f}" in replies[2] and "Building on your earlier request: the mean of money_markets/effr.rate" in replies[2]

@@ -106,8 +106,7 @@ def _hyphen_parts(word: str) -> list[str]:
 
 
 def mend_typo(word: str) -> str:
-    known = knowledge().known_words
-    if len(word) < 4 or word in known or not word.isalpha():
+    if len(word) < 4 or word in knowledge().known_words or not word.isalpha():
         return word
     from rapidfuzz import fuzz, process
 
@@ -338,11 +337,7 @@ class PeriodProblem:
 
 
 def _year(word: str) -> int | None:
-    if re.fullmatch(r"(19|20)\d\d", word):
-        return int(word)
-    if re.fullmatch(r"'\d\d", word):
-        return 2000 + int(word[1:])
-    return None
+    return int(word) if re.fullmatch(r"(19|20)\d\d", word) else 2000 + int(word[1:]) if re.fullmatch(r"'\d\d", word) else None
 
 
 def _last_day(year: int, month: int) -> date:
@@ -417,11 +412,8 @@ def read_holidays(toks: Tokens) -> list[Period]:
         year = _year(toks.words[end]) if end < len(toks.words) else None
         if year is None:
             continue
-        if "-" in rule:
-            day = date(year, int(rule[:2]), int(rule[3:]))
-        else:
-            holiday = next(r for r in USFederalHolidayCalendar.rules if r.name == rule)
-            day = holiday.dates(date(year, 1, 1), date(year, 12, 31))[0].date()
+        holiday = next((r for r in USFederalHolidayCalendar.rules if r.name == rule), None)  # a rule's name, or a fixed month-day
+        day = holiday.dates(date(year, 1, 1), date(year, 12, 31))[0].date() if holiday else date(year, int(rule[:2]), int(rule[3:]))
         found.append(_span(day, day, Granularity.DAY, toks.take(range(at, end + 1)), Anchor.HOLIDAY))
     return found
 

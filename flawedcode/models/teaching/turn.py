@@ -8,6 +8,7 @@ has its result, the reply gives each ask's answer (a decline names what it could
 
 from __future__ import annotations
 
+from itertools import takewhile
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -19,6 +20,7 @@ from flawedcode.models.teaching.request import Decline, Request
 
 TOOL = "run_python"
 TIMEOUT_SECONDS = 60
+DECLINED = ("I read this as", "I could not", "I can't", "I don't", "I won't", "Which ")  # how this model's declines open
 
 Call = tuple[str, dict[str, Any]]
 
@@ -29,8 +31,8 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     latest = next((i for i in range(len(visible) - 1, -1, -1) if _is_request(visible[i])), None)
     if latest is None:
         return None  # no request in view
-    earlier = [text for m in visible[:latest] if isinstance(m, HumanMessage)  # as said, or as a summary names them
-               for text in ([m.text] if _is_request(m) else requests_named(m.text))]
+    earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not _declined(visible, i)
+               for text in ([m.text] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
     turn = read_turn(visible[latest].text, earlier)
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
     if turn.readings is None and summarized and (unseen := unseen_base(visible[latest].text)) is not None:
@@ -53,6 +55,12 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
         replies.append(answers.difference(pair, outputs))  # one ask over two periods: also the change between them
     after = "\n" + builds_on_text(turn.builds_on) if turn.builds_on is not None else ""
     return "\n\n".join(dict.fromkeys(replies)) + after, []  # two asks read as one request: answered once
+
+
+def _declined(visible: list[BaseMessage], index: int) -> bool:
+    """The reply to request ``index`` declined it, whichever rules wrote it: a declined turn never becomes the state."""
+    replies = [m.text for m in takewhile(lambda m: not isinstance(m, HumanMessage), visible[index + 1:]) if isinstance(m, AIMessage) and m.text]
+    return bool(replies) and replies[-1].startswith(DECLINED)
 
 
 def _is_request(message: BaseMessage) -> bool:
