@@ -4,7 +4,7 @@ Every case is sent to the 8,192-token offline model directly, turn by turn, with
 prompt and the real tools in a fresh workspace, and no agent (tests/teaching_harness.py; ``run_python``
 runs the model's code in this process). ``AGENT_CASES`` run end to end through real agents (v0, v1
 and v2) as well. The developed parts must pass in full; the held-out parts,
-set aside before any rule changed, must pass at least ``HELDOUT_FLOOR`` (scored in parallel by
+set aside before any rule changed, must pass at least ``HELDOUT_FLOOR`` (scored beside this file under xdist by
 ``test_models_offline_heldout.py``, with this file's ``run_case``). Run this file as a script
 for the report (pass rates per part and per intent, failures of the developed parts):
 
