@@ -68,7 +68,7 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
     if bag & W["wrong"] and (named or bag & W["which"]):
         return replace(ask, kind=Intent.FUNCTION_WRONG)
     pronoun = any(word in W["one"] and (words[i + 1:] or ["one"])[0] in W["after_one"] for i, word in enumerate(words))  # 'that', not 'that file'
-    if pronoun and bag & (W["wrong"] | W["why"]) and not (run and bag & (W["fail"] - W["wrong"])):
+    if pronoun and (bag & W["wrong"] or bag & W["why"] and (shown or run)) and not (run and bag & (W["fail"] - W["wrong"])):
         return replace(ask, kind=Intent.FUNCTION_WRONG, function=shown, unresolved=shown is None and run is None)
     fails = bag & W["fail"] - W["passing"] or bag & W["fail"] and (run or not bag & W["tests"])  # 'do the tests pass?': a run
     if (fails or bag & W["wrong"] and bag & W["tests"]) and not bag & W["fix"]:  # 'make the failing tests pass': a fix
