@@ -157,3 +157,9 @@ def test_a_follow_up_statistic_replaces_the_earlier_list():
     turn = read_turn("and the max?", ["mean, min and max of effr in 2024"])
     (request,) = turn.readings
     assert request.stat() is Statistic.MAX and request.statistics == (), request
+
+
+def test_a_period_an_event_bounds_is_declined_naming_the_event():
+    """'after the September 2024 cut': no column dates the cut, so no period after it is guessed (was from October)."""
+    decline = only("When did SOFR first print below 5% after the September 2024 cut?")
+    assert isinstance(decline, Decline) and "'cut'" in decline.reason and "no column gives the date" in decline.reason

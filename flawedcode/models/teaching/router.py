@@ -254,6 +254,8 @@ def _with_defaults(request: Request) -> Request:
 
 def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
     unused = [word for word in toks.unused() if word not in IGNORED]
+    if request.series and set(unused) & set(WORDS["events"]["words"]) and (said := _phrases(toks)):
+        return Decline(request, said, f"I could not use {', '.join(map(repr, said))}: no column gives the date of that event, so I computed nothing")
     if any(word in OTHER_INTENTS for word in unused):
         return None  # another intent's word: the old model reads it
     if _left_to_the_old_model(request):
@@ -282,13 +284,11 @@ def _phrases(toks: Tokens) -> tuple[str, ...]:
 
 def check(request: Request) -> Request | Decline:
     """The request as it will be computed, or why it cannot be."""
-    series = request.series[0]
-    unit = request.unit.value if request.unit else None
+    series, unit, period = request.series[0], request.unit.value if request.unit else None, request.period
     if unit is not None and (series.unit, unit) not in FACTORS and request.stat() is not Statistic.COUNT:
-        return Decline(request, request.unit.words, f"{series.name} is in {series.unit or 'its own unit'}; "
-                       f"its values cannot be written in {unit.value}")
+        return Decline(request, request.unit.words, f"{series.name} is in {series.unit or 'its own unit'}; its values cannot be written in "
+                       f"{unit.value}")
     days = readers.knowledge().trading_days(series.frame)
-    period = request.period
     if period is not None and (period.last < days[0] or period.first > days[-1]):
         return Decline(request, period.words, f"I don't have data for {period.first} to {period.last}: "
                        f"{series.frame} covers {days[0]} to {days[-1]}")
