@@ -115,3 +115,13 @@ def test_a_turn_either_rules_declined_never_becomes_the_state(tmp_path):
     assert replies[1].startswith("I read this as") and "computed nothing" in replies[1]
     mean = frame("effr").loc["2023-03", "rate"].mean()
     assert f"mean {mean:.4f}" in replies[2] and "Building on your earlier request: the mean of money_markets/effr.rate" in replies[2]
+
+
+def test_a_declined_request_never_lends_its_condition_to_a_later_ask(tmp_path):
+    """The maintainers' chat: the declined 'first below 5% after the cut' came back as '62 of 62 days below 5%' for
+    'by how many bp?' (the older rules replayed it); 'same but for the 2-year' went to an older request ('but' unread)."""
+    replies = converse(offline_model(), ["When did SOFR first print below 5% after the September 2024 cut?",
+                                         "in Q4 2024 was sofr above effr on average? by how many bp?",
+                                         "UST 10s on Oct 19 2023?", "same but for the 2-year"], fast_workspace(tmp_path))
+    assert "below 5%" not in replies[1]
+    assert f"{frame('ty').loc['2023-10-19', 'yield_2y']:.4f}" in replies[3] and "on 2023-10-19" in replies[3]

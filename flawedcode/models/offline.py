@@ -246,8 +246,8 @@ class OfflineModel(BaseChatModel):
         """
         requests: list[tuple[int, str]] = []
         for i, message in enumerate(context.earlier):
-            if not isinstance(message, HumanMessage) or is_note(text_of(message)):
-                continue
+            if not isinstance(message, HumanMessage) or is_note(text_of(message)) or teaching_turn.declined(context.earlier, i):
+                continue  # a declined request never becomes what a follow-up builds on (teaching/turn.py)
             if is_summary_message(message):  # a summary names the requests it covers: a follow-up follows them
                 requests += [(i, request) for request in requests_in(text_of(message))]
             else:

@@ -47,7 +47,10 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
     readings: list[Reading] = []
     pieces = [words for words in asks(readers.tokens(text).words) if not set(words) <= IGNORED]  # '... thanks!'
     for number, words in enumerate(pieces):
-        base = earlier if number == 0 or not readings or isinstance(readings[-1], Decline) else readings[-1]
+        if number and isinstance(readings[-1], Decline) and read_ask(Tokens(list(words)), None) is None:  # 'by how many bp?'
+            readings.append(Decline(Request(), (), "it builds on the ask before it, which I could not read"))
+            continue
+        base = earlier if number == 0 or not readings else readings[-1]
         reading = read_ask(Tokens(words), base, follow_up=number > 0)
         if reading is None:
             return None
@@ -71,14 +74,8 @@ def asks(words: list[str]) -> list[list[str]]:
     """The asks of a message: split at '?' and ';', then at a conjunction followed by an ask of its own."""
     chunks: list[list[str]] = [[]]
     for word in words:
-        if word in readers.SEPARATORS:
-            chunks.append([])
-        else:
-            chunks[-1].append(word)
-    result: list[list[str]] = []
-    for chunk in (c for c in chunks if c):
-        result += _split_at_conjunction(chunk)
-    return result
+        chunks.append([]) if word in readers.SEPARATORS else chunks[-1].append(word)
+    return [ask for chunk in chunks if chunk for ask in _split_at_conjunction(chunk)]
 
 
 def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:

@@ -31,7 +31,7 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     latest = next((i for i in range(len(visible) - 1, -1, -1) if _is_request(visible[i])), None)
     if latest is None:
         return None  # no request in view
-    earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not _declined(visible, i)
+    earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not declined(visible, i)
                for text in ([m.text] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
     turn = read_turn(visible[latest].text, earlier)
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
@@ -57,7 +57,7 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     return "\n\n".join(dict.fromkeys(replies)) + after, []  # two asks read as one request: answered once
 
 
-def _declined(visible: list[BaseMessage], index: int) -> bool:
+def declined(visible: list[BaseMessage], index: int) -> bool:
     """The reply to request ``index`` declined it, whichever rules wrote it: a declined turn never becomes the state."""
     replies = [m.text for m in takewhile(lambda m: not isinstance(m, HumanMessage), visible[index + 1:]) if isinstance(m, AIMessage) and m.text]
     return bool(replies) and replies[-1].startswith(DECLINED)
