@@ -30,6 +30,7 @@ from flawedcode.models.teaching.request import (
 )
 
 IGNORED = set(WORDS["ignored"]["words"])
+IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
 FOLLOW_UP = WORDS["follow_up"]["words"]
 CONJUNCTIONS = ("and", "also", "plus")
@@ -100,12 +101,13 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     if toks.words and toks.words[0] in ("and", "also", "plus"):
         toks.take([0])
     default_year = earlier.period.first.year if earlier and earlier.period else None
-    while _take_phrases(toks, [phrase for phrase in IGNORED if " " in phrase]):  # 'no rush', 'if possible': ignored
+    while _take_phrases(toks, IGNORED_PHRASES):
         pass
     edits = _take_phrases(toks, WORDS["edits"]["words"])
     period = _read_period(toks, default_year)
     period, second = period if isinstance(period, tuple) else (period, None)
-    toks.take([i for i in toks.free() if second and toks.words[i] in WORDS["between_periods"]["words"]])  # 'fall', 'vs'
+    if second:  # 'fall', 'vs': what the change between the two periods answers
+        toks.take([i for i in toks.free() if toks.words[i] in WORDS["between_periods"]["words"]])
     transform = readers.read_transform(toks)
     rounding = readers.read_rounding(toks)
     ranking = readers.read_ranking(toks)
@@ -271,12 +273,11 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
 
 def _phrases(toks: Tokens) -> tuple[str, ...]:
     """The unused words as the phrases they stand in ('year over year'), ignored words at either end dropped."""
-    runs: list[list[str]] = []
-    for i in toks.free():
-        runs[-1:] = [runs[-1] + [toks.words[i]]] if runs and i - 1 in toks.free() else [*runs[-1:], [toks.words[i]]]
-    trimmed = [run[min(i for i, w in enumerate(run) if w not in IGNORED):max(i for i, w in enumerate(run) if w not in IGNORED) + 1]
-               for run in runs if any(w not in IGNORED for w in run)]
-    return tuple(" ".join(run) for run in trimmed)
+    free, runs = toks.free(), []
+    for i in free:  # runs of adjacent unused words
+        runs.append([toks.words[i]]) if not runs or i - 1 not in free else runs[-1].append(toks.words[i])
+    kept = [[i for i, word in enumerate(run) if word not in IGNORED] for run in runs]
+    return tuple(" ".join(run[at[0]:at[-1] + 1]) for run, at in zip(runs, kept) if at)
 
 
 def check(request: Request) -> Request | Decline:
