@@ -96,13 +96,17 @@ def test_a_load_too_large_to_read_back_states_every_column_from_a_script_over_th
     assert check.passed, (check.missing, messages[-1].text)
 
 
-@pytest.mark.parametrize("case_id", [case["id"] for case in fresh_cases("fresh_sessions")])
-def test_a_fresh_session_turn_is_answered_or_declined_never_confidently_wrong(case_id, tmp_path):
-    """tests/corpora/fresh_sessions.yaml, written before the code changed: corrections, hedges, shorthand, crossings."""
-    case = next(c for c in fresh_cases("fresh_sessions") if c["id"] == case_id)
+@pytest.mark.parametrize("name,case_id", [(name, case["id"]) for name in ("fresh_sessions", "fresh_comparisons")
+                                           for case in fresh_cases(name)])
+def test_a_fresh_session_turn_is_answered_or_declined_never_confidently_wrong(name, case_id, tmp_path):
+    """Sets written before the code changed: fresh_sessions.yaml (corrections, hedges, shorthand, crossings) and
+    fresh_comparisons.yaml (one series over two periods compared with a verb; two series set against each other)."""
+    case = next(c for c in fresh_cases(name) if c["id"] == case_id)
     reply = converse(offline_model(), case["turns"], fast_workspace(tmp_path))[-1]
     outcome = judge(case, reply)
     assert outcome != "wrong", reply
+    if name == "fresh_comparisons" and case["id"].startswith("periods"):  # each period's mean, then the change between them
+        assert outcome == "right" and " the mean changed by " in reply, reply
     if case["id"] == "trap-05":  # a follow-up after a declined correction says which request it builds on
         assert "Building on your earlier request: the mean of money_markets/sofr.rate" in reply
 

@@ -46,6 +46,7 @@ MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name
     name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 ORDINALS = WORDS["ordinals"]
 SEPARATORS = {"?", ";"}
+ALIASES = [(re.compile(rf"(?<![\w/-]){re.escape(alias)}(?![\w/-])"), target) for alias, target in WORDS["aliases"].items()]  # 'take-up,'
 
 
 # ----------------------------------------------------------------------------- tokens
@@ -80,8 +81,8 @@ class Tokens:
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
     lowered = f" {text.lower().replace('’', chr(39)).replace('–', '-').replace('−', '-')} "
-    for alias, target in WORDS["aliases"].items():
-        lowered = lowered.replace(f" {alias} ", f" {target} ")
+    for alias, target in ALIASES:
+        lowered = alias.sub(target, lowered)
     raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
     words: list[str] = []
     for word in raw:

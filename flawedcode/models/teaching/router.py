@@ -32,6 +32,7 @@ from flawedcode.models.teaching.request import (
 IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
+COMPARE = set(WORDS["compare_series"]["words"])
 FOLLOW_UP = WORDS["follow_up"]["words"]
 CONJUNCTIONS = ("and", "also", "plus")
 FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01, ("bp", Unit.BP): 1,
@@ -115,12 +116,15 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     unit = readers.read_unit(toks)
     statistics = readers.read_statistics(toks)
     series = readers.read_series(toks)
-    statistic = statistics[0] if statistics else None
+    statistic = statistics[0] if statistics else (Slot(Statistic.MEAN) if second else None)  # two periods compared: their means
     said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic, statistics=statistics if len(statistics) > 1 else (),
                    transform=transform, condition=condition, ranking=ranking, unit=unit, decimals=rounding[0] if rounding else None,
                    words=tuple(toks.words))
     if isinstance(period, PeriodProblem):
         return None  # an impossible or ambiguous day: the old model says so in its own words
+    if series and {toks.words[i] for i in toks.free()} & COMPARE and (other := readers.read_series(Tokens(toks.words, set(toks.used)))) \
+            and other.unit != series.unit and not condition:  # 'how much higher was the sofr rate than reserves': percent against $bn
+        return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or _opens_follow_up(toks.words))
     if series is None and not is_follow_up:
         return None
