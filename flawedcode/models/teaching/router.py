@@ -17,17 +17,7 @@ from dataclasses import replace
 
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import WORDS, PeriodProblem, Shift, Tokens
-from flawedcode.models.teaching.request import (
-    Anchor,
-    Decline,
-    Granularity,
-    Intent,
-    Period,
-    Request,
-    Slot,
-    Statistic,
-    Unit,
-)
+from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Intent, Period, Request, Slot, Statistic, Unit
 
 IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
