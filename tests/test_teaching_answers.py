@@ -129,3 +129,24 @@ def test_a_declined_request_never_lends_its_condition_to_a_later_ask(tmp_path):
                                          "UST 10s on Oct 19 2023?", "same but for the 2-year"], fast_workspace(tmp_path))
     assert "below 5%" not in replies[1]
     assert f"{frame('ty').loc['2023-10-19', 'yield_2y']:.4f}" in replies[3] and "on 2023-10-19" in replies[3]
+
+
+@pytest.mark.parametrize("ask", ["how many calendar days passed between 2024-01-02 and the first day sofr fell below 5%?",
+                                 "check whether sofr failed to stay under 5.4% in 2024, what was its max?",
+                                 "search for the highest sofr volume in 2024"])
+def test_a_data_question_is_never_a_test_run_or_a_file_search(ask, tmp_path):
+    """Red-team set: 'passed', 'failed' and 'search' in a question about a series and a period ran the demo project's
+    tests or searched its files. The question is declined, naming what was not read."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert reply.startswith("I read this as") and "computed nothing" in reply, reply
+    assert "pytest" not in reply and "No matches" not in reply, reply
+
+
+def test_the_change_between_two_periods_is_in_the_unit_asked(tmp_path):
+    """Red-team set: 'by how many basis points did the average effr drop from Q3 2024 to Q4 2024' gave both means in bp
+    and their change in percent (-0.6107)."""
+    reply = converse(offline_model(), ["by how many basis points did the average effr drop from Q3 2024 to Q4 2024"],
+                     fast_workspace(tmp_path))[-1]
+    effr = frame("effr")["rate"]
+    change = (effr.loc["2024-10":"2024-12"].mean() - effr.loc["2024-07":"2024-09"].mean()) * 100
+    assert f"the mean changed by {change:+.4f} bp" in reply, reply

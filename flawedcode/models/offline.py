@@ -44,6 +44,10 @@ from flawedcode.models.offline_results import answer_task, next_step
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.models.teaching import offered, seen, summary, workspace
 from flawedcode.models.teaching import turn as teaching_turn
+from flawedcode.models.teaching.answers import decline_text
+from flawedcode.models.teaching.readers import WORDS, read_series, tokens
+from flawedcode.models.teaching.request import Decline
+from flawedcode.models.teaching.router import read_ask, unread_phrases
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
@@ -216,6 +220,9 @@ class OfflineModel(BaseChatModel):
         self._remember_previous_request(context)
         asked = workspace.read_ask(text, visible[:latest])  # the demo project's asks, follow-ups too (teaching/workspace.py)
         tasks = [Task("workspace", detail={"ask": asked})] if asked else self.own_tools(text, context, tool_schemas) or plan(text, context)
+        kinds = {task.kind for task in tasks} | {step.intent for task in tasks if task.kind == "calls" for step in task.steps}
+        if kinds & TOOL_KINDS and (decline := data_question(text)) is not None:
+            return decline, []  # 'how many days passed ...', 'search for the highest sofr volume in 2024': never the tests or a file search
         made = tool_results_after(visible, latest)
         loaders = offered.loaders(tool_schemas)  # a deferred tool is loaded before use (teaching/offered.py)
         loaded = {str(next(iter(result.args.values()), "")) for result in made if result.name in loaders}
@@ -373,6 +380,29 @@ class OfflineModel(BaseChatModel):
                 "truncated_context": window.truncated,
             },
         )
+
+
+TOOL_KINDS = {"workspace", "tests", "fix", "function", "find_file", "search_files"}
+"""The older rules' asks of the workspace's tools (tests, code, a file search) that a data question's words can set off."""
+TOOL_NOUNS = {"file", "files", "archive", "archives", "note", "notes", "test", "tests", "script", "scripts", "function", "functions",
+              "code", "readme", "folder", "directory", "workspace", "project", "repo", "repository"}
+
+
+def data_question(text: str) -> str | None:
+    """A message naming a catalog series (or an event such as a rate cut), and no file, test or tool, asks about the data: its
+    'passed', 'failed' or 'search' are words of the question. The decline says what was read and what was not (teaching/router.py)."""
+    toks = tokens(text)
+    if workspace.FILE.search(text) or workspace.TEST_NAME.search(text) or TOOL_NOUNS & set(toks.words):
+        return None
+    if isinstance(reading := read_ask(tokens(text), None), Decline) and reading.understood.series and reading.unused:
+        return decline_text(reading)
+    series, events = read_series(toks), set(toks.words) & set(WORDS["events"]["words"])
+    if series is None and not events:
+        return None
+    unread = ", ".join(f"'{phrase}'" for phrase in unread_phrases(toks)) or "the way it is asked"
+    return (f"I read this as a question about {series.name if series else 'the data'}, not about files or tests, but I could not use "
+            f"{unread}: no column, date, statistic or condition of the catalog I know, so I computed nothing. Ask it another way, "
+            "or ask me for the docs.")
 
 
 def tools_for(intent: str) -> set[str]:

@@ -84,8 +84,10 @@ def difference(pair: list[Request], outputs: list[str]) -> str:
     first, second = ((figures_in(output) or {}).get(name) for output in outputs)
     if not all(isinstance(value, (int, float)) for value in (first, second)) or one.period == two.period:
         return ""
+    unit = one.unit.value if one.unit else None  # 'by how many bp': the change in the unit asked, as the two figures are
+    factor, label = (FACTORS.get((one.series[0].unit, unit), 1), f" {unit.value}") if unit and unit is not Unit.DECIMAL else (1, "")
     return (f"From {one.period.first} - {one.period.last} to {two.period.first} - {two.period.last} the {name} changed by "
-            f"{second - first:+.4f}" + (f" ({(second / first - 1) * 100:+.1f}%)." if first > 0 < second else "."))
+            f"{(second - first) * factor:+.4f}{label}" + (f" ({(second / first - 1) * 100:+.1f}%)." if first > 0 < second else "."))
 
 
 def _no_trading(day) -> str:

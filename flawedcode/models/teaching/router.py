@@ -112,8 +112,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
                    words=tuple(toks.words))
     if isinstance(period, PeriodProblem):
         return None  # an impossible or ambiguous day: the old model says so in its own words
-    if series and {toks.words[i] for i in toks.free()} & COMPARE and (other := readers.read_series(Tokens(toks.words, set(toks.used)))) \
-            and other.unit != series.unit and not condition:  # 'how much higher was the sofr rate than reserves': percent against $bn
+    if series and (at := next((i for i in toks.free() if toks.words[i] in COMPARE), None)) is not None and (other := readers.read_series(
+            Tokens(toks.words[at + 1:]))) and other.unit != series.unit and not condition:  # 'higher was the sofr rate than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or _opens_follow_up(toks.words))
     if series is None and not is_follow_up:
@@ -247,7 +247,7 @@ def _with_defaults(request: Request) -> Request:
 
 def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
     unused = [word for word in toks.unused() if word not in IGNORED]
-    if request.series and set(unused) & set(WORDS["events"]["words"]) and (said := _phrases(toks)):
+    if request.series and set(unused) & set(WORDS["events"]["words"]) and (said := unread_phrases(toks)):
         return Decline(request, said, f"I could not use {', '.join(map(repr, said))}: no column gives the date of that event, so I computed nothing")
     if any(word in OTHER_INTENTS for word in unused):
         return None  # another intent's word: the old model reads it
@@ -258,16 +258,16 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
     if request.series and WORDS["statistics"].get(" ".join(unused)) == "correlation":
         return Decline(request, (), f"a correlation is between two series, and I read one: {request.series[0].name}")
     if unused or not request.series:
-        return Decline(request, _phrases(toks), "")
+        return Decline(request, unread_phrases(toks), "")
     if request.ranking is not None or request.stat() is Statistic.CORRELATION or (request.stat() is Statistic.FIRST_DATE
                                                                                  and request.condition is None):
         return None  # not answered by this package yet
     return check(request)
 
 
-def _phrases(toks: Tokens) -> tuple[str, ...]:
+def unread_phrases(toks: Tokens) -> tuple[str, ...]:
     """The unused words as the phrases they stand in ('year over year'), ignored words at either end dropped."""
-    free, runs = toks.free(), []
+    free, runs = [i for i in toks.free() if toks.words[i] not in readers.SEPARATORS], []
     for i in free:  # runs of adjacent unused words
         runs.append([toks.words[i]]) if not runs or i - 1 not in free else runs[-1].append(toks.words[i])
     kept = [[i for i, word in enumerate(run) if word not in IGNORED] for run in runs]
