@@ -23,7 +23,7 @@ from flawedcode.paths import data_dir
 @cache
 def frame(name: str) -> pd.DataFrame:
     path = {"sofr": "money_markets/_data/sofr.parquet", "effr": "money_markets/_data/effr.parquet",
-            "ty": "yield_curve/_data/treasury_yields.parquet"}[name]
+            "ty": "yield_curve/_data/treasury_yields.parquet", "repo": "yield_curve/_data/repo_public.parquet"}[name]
     return pd.read_parquet(data_dir() / "pipelines" / path).set_index("date")
 
 

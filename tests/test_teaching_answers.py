@@ -150,3 +150,24 @@ def test_the_change_between_two_periods_is_in_the_unit_asked(tmp_path):
     effr = frame("effr")["rate"]
     change = (effr.loc["2024-10":"2024-12"].mean() - effr.loc["2024-07":"2024-09"].mean()) * 100
     assert f"the mean changed by {change:+.4f} bp" in reply, reply
+
+
+@pytest.mark.parametrize("ask,expected", [
+    ("by what percent did the ON RRP take-up shrink over 2024, first trading day to last?", ("repo", "on_rrp_volume_bn", "2024")),
+    ("how many percent did reserves grow in 2023, first day to last?", ("repo", "reserves_bn", "2023")),
+    ("how much did the tga grow over 2023, in percent?", ("repo", "tga_bn", "2023"))])
+def test_a_percent_asked_of_a_change_is_the_percent_change(ask, expected, tmp_path):
+    """Red-team sets: 'by what percent ... shrink', 'how many percent did ... grow' got the change in $bn."""
+    name, column_name, year = expected
+    values = frame(name).loc[year, column_name]
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert f"percent change {(values.iloc[-1] / values.iloc[0] - 1) * 100:+.4f}%" in reply, reply
+
+
+def test_a_follow_up_names_its_day_or_period_in_words_it_did_not_read_before(tmp_path):
+    """Red-team sessions: 'the previous business day?' repeated the day before it; 'the same quarter' fell back to all the data."""
+    replies = converse(offline_model(), ["sofr on 2024-11-29", "the previous business day?", "average 10y in q4 2024",
+                                         "And the 2-year for the same quarter."], fast_workspace(tmp_path))
+    assert "on 2024-11-27: 4.6000" in replies[1], replies[1]  # Thanksgiving (2024-11-28) has no row
+    two = frame("ty").loc["2024-10":"2024-12", "yield_2y"].mean()
+    assert f"2024-10-01 to 2024-12-31, 62 values: mean {two:.4f}" in replies[3], replies[3]

@@ -54,13 +54,11 @@ def _threshold(request: Request) -> float:
 
 
 def figures_in(output: str) -> dict | None:
-    for line in output.splitlines():
-        if line.startswith(LINE):
-            try:
-                return json.loads(line[len(LINE):])
-            except json.JSONDecodeError:
-                return None
-    return None
+    line = next((line for line in output.splitlines() if line.startswith(LINE)), None)
+    try:
+        return json.loads(line[len(LINE):]) if line else None
+    except json.JSONDecodeError:
+        return None
 
 
 def answer(request: Request, output: str) -> str:
@@ -130,7 +128,7 @@ def _figure_text(request: Request, found: dict) -> str:
 
 UNIT_SUFFIX = {"percent": "%", "bp": " bp", "$bn": " $bn", "billions": " $bn", "trillions": " $tn", "millions": " $mn"}
 """How a threshold's unit is written after it ('above 5.3%', 'above 1250 $bn')."""
-SIGNED = {"change"}
+SIGNED = {"change", "percent_change"}
 """Figures shown with their sign (a change of +0.71, never 0.71)."""
 
 
@@ -143,7 +141,7 @@ def _one(request: Request, name: str, found: dict) -> str:
     unit = request.unit.value if request.unit else None
     factor = FACTORS.get((series.unit, unit), 1) if unit else 1
     decimals = request.decimals if request.decimals is not None else (6 if unit is Unit.DECIMAL else 4)
-    shown = f"{value * factor:{'+' if name in SIGNED else ''}.{decimals}f}"
+    shown = f"{value * factor:{'+' if name in SIGNED else ''}.{decimals}f}" + "%" * (name == "percent_change" and unit is None)
     if unit is not None and factor != 1:
         shown += f" {unit.value}" if unit is not Unit.DECIMAL else " (as a decimal)"
         shown += f" ({value:.4f} {series.unit})"

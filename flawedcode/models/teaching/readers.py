@@ -502,6 +502,9 @@ def read_shift(toks: Tokens) -> Shift | None:
     """'the day before', '90 days before', 'a month before', 'the week after'."""
     for i in toks.free():
         direction = WORDS["relative"].get(toks.words[i])
+        after = toks.words[i + 1:i + 3]
+        if direction is not None and (after[:1] == ["day"] or after in (["business", "day"], ["trading", "day"])):
+            return Shift(direction, "trading_day", toks.take(range(i, i + (2 if after[0] == "day" else 3))))  # 'the previous business day'
         if direction is None or i == 0:
             continue
         unit_word = toks.words[i - 1]

@@ -23,6 +23,7 @@ IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
 COMPARE = set(WORDS["compare_series"]["words"])
+PERCENT_CHANGE = {phrase: True for phrase, name in WORDS["statistics"].items() if name == "percent_change" and "percent" in phrase}
 FOLLOW_UP = WORDS["follow_up"]["words"]
 CONJUNCTIONS = ("and", "also", "plus")
 FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01, ("bp", Unit.BP): 1,
@@ -72,7 +73,7 @@ def asks(words: list[str]) -> list[list[str]]:
 
 def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
     for i, word in enumerate(chunk):
-        if word not in CONJUNCTIONS or i == 0 or "between" in chunk[max(0, i - 4):i]:
+        if word not in CONJUNCTIONS or i == 0 or "between" in chunk[max(0, i - 6):i]:
             continue
         left, right = chunk[:i], chunk[i + 1:]
         if readers.read_series(Tokens(left)) and _names_something(right):
@@ -89,8 +90,6 @@ def _names_something(words: list[str]) -> bool:
 
 
 def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> Reading | list[Reading] | None:
-    if toks.words and toks.words[0] in ("and", "also", "plus"):
-        toks.take([0])
     default_year = earlier.period.first.year if earlier and earlier.period else None
     while _take_phrases(toks, IGNORED_PHRASES):
         pass
@@ -103,10 +102,14 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     rounding = readers.read_rounding(toks)
     ranking = readers.read_ranking(toks)
     condition = readers.read_condition(toks)
+    percent = readers.read_phrase(toks, PERCENT_CHANGE)  # 'by what percent': a statistic, before 'percent' is read as a unit
     unit = readers.read_unit(toks)
-    statistics = readers.read_statistics(toks)
+    statistics = ((Slot(Statistic.PERCENT_CHANGE, percent[1]),) if percent else ()) + readers.read_statistics(toks)
     series = readers.read_series(toks)
     statistic = statistics[0] if statistics else (Slot(Statistic.MEAN) if second else None)  # two periods compared: their means
+    changed = second or statistic is not None and statistic.value is Statistic.CHANGE  # 'by how much, in percent': the change's percent
+    if unit and unit.value is Unit.PERCENT and series and series.unit not in ("percent", "bp") and changed:
+        unit, statistic = None, statistic if second else Slot(Statistic.PERCENT_CHANGE, statistic.words + unit.words)
     said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic, statistics=statistics if len(statistics) > 1 else (),
                    transform=transform, condition=condition, ranking=ranking, unit=unit, decimals=rounding[0] if rounding else None,
                    words=tuple(toks.words))
