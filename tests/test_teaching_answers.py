@@ -171,3 +171,15 @@ def test_a_follow_up_names_its_day_or_period_in_words_it_did_not_read_before(tmp
     assert "on 2024-11-27: 4.6000" in replies[1], replies[1]  # Thanksgiving (2024-11-28) has no row
     two = frame("ty").loc["2024-10":"2024-12", "yield_2y"].mean()
     assert f"2024-10-01 to 2024-12-31, 62 values: mean {two:.4f}" in replies[3], replies[3]
+
+
+@pytest.mark.parametrize("turns,named", [
+    (["week-over-week change in sofr on 2024-04-05, in bp"], "week-over-week"),
+    (["in how many months of 2024 did the average sofr exceed 5.33%?"], "a count of months"),
+    (["sofr 95th percentile column on 2024-06-28"], "a percentile of one value is that value"),
+    (["max 2s10s in 2024", "what was the 10y that day?"], "'that day' would be the day of a figure I gave")])
+def test_a_qualifier_that_changes_the_figure_is_declined_never_dropped(turns, named, tmp_path):
+    """Red-team sets: the daily change for 'week-over-week', 58 days for 'in how many months', a 95th percentile of one
+    value, and the 10y's own 2024 max for 'the 10y that day' (the day of the 2s10s max)."""
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    assert named in reply and "computed nothing" in reply or named in reply and reply.startswith("I read this as"), reply

@@ -343,6 +343,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     used += list(unusable) + ([match.group(0) for match in EACH_PERIOD.finditer(clause.norm)] if each else [])
     if "moves" in stats:  # 'how many rate cuts', 'how often was iorb raised': the changes they count, down or up
         used += re.findall(r"\b(?:cuts?|hikes?|hiked|raised?|lowered|adjust\w*|reset)\b", clause.rest)
+    if percentiles and (period.point or period.start is not None and period.start == period.end):  # one day: one value
+        return reply(message("percentile_of_a_day", series=series[0].label, day=period.end or period.start))
     ask = DataAsk(series, stats, percentiles, combine, period, unit, threshold, wants_rows, named, clause.norm,
                   limit=None if ranked else _row_count(clause.rest), load_asked=bool(re.search(PATTERNS["load_verb"], clause.rest)),
                   transform=transform, flag=flag, flag_words=flag_match.group(0) if flag_match and flag else "", slot_words=tuple(used),

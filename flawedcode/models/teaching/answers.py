@@ -85,7 +85,7 @@ def difference(pair: list[Request], outputs: list[str]) -> str:
     unit = one.unit.value if one.unit else None  # 'by how many bp': the change in the unit asked, as the two figures are
     factor, label = (FACTORS.get((one.series[0].unit, unit), 1), f" {unit.value}") if unit and unit is not Unit.DECIMAL else (1, "")
     return (f"From {one.period.first} - {one.period.last} to {two.period.first} - {two.period.last} the {name} changed by "
-            f"{(second - first) * factor:+.4f}{label}" + (f" ({(second / first - 1) * 100:+.1f}%)." if first > 0 < second else "."))
+            f"{(second - first) * factor:+.4f}{label}" + (f" ({(second / first - 1) * 100:+.4f}%)." if first > 0 < second else "."))
 
 
 def _no_trading(day) -> str:

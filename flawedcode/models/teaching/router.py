@@ -23,8 +23,9 @@ IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
 COMPARE = set(WORDS["compare_series"]["words"])
+UNSUPPORTED = WORDS["unsupported"]
 PERCENT_CHANGE = {phrase: True for phrase, name in WORDS["statistics"].items() if name == "percent_change" and "percent" in phrase}
-FOLLOW_UP = WORDS["follow_up"]["words"]
+FOLLOW_UP = tuple(f"{phrase} " for phrase in WORDS["follow_up"]["words"])  # a message opening with one of these ('and ...', 'i meant ...')
 CONJUNCTIONS = ("and", "also", "plus")
 FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01, ("bp", Unit.BP): 1,
            ("bp", Unit.PERCENT): 0.01, ("bp", Unit.DECIMAL): 0.0001, ("$bn", Unit.BILLIONS): 1, ("$bn", Unit.TRILLIONS): 0.001,
@@ -115,16 +116,19 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
                    words=tuple(toks.words))
     if isinstance(period, PeriodProblem):
         return None  # an impossible or ambiguous day: the old model says so in its own words
-    if series and (at := next((i for i in toks.free() if toks.words[i] in COMPARE), None)) is not None and (other := readers.read_series(
-            Tokens(toks.words[at + 1:]))) and other.unit != series.unit and not condition:  # 'higher was the sofr rate than reserves'
+    at = next((i for i in toks.free() if toks.words[i] in COMPARE), None) if series and series.unit != "bp" and not condition else None
+    if at is not None and (other := readers.read_series(Tokens(toks.words[at + 1:]))) and other.unit != series.unit:  # 'sofr than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
-    is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or _opens_follow_up(toks.words))
+    is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or f"{' '.join(toks.words[:2])} ".startswith(FOLLOW_UP)
+                                            or any(toks.find(phrase) is not None for phrase in WORDS["same_period"]["words"]))  # 'the 10y that day'
+
     if series is None and not is_follow_up:
         return None
     if is_follow_up and not (series or statistic or period or transform or rounding or ranking or condition or unit or edits):
         return None  # 'thx!', 'ok': nothing to change; the old model answers it
     if is_follow_up:
-        _take_phrases(toks, WORDS["same_period"]["words"])
+        if "day" in (same := _take_phrases(toks, WORDS["same_period"]["words"])) and earlier.period and not earlier.period.one_day:
+            return Decline(said, same, "'that day' would be the day of a figure I gave, and I keep what you asked, not my answers: give the day")
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
         request = said.merged_onto(earlier)
@@ -140,11 +144,6 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         return None  # 'what is tgcr?', 'show me the last 5 days of ...': docs or rows, not a figure (the old model)
     reading = _complete_or_decline(_with_defaults(request), toks)
     return [reading, check(replace(reading, period=second))] if second and isinstance(reading, Request) else reading
-
-
-def _opens_follow_up(words: list[str]) -> bool:
-    first = " ".join(words[:2])
-    return any(first == phrase or first.startswith(phrase + " ") or words[:1] == [phrase] for phrase in FOLLOW_UP)
 
 
 def _take_phrases(toks: Tokens, phrases: list[str]) -> tuple[str, ...]:
@@ -252,6 +251,8 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
     unused = [word for word in toks.unused() if word not in IGNORED]
     if request.series and set(unused) & set(WORDS["events"]["words"]) and (said := unread_phrases(toks)):
         return Decline(request, said, f"I could not use {', '.join(map(repr, said))}: no column gives the date of that event, so I computed nothing")
+    if request.series and (said := _take_phrases(toks, list(UNSUPPORTED))):  # 'week over week', 'in how many months': never the nearest
+        return Decline(request, said, f"I can't compute {UNSUPPORTED[' '.join(said)]} ('{' '.join(said)}') yet, so I computed nothing")
     if any(word in OTHER_INTENTS for word in unused):
         return None  # another intent's word: the old model reads it
     if _left_to_the_old_model(request):
