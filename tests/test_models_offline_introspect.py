@@ -48,8 +48,8 @@ def test_which_results_went_to_scratch_names_each_visible_stub(real_agent):
 
 
 def test_nothing_offloaded_or_archived_is_said_not_invented(agent):
-    assert "No tool result I can see was moved to scratch/" in agent.send("what have you offloaded so far?")
-    assert "Nothing I can see has been archived" in agent.send("what have you archived so far?")
+    assert "I know of no tool result moved to scratch/" in agent.send("what have you offloaded so far?")
+    assert "No archive file is named in what I can see" in agent.send("what have you archived so far?")
 
 
 @pytest.mark.parametrize("request_text", ["what's failing in the demo project, and why?", "are any tests broken in this project?",

@@ -27,10 +27,20 @@ def test_the_last_call_the_previous_request_and_the_calls_are_read_from_the_mess
                                                      "dataframe='sofr'); it returned: # Secured Overnight Financing Rate.")
     assert 'Your last request before this one was: "I want the 2024 SOFR mean."' in answer("previous_request", Seen(HISTORY))
     assert "- chartbook_get_docs x1" in answer("tool_calls", Seen(HISTORY))
-    assert "no offload stub" in answer("offloaded", Seen(HISTORY)) and "Nothing I can see has been archived" in answer("archived", Seen(HISTORY))
+    assert "no offload stub" in answer("offloaded", Seen(HISTORY))
+    assert "No archive file is named in what I can see" in answer("archived", Seen(HISTORY))
 
 
 def test_the_model_answers_them_in_a_conversation() -> None:
     reply = offline_model().invoke([*HISTORY, HumanMessage("What did you just read?")]).text
     assert reply.startswith("The last thing I did was call chartbook_get_docs(")
     assert "Try: 'List ChartBook dataframes'" in offline_model().invoke([HumanMessage("what can you do?")]).text
+
+
+def test_a_summary_or_digest_in_view_is_never_nothing_fell_out():
+    """Red-team sessions: under v3 (a turn digest every turn) and v2 at 4,096 tokens, 'what's in scratch?' and 'has anything
+    been summarized?' were answered 'nothing has fallen out of my window yet' beside the digests."""
+    digest = HumanMessage("[Conversation summary 3 | turn digest]\nRequest: load the last 100 rows of sofr\nAnswer: done.")
+    for kind in ("offloaded", "archived", "context_window", "previous_request"):
+        said = answer(kind, Seen([digest, HumanMessage("what's in scratch now?")], window_tokens=8192))
+        assert "nothing has fallen out" not in said and "replaced by 1 summary or digest message" in said, said

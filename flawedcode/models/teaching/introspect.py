@@ -21,7 +21,9 @@ Seen = namedtuple("Seen", "earlier system truncated input_tokens window_tokens e
 def answer(kind: str, seen: Seen) -> str:
     """The reply to a question of ``kind`` (goal, last_action, previous_request, context_window, offloaded, archived, tool_calls, help)."""
     count, earlier = len(seen.earlier) + 1, seen.earlier
-    told = SAY["seen"].format(count=count, s="s" * (count > 1), cut=SAY["seen_cut" if seen.truncated else "seen_whole"])
+    summaries = sum(isinstance(m, HumanMessage) and is_summary(m.text) for m in earlier)  # the agent's summaries and turn digests in view
+    cut = SAY["seen_cut" if seen.truncated else "seen_summarized" if summaries else "seen_whole"].format(summaries=summaries)
+    told = SAY["seen"].format(count=count, s="s" * (count > 1), cut=cut)
     requests = [m.text.strip() for m in earlier if isinstance(m, HumanMessage) and not is_summary(m.text)]
     calls = [call for m in earlier if isinstance(m, AIMessage) for call in m.tool_calls]
     if kind == "goal":
@@ -46,8 +48,8 @@ def answer(kind: str, seen: Seen) -> str:
     if kind == "offloaded":
         stubs = [m.text.strip().splitlines()[0] for m in earlier if isinstance(m, ToolMessage) and m.text.lstrip().startswith(STUB_PREFIX)]
         listed = "\n".join(f"- {stub.strip().removeprefix(STUB_PREFIX).rstrip(']')}" for stub in stubs)
-        many = len(stubs) > 1
-        return SAY["stubs"].format(count=len(stubs), s="s" * many, were="were" if many else "was", listed=listed, seen=told) if stubs \
+        return SAY["stubs"].format(count=len(stubs), s="s" * (len(stubs) > 1), were="were" if len(stubs) > 1 else "was", listed=listed,
+                                   seen=told) if stubs \
             else SAY["no_stub"].format(seen=told)
     if kind == "archived":
         named = [path for m in earlier if m.text.startswith((SUMMARY_PREFIX, COMPACTED_PREFIX)) or ARCHIVE_LINE in m.text

@@ -30,7 +30,6 @@ from flawedcode.models.teaching.request import (
     Series,
     Slot,
     Statistic,
-    Transform,
     Unit,
 )
 
@@ -233,11 +232,6 @@ def read_phrase(toks: Tokens, table: dict[str, object]) -> tuple[object, tuple[s
         if (at := toks.find(phrase)) is not None:
             return table[phrase], toks.take(range(at, at + len(phrase.split())))
     return None
-
-
-def read_transform(toks: Tokens) -> Slot | None:
-    found = read_phrase(toks, WORDS["transforms"])
-    return Slot(Transform(found[0]), found[1]) if found else None
 
 
 def read_statistic(toks: Tokens) -> Slot | None:

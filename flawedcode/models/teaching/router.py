@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import WORDS, PeriodProblem, Shift, Tokens
-from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Intent, Period, Request, Slot, Statistic, Unit
+from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Intent, Period, Request, Slot, Statistic, Transform, Unit
 
 IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
@@ -99,7 +99,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     period, second = period if isinstance(period, tuple) else (period, None)
     if second:  # 'fall', 'vs': what the change between the two periods answers
         toks.take([i for i in toks.free() if toks.words[i] in WORDS["between_periods"]["words"]])
-    transform = readers.read_transform(toks)
+    transform = Slot(Transform(found[0]), found[1]) if (found := readers.read_phrase(toks, WORDS["transforms"])) else None
     rounding = readers.read_rounding(toks)
     ranking = readers.read_ranking(toks)
     condition = readers.read_condition(toks)

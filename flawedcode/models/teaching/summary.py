@@ -50,8 +50,8 @@ def reply(visible: list[BaseMessage], latest: int) -> str | None:
     """The summary the latest request asks for, or None when it asks for none."""
     text = visible[latest].text
     instruction = BLOCK.sub(" ", text)
-    if not words_in(instruction, WORDS["summary"]["asks"]):
-        return None
+    if not words_in(instruction, WORDS["summary"]["asks"]) or words_in(instruction, WORDS["summary"]["asked_of_the_past"]):
+        return None  # 'what have you summarized so far?' asks what happened (introspect.py), not for a summary
     if BLOCK.search(text):
         return write(rendered(text))  # not cut to a length it names: see the module docstring
     if not words_in(instruction, WORDS["summary"]["about"]):
