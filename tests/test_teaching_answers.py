@@ -183,3 +183,30 @@ def test_a_qualifier_that_changes_the_figure_is_declined_never_dropped(turns, na
     value, and the 10y's own 2024 max for 'the 10y that day' (the day of the 2s10s max)."""
     reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
     assert named in reply and "computed nothing" in reply or named in reply and reply.startswith("I read this as"), reply
+
+
+@pytest.mark.parametrize("turns,name,column_name,start,end,stat", [
+    (["average libor in q1 2024", "fine, use sofr instead"], "sofr", "rate", "2024-01", "2024-03", "mean"),
+    (["average sonia in h2 2024", "ok, effr then"], "effr", "rate", "2024-07", "2024-12", "mean"),
+    (["median euribor in march 2024", "try the 2 year instead"], "ty", "yield_2y", "2024-03", "2024-03", "median")])
+def test_a_series_named_instead_of_one_not_in_the_catalog_keeps_the_declined_request(turns, name, column_name, start, end, stat,
+                                                                                        tmp_path):
+    """Red-team sets: after the declined 'average libor in q1 2024', 'fine, use sofr instead' gave SOFR over all the data
+    ('no period was given'). The declined request named no series of the catalog: the one named now takes its place."""
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    figure = getattr(frame(name).loc[start:end, column_name], stat)()
+    assert f"{stat} {figure:.4f}" in reply and "Building on your earlier request" in reply and "no period" not in reply, reply
+
+
+def test_same_after_a_declined_request_with_nothing_answered_is_declined(tmp_path):
+    replies = converse(offline_model(), ["first below 5% after the September 2024 cut for sofr", "same for effr"],
+                       fast_workspace(tmp_path))
+    assert replies[1].startswith("I can't answer that: 'same for effr' builds on your last request"), replies[1]
+
+
+def test_a_turn_the_older_rules_answered_ends_the_state(tmp_path):
+    """Red-team sessions: 'same for EFFR' after 'what was the highest it got that year?' (answered by the older rules)
+    merged onto the count two turns back: '107 of 249 days above 5.31%' for EFFR's 2023 max."""
+    replies = converse(offline_model(), ["how many days was sofr above 5.31% in 2023?", "what was the highest it got that year?",
+                                         "same for EFFR"], fast_workspace(tmp_path))
+    assert f"max {frame('effr').loc['2023', 'rate'].max():.4f} on 2023-07-27" in replies[-1], replies[-1]

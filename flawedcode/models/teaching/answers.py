@@ -32,19 +32,15 @@ DATED = ("min", "max", "latest", "value", "first")
 
 def script(request: Request, root: str | None) -> str:
     series, period, condition = request.series[0], request.period, request.condition
-    source = readers.knowledge(root).sources[series.frame]
-    spec = {"frame": series.frame, "path": _in_catalog(source[0]), "date_column": source[1], "column": series.column,
+    source, catalog = readers.knowledge(root).sources[series.frame], paths.data_dir().resolve()  # the path inside the catalog folder
+    file = Path(source[0]).resolve()  # (the sandbox is told that folder), or as it is
+    spec = {"frame": series.frame, "path": file.relative_to(catalog).as_posix() if file.is_relative_to(catalog) else source[0],
+            "date_column": source[1], "column": series.column,
             "first": str(period.first), "last": str(period.last), "statistic": request.stat().value,
             "statistics": [s.value.value for s in request.statistics], "transform": request.transform.value.value if request.transform else None,
             "trading_days": period.trading_days, "from_start": period.from_start, "condition": [condition.comparison.value, _threshold(
                 request)] if condition else None, "weight": weight_column(request) if request.stat() is Statistic.WEIGHTED_MEAN else None}
     return SCRIPT.format(title=describe(request), spec=repr(spec))
-
-
-def _in_catalog(path: str) -> str:
-    """The parquet file's path inside the catalog folder (the sandbox is told that folder), or as it is."""
-    file, catalog = Path(path).resolve(), paths.data_dir().resolve()
-    return file.relative_to(catalog).as_posix() if file.is_relative_to(catalog) else path
 
 
 def _threshold(request: Request) -> float:

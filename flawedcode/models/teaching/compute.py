@@ -15,6 +15,8 @@ import statistics
 from datetime import date
 
 LINE = "FIGURES "
+PASSES = {">": lambda v, t: v > t + 1e-9, ">=": lambda v, t: v >= t - 1e-9, "<": lambda v, t: v < t - 1e-9, "<=": lambda v, t: v <= t + 1e-9,
+          "==": lambda v, t: abs(v - t) <= 1e-9}  # a value against a threshold, within a rounding error
 
 
 def main(spec: dict, catalog: object = None) -> None:
@@ -58,18 +60,12 @@ def figures(spec: dict) -> dict:
     result |= {"first": inside[0][0], "last": inside[-1][0], "count": len(inside)}
     if spec.get("condition"):
         comparison, threshold = spec["condition"]
-        inside = [pair for pair in inside if _passes(pair[1], comparison, threshold)]
+        inside = [pair for pair in inside if PASSES[comparison](pair[1], threshold)]
         result |= {"matching": len(inside), "first_match": inside[0][0] if inside else None}
     stat = spec["statistic"]
     for name in spec.get("statistics") or [stat]:
         result |= _one(name, inside, values, weights)
     return result
-
-
-def _passes(value: float, comparison: str, threshold: float) -> bool:
-    tolerance = 1e-9
-    return {">": value > threshold + tolerance, ">=": value >= threshold - tolerance, "<": value < threshold - tolerance,
-            "<=": value <= threshold + tolerance, "==": abs(value - threshold) <= tolerance}[comparison]
 
 
 def _one(name: str, inside: list[tuple[str, float]], values: list[tuple[str, float]], weights: dict) -> dict:

@@ -10,13 +10,14 @@ answered request left to build on is declined, saying so (``unseen_base``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 
 from flawedcode.formats import GOAL_LINE
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Decline, Request, Series, Slot, Statistic
-from flawedcode.models.teaching.router import Reading, _all_data, describe, read_message
+from flawedcode.models.teaching.router import FOLLOW_UP, Reading, _all_data, describe, read_ask, read_message
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 
@@ -37,7 +38,7 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
         readings = read_message(text, state)
-        deferred = readings is None and readers.read_series(readers.tokens(text)) is not None  # the old model's data ask:
+        deferred = readings is None and bool(readers.read_series(readers.tokens(text)) or readers.read_statistics(readers.tokens(text)))
         state = None if deferred else state  # what it asked is unknown here
         for reading in readings or []:
             if isinstance(reading, Request):
@@ -45,9 +46,14 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
     return state, deferred
 
 
-def read_turn(latest: str, earlier_requests: list[str]) -> Turn:
+def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> Turn:
     state, deferred = state_after(earlier_requests)
+    if declined and (instead := _instead(latest, declined)) is not None:
+        return instead
     readings = read_message(latest, state)
+    if readings is None and declined and state is None and f"{' '.join(readers.tokens(latest).words[:2])} ".startswith(FOLLOW_UP):
+        return Turn([Decline(Request(), (), f"'{latest.strip()}' builds on your last request, which I could not answer, and I answered "
+                             "none before it. Ask it in full (the series, the statistic and the period)")], None)
     if readings is None:
         return Turn(None, None)
     fresh = read_message(latest, None)
@@ -57,6 +63,16 @@ def read_turn(latest: str, earlier_requests: list[str]) -> Turn:
     if all(isinstance(reading, Decline) and not reading.reason for reading in readings):
         return Turn(None, None)  # words not read here: the old model may know them (bench_teaching_fallbacks.py)
     return Turn(readings, builds_on)
+
+
+def _instead(latest: str, declined: str) -> Turn | None:
+    """'fine, use sofr instead' after the declined 'average libor in q1 2024' (a series not in the catalog): that request with this series."""
+    before = read_message(declined, probe := _probe())
+    if not before or not isinstance(before[0], Decline) or before[0].understood.series != probe.series or read_message(latest, None):
+        return None  # the declined request named a series of the catalog, or the latest is a request of its own
+    reading = read_ask(readers.Tokens(readers.tokens(latest).words), base := before[0].understood, follow_up=True)
+    complete = isinstance(reading, Request) and reading.series != probe.series
+    return Turn([reading], replace(base, series=())) if complete else None
 
 
 def builds_on_text(request: Request) -> str:
@@ -72,11 +88,16 @@ def requests_named(summary: str) -> list[str]:
     return [text for text in goal + listed if text not in ("", "None", "(the goal, pinned above)") and not text.endswith("...")]
 
 
+@cache
+def _probe() -> Request:
+    """A request on the catalog's first column: would a message be read as a follow-up of some answered request?"""
+    column = knowledge().columns[0]
+    return Request(series=(Series(column.frame, column.name),), statistic=Slot(Statistic.MEAN), period=_all_data(column.frame))
+
+
 def unseen_base(latest: str) -> Decline | None:
     """A follow-up ('and in 2024?') with no answered request in view to build on: declined, never guessed."""
-    column = knowledge().columns[0]  # a probe: would the message be read as a follow-up of an answered request?
-    probe = Request(series=(Series(column.frame, column.name),), statistic=Slot(Statistic.MEAN), period=_all_data(column.frame))
-    if not read_message(latest, probe) or read_message(latest, None) is not None:
+    if not read_message(latest, _probe()) or read_message(latest, None) is not None:
         return None
     return Decline(Request(), (), f"the request '{latest.strip()}' builds on was summarized away, and the summary names "
                    "none I answered. Ask it in full (the series, the statistic and the period)")

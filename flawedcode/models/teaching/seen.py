@@ -71,12 +71,6 @@ class Seen:
         return not self.whole and self.preview_kind not in SHOWN_AS_PREVIEW and not (self.preview_kind == "table" and self.resolved is Resolved.PART)
 
 
-def stub_of(content: str) -> tuple[str, str | None, int | None] | None:
-    """(path, preview kind, tokens) of an offload stub, or None when the text is not one."""
-    match = STUB.match(content.lstrip())
-    return (match["path"], match["kind"], int(match["tokens"].replace(",", "")) if match["tokens"] else None) if match else None
-
-
 def assemble(pages: Iterable[str]) -> tuple[str | None, int | None]:
     """read_file pages of one file put back together: (the whole text or None, offset of the next page to read)."""
     lines: dict[int, str] = {}
@@ -106,7 +100,8 @@ def resolve(results: Sequence[Any]) -> list[Seen]:
             seen[owner] = Seen(stub.name, stub.args, stub.content, Resolved.PART, stub.path, stub.preview_kind, stub.tokens, pages)
             seen.append(Seen(result.name, dict(result.args), result.content))
             continue
-        found = stub_of(result.content)
+        stub = STUB.match(result.content.lstrip())  # an offload stub: (path, preview kind, tokens)
+        found = (stub["path"], stub["kind"], int(stub["tokens"].replace(",", "")) if stub["tokens"] else None) if stub else None
         seen.append(Seen(result.name, dict(result.args), result.content, *((Resolved.PREVIEW, *found) if found else ())))
     return seen
 
@@ -123,14 +118,9 @@ def next_read(seen: Sequence[Seen], tool_names: Iterable[str], loader_descriptio
         return None  # pages that are not read_file's '# path (lines a-b of n)' pages: no way to know the next one
     if "read_file" in names:
         return "read_file", {"path": wanted.path, "limit": READ_LIMIT, **({"offset": offset} if offset else {})}
-    group = deferred_group("read_file", loader_description) if "load_tools" in names else None
+    group = next((found["group"] for found in LOADER_GROUP.finditer(loader_description) if "load_tools" in names  # the group listing it
+                  and "read_file" in {name.strip() for name in found["names"].split(",")}), None)
     return ("load_tools", {"group": group}) if group is not None and group not in set(groups_asked) else None
-
-
-def deferred_group(tool: str, loader_description: str) -> str | None:
-    """The group whose tools a ``load_tools`` description lists ``tool`` among ("group 'files' = read_file, ...")."""
-    return next((found["group"] for found in LOADER_GROUP.finditer(loader_description)
-                 if tool in {name.strip() for name in found["names"].split(",")}), None)
 
 
 def consulted(seen: Sequence[Seen], item: Seen) -> bool:

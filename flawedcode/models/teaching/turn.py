@@ -33,7 +33,8 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
         return None  # no request in view
     earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not declined(visible, i)
                for text in ([m.text] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
-    turn = read_turn(visible[latest].text, earlier)
+    before = next((i for i in range(latest - 1, -1, -1) if _is_request(visible[i])), None)  # a declined request just before:
+    turn = read_turn(visible[latest].text, earlier, visible[before].text if before is not None and declined(visible, before) else "")
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
     if turn.readings is None and summarized and (unseen := unseen_base(visible[latest].text)) is not None:
         return answers.decline_text(unseen), []
