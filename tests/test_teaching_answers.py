@@ -210,3 +210,11 @@ def test_a_turn_the_older_rules_answered_ends_the_state(tmp_path):
     replies = converse(offline_model(), ["how many days was sofr above 5.31% in 2023?", "what was the highest it got that year?",
                                          "same for EFFR"], fast_workspace(tmp_path))
     assert f"max {frame('effr').loc['2023', 'rate'].max():.4f} on 2023-07-27" in replies[-1], replies[-1]
+
+
+def test_writing_a_file_that_names_a_function_is_a_write_not_a_test_run(tmp_path):
+    """Red-team sessions: 'write a file notes.md saying: volatility bug is in annualized_volatility' ran the tests."""
+    workspace = fast_workspace(tmp_path)
+    reply = converse(offline_model(), ["write a file notes.md saying: volatility bug is in annualized_volatility"], workspace)[-1]
+    assert "Wrote" in reply and "notes.md" in reply and "pytest" not in reply, reply
+    assert (workspace.root / "notes.md").read_text(encoding="utf-8").strip() == "volatility bug is in annualized_volatility"

@@ -62,8 +62,7 @@ def figures(spec: dict) -> dict:
         comparison, threshold = spec["condition"]
         inside = [pair for pair in inside if PASSES[comparison](pair[1], threshold)]
         result |= {"matching": len(inside), "first_match": inside[0][0] if inside else None}
-    stat = spec["statistic"]
-    for name in spec.get("statistics") or [stat]:
+    for name in spec.get("statistics") or [spec["statistic"]]:
         result |= _one(name, inside, values, weights)
     return result
 

@@ -52,8 +52,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         return instead
     readings = read_message(latest, state)
     if readings is None and declined and state is None and f"{' '.join(readers.tokens(latest).words[:2])} ".startswith(FOLLOW_UP):
-        return Turn([Decline(Request(), (), f"'{latest.strip()}' builds on your last request, which I could not answer, and I answered "
-                             "none before it. Ask it in full (the series, the statistic and the period)")], None)
+        return Turn([Decline(Request(), (), f"'{latest.strip()}' builds on your last request, which I could not answer: ask it in full")], None)
     if readings is None:
         return Turn(None, None)
     fresh = read_message(latest, None)

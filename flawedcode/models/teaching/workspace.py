@@ -57,6 +57,8 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
     """The workspace ask a message makes, read against the messages before it, or None."""
     words, (results, shown) = words_of(text), history(earlier)
     bag, path = set(words), next(iter(FILE.findall(text)), None)
+    if path and bag & W["write"]:
+        return None  # 'write a file notes.md saying: the bug is in ...': a file to write, not a question about the tests
     run = next((item.content for item in reversed(results) if item.name == "run_python" and read_test_run(item.content).known), None)
     named = [name for name in IDENTIFIER.findall(text) if not name.startswith("test_")]
     failing, ordinals = list(failing_sections(run or "")), DATA["words"]["ordinals"]  # 'the second one': of the last run's failing tests
