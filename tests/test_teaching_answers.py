@@ -218,3 +218,10 @@ def test_writing_a_file_that_names_a_function_is_a_write_not_a_test_run(tmp_path
     reply = converse(offline_model(), ["write a file notes.md saying: volatility bug is in annualized_volatility"], workspace)[-1]
     assert "Wrote" in reply and "notes.md" in reply and "pytest" not in reply, reply
     assert (workspace.root / "notes.md").read_text(encoding="utf-8").strip() == "volatility bug is in annualized_volatility"
+
+
+def test_that_year_with_no_answered_request_is_declined(tmp_path):
+    """Red-team sessions: in a new conversation 'so what was the mean SOFR minus EFFR in that year, in bp?' was answered over
+    all the data ('no period was given')."""
+    reply = converse(offline_model(), ["so what was the mean SOFR minus EFFR in that year, in bp?"], fast_workspace(tmp_path))[-1]
+    assert reply.startswith("I can't answer that: 'that year' is the period of an earlier request"), reply

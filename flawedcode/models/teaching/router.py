@@ -24,6 +24,7 @@ IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
 COMPARE = set(WORDS["compare_series"]["words"])
 UNSUPPORTED = WORDS["unsupported"]
+SAME_PERIOD = WORDS["same_period"]["words"]
 PERCENT_CHANGE = {phrase: True for phrase, name in WORDS["statistics"].items() if name == "percent_change" and "percent" in phrase}
 FOLLOW_UP = tuple(f"{phrase} " for phrase in WORDS["follow_up"]["words"])  # a message opening with one of these ('and ...', 'i meant ...')
 CONJUNCTIONS = ("and", "also", "plus")
@@ -119,15 +120,16 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     at = next((i for i in toks.free() if toks.words[i] in COMPARE), None) if series and series.unit != "bp" and not condition else None
     if at is not None and (other := readers.read_series(Tokens(toks.words[at + 1:]))) and other.unit != series.unit:  # 'sofr than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
+    if earlier is None and (same := next((phrase for phrase in SAME_PERIOD if toks.find(phrase) is not None), None)):
+        return Decline(said, (), f"'{same}' is the period of an earlier request, and I see none I answered: name the period")
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or f"{' '.join(toks.words[:2])} ".startswith(FOLLOW_UP)
-                                            or any(toks.find(phrase) is not None for phrase in WORDS["same_period"]["words"]))  # 'the 10y that day'
+                                            or any(toks.find(phrase) is not None for phrase in SAME_PERIOD))  # 'the 10y that day'
 
-    if series is None and not is_follow_up:
-        return None
-    if is_follow_up and not (series or statistic or period or transform or rounding or ranking or condition or unit or edits):
-        return None  # 'thx!', 'ok': nothing to change; the old model answers it
+    if series is None and not is_follow_up or is_follow_up and not (series or statistic or period or transform or rounding or ranking or
+                                                                     condition or unit or edits):
+        return None  # no series and nothing to build on; 'thx!', 'ok': nothing to change (the old model answers it)
     if is_follow_up:
-        if "day" in (same := _take_phrases(toks, WORDS["same_period"]["words"])) and earlier.period and not earlier.period.one_day:
+        if "day" in (same := _take_phrases(toks, SAME_PERIOD)) and earlier.period and not earlier.period.one_day:
             return Decline(said, same, "'that day' would be the day of a figure I gave, and I keep what you asked, not my answers: give the day")
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
@@ -253,12 +255,9 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
         return Decline(request, said, f"I could not use {', '.join(map(repr, said))}: no column gives the date of that event, so I computed nothing")
     if request.series and (said := _take_phrases(toks, list(UNSUPPORTED))):  # 'week over week', 'in how many months': never the nearest
         return Decline(request, said, f"I can't compute {UNSUPPORTED[' '.join(said)]} ('{' '.join(said)}') yet, so I computed nothing")
-    if any(word in OTHER_INTENTS for word in unused):
-        return None  # another intent's word: the old model reads it
-    if _left_to_the_old_model(request):
-        return None
-    if request.series and isinstance(request.series[0], readers.Ambiguous):
-        return None  # two columns fit equally ('the tri-party repo rate'): never guessed; the old model scores docs words
+    if any(word in OTHER_INTENTS for word in unused) or _left_to_the_old_model(request) or request.series and isinstance(
+            request.series[0], readers.Ambiguous):  # another intent's word; two columns fit equally ('the tri-party repo rate'):
+        return None  # never guessed, the old model reads it (it scores docs words)
     if request.series and WORDS["statistics"].get(" ".join(unused)) == "correlation":
         return Decline(request, (), f"a correlation is between two series, and I read one: {request.series[0].name}")
     if unused or not request.series:
