@@ -1014,8 +1014,9 @@ def test_the_start_and_the_end_of_a_year_are_two_values(ask, request_text):
 
 @pytest.mark.parametrize(("request_text", "start"), [("mean sofr this month", "2024-12-01"), ("mean sofr this year", "2024-01-01")])
 def test_this_month_or_year_is_the_datas_latest_one(ask, request_text, start):
-    values = column("money_markets/sofr", "rate", start, "2024-12-31")
-    assert f"{values.index[0].date()} to 2024-12-31, {len(values)} values: mean {values.mean():.4f}." in ask(request_text)
+    values, unit = column("money_markets/sofr", "rate", start, "2024-12-31"), request_text.split()[-1]
+    said = f" (read as the data's latest {unit}: the data ends on 2024-12-31, and today's date is not used)"  # never silently today's
+    assert f"{values.index[0].date()} to 2024-12-31{said}, {len(values)} values: mean {values.mean():.4f}." in ask(request_text)
 
 
 @pytest.mark.parametrize(("request_text", "key", "name", "start", "end", "stat"), [
@@ -1056,7 +1057,8 @@ def test_a_number_compared_with_is_no_year(ask):
 
 def test_this_quarter_is_the_datas_latest_quarter(ask):
     values = column("money_markets/effr", "rate", "2024-10-01", "2024-12-31")
-    assert f"2024-10-01 to 2024-12-31, {len(values)} values: mean {values.mean():.4f}." in ask("mean effr this quarter")
+    said = " (read as the data's latest quarter: the data ends on 2024-12-31, and today's date is not used)"  # the reading is said
+    assert f"2024-10-01 to 2024-12-31{said}, {len(values)} values: mean {values.mean():.4f}." in ask("mean effr this quarter")
 
 
 def test_a_verb_and_it_far_apart_are_no_request_to_run_a_script(ask):

@@ -210,7 +210,8 @@ def _counted_back(match: re.Match[str], reading: _Reading) -> Period:
         return Period(last_rows=5 * count)
     if count == 1 and not count_text and unit in ("month", "quarter", "year"):  # 'last month', 'this quarter': the data's latest one so far
         first_month = {"month": end_day.month, "quarter": 3 * ((end_day.month - 1) // 3) + 1, "year": 1}[unit]
-        return Period(end_day.replace(month=first_month, day=1).isoformat(), end_day.isoformat())
+        return Period(end_day.replace(month=first_month, day=1).isoformat(), end_day.isoformat(),  # said: today's date is not the data's
+                      assumed=f"read as the data's latest {unit}: the data ends on {end_day}, and today's date is not used")
     start = moved_by_months(end_day.isoformat(), -count * (12 if unit == "year" else 1))
     return Period(_shifted(start, 1), end_day.isoformat())
 
