@@ -225,3 +225,10 @@ def test_that_year_with_no_answered_request_is_declined(tmp_path):
     all the data ('no period was given')."""
     reply = converse(offline_model(), ["so what was the mean SOFR minus EFFR in that year, in bp?"], fast_workspace(tmp_path))[-1]
     assert reply.startswith("I can't answer that: 'that year' is the period of an earlier request"), reply
+
+
+def test_the_month_end_values_of_a_series_are_averaged_on_those_days_only(tmp_path):
+    """Red-team set: 'average of the month-end 10y yields in 2024' was the mean of every day (4.2101), the qualifier dropped."""
+    reply = converse(offline_model(), ["average of the month-end 10y yields in 2024"], fast_workspace(tmp_path))[-1]
+    ends = frame("ty").loc["2024", "yield_10y"].groupby(frame("ty").loc["2024"].index.to_period("M")).last()
+    assert "only on the days yield_curve/repo_public is_month_end marks" in reply and f"mean {ends.mean():.4f}" in reply, reply
