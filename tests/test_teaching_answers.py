@@ -232,3 +232,12 @@ def test_the_month_end_values_of_a_series_are_averaged_on_those_days_only(tmp_pa
     reply = converse(offline_model(), ["average of the month-end 10y yields in 2024"], fast_workspace(tmp_path))[-1]
     ends = frame("ty").loc["2024", "yield_10y"].groupby(frame("ty").loc["2024"].index.to_period("M")).last()
     assert "only on the days yield_curve/repo_public is_month_end marks" in reply and f"mean {ends.mean():.4f}" in reply, reply
+
+
+def test_by_how_many_after_levels_is_the_gap_never_one_level_converted(tmp_path):
+    """Red-team sessions: after the 2023 means of SOFR and EFFR, 'by how many bp?' gave EFFR's mean in bp (502.5382 bp).
+    After a change it is that change in bp."""
+    replies = converse(offline_model(), ["mean sofr and effr in 2023", "by how many bp?", "how much did sofr change in 2024",
+                                         "by how many bp?"], fast_workspace(tmp_path))
+    assert replies[1].startswith("I can't answer that: 'by how many bp?' asks for a gap between figures"), replies[1]
+    assert "change -82.0000 bp" in replies[3], replies[3]

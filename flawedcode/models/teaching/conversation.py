@@ -20,6 +20,7 @@ from flawedcode.models.teaching.request import Decline, Request, Series, Slot, S
 from flawedcode.models.teaching.router import FOLLOW_UP, Reading, _all_data, describe, read_ask, read_message
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
+CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figures that are already a gap ('by how many bp?': converted)
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,11 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     state, deferred = state_after(earlier_requests)
     if declined and (instead := _instead(latest, declined)) is not None:
         return instead
-    readings = read_message(latest, state)
+    readings, words = read_message(latest, state), readers.tokens(latest).words
+    if words[:2] == ["by", "how"] and (state or deferred) and (state is None or state.stat() not in CHANGES) and read_message(
+            latest, None) is None:  # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted
+        return Turn([Decline(Request(), (), f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from "
+                             "another: ask for it whole ('sofr minus effr in 2023, in bp')")], None)
     if readings is None and declined and state is None and f"{' '.join(readers.tokens(latest).words[:2])} ".startswith(FOLLOW_UP):
         return Turn([Decline(Request(), (), f"'{latest.strip()}' builds on your last request, which I could not answer: ask it in full")], None)
     if readings is None:

@@ -19,19 +19,7 @@ from functools import cache
 from pathlib import Path
 
 from flawedcode.catalog import Catalog
-from flawedcode.models.teaching.request import (
-    Anchor,
-    Comparison,
-    Condition,
-    Direction,
-    Granularity,
-    Period,
-    Ranking,
-    Series,
-    Slot,
-    Statistic,
-    Unit,
-)
+from flawedcode.models.teaching.request import Anchor, Comparison, Condition, Direction, Granularity, Period, Ranking, Series, Slot, Statistic, Unit
 
 WORDS = tomllib.loads((Path(__file__).with_name("words.toml")).read_text(encoding="utf-8"))
 SIGN = r"(?:(?<!\d\s)(?<![\w.])-\s?)?"  # a minus kept with its number ('-0.25%', 'below - 25'), not a range's dash
