@@ -241,3 +241,19 @@ def test_by_how_many_after_levels_is_the_gap_never_one_level_converted(tmp_path)
                                          "by how many bp?"], fast_workspace(tmp_path))
     assert replies[1].startswith("I can't answer that: 'by how many bp?' asks for a gap between figures"), replies[1]
     assert "change -82.0000 bp" in replies[3], replies[3]
+
+
+def test_a_correction_of_year_and_day_then_that_whole_month(tmp_path):
+    """Red-team sessions (rs_corrections_tenor): 'I meant 2023, the last trading day of June' after the 5y on 2024-06-28 was
+    'latest 4.48 on 2024-06-28', and every later turn built on it. 'that whole month' after a day is that day's month, 'that
+    year' after a month is that month's year; 'Mar–May 2024' after a 2023 request is March to May 2024, not two months apart."""
+    replies = converse(offline_model(), ["2-year yield on 2024-06-28?", "no, the 5-year", "I meant 2023, the last trading day of June",
+                                         "and the average 5-year over that whole month?", "in bp please", "now the 10 year, same month",
+                                         "and the max that year", "avg effr Mar–May 2024"], fast_workspace(tmp_path))
+    ty = frame("ty")
+    assert "on 2023-06-30: 4.2600" in replies[2], replies[2]
+    assert f"2023-06-01 to 2023-06-30, 21 values: mean {ty.loc['2023-06', 'yield_5y'].mean():.4f}" in replies[3], replies[3]
+    assert f"mean {ty.loc['2023-06', 'yield_5y'].mean() * 100:.4f} bp" in replies[4], replies[4]
+    assert f"mean {ty.loc['2023-06', 'yield_10y'].mean() * 100:.4f} bp" in replies[5], replies[5]
+    assert f"2023-01-03 to 2023-12-29, 249 values: max {ty.loc['2023', 'yield_10y'].max() * 100:.4f} bp" in replies[6], replies[6]
+    assert f"2024-03-01 to 2024-05-31, 65 values: mean {frame('effr').loc['2024-03':'2024-05', 'rate'].mean():.4f}" in replies[7], replies[7]

@@ -102,8 +102,7 @@ def _reading(request: Request, found: dict) -> str:
     name = f"{transform}{series.frame} {series.column} ({series.unit or 'no unit'})"
     if found["first"] == found["last"]:
         edge = request.period.edge_of
-        return f"{name} on {found['first']}" + (f", the last day with a row on or before {edge}" if edge and
-                                                  str(edge) != found["first"] else "")
+        return f"{name} on {found['first']}" + (f", the last day with a row on or before {edge}" if edge and str(edge) != found["first"] else "")
     trading = f", the {'first' if request.period.from_start else 'last'} {request.period.trading_days} trading days" \
         if request.period.trading_days else ""
     default = " (no period was given, so all of its data)" if request.period.anchor.value == "default" else ""

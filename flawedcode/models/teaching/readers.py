@@ -344,16 +344,14 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
             except ValueError:
                 year, month, day_number = (int(part) for part in word.split("-"))
                 month_name = calendar.month_name[month] if 1 <= month <= 12 else f"month {month}"
-                found.append(PeriodProblem(f"there is no {month_name} {day_number}, {year}, so I computed nothing",
-                                           toks.take([i])))
+                found.append(PeriodProblem(f"there is no {month_name} {day_number}, {year}, so I computed nothing", toks.take([i])))
                 continue
             found.append(_span(day, day, Granularity.DAY, toks.take([i])))
         elif re.fullmatch(r"\d{1,2}/\d{1,2}/\d{4}", word):
             a, b, year = (int(part) for part in word.split("/"))
             if a <= 12 and b <= 12 and a != b:
                 found.append(PeriodProblem(f"{word} could be {a} {calendar.month_name[b]} {year} or "
-                                           f"{calendar.month_name[a]} {b}, {year}: which one do you mean? I computed nothing",
-                                           toks.take([i])))
+                                           f"{calendar.month_name[a]} {b}, {year}: which one do you mean? I computed nothing", toks.take([i])))
                 continue
             day, month = (a, b) if a > 12 or b <= 12 else (b, a)
             parsed = dateparser.parse(f"{day} {calendar.month_name[month]} {year}", languages=["en"],
@@ -452,17 +450,17 @@ def _months(toks: Tokens, default_year: int | None) -> list[Period]:
             continue
         first_month = last_month = MONTHS[toks.words[i]]
         used = [i]
-        if i + 2 < len(toks.words) and toks.words[i + 1] in ("to", "through", "thru", "-") and toks.words[i + 2] in MONTHS:
-            last_month = MONTHS[toks.words[i + 2]]
-            used += [i + 1, i + 2]
-        after = used[-1] + 1
-        year = _year(toks.words[after]) if after < len(toks.words) else None
+        step = 1 if toks.words[i + 1:i + 2] and toks.words[i + 1] in MONTHS else 2  # 'mar-may' (split at its hyphen), 'mar to may'
+        if i + step < len(toks.words) and (step == 1 or toks.words[i + 1] in ("to", "through", "thru", "-")) and toks.words[i + step] in MONTHS:
+            last_month = MONTHS[toks.words[i + step]]
+            used += list(range(i + 1, i + step + 1))
+        year = _year(toks.words[after]) if (after := used[-1] + 1) < len(toks.words) else None
         used += [after] if year else []
         year = year or default_year
         if year is None or last_month < first_month:
             continue
-        granularity = Granularity.MONTH if first_month == last_month else Granularity.SPAN
-        found.append(_span(date(year, first_month, 1), _last_day(year, last_month), granularity, toks.take(used)))
+        found.append(_span(date(year, first_month, 1), _last_day(year, last_month), Granularity.SPAN if last_month > first_month else
+                           Granularity.MONTH, toks.take(used)))
     return found
 
 

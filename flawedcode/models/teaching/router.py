@@ -96,7 +96,10 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     while _take_phrases(toks, IGNORED_PHRASES):
         pass
     edits = _take_phrases(toks, WORDS["edits"]["words"])
-    period = _read_period(toks, default_year)
+    used, period = set(toks.used), _read_period(toks, default_year)
+    if isinstance(period, PeriodProblem) and len(years := {y for w in toks.words if (y := readers._year(w))} - {default_year}) == 1:
+        toks.used = used  # 'I meant 2023, the last trading day of June' after a day in 2024: June of the year written, read again
+        period = _read_period(toks, years.pop())
     period, second = period if isinstance(period, tuple) else (period, None)
     if second:  # 'fall', 'vs': what the change between the two periods answers
         toks.take([i for i in toks.free() if toks.words[i] in WORDS["between_periods"]["words"]])
@@ -120,17 +123,25 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     at = next((i for i in toks.free() if toks.words[i] in COMPARE), None) if series and series.unit != "bp" and not condition else None
     if at is not None and (other := readers.read_series(Tokens(toks.words[at + 1:]))) and other.unit != series.unit:  # 'sofr than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
-    if earlier is None and (same := next((phrase for phrase in SAME_PERIOD if toks.find(phrase) is not None), None)):
-        return Decline(said, (), f"'{same}' is the period of an earlier request, and I see none I answered: name the period")
-    is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or f"{' '.join(toks.words[:2])} ".startswith(FOLLOW_UP)
-                                            or any(toks.find(phrase) is not None for phrase in SAME_PERIOD))  # 'the 10y that day'
-
+    refers = next((phrase for phrase in SAME_PERIOD if toks.find(phrase) is not None), None)  # 'the 10y that day', 'that quarter?'
+    if earlier is None and refers:
+        return Decline(said, (), f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
+    is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or bool(refers) or f"{' '.join(toks.words[:2])} "
+                                            .startswith(FOLLOW_UP))
     if series is None and not is_follow_up or is_follow_up and not (series or statistic or period or transform or rounding or ranking or
-                                                                     condition or unit or edits):
+                                                                     condition or unit or edits or refers):
         return None  # no series and nothing to build on; 'thx!', 'ok': nothing to change (the old model answers it)
     if is_follow_up:
         if "day" in (same := _take_phrases(toks, SAME_PERIOD)) and earlier.period and not earlier.period.one_day:
             return Decline(said, same, "'that day' would be the day of a figure I gave, and I keep what you asked, not my answers: give the day")
+        unit = next((word for word in same if word in ("month", "quarter", "year")), None)  # 'that whole month' after a day: its month
+        if period is None and unit and (before := earlier.period):
+            day, month = before.first, before.first.month if unit == "month" else 12
+            wider = readers._quarter(day.year, (day.month - 1) // 3 + 1, same) if unit == "quarter" else readers._span(
+                day.replace(month=month if unit == "month" else 1, day=1), readers._last_day(day.year, month),
+                Granularity.MONTH if unit == "month" else Granularity.YEAR, same)
+            period = wider if wider.first <= before.first <= before.last <= wider.last and (wider.first, wider.last) != (
+                before.first, before.last) else None  # only a wider period: 'that month' after a month is that month
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
         request = said.merged_onto(earlier)
@@ -157,8 +168,7 @@ def _take_phrases(toks: Tokens, phrases: list[str]) -> tuple[str, ...]:
 
 def _follow_up_period(period, earlier: Request, toks: Tokens):
     """'now change just the year, 2023': the earlier period in that year, when it was narrower than a year."""
-    if isinstance(period, Period) and period.granularity is Granularity.YEAR and earlier.period and (
-            at := toks.find("year")) is not None:
+    if isinstance(period, Period) and period.granularity is Granularity.YEAR and earlier.period and (at := toks.find("year")) is not None:
         before, words = earlier.period, toks.take([at])
         if before.granularity not in (Granularity.YEAR, Granularity.ALL):
             try:
@@ -195,6 +205,9 @@ def _read_period(toks: Tokens, default_year: int | None) -> Period | PeriodProbl
     if problems:
         return problems[0]
     periods = _distinct([p for p in found if isinstance(p, Period)])
+    if len(periods) == 2 and (year := next((p for p in periods if p.granularity is Granularity.YEAR), None)) and (inner := next(
+            p for p in periods if p is not year)).first.year == year.first.year and not any(readers._year(w) for w in inner.words):
+        periods = [replace(inner, words=inner.words + year.words)]  # the year written once, for a month or day written without one
     if len(periods) == 2 and all(p.one_day for p in periods) and {"between", "from"} & set(toks.words):
         first, last = sorted(periods, key=lambda p: p.first)
         words = toks.take([i for i in toks.free() if toks.words[i] in ("between", "from", "and", "to")])
@@ -319,9 +332,8 @@ def _left_to_the_old_model(request: Request) -> bool:
 
 def describe(request: Request) -> str:
     """What was understood, in words: 'the mean of money_markets/sofr.rate over 2024-01-01 to 2024-12-31'."""
-    parts = []
     stats = request.statistics or ((request.statistic,) if request.statistic else ())
-    parts.append(" and ".join(slot.value.value.replace("_", " ") for slot in stats) if stats else "value")
+    parts = [" and ".join(slot.value.value.replace("_", " ") for slot in stats) if stats else "value"]
     if request.transform is not None:
         parts.append(f"of the {request.transform.value.value.replace('_', ' ')}s")
     if request.series:

@@ -153,8 +153,7 @@ def _asked(item: Seen) -> str:
 # --- test runs ------------------------------------------------------------------------------------
 
 COUNT = re.compile(r"\b(?P<count>\d+) (?P<kind>passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
-SUMMARY_LINE = re.compile(r"^=*\s*(?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)(?:, )?)+.*$",
-                          re.MULTILINE)
+SUMMARY_LINE = re.compile(r"^=*\s*(?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)(?:, )?)+.*$", re.MULTILINE)
 FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) (?P<test>\S+?)(?: - (?P<why>.*))?$", re.MULTILINE)
 FALLBACK_OK = re.compile(r"^ok\s+(?P<test>test_\w+)", re.MULTILINE)
 
