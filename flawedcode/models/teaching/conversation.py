@@ -17,7 +17,7 @@ from flawedcode.formats import GOAL_LINE
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Decline, Request, Series, Slot, Statistic
-from flawedcode.models.teaching.router import FOLLOW_UP, Reading, _all_data, describe, read_ask, read_message
+from flawedcode.models.teaching.router import FOLLOW_UP, SAME_PERIOD, Reading, _all_data, describe, read_ask, read_message
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figures that are already a gap ('by how many bp?': converted)
@@ -39,7 +39,8 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
         readings = read_message(text, state)
-        deferred = readings is None and bool(readers.read_series(readers.tokens(text)) or readers.read_statistics(readers.tokens(text)))
+        deferred = readings is None and bool(readers.read_series(toks := readers.tokens(text)) or readers.read_statistics(toks) and any(
+            toks.find(p) is not None for p in SAME_PERIOD))  # the old model's data ask, or its 'highest it got that year'
         state = None if deferred else state  # what it asked is unknown here
         for reading in readings or []:
             if isinstance(reading, Request):
@@ -52,6 +53,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if declined and (instead := _instead(latest, declined)) is not None:
         return instead
     readings, words = read_message(latest, state), readers.tokens(latest).words
+    if not earlier_requests and (refers := next((p for p in SAME_PERIOD if readers.tokens(latest).find(p) is not None), None)):
+        return Turn([Decline(Request(), (), f"'{refers}' is the period of an earlier request, and I see none: name the period")], None)
     if words[:2] == ["by", "how"] and (state or deferred) and (state is None or state.stat() not in CHANGES) and read_message(
             latest, None) is None:  # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted
         return Turn([Decline(Request(), (), f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from "

@@ -98,8 +98,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     edits = _take_phrases(toks, WORDS["edits"]["words"])
     used, period = set(toks.used), _read_period(toks, default_year)
     if isinstance(period, PeriodProblem) and len(years := {y for w in toks.words if (y := readers._year(w))} - {default_year}) == 1:
-        toks.used = used  # 'I meant 2023, the last trading day of June' after a day in 2024: June of the year written, read again
-        period = _read_period(toks, years.pop())
+        period = _read_period(toks := Tokens(toks.words, used), years.pop())  # 'I meant 2023, the last trading day of June': again
     period, second = period if isinstance(period, tuple) else (period, None)
     if second:  # 'fall', 'vs': what the change between the two periods answers
         toks.take([i for i in toks.free() if toks.words[i] in WORDS["between_periods"]["words"]])
@@ -124,8 +123,6 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     if at is not None and (other := readers.read_series(Tokens(toks.words[at + 1:]))) and other.unit != series.unit:  # 'sofr than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
     refers = next((phrase for phrase in SAME_PERIOD if toks.find(phrase) is not None), None)  # 'the 10y that day', 'that quarter?'
-    if earlier is None and refers:
-        return Decline(said, (), f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or bool(refers) or f"{' '.join(toks.words[:2])} "
                                             .startswith(FOLLOW_UP))
     if series is None and not is_follow_up or is_follow_up and not (series or statistic or period or transform or rounding or ranking or
