@@ -257,3 +257,11 @@ def test_a_correction_of_year_and_day_then_that_whole_month(tmp_path):
     assert f"mean {ty.loc['2023-06', 'yield_10y'].mean() * 100:.4f} bp" in replies[5], replies[5]
     assert f"2023-01-03 to 2023-12-29, 249 values: max {ty.loc['2023', 'yield_10y'].max() * 100:.4f} bp" in replies[6], replies[6]
     assert f"2024-03-01 to 2024-05-31, 65 values: mean {frame('effr').loc['2024-03':'2024-05', 'rate'].mean():.4f}" in replies[7], replies[7]
+
+
+def test_a_series_alone_after_a_declined_request_that_named_periods_is_declined(tmp_path):
+    """A new user's session: 'fine, sofr then' after the declined 'libor over the same quarters' was SOFR's change from the
+    first quarter's first day to the last quarter's last day (the older rules). A series alone cannot say what it replaces."""
+    replies = converse(offline_model(), ["how far did the 10 year fall between Q4 2023 and Q4 2024, in bp?",
+                                         "ok what about libor over the same quarters", "fine, sofr then"], fast_workspace(tmp_path))
+    assert replies[2].startswith("I can't answer that: 'fine, sofr then' builds on your last request"), replies[2]

@@ -17,7 +17,7 @@ from flawedcode.formats import GOAL_LINE
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Decline, Request, Series, Slot, Statistic
-from flawedcode.models.teaching.router import FOLLOW_UP, SAME_PERIOD, Reading, _all_data, describe, read_ask, read_message
+from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, describe, read_ask, read_message
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figures that are already a gap ('by how many bp?': converted)
@@ -53,13 +53,14 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if declined and (instead := _instead(latest, declined)) is not None:
         return instead
     readings, words = read_message(latest, state), readers.tokens(latest).words
-    if not earlier_requests and (refers := next((p for p in SAME_PERIOD if readers.tokens(latest).find(p) is not None), None)):
+    if not earlier_requests and (refers := next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)):
         return Turn([Decline(Request(), (), f"'{refers}' is the period of an earlier request, and I see none: name the period")], None)
     if words[:2] == ["by", "how"] and (state or deferred) and (state is None or state.stat() not in CHANGES) and read_message(
             latest, None) is None:  # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted
         return Turn([Decline(Request(), (), f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from "
                              "another: ask for it whole ('sofr minus effr in 2023, in bp')")], None)
-    if readings is None and declined and state is None and f"{' '.join(readers.tokens(latest).words[:2])} ".startswith(FOLLOW_UP):
+    bare = readers.read_series(toks := readers.tokens(latest)) is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
+    if readings is None and declined and (state is None and f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) or bare):
         return Turn([Decline(Request(), (), f"'{latest.strip()}' builds on your last request, which I could not answer: ask it in full")], None)
     if readings is None:
         return Turn(None, None)
@@ -78,8 +79,7 @@ def _instead(latest: str, declined: str) -> Turn | None:
     if not before or not isinstance(before[0], Decline) or before[0].understood.series != probe.series or read_message(latest, None):
         return None  # the declined request named a series of the catalog, or the latest is a request of its own
     reading = read_ask(readers.Tokens(readers.tokens(latest).words), base := before[0].understood, follow_up=True)
-    complete = isinstance(reading, Request) and reading.series != probe.series
-    return Turn([reading], replace(base, series=())) if complete else None
+    return Turn([reading], replace(base, series=())) if isinstance(reading, Request) and reading.series != probe.series else None
 
 
 def builds_on_text(request: Request) -> str:
