@@ -45,7 +45,7 @@ from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.models.teaching import offered, seen, summary, workspace
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.models.teaching.answers import decline_text
-from flawedcode.models.teaching.readers import WORDS, read_series, tokens
+from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, tokens
 from flawedcode.models.teaching.request import Decline
 from flawedcode.models.teaching.router import read_ask, unread_phrases
 from flawedcode.tokens import TokenCounter, count_text
@@ -394,7 +394,7 @@ def data_question(text: str) -> str | None:
     toks = tokens(text)
     if workspace.FILE.search(text) or workspace.TEST_NAME.search(text) or TOOL_NOUNS & set(toks.words):
         return None
-    if isinstance(reading := read_ask(tokens(text), None), Decline) and reading.understood.series and reading.unused:
+    if isinstance(reading := read_ask(Tokens(list(toks.words)), None), Decline) and reading.understood.series and reading.unused:
         return decline_text(reading)
     series, events = read_series(toks), set(toks.words) & set(WORDS["events"]["words"])
     if series is None and not events:

@@ -50,21 +50,21 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
 
 def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> Turn:
     state, deferred = state_after(earlier_requests)
-    if declined and (instead := _instead(latest, declined)) is not None:
+    words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
+    if declined and fresh is None and (instead := _instead(words, declined)) is not None:
         return instead
-    readings, words = read_message(latest, state), readers.tokens(latest).words
+    readings = fresh if state is None else read_message(latest, state)
     if not earlier_requests and (refers := next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)):
         return Turn([Decline(Request(), (), f"'{refers}' is the period of an earlier request, and I see none: name the period")], None)
-    if words[:2] == ["by", "how"] and (state or deferred) and (state is None or state.stat() not in CHANGES) and read_message(
-            latest, None) is None:  # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted
+    if words[:2] == ["by", "how"] and (state or deferred) and (state is None or state.stat() not in CHANGES) and fresh is None:
+        # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted
         return Turn([Decline(Request(), (), f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from "
                              "another: ask for it whole ('sofr minus effr in 2023, in bp')")], None)
-    bare = readers.read_series(toks := readers.tokens(latest)) is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
+    bare = readers.read_series(toks := readers.Tokens(list(words))) is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
     if readings is None and declined and (state is None and f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) or bare):
         return Turn([Decline(Request(), (), f"'{latest.strip()}' builds on your last request, which I could not answer: ask it in full")], None)
     if readings is None:
         return Turn(None, None)
-    fresh = read_message(latest, None)
     builds_on = state if state is not None and readings != fresh else None
     if builds_on is not None and deferred:
         return Turn(None, None)  # a follow-up of a turn the old model answered: it knows what that turn asked
@@ -73,12 +73,12 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     return Turn(readings, builds_on)
 
 
-def _instead(latest: str, declined: str) -> Turn | None:
+def _instead(words: list[str], declined: str) -> Turn | None:
     """'fine, use sofr instead' after the declined 'average libor in q1 2024' (a series not in the catalog): that request with this series."""
     before = read_message(declined, probe := _probe())
-    if not before or not isinstance(before[0], Decline) or before[0].understood.series != probe.series or read_message(latest, None):
-        return None  # the declined request named a series of the catalog, or the latest is a request of its own
-    reading = read_ask(readers.Tokens(readers.tokens(latest).words), base := before[0].understood, follow_up=True)
+    if not before or not isinstance(before[0], Decline) or before[0].understood.series != probe.series:
+        return None  # the declined request named a series of the catalog
+    reading = read_ask(readers.Tokens(list(words)), base := before[0].understood, follow_up=True)
     return Turn([reading], replace(base, series=())) if isinstance(reading, Request) and reading.series != probe.series else None
 
 
