@@ -9,6 +9,8 @@ import pytest
 from teaching_harness import converse, fast_workspace, fresh_cases, judge, offline_model, workspace_in
 from test_teaching import frame
 
+from flawedcode.models.teaching.conversation import read_turn
+
 END_TO_END = ["qualifier-01", "two-asks-04", "relative-01", "after-decline-05",
               "trap-03"]
 
@@ -112,13 +114,38 @@ def test_a_fresh_session_turn_is_answered_or_declined_never_confidently_wrong(na
 
 
 def test_a_turn_either_rules_declined_never_becomes_the_state(tmp_path):
-    """The gap ask is declined by the older rules; the follow-up builds on the request answered before it, and says so."""
+    """The gap ask is declined by the older rules. 'and in percent?' after it would take what the declined ask named (the
+    target range): declined, never the older mean converted. 'and the max?' after a declined ask that named no series of its
+    own builds on the request answered before it, and says so."""
     replies = converse(offline_model(), ["what was the average EFFR in March 2023?",
                                          "how far above the bottom of the target range was it on average, in bp?",
-                                         "and in percent?"], fast_workspace(tmp_path))
+                                         "and in percent?", "and in yen?", "and the max?"], fast_workspace(tmp_path))
     assert replies[1].startswith("I read this as") and "computed nothing" in replies[1]
-    mean = frame("effr").loc["2023-03", "rate"].mean()
-    assert f"mean {mean:.4f}" in replies[2] and "Building on your earlier request: the mean of money_markets/effr.rate" in replies[2]
+    assert replies[2].startswith("I can't answer that: 'and in percent?' builds on your last request"), replies[2]
+    top = frame("effr").loc["2023-03", "rate"].max()
+    assert f"max {top:.4f}" in replies[4] and "Building on your earlier request: the mean of money_markets/effr.rate" in replies[4]
+
+
+@pytest.mark.parametrize("turns", [["sofr on 2024-07-04", "and effr that day?"],  # a holiday, then 'that day'
+                                   ["mean sofr in march 2024", "and in february 2025?", "what about effr that month?"],
+                                   ["average 5y yield in q3 2024", "now the same in q1 2025", "and the 30y for the same period"],
+                                   ["how many days was the 30y above 4.5% in H1 2024?", "what about EFFR on 2024-02-30?",
+                                    "then the last day of February"]])
+def test_a_follow_up_never_takes_an_older_period_or_series_than_the_declined_ask_before_it(turns, tmp_path):
+    """Fresh sessions (fresh_sessions2.yaml, redteam_sessions.yaml): 'that day' after a holiday was all of EFFR's data, 'that
+    month' after a month past the data was the month before it, and 'then the last day of February' after the declined
+    'EFFR on 2024-02-30' was the 30-year's value that day."""
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    assert reply.startswith(f"I can't answer that: '{turns[-1]}' builds on your last request, which I could not answer"), reply
+
+
+def test_when_after_a_high_names_its_day_and_a_new_statistic_drops_the_counts_condition(tmp_path):
+    """Red-team sessions: 'what was the highest it got that year?' after a count above 5.31 went to the older rules, and
+    'same for EFFR' two turns later was EFFR's 2024 max (v2) or all its data (v3)."""
+    replies = converse(offline_model(), ["how many days was SOFR above 5.31 in 2023?", "what was the highest it got that year?",
+                                         "and when?", "same for EFFR"], fast_workspace(tmp_path))
+    assert f"max {frame('sofr').loc['2023', 'rate'].max():.4f} on 2023-09-29" in replies[2], replies[2]
+    assert f"max {frame('effr').loc['2023', 'rate'].max():.4f} on 2023-07-27" in replies[3], replies[3]
 
 
 def test_a_declined_request_never_lends_its_condition_to_a_later_ask(tmp_path):
@@ -241,6 +268,23 @@ def test_by_how_many_after_levels_is_the_gap_never_one_level_converted(tmp_path)
                                          "by how many bp?"], fast_workspace(tmp_path))
     assert replies[1].startswith("I can't answer that: 'by how many bp?' asks for a gap between figures"), replies[1]
     assert "change -82.0000 bp" in replies[3], replies[3]
+
+
+def test_by_how_many_after_figures_the_model_did_not_compute_itself_is_declined():
+    """Red-team sessions (v3): after two sub-agents' means and 'which of the two was higher?', 'by how many bp?' gave EFFR's
+    2023 mean in bp (502.5382 bp): no request of its own was in between to build on, and the rule waited for one."""
+    turn = read_turn("by how many bp?", ["Delegate to sub-agents: tell me the average SOFR rate in 2023; tell me the average EFFR "
+                                         "in 2023", "which of the two was higher?"])
+    assert turn.readings[0].reason.startswith("'by how many bp?' asks for a gap between figures"), turn
+
+
+def test_a_day_written_in_words_then_a_unit_asked_in_a_follow_up(tmp_path):
+    """Fresh sessions (nonnative-03): 'the day 2 of May 2024' left 'day' unread (the older rules loaded the row), and 'In
+    millions of dollar, please' repeated the $bn figure without saying the unit was not used."""
+    replies = converse(offline_model(), ["Please to give me the volume of EFFR in the day 2 of May 2024",
+                                         "In millions of dollar, please"], fast_workspace(tmp_path))
+    assert replies[1].startswith(f"money_markets/effr volume_bn ($bn) on 2024-05-02: {frame('effr').loc['2024-05-02', 'volume_bn'] * 1000:.4f} "
+                                 "millions"), replies[1]
 
 
 def test_a_correction_of_year_and_day_then_that_whole_month(tmp_path):

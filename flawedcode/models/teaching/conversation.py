@@ -1,11 +1,10 @@
 """A conversation made of requests (issue 41): the state is the last *answered* request.
 
-The model is stateless: each call re-reads the user's earlier messages it can see, in order. A turn read completely (a ``Request``) becomes
-the state; a declined turn (``Decline``) never does, so a follow-up after it builds on the last request that was answered. A follow-up is a
-partial request merged slot by slot onto the state (``Request.merged_onto``): "now change just the year, 2023", "same thing for EFFR", "and
-the day before?", "in percent please?", "sorry, I meant the 20-year". A turn left to the old model (``None``) sends the next follow-up there
-too (only it knows that turn). After a summary or digest, the earlier requests are those it names (``requests_named``); a follow-up with no
-answered request left to build on is declined, saying so (``unseen_base``).
+The model is stateless: each call re-reads the user's earlier messages it can see, in order (after a summary or digest, the requests it
+names). A complete turn (a ``Request``) becomes the state; a declined one never does. A follow-up is a partial request merged slot by slot
+onto the state ("now change just the year, 2023", "same thing for EFFR", "and the day before?", "sorry, I meant the 20-year"); one that would
+take what a declined turn named, or that has nothing answered to build on, is declined, saying so. A turn left to the old model (``None``)
+sends the next follow-up there too (only it knows that turn).
 """
 
 from __future__ import annotations
@@ -15,9 +14,9 @@ from functools import cache
 
 from flawedcode.formats import GOAL_LINE
 from flawedcode.models.teaching import readers
-from flawedcode.models.teaching.readers import knowledge
-from flawedcode.models.teaching.request import Decline, Request, Series, Slot, Statistic
-from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, describe, read_ask, read_message
+from flawedcode.models.teaching.readers import PeriodProblem, knowledge
+from flawedcode.models.teaching.request import Decline, Granularity, Request, Series, Slot, Statistic
+from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, describe, read_ask, read_message
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figures that are already a gap ('by how many bp?': converted)
@@ -29,6 +28,8 @@ class Turn:
 
     readings: list[Reading] | None  # None: the old model answers it
     builds_on: Request | None  # the earlier answered request a follow-up was merged onto
+
+    declined = staticmethod(lambda reason: Turn([Decline(Request(), (), reason)], None))  # a turn declined for ``reason``
 
 
 def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
@@ -53,16 +54,23 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
     if declined and fresh is None and (instead := _instead(words, declined)) is not None:
         return instead
+    unanswered = f"'{latest.strip()}' builds on your last request, which I could not answer"
+    if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
+        return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
     if not earlier_requests and (refers := next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)):
-        return Turn([Decline(Request(), (), f"'{refers}' is the period of an earlier request, and I see none: name the period")], None)
-    if words[:2] == ["by", "how"] and (state or deferred) and (state is None or state.stat() not in CHANGES) and fresh is None:
+        return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none: name the period")
+    readers.read_unit(toks := readers.Tokens(list(words)))  # 'bp' is a unit here, never a spread column
+    series = readers.read_series(toks)
+    if words[:2] == ["by", "how"] and fresh is None and (state is None or state.stat() not in CHANGES) and series is None:
         # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted
-        return Turn([Decline(Request(), (), f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from "
-                             "another: ask for it whole ('sofr minus effr in 2023, in bp')")], None)
-    bare = readers.read_series(toks := readers.Tokens(list(words))) is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
+        return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from another: ask for it "
+                         "whole ('sofr minus effr in 2023, in bp')")
+    bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
     if readings is None and declined and (state is None and f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) or bare):
-        return Turn([Decline(Request(), (), f"'{latest.strip()}' builds on your last request, which I could not answer: ask it in full")], None)
+        return Turn.declined(f"{unanswered}: ask it in full")
+    if readings is None and state and state.stat() in (Statistic.MIN, Statistic.MAX) and set(words) - IGNORED <= {"which", "day", "date", "?"}:
+        return Turn([state], state)  # 'and when?', 'on which day?' after a high or a low: its answer names the day
     if readings is None:
         return Turn(None, None)
     builds_on = state if state is not None and readings != fresh else None
@@ -80,6 +88,21 @@ def _instead(words: list[str], declined: str) -> Turn | None:
         return None  # the declined request named a series of the catalog
     reading = read_ask(readers.Tokens(list(words)), base := before[0].understood, follow_up=True)
     return Turn([reading], replace(base, series=())) if isinstance(reading, Request) and reading.series != probe.series else None
+
+
+def _taken_from(declined: str, words: list[str], state: Request | None) -> str | None:
+    """What a follow-up would take from the declined request just before it: its series (none named now) or its period ('that day',
+    'the same period' of the period's width). An older request's would be a different question."""
+    toks, said = readers.Tokens(readers.tokens(declined).words), readers.Tokens(list(words))
+    period, _ = _read_period(toks, None), readers.read_statistics(toks)  # 'average' is a statistic here, never sofr.average_30d
+    series = readers.read_series(toks)
+    if series and readers.read_series(said) is None and (state is None or series.name not in {s.name for s in state.series}):
+        return f"it names {series.name}"
+    refers = next((p for p in SAME_PERIOD if said.find(p) is not None), None)
+    width = next((g for g in Granularity if refers and g.value in refers), None)
+    if refers and period and (width is None or isinstance(period, PeriodProblem) or getattr(period, "granularity", None) is width):
+        return f"'{refers}' is its period"
+    return None
 
 
 def builds_on_text(request: Request) -> str:

@@ -201,6 +201,8 @@ class Request:
             changes["difference"] = False
         if "statistic" in changes and "statistics" not in changes:
             changes["statistics"] = ()  # 'and the max?' after 'mean, min and max': the max alone
+        if "statistic" in changes and "condition" not in changes and changes["statistic"].value not in (Statistic.COUNT, Statistic.FIRST_DATE):
+            changes["condition"] = None  # 'the highest that year' after 'how many days above 5.3': the series' max, the count's condition gone
         return replace(earlier, **changes)
 
 

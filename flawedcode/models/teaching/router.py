@@ -50,19 +50,7 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
         if reading is None:
             return None
         readings += reading if isinstance(reading, list) else [reading]
-    return _shared_periods(readings) or None
-
-
-def _shared_periods(readings: list[Reading]) -> list[Reading]:
-    """'average 2y and 10y yields in 2024': an ask with no period of its own takes the next ask's period."""
-    result = list(readings)
-    for i, reading in enumerate(result):
-        if not isinstance(reading, Request) or reading.period is None or reading.period.anchor is not Anchor.DEFAULT:
-            continue
-        later = next((r for r in result[i + 1:] if isinstance(r, Request) and r.period.anchor is not Anchor.DEFAULT), None)
-        if later is not None:
-            result[i] = check(replace(reading, period=later.period))
-    return result
+    return readings or None
 
 
 def asks(words: list[str]) -> list[list[str]]:
@@ -236,14 +224,11 @@ def _read_period(toks: Tokens, default_year: int | None) -> Period | PeriodProbl
 
 def _distinct(periods: list[Period]) -> list[Period]:
     """Periods that say the same days once ('summer of 2024 (june to august)'); a day inside a wider one is kept apart."""
-    result: list[Period] = []
-    for period in periods:
-        same = next((i for i, p in enumerate(result) if (p.first, p.last) == (period.first, period.last)), None)
-        if same is None:
-            result.append(period)
-        else:
-            result[same] = replace(result[same], words=result[same].words + period.words)
-    return result
+    result: dict[tuple, Period] = {}
+    for p in periods:
+        key = (p.first, p.last)
+        result[key] = replace(result[key], words=result[key].words + p.words) if key in result else p
+    return list(result.values())
 
 
 def _all_data(frame: str) -> Period:
@@ -318,10 +303,6 @@ def _left_to_the_old_model(request: Request) -> bool:
         return True  # a change or a move on one day
     if request.condition is not None and stat not in (Statistic.COUNT, Statistic.FIRST_DATE):
         return True  # 'the mean sofr in 2024 when it was above 5.3%': a condition on the rows
-    if period.one_day and period.first not in readers.knowledge().trading_days(request.series[0].frame if request.series
-                                                                                  else None):
-        days = readers.knowledge().trading_days(None)
-        return days[0] <= period.first <= days[-1]  # a holiday or a weekend: named, with the nearest days
     unit = request.unit.value if request.unit else None
     series = request.series[0] if request.series else None
     return bool(series and unit and (series.unit, unit) not in FACTORS and stat is not Statistic.COUNT)

@@ -1,18 +1,9 @@
 """What the model has actually seen of each tool result: the whole text, or only a preview.
 
-An offloaded tool result is a stub (``flawedcode.formats.STUB_PREFIX``): a path under scratch/, a typed preview and how
-to read the rest; its format is every agent's, so these rules read every agent alike. The rules:
-
-- ``resolve(results)``: each result as seen. A stub followed by ``read_file`` pages of its path that put the whole file
-  back together becomes that whole text (``Seen.whole``), the pages folded into it; an unread stub stays a stub.
-- An answer never concludes from a preview. ``next_read(seen, tools)`` is the call a real model makes next: ``read_file``
-  of the first stub whose answer needs its text (every preview kind but ``docs``, shown as a labelled preview with its
-  path) and that fits ``room_tokens`` (the offline model: the room left in its window but 1,024 tokens, at most 30% of
-  it), page after page; or ``load_tools(group)`` first when read_file is deferred. ``None``: nothing left to read, or no
-  way to; ``unreadable(seen)`` is then the stub the reply must say it could not read (``say_unread``).
-- ``read_test_run(output)``: a test run as its runner reports it: the counts of pytest's own summary line (``2 failed,
-  2 passed in 0.1s``), the failing tests' names (``FAILED`` lines, or the project's fallback runner's ``ok`` lines and
-  traceback). No summary line and no failure named: ``RunReport.known`` is False; nothing is said of which tests failed.
+An offloaded tool result is a stub (``flawedcode.formats.STUB_PREFIX``): a path under scratch/, a typed preview and how to read the rest;
+its format is every agent's, so these rules read every agent alike. An answer never concludes from a preview: ``resolve`` folds read_file
+pages back into their stub, ``next_read`` is the read a real model makes next, ``unreadable``/``say_unread`` what the reply must say it could
+not read, and ``read_test_run`` a test run as its runner reports it (each function's docstring gives its rule).
 """
 
 from __future__ import annotations

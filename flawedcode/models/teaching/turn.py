@@ -21,6 +21,7 @@ from flawedcode.models.teaching.request import Decline, Request
 TOOL = "run_python"
 TIMEOUT_SECONDS = 60
 DECLINED = ("I read this as", "I could not", "I can't", "I don't", "I won't", "Which ")  # how this model's declines open
+NO_ROW = ("there is no row that day", " has no row for ", " has no rows there")  # or a day or period with no data: nothing answered
 
 Call = tuple[str, dict[str, Any]]
 
@@ -61,7 +62,7 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
 def declined(visible: list[BaseMessage], index: int) -> bool:
     """The reply to request ``index`` declined it, whichever rules wrote it: a declined turn never becomes the state."""
     replies = [m.text for m in takewhile(lambda m: not isinstance(m, HumanMessage), visible[index + 1:]) if isinstance(m, AIMessage) and m.text]
-    return bool(replies) and replies[-1].startswith(DECLINED)
+    return bool(replies) and (replies[-1].startswith(DECLINED) or any(phrase in replies[-1] for phrase in NO_ROW))
 
 
 def _is_request(message: BaseMessage) -> bool:
