@@ -287,6 +287,14 @@ def test_a_day_written_in_words_then_a_unit_asked_in_a_follow_up(tmp_path):
                                  "millions"), replies[1]
 
 
+def test_a_follow_up_naming_what_the_data_does_not_hold_is_declined(tmp_path):
+    """Fresh sessions (trap-06): 'which bank borrowed the most that day?' after EFFR's volume on a day repeated that volume:
+    the older rules took 'bank' and 'borrowed' from EFFR's docs as naming EFFR, though the follow-up took EFFR from the
+    request before it and those words ask for something else."""
+    replies = converse(offline_model(), ["effr volume on 2024-03-15", "which bank borrowed the most that day?"], fast_workspace(tmp_path))
+    assert "could not use 'bank', 'borrowed'" in replies[1] and "computed nothing" in replies[1], replies[1]
+
+
 def test_a_correction_of_year_and_day_then_that_whole_month(tmp_path):
     """Red-team sessions (rs_corrections_tenor): 'I meant 2023, the last trading day of June' after the 5y on 2024-06-28 was
     'latest 4.48 on 2024-06-28', and every later turn built on it. 'that whole month' after a day is that day's month, 'that

@@ -35,19 +35,23 @@ CONDITION_WORDS = word_set("conditions")
 """Words that would select rows ('on Wednesdays'): never taken as naming a series, so a request with one is declined."""
 
 
-def series_words(series: Series, vocabulary: Vocabulary) -> set[str]:
-    """Every word that can name this series: its dataframe's and its column's names and docs, less those naming its other columns."""
+def series_words(series: Series, vocabulary: Vocabulary, docs: bool = True) -> set[str]:
+    """Every word that can name this series: its dataframe's and its column's names and docs, less those naming its other columns.
+    ``docs=False``: names only, for a follow-up that took its series from an earlier request ('which bank borrowed the most that
+    day?' after EFFR's volume: 'bank' and 'borrowed' are in EFFR's docs, but they do not name it there, they ask something else)."""
     ref = series.ref
     words = _words_of(f"{ref.pipeline} {ref.dataframe}")
     if series.column:
         info = vocabulary.info(ref, series.column)
         words |= set(info.name_words) | set(re.split(r"[\W_]+", series.column.lower())) | {series.column.lower()}
         words |= {word for alias in info.aliases for word in TOKEN.findall(alias.lower()) + content_words(alias)}
-        words |= _words_of(info.description)  # its doc_words are among these
+        words |= _words_of(info.description) if docs else set()  # its doc_words are among these
         words |= {word for word, meant in lexicon.SYNONYMS.items() if set(meant) <= set(info.name_words)}  # 'usage' of a volume
     others = other_columns_words(series, vocabulary)
-    docs = vocabulary.docs_words.get(ref.key, frozenset()) - others - NARROWING
-    return (words | (_words_of(f"{ref.title} {ref.description}") - (others if series.column else set())) | docs) - CONDITION_WORDS
+    if not docs:
+        return (words | _words_of(ref.title)) - CONDITION_WORDS
+    described = vocabulary.docs_words.get(ref.key, frozenset()) - others - NARROWING
+    return (words | (_words_of(f"{ref.title} {ref.description}") - (others if series.column else set())) | described) - CONDITION_WORDS
 
 
 def other_columns_words(series: Series, vocabulary: Vocabulary) -> set[str]:
@@ -59,8 +63,9 @@ def _words_of(text: str) -> set[str]:
     return set(content_words(text)) | set(re.findall(r"[a-z]+", text.lower()))
 
 
-def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = ()) -> list[str]:
-    """The words of a data clause that nothing in the ask (or a visible note: 'our limit') accounts for, in order."""
+def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: list[str] = (), named_here: bool = True) -> list[str]:
+    """The words of a data clause that nothing in the ask (or a visible note: 'our limit') accounts for, in order. ``named_here``:
+    the clause names its series itself (else it took them from an earlier request, and only their names count)."""
     text = clause.rest
     for used in ask.slot_words:  # 'a year later', 'excluding quarter-ends': words a slot used
         text = text.replace(used, " ")
@@ -79,8 +84,8 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
         known = known - PLACE_WORDS
     others = set().union(*(other_columns_words(series, vocabulary) for series in ask.series if series.column))
     named: set[str] = (set(clause.mentions.frame_words) - others) | {word for note in notes for word in content_words(note)}
-    for series in ask.series:
-        named |= series_words(series, vocabulary)
+    for series in ask.series:  # a series this clause does not name (a follow-up's): only its names, never its docs' other words
+        named |= series_words(series, vocabulary, docs=named_here)
     negation_used = ask.threshold is not None and ask.threshold[0].startswith(("at or", "not "))  # 'not above 5.3': at or below
     unused: list[str] = []
     lowered_text = text.lower()

@@ -176,7 +176,7 @@ def _declined(asked: DataAsk, clause: Clause, context: Context) -> Task | None:
     """Why a request gets no figure: a day that is not one day, a word it cannot use, a day with no row, a month of two years."""
     if clause.date_problems:
         return reply(message("bad_day", understood=understood(asked, with_period=False), problems="; ".join(clause.date_problems)))
-    unused = unused_words(clause, asked, context.vocabulary, memory.visible_notes(context.earlier))
+    unused = unused_words(clause, asked, context.vocabulary, memory.visible_notes(context.earlier), _names_a_series(clause, context))
     if unused:  # complete or decline (offline_complete.py): never answer the wider question
         return decline_unused(asked, unused)
     why = _day_without_row(asked, context) or _which_year(asked)
