@@ -295,6 +295,19 @@ def test_a_follow_up_naming_what_the_data_does_not_hold_is_declined(tmp_path):
     assert "could not use 'bank', 'borrowed'" in replies[1] and "computed nothing" in replies[1], replies[1]
 
 
+@pytest.mark.parametrize("turns,expected", [
+    (["average on rrp volume in december 2023", "how many times bigger was it than in december 2024?"], "could not use 'than in december 2024'"),
+    (["average sofr in 2024", "mean 2y in 2023", "Recap for the class: what did we compute first today?"],
+     "The mean of money_markets/sofr was 5.1548"),
+    (["what files are in this project?", "list the files again"], "analyze.py")])
+def test_older_rules_never_answer_a_nearby_question(turns, expected, tmp_path):
+    """Fresh and red-team sessions: 'than in december 2024' after a December 2023 mean was dropped (the ratio of December 2024's
+    last and first days was given); 'what did we compute first today?' computed the spread's latest value; 'list the files
+    again' was read as a question about a note ('again')."""
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    assert expected in reply, reply
+
+
 def test_a_correction_of_year_and_day_then_that_whole_month(tmp_path):
     """Red-team sessions (rs_corrections_tenor): 'I meant 2023, the last trading day of June' after the 5y on 2024-06-28 was
     'latest 4.48 on 2024-06-28', and every later turn built on it. 'that whole month' after a day is that day's month, 'that

@@ -112,6 +112,10 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     than_what = re.search(r"\b(?:higher|lower|greater|bigger|smaller|larger)\b", lowered) if ask.stats == ["count"] else None
     if than_what and ask.threshold is None and ask.combine is None:
         unused.append(than_what.group(0))  # 'how many days was sofr higher?': higher than what, it does not say
+    one_period = len(clause.periods) == 1 and not (ask.threshold or ask.combine)
+    than_then = re.search(r"\bthan\b[^.,;?]*\b(?:19|20)\d\d\b", clause.text.lower()) if one_period else None
+    if than_then:
+        unused.append(than_then.group(0).strip())  # 'how many times bigger was it than in december 2024?': than another period, unread
     days_where = DAYS_WHERE.search(lowered) if "count" in ask.stats and ask.threshold is None and ask.flag is None else None
     if days_where and not ask.combine:
         unused.append(" ".join(days_where["where"].split()))

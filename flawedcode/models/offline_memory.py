@@ -102,11 +102,14 @@ def visible_notes(earlier: list[BaseMessage]) -> list[str]:
     return list(dict.fromkeys(notes))
 
 
+WORKSPACE_NOUNS = r"\b(?:files?|tests?|folders?|director(?:y|ies)|scratch|archives?|catalog(?:ue)?|dataframes?|datasets?|docs)\b"
+
+
 def is_note_question(norm: str, context: Context) -> bool:
     if not re.search(r"\?|^(?:what|which|who|when|where|remind|tell me|list|show)\b", norm) or is_figure_question(norm):
         return False
-    if re.search(PHRASES["notes"]["question"], norm):
-        return True
+    if (asked := re.search(PHRASES["notes"]["question"], norm)) and not (asked.group(0) == "again" and re.search(WORKSPACE_NOUNS, norm)):
+        return True  # 'list the files again' asks the tools again, not for a note
     found = context.vocabulary.find(norm)
     about_data = found.dataframes or found.columns or tags_in(norm) or re.search(PHRASES["notes"]["about_data"], norm)
     return bool(_matching_notes(norm, visible_notes(context.earlier))) and not about_data
