@@ -299,7 +299,11 @@ def test_a_follow_up_naming_what_the_data_does_not_hold_is_declined(tmp_path):
     (["average on rrp volume in december 2023", "how many times bigger was it than in december 2024?"], "could not use 'than in december 2024'"),
     (["average sofr in 2024", "mean 2y in 2023", "Recap for the class: what did we compute first today?"],
      "The mean of money_markets/sofr was 5.1548"),
-    (["what files are in this project?", "list the files again"], "analyze.py")])
+    (["what files are in this project?", "list the files again"], "analyze.py"),
+    (["what was the median EFFR volume in Q3 2024?", "ok and the same median but for SOFR volume", "what did I ask first?",
+      "which of those two volumes was bigger, and by how much?"], "could not use 'two'"),  # not SOFR's median over all the data
+    (["SOFR on 2024-07-03?", "what was EFFR on 2024-07-02?", "and the spread SOFR minus EFFR that day in bp"],
+     "on 2024-07-02: 0.0100 (1.0000 bp)")])  # 'that day' was dropped: the spread over all the data
 def test_older_rules_never_answer_a_nearby_question(turns, expected, tmp_path):
     """Fresh and red-team sessions: 'than in december 2024' after a December 2023 mean was dropped (the ratio of December 2024's
     last and first days was given); 'what did we compute first today?' computed the spread's latest value; 'list the files

@@ -79,7 +79,7 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     ranked = [int(stat.lstrip("topbm")) for stat in ask.stats if re.fullmatch(r"(?:top|bottom)\d+", stat)]
     numbers = {float(count) for count in (ask.limit, ask.period.last_rows, ask.period.first_rows) if count}
     numbers |= {float(count) for count in ranked} | ({ask.threshold[1], abs(ask.threshold[1])} if ask.threshold else set())  # 'fell by 0.1': -0.1
-    known = KNOWN | {word for word, value in lexicon.NUMBER_WORDS.items() if value in ranked}
+    known = KNOWN | {word for word, value in lexicon.NUMBER_WORDS.items() if value in ranked} | ({"two"} if len(ask.series) == 2 else set())
     if not any(stat.startswith("nth_") for stat in ask.stats):  # 'and in the 3rd?': a place no ranking used
         known = known - PLACE_WORDS
     others = set().union(*(other_columns_words(series, vocabulary) for series in ask.series if series.column))
