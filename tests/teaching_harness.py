@@ -53,7 +53,8 @@ DAY = re.compile(r"(?<![\w.-])\d{4}-\d{2}-\d{2}(?![\w-]|\.\d)")
 FIGURE = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.])")
 DECLINE = re.compile(
     r"\b(?:can't|cannot|could not|couldn't|don't|do not|not in|no (?:row|data|such|column|dataframe|series)|isn't|"
-    r"is not|outside|which|did you mean|unable|only covers|not understood|did not understand)\b", re.IGNORECASE)
+    r"is not|outside|which|did you mean|unable|only covers|not understood|did not understand|computed nothing|"
+    r"offline teaching model)\b", re.IGNORECASE)  # 'offline teaching model': its help text, no answer
 
 
 def fresh_cases(name: str = "fresh_registers") -> list[dict[str, Any]]:
@@ -206,8 +207,8 @@ def judge(case: dict[str, Any], reply: str) -> str:
     found = numbers_in(reply)
     if case["expect"] == "answer" and truths and all(any(abs(n - t) <= TOLERANCE for n in found) for t in truths):
         return "right"
-    if DECLINE.search(reply) and not FIGURE.search(reply):
+    said = " ".join(case.get("turns") or [case.get("ask", "")])
+    given = [figure for figure in FIGURE.findall(reply) if figure not in said]  # a figure the user wrote, echoed, is none given
+    if DECLINE.search(reply) and not given:
         return "declined"
-    if case["expect"] == "decline" and DECLINE.search(reply) and not any(True for _ in FIGURE.finditer(reply)):
-        return "right"
     return "wrong"

@@ -98,18 +98,19 @@ def test_a_load_too_large_to_read_back_states_every_column_from_a_script_over_th
     assert check.passed, (check.missing, messages[-1].text)
 
 
-@pytest.mark.parametrize("name,case_id", [(name, case["id"]) for name in ("fresh_sessions", "fresh_comparisons")
+@pytest.mark.parametrize("name,case_id", [(name, case["id"]) for name in ("fresh_sessions", "fresh_comparisons", "fresh_sessions2")
                                            for case in fresh_cases(name)])
 def test_a_fresh_session_turn_is_answered_or_declined_never_confidently_wrong(name, case_id, tmp_path):
     """Sets written before the code changed: fresh_sessions.yaml (corrections, hedges, shorthand, crossings) and
-    fresh_comparisons.yaml (one series over two periods compared with a verb; two series set against each other)."""
+    fresh_comparisons.yaml (one series over two periods compared with a verb; two series set against each other),
+    fresh_sessions2.yaml (follow-ups after declined turns, relative days, shorthand, a teacher's and a manager's register)."""
     case = next(c for c in fresh_cases(name) if c["id"] == case_id)
     reply = converse(offline_model(), case["turns"], fast_workspace(tmp_path))[-1]
     outcome = judge(case, reply)
     assert outcome != "wrong", reply
     if name == "fresh_comparisons" and case["id"].startswith("periods"):  # each period's mean, then the change between them
         assert outcome == "right" and " the mean changed by " in reply, reply
-    if case["id"] == "trap-05":  # a follow-up after a declined correction says which request it builds on
+    if (name, case["id"]) == ("fresh_sessions", "trap-05"):  # a follow-up after a declined correction says which request it builds on
         assert "Building on your earlier request: the mean of money_markets/sofr.rate" in reply
 
 

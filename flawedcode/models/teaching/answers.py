@@ -64,10 +64,10 @@ def answer(request: Request, output: str) -> str:
         first = next((line for line in output.splitlines() if line.strip() and not line.startswith("#")), "no output")
         return f"I could not compute the {describe(request)}: my script did not print its figures ({first[:200]})."
     if found["count"] == 0:
-        nearest = " and ".join(f"{day} ({value:.4f})" for day, value in found.get("nearest", []))
+        nearest = " and ".join(f"{day}" for day, _ in found.get("nearest", []))  # named, never their values: not what was asked
         days = f"{request.period.first}" + (f" to {request.period.last}" if not request.period.one_day else "")
         return (f"{series.frame} has no row for {days} ({_no_trading(request.period.first)}); the nearest days with "
-                f"one: {nearest}." if nearest else f"{series.frame} has no rows there; it covers "
+                f"one: {nearest}; ask for one of them." if nearest else f"{series.frame} has no rows there; it covers "
                 f"{found['data_first']} to {found['data_last']}.")
     return f"{_reading(request, found)}: {_figure_text(request, found)}."
 
