@@ -279,6 +279,14 @@ def test_by_how_many_after_figures_the_model_did_not_compute_itself_is_declined(
     assert turn.readings[0].reason.startswith("'by how many bp?' asks for a gap between figures"), turn
 
 
+def test_on_which_day_with_no_request_in_view_is_declined():
+    """Red-team sessions (v3): after v3's digest kept only 'I meant the min', 'on which day?' gave the minimum of all SOFR's data
+    (the older rules, with nothing to build on). After a high or a low in view it repeats it; after an older rules' turn they answer."""
+    assert read_turn("on which day?", ["I meant the min"]).readings[0].reason.startswith("'on which day?' asks about a figure")
+    assert read_turn("and when?", ["max sofr in 2024"]).readings[0].stat().value == "max"
+    assert read_turn("and the date of it?", ["average 10y", "and its max?"]).readings is None
+
+
 def test_a_day_written_in_words_then_a_unit_asked_in_a_follow_up(tmp_path):
     """Fresh sessions (nonnative-03): 'the day 2 of May 2024' left 'day' unread (the older rules loaded the row), and 'In
     millions of dollar, please' repeated the $bn figure without saying the unit was not used."""

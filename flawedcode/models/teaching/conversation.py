@@ -40,12 +40,10 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
         readings = read_message(text, state)
-        deferred = readings is None and bool(readers.read_series(toks := readers.tokens(text)) or readers.read_statistics(toks) and any(
-            toks.find(p) is not None for p in SAME_PERIOD))  # the old model's data ask, or its 'highest it got that year'
-        state = None if deferred else state  # what it asked is unknown here
-        for reading in readings or []:
-            if isinstance(reading, Request):
-                state = reading
+        deferred = readings is None and (deferred or bool(readers.read_series(toks := readers.tokens(text)) or readers.read_statistics(
+            toks) and any(toks.find(p) is not None for p in SAME_PERIOD)))  # the old model's data ask (or a follow-up of one)
+        answered = [reading for reading in readings or [] if isinstance(reading, Request)]
+        state = None if deferred else answered[-1] if answered else state  # a deferred turn: what it asked is unknown here
     return state, deferred
 
 
@@ -69,8 +67,10 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
     if readings is None and declined and (state is None and f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) or bare):
         return Turn.declined(f"{unanswered}: ask it in full")
-    if readings is None and state and state.stat() in (Statistic.MIN, Statistic.MAX) and set(words) - IGNORED <= {"which", "day", "date", "?"}:
-        return Turn([state], state)  # 'and when?', 'on which day?' after a high or a low: its answer names the day
+    when = set(words) & {"when", "day", "date"} and set(words) - IGNORED <= {"which", "day", "date", "?"}  # 'and when?', 'on which day?'
+    if readings is None and not deferred and when:
+        if state is None or state.stat() in (Statistic.MIN, Statistic.MAX):  # after a high or a low: its answer names the day
+            return Turn([state], state) if state else Turn.declined(f"'{latest.strip()}' asks about a figure whose request I can't see")
     if readings is None:
         return Turn(None, None)
     builds_on = state if state is not None and readings != fresh else None
