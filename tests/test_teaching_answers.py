@@ -9,7 +9,7 @@ import pytest
 from teaching_harness import converse, fast_workspace, fresh_cases, judge, offline_model, workspace_in
 from test_teaching import frame
 
-from flawedcode.models.teaching.conversation import read_turn
+from flawedcode.models.teaching.conversation import read_turn, unseen_base
 
 END_TO_END = ["qualifier-01", "two-asks-04", "relative-01", "after-decline-05",
               "trap-03"]
@@ -285,6 +285,14 @@ def test_on_which_day_with_no_request_in_view_is_declined():
     assert read_turn("on which day?", ["I meant the min"]).readings[0].reason.startswith("'on which day?' asks about a figure")
     assert read_turn("and when?", ["max sofr in 2024"]).readings[0].stat().value == "max"
     assert read_turn("and the date of it?", ["average 10y", "and its max?"]).readings is None
+
+
+@pytest.mark.parametrize("ask", ["on how many days that month was it above 4.75%?", "and in percent?", "what about the 30y on that day"])
+def test_a_follow_up_whose_request_was_summarized_away_is_declined(ask):
+    """The maintainers' register set (v3, p3_sess_corrections): with the earlier requests gone into a digest, 'on how many days
+    that month was it above 4.75%?' was read by the older rules as a count of repo_public's is_month_end flag over all the data
+    (0 of 500 days). The check read follow-ups against a request over all the data, which this package leaves to them."""
+    assert unseen_base(ask) is not None and unseen_base("what did I ask first?") is None
 
 
 def test_a_day_written_in_words_then_a_unit_asked_in_a_follow_up(tmp_path):

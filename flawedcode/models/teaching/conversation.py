@@ -15,7 +15,7 @@ from functools import cache
 from flawedcode.formats import GOAL_LINE
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import PeriodProblem, knowledge
-from flawedcode.models.teaching.request import Decline, Granularity, Request, Series, Slot, Statistic
+from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Request, Series, Slot, Statistic
 from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, describe, read_ask, read_message
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
@@ -71,22 +71,20 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if readings is None and not deferred and when:
         if state is None or state.stat() in (Statistic.MIN, Statistic.MAX):  # after a high or a low: its answer names the day
             return Turn([state], state) if state else Turn.declined(f"'{latest.strip()}' asks about a figure whose request I can't see")
-    if readings is None:
-        return Turn(None, None)
     builds_on = state if state is not None and readings != fresh else None
-    if builds_on is not None and deferred:
-        return Turn(None, None)  # a follow-up of a turn the old model answered: it knows what that turn asked
-    if all(isinstance(reading, Decline) and not reading.reason for reading in readings):
-        return Turn(None, None)  # words not read here: the old model may know them (bench_teaching_fallbacks.py)
+    if readings is None or builds_on is not None and deferred or all(isinstance(r, Decline) and not r.reason for r in readings):
+        return Turn(None, None)  # the old model answers: nothing read here, a follow-up of a turn it answered (it knows what that turn
+        # asked), or words not read here that it may know (bench_teaching_fallbacks.py)
     return Turn(readings, builds_on)
 
 
 def _instead(words: list[str], declined: str) -> Turn | None:
     """'fine, use sofr instead' after the declined 'average libor in q1 2024' (a series not in the catalog): that request with this series."""
     before = read_message(declined, probe := _probe())
-    if not before or not isinstance(before[0], Decline) or before[0].understood.series != probe.series:
-        return None  # the declined request named a series of the catalog
-    reading = read_ask(readers.Tokens(list(words)), base := before[0].understood, follow_up=True)
+    base = before[0].understood if before and isinstance(before[0], Decline) else None
+    if base is None or base.series != probe.series or base.period == probe.period:
+        return None  # the declined request named a series of the catalog, or no period of its own
+    reading = read_ask(readers.Tokens(list(words)), base, follow_up=True)
     return Turn([reading], replace(base, series=())) if isinstance(reading, Request) and reading.series != probe.series else None
 
 
@@ -122,9 +120,10 @@ def requests_named(summary: str) -> list[str]:
 
 @cache
 def _probe() -> Request:
-    """A request on the catalog's first column: would a message be read as a follow-up of some answered request?"""
-    column = knowledge().columns[0]
-    return Request(series=(Series(column.frame, column.name),), statistic=Slot(Statistic.MEAN), period=_all_data(column.frame))
+    """A request on a column in percent over its data, as if written: would a message be read as a follow-up of some answered request?"""
+    column = next(column for column in knowledge().columns if column.unit == "percent")
+    return Request(series=(Series(column.frame, column.name, column.unit),), statistic=Slot(Statistic.MEAN),
+                   period=replace(_all_data(column.frame), anchor=Anchor.WRITTEN))
 
 
 def unseen_base(latest: str) -> Decline | None:
