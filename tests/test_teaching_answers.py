@@ -295,6 +295,16 @@ def test_a_follow_up_whose_request_was_summarized_away_is_declined(ask):
     assert unseen_base(ask) is not None and unseen_base("what did I ask first?") is None
 
 
+def test_docs_shown_for_a_data_question_answer_nothing_a_follow_up_can_build_on(tmp_path):
+    """The maintainers' register set (p3_sess_tenors): after 'so what's the spread between them in bp?' got the docs, 'and one year
+    later?' gave the 2-year on 2024-12-31 (4.28, not the spread) and 'the 30y on that day' the 30-year a year too early."""
+    replies = converse(offline_model(), ["10y yield on the last trading day of 2023?", "same but for the 2-year",
+                                         "so what's the spread between them in bp?", "and one year later?",
+                                         "what about the 30y on that day"], fast_workspace(tmp_path))
+    assert replies[3].startswith("I can't answer that: 'and one year later?' builds on your last request"), replies[3]
+    assert replies[4].startswith("I can't answer that: 'what about the 30y on that day' builds on"), replies[4]
+
+
 def test_a_day_written_in_words_then_a_unit_asked_in_a_follow_up(tmp_path):
     """Fresh sessions (nonnative-03): 'the day 2 of May 2024' left 'day' unread (the older rules loaded the row), and 'In
     millions of dollar, please' repeated the $bn figure without saying the unit was not used."""

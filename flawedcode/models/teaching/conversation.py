@@ -14,8 +14,8 @@ from functools import cache
 
 from flawedcode.formats import GOAL_LINE
 from flawedcode.models.teaching import readers
-from flawedcode.models.teaching.readers import PeriodProblem, knowledge
-from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Request, Series, Slot, Statistic
+from flawedcode.models.teaching.readers import knowledge
+from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Period, Request, Series, Slot, Statistic
 from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, describe, read_ask, read_message
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
@@ -100,7 +100,7 @@ def _taken_from(declined: str, latest: str, state: Request | None) -> str | None
         return f"it names {series.name}"
     refers = next((p for p in SAME_PERIOD if said.find(p) is not None), None)
     width = next((g for g in Granularity if refers and g.value in refers), None)
-    if refers and period and (width is None or isinstance(period, PeriodProblem) or getattr(period, "granularity", None) is width):
+    if refers and period and (width is None or not isinstance(period, Period) or period.granularity is width):  # a problem or a shift: any
         return f"'{refers}' is its period"
     return None
 

@@ -60,9 +60,10 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
 
 
 def declined(visible: list[BaseMessage], index: int) -> bool:
-    """The reply to request ``index`` declined it, whichever rules wrote it: a declined turn never becomes the state."""
+    """The reply to request ``index`` declined it (or showed docs it did not ask for), whichever rules wrote it: never the state."""
     replies = [m.text for m in takewhile(lambda m: not isinstance(m, HumanMessage), visible[index + 1:]) if isinstance(m, AIMessage) and m.text]
-    return bool(replies) and (replies[-1].startswith(DECLINED) or any(phrase in replies[-1] for phrase in NO_ROW))
+    docs = replies and replies[-1].startswith(("Docs from", "From the saved docs")) and "doc" not in visible[index].text.lower()
+    return bool(replies) and (replies[-1].startswith(DECLINED) or any(phrase in replies[-1] for phrase in NO_ROW) or bool(docs))
 
 
 def _is_request(message: BaseMessage) -> bool:
