@@ -305,6 +305,13 @@ def test_docs_shown_for_a_data_question_answer_nothing_a_follow_up_can_build_on(
     assert replies[4].startswith("I can't answer that: 'what about the 30y on that day' builds on"), replies[4]
 
 
+def test_a_period_named_with_a_possessive_is_that_period():
+    """Red-team sessions (v3): "what about that month's max?" left "month's" unread, so it went to the older rules, and under v3's
+    digest the chain after it ended in the minimum of all SOFR's data for 'on which day?'."""
+    turn = read_turn("what about that month's max?", ["average EFFR in March 2024", "and in yen?"])
+    assert turn.readings[0].stat().value == "max" and str(turn.readings[0].period.first) == "2024-03-01", turn
+
+
 def test_a_day_written_in_words_then_a_unit_asked_in_a_follow_up(tmp_path):
     """Fresh sessions (nonnative-03): 'the day 2 of May 2024' left 'day' unread (the older rules loaded the row), and 'In
     millions of dollar, please' repeated the $bn figure without saying the unit was not used."""

@@ -32,7 +32,7 @@ TYPO_SCORE = 84
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name} | {
     name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 ORDINALS = WORDS["ordinals"]
-SEPARATORS = {"?", ";"}
+SEPARATORS, PERIOD_UNITS = {"?", ";"}, {"day", "week", "month", "quarter", "year"}
 ALIASES = [(re.compile(rf"(?<![\w/-]){re.escape(alias)}(?![\w/-])"), target) for alias, target in WORDS["aliases"].items()]  # 'take-up,'
 
 
@@ -73,7 +73,7 @@ def tokens(text: str) -> Tokens:
     raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
     words: list[str] = []
     for word in raw:
-        word = word.removesuffix("'s") if word.endswith("'s") and word[:-2] in knowledge().series_words else word
+        word = word.removesuffix("'s") if word.endswith("'s") and word[:-2] in knowledge().series_words | PERIOD_UNITS else word  # "that month's"
         head, _, tail = word.partition("-")
         if head in WORDS["numbers"] and tail in WORDS["tenors"]:
             word = f"{WORDS['numbers'][head]}{tail}"
