@@ -53,7 +53,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if declined and fresh is None and (instead := _instead(words, declined)) is not None:
         return instead
     unanswered = f"'{latest.strip()}' builds on your last request, which I could not answer"
-    if declined and (taken := _taken_from(declined, latest, state)):  # 'and effr that day?' after a holiday: never an older day
+    if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
         return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
     if not earlier_requests and (refers := next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)):
@@ -88,14 +88,14 @@ def _instead(words: list[str], declined: str) -> Turn | None:
     return Turn([reading], replace(base, series=())) if isinstance(reading, Request) and reading.series != probe.series else None
 
 
-def _taken_from(declined: str, latest: str, state: Request | None) -> str | None:
+def _taken_from(declined: str, words: list[str], state: Request | None) -> str | None:
     """What a follow-up would take from the declined request just before it: its series (none named now) or its period ('that day',
     'the same period' of the period's width). An older request's would be a different question."""
-    toks, said = readers.Tokens(readers.tokens(declined).words), readers.tokens(latest)
+    toks, said = readers.Tokens(readers.tokens(declined).words), readers.Tokens(list(words))  # the latest, tokenized once by read_turn
     period, _ = _read_period(toks, None), readers.read_statistics(toks)  # 'average' is a statistic here, never sofr.average_30d
     series = readers.read_series(toks)
-    asks = any(read(readers.tokens(latest)) for read in (readers.read_statistics, readers.read_unit, lambda t: _read_period(t, None))
-               ) or f"{' '.join(said.words[:2])} ".startswith(FOLLOW_UP)  # 'then the last day of February', not 'what is in memory?'
+    asks = any(read(readers.Tokens(list(words))) for read in (readers.read_statistics, readers.read_unit, lambda t: _read_period(t, None))
+               ) or f"{' '.join(words[:2])} ".startswith(FOLLOW_UP)  # 'then the last day of February', not 'what is in memory?'
     if series and asks and not readers.read_series(said) and (not state or series.name not in {s.name for s in state.series}):
         return f"it names {series.name}"
     refers = next((p for p in SAME_PERIOD if said.find(p) is not None), None)
