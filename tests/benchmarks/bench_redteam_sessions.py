@@ -8,6 +8,7 @@ hand between two turns (flawedcode chat, fed one line at a time, the edit made b
     .venv/bin/python tests/benchmarks/bench_redteam_sessions.py --agents v2,v3 --out /tmp/rs
     .venv/bin/python tests/benchmarks/bench_redteam_sessions.py --agents v2 --model offline:4096 --tasks rs_long_small_window
     .venv/bin/python tests/benchmarks/bench_redteam_sessions.py --repl --agents v2,v3 --out /tmp/rs
+    .venv/bin/python tests/benchmarks/bench_redteam_sessions.py --file tests/corpora/redteam_chats.yaml --out /tmp/rc
 
 Truths: the `#` comments beside each step in the YAML (pandas on the parquet files; the demo project run
 before and after the one-line fix). For the REPL session, ``REPL_TRUTHS`` below.
@@ -71,8 +72,8 @@ def turn_calls(out: Path, record: dict) -> list[list[str]]:
     return calls
 
 
-def print_runs(out: Path) -> None:
-    tasks = {task["name"]: task for task in yaml.safe_load(SESSIONS.read_text())["tasks"]}
+def print_runs(out: Path, sessions_file: Path = SESSIONS) -> None:
+    tasks = {task["name"]: task for task in yaml.safe_load(sessions_file.read_text())["tasks"]}
     for line in (out / "runs.jsonl").read_text().splitlines():
         record = json.loads(line)
         steps = [step if isinstance(step, dict) else {"say": step} for step in tasks[record["task"]]["steps"]]
@@ -87,10 +88,10 @@ def print_runs(out: Path) -> None:
                 print("    CHECK", "PASS" if check["passed"] else "FAIL", check["kind"], check["expected"])
 
 
-def run_bench(agents: str, model: str | None, tasks: list[str] | None, out: Path) -> None:
-    sessions = SESSIONS
+def run_bench(agents: str, model: str | None, tasks: list[str] | None, out: Path, sessions_file: Path = SESSIONS) -> None:
+    sessions = sessions_file
     if tasks:
-        document = yaml.safe_load(SESSIONS.read_text())
+        document = yaml.safe_load(sessions_file.read_text())
         document["tasks"] = [task for task in document["tasks"] if task["name"] in tasks]
         sessions = out / "sessions.yaml"
         out.mkdir(parents=True, exist_ok=True)
@@ -98,7 +99,7 @@ def run_bench(agents: str, model: str | None, tasks: list[str] | None, out: Path
     command = [sys.executable, "-m", "flawedcode", "bench", "--tasks-file", str(sessions), "--agents", agents,
                "--runs", "1", "--no-resume", "--out", str(out)]
     subprocess.run(command + (["--model", model] if model else []), check=True, stdout=subprocess.DEVNULL)
-    print_runs(out)
+    print_runs(out, sessions_file)
 
 
 def run_repl(agent: str, model: str, out: Path) -> None:
@@ -133,6 +134,7 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="e.g. offline:4096 (default: the bench's)")
     parser.add_argument("--tasks", default=None, help="comma-separated session names (default: all)")
     parser.add_argument("--out", default=None)
+    parser.add_argument("--file", type=Path, default=SESSIONS, help="the sessions YAML (default: tests/corpora/redteam_sessions.yaml)")
     parser.add_argument("--repl", action="store_true", help="run the hand-fix session through flawedcode chat")
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="redteam-sessions-")).resolve()
@@ -141,7 +143,7 @@ def main() -> None:
         for agent in args.agents.split(","):
             run_repl(agent, args.model or "offline", out)
     else:
-        run_bench(args.agents, args.model, args.tasks.split(",") if args.tasks else None, out / "bench")
+        run_bench(args.agents, args.model, args.tasks.split(",") if args.tasks else None, out / "bench", args.file.resolve())
 
 
 if __name__ == "__main__":
