@@ -46,7 +46,7 @@ from flawedcode.models.teaching import offered, seen, summary, workspace
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.models.teaching.answers import decline_text
 from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, tokens
-from flawedcode.models.teaching.request import Decline
+from flawedcode.models.teaching.request import Decline, Intent
 from flawedcode.models.teaching.router import read_ask, unread_phrases
 from flawedcode.tokens import TokenCounter, count_text
 
@@ -221,7 +221,7 @@ class OfflineModel(BaseChatModel):
         asked = workspace.read_ask(text, visible[:latest])  # the demo project's asks, follow-ups too (teaching/workspace.py)
         tasks = [Task("workspace", detail={"ask": asked})] if asked else self.own_tools(text, context, tool_schemas) or plan(text, context)
         kinds = {task.kind for task in tasks} | {step.intent for task in tasks if task.kind == "calls" for step in task.steps}
-        if kinds & TOOL_KINDS and (decline := data_question(text)) is not None:
+        if kinds & TOOL_KINDS and not (asked and asked.kind is Intent.TEST_FIND) and (decline := data_question(text)) is not None:
             return decline, []  # 'how many days passed ...', 'search for the highest sofr volume in 2024': never the tests or a file search
         made = tool_results_after(visible, latest)
         loaders = offered.loaders(tool_schemas)  # a deferred tool is loaded before use (teaching/offered.py)

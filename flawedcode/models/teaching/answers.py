@@ -58,8 +58,7 @@ def figures_in(output: str) -> dict | None:
 
 
 def answer(request: Request, output: str) -> str:
-    found = figures_in(output)
-    series = request.series[0]
+    found, series = figures_in(output), request.series[0]
     if found is None:
         first = next((line for line in output.splitlines() if line.strip() and not line.startswith("#")), "no output")
         return f"I could not compute the {describe(request)}: my script did not print its figures ({first[:200]})."
@@ -132,8 +131,7 @@ def _one(request: Request, name: str, found: dict) -> str:
     label = {"std": "standard deviation"}.get(name, name.replace("_", " "))
     if value is None:
         return f"{label}: none (too few values)"
-    series = request.series[0]
-    unit = request.unit.value if request.unit else None
+    series, unit = request.series[0], request.unit.value if request.unit else None
     factor = FACTORS.get((series.unit, unit), 1) if unit else 1
     decimals = request.decimals if request.decimals is not None else (6 if unit is Unit.DECIMAL else 4)
     shown = f"{value * factor:{'+' if name in SIGNED else ''}.{decimals}f}" + "%" * (name == "percent_change" and unit is None)
@@ -152,8 +150,7 @@ def decline_text(decline: Decline) -> str:
         return f"I can't answer that: {decline.reason}."
     if decline.reason:
         return f"I read this as the {understood}, but I can't answer it: {decline.reason}."
-    words = ", ".join(f"'{word}'" for word in decline.unused)
-    it = "it" if len(decline.unused) == 1 else "them"
+    words, it = ", ".join(f"'{word}'" for word in decline.unused), "it" if len(decline.unused) == 1 else "them"
     return (f"I read this as the {understood}, but I could not use {words}: I read no column, date, statistic or "
             f"condition of the catalog from {it}, and without {it} I would be answering a different question, so I "
             f"computed nothing. Rephrase without {it}, or ask me for the docs.")

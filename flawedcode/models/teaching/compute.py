@@ -42,11 +42,10 @@ def rows(path: str, columns: list[str], date_column: str) -> list[dict]:
 
 
 def figures(spec: dict) -> dict:
-    extra = [spec["weight"]] if spec.get("weight") else []
-    rows_read = rows(spec["path"], list(dict.fromkeys([spec["column"], *extra])), spec.get("date_column", "date"))
-    rows_read = [row for row in rows_read if row[spec["column"]] is not None]
+    columns = list(dict.fromkeys([spec["column"], *([spec["weight"]] if spec.get("weight") else [])]))
+    rows_read = [row for row in rows(spec["path"], columns, spec.get("date_column", "date")) if row[spec["column"]] is not None]
     values = [(row["date"], float(row[spec["column"]])) for row in rows_read]
-    weights = {row["date"]: float(row[spec["weight"]] or 0) for row in rows_read} if extra else {}
+    weights = {row["date"]: float(row[spec["weight"]] or 0) for row in rows_read} if spec.get("weight") else {}
     result: dict = {"data_first": values[0][0], "data_last": values[-1][0]}
     if spec.get("transform") == "daily_change":
         values = [(day, value - before) for (_, before), (day, value) in zip(values, values[1:])]
@@ -54,9 +53,8 @@ def figures(spec: dict) -> dict:
     if spec.get("trading_days"):
         inside = inside[:spec["trading_days"]] if spec.get("from_start") else inside[-spec["trading_days"]:]
     if not inside:
-        before = [pair for pair in values if pair[0] < spec["first"]][-1:]
-        after = [pair for pair in values if pair[0] > spec["last"]][:1]
-        return result | {"count": 0, "nearest": before + after}
+        nearest = [pair for pair in values if pair[0] < spec["first"]][-1:] + [pair for pair in values if pair[0] > spec["last"]][:1]
+        return result | {"count": 0, "nearest": nearest}
     result |= {"first": inside[0][0], "last": inside[-1][0], "count": len(inside)}
     if spec.get("condition"):
         comparison, threshold = spec["condition"]
@@ -76,10 +74,8 @@ def _one(name: str, inside: list[tuple[str, float]], values: list[tuple[str, flo
     if name in ("min", "max"):
         day, value = (min if name == "min" else max)(inside, key=lambda pair: pair[1])
         return {name: value, f"{name}_date": day}
-    if name in ("latest", "value"):
-        return {name: numbers[-1], f"{name}_date": inside[-1][0]}
-    if name == "first":
-        return {name: numbers[0], "first_date": inside[0][0]}
+    if name in ("latest", "value", "first"):  # with its day
+        return {name: inside[0 if name == "first" else -1][1], f"{name}_date": inside[0 if name == "first" else -1][0]}
     simple = {"mean": statistics.fmean, "median": statistics.median, "sum": math.fsum,
               "std": lambda xs: statistics.stdev(xs) if len(xs) > 1 else None,
               "range": lambda xs: max(xs) - min(xs), "change": lambda xs: xs[-1] - xs[0],

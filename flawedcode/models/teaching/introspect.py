@@ -49,8 +49,7 @@ def answer(kind: str, seen: Seen) -> str:
         stubs = [m.text.strip().splitlines()[0] for m in earlier if isinstance(m, ToolMessage) and m.text.lstrip().startswith(STUB_PREFIX)]
         listed = "\n".join(f"- {stub.strip().removeprefix(STUB_PREFIX).rstrip(']')}" for stub in stubs)
         return SAY["stubs"].format(count=len(stubs), s="s" * (len(stubs) > 1), were="were" if len(stubs) > 1 else "was", listed=listed,
-                                   seen=told) if stubs \
-            else SAY["no_stub"].format(seen=told)
+                                   seen=told) if stubs else SAY["no_stub"].format(seen=told)
     if kind == "archived":
         named = [path for m in earlier if m.text.startswith((SUMMARY_PREFIX, COMPACTED_PREFIX)) or ARCHIVE_LINE in m.text
                  for path in ARCHIVE_FILE.findall(m.text)]

@@ -147,8 +147,7 @@ def in_view(earlier: list[BaseMessage]) -> list[tuple[str, str]]:
 
 
 def next_item(earlier: list[BaseMessage], plan_tool: tuple[str, dict[str, Any]] | None) -> Work:
-    todos = in_view(earlier)
-    if not todos:
+    if not (todos := in_view(earlier)):
         return Work(say=SAY["no_plan_next"])
     current = next((i for i, (_, state) in enumerate(todos) if "progress" in state),
                    next((i for i, (_, state) in enumerate(todos) if state not in DONE), None))

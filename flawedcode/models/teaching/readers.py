@@ -237,11 +237,9 @@ def read_statistics(toks: Tokens) -> tuple[Slot, ...]:
 
 
 def read_unit(toks: Tokens) -> Slot | None:
-    found = read_phrase(toks, WORDS["units"])
-    if not found:
+    if not (found := read_phrase(toks, WORDS["units"])):
         return None
-    words = found[1]
-    first = min(i for i in toks.used if toks.words[i] == words[0])
+    words, first = found[1], min(i for i in toks.used if toks.words[i] == found[1][0])
     if first > 0 and toks.words[first - 1] in ("in", "as") and first - 1 not in toks.used:
         words = toks.take([first - 1]) + words
     return Slot(Unit(found[0]), words)
@@ -250,8 +248,7 @@ def read_unit(toks: Tokens) -> Slot | None:
 def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
     if (at := toks.find("decimal places")) is not None and at > 0 and toks.words[at - 1].isdigit():
         return int(toks.words[at - 1]), toks.take(range(at - 1, at + 2))
-    found = read_phrase(toks, WORDS["rounding"])
-    if found:
+    if found := read_phrase(toks, WORDS["rounding"]):
         extra = [i for i in toks.free() if toks.words[i] in ("to", "a", "the", "nearest", "rounded", "round")]
         return int(found[0]), found[1] + toks.take(extra)
     return None
@@ -262,8 +259,7 @@ def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
 
 def number_of(word: str) -> tuple[float, Unit | None] | None:
     """'5.3%' -> (5.3, PERCENT); '$900bn' -> (900, BILLIONS); '-25bp' -> (-25, BP); '2,000' -> (2000, None)."""
-    match = re.fullmatch(r"(-?)\$?(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)
-    if not match:
+    if not (match := re.fullmatch(r"(-?)\$?(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)):
         return None
     unit = {"%": Unit.PERCENT, "bp": Unit.BP, "bn": Unit.BILLIONS, "tn": Unit.TRILLIONS}.get(match[3] or "")
     return float(match[1] + match[2].replace(",", "")), unit
@@ -386,12 +382,8 @@ def read_holidays(toks: Tokens) -> list[Period]:
 
     found = []
     for name, rule in sorted(WORDS["holidays"].items(), key=lambda item: -len(item[0])):
-        at = toks.find(name)
-        if at is None:
-            continue
-        end = at + len(name.split())
-        year = _year(toks.words[end]) if end < len(toks.words) else None
-        if year is None:
+        end = at + len(name.split()) if (at := toks.find(name)) is not None else len(toks.words)
+        if (year := _year(toks.words[end]) if end < len(toks.words) else None) is None:
             continue
         holiday = next((r for r in USFederalHolidayCalendar.rules if r.name == rule), None)  # a rule's name, or a fixed month-day
         day = holiday.dates(date(year, 1, 1), date(year, 12, 31))[0].date() if holiday else date(year, int(rule[:2]), int(rule[3:]))
@@ -470,11 +462,9 @@ def read_trading_days(toks: Tokens) -> tuple[int, bool, tuple[str, ...]] | None:
         word = toks.words[i]
         if word not in ("last", "first", "past", "final") or i + 2 >= len(toks.words):
             continue
-        count = toks.words[i + 1]
-        count_value = int(count) if count.isdigit() else WORDS["numbers"].get(count)
-        rest = toks.words[i + 2:i + 4]
-        if count_value and rest[:2] == ["trading", "days"]:  # 'the last 5 days of march': the old model's rows
-            return int(count_value), word == "first", toks.take(range(i, i + 4))
+        count = int(toks.words[i + 1]) if toks.words[i + 1].isdigit() else WORDS["numbers"].get(toks.words[i + 1])
+        if count and toks.words[i + 2:i + 4] == ["trading", "days"]:  # 'the last 5 days of march': the old model's rows
+            return int(count), word == "first", toks.take(range(i, i + 4))
     return None
 
 
@@ -487,9 +477,7 @@ def read_shift(toks: Tokens) -> Shift | None:
             return Shift(direction, "trading_day", toks.take(range(i, i + (2 if after[0] == "day" else 3))))  # 'the previous business day'
         if direction is None or i == 0:
             continue
-        unit_word = toks.words[i - 1]
-        unit = unit_word.removesuffix("s") if unit_word.removesuffix("s") in ("day", "week", "month", "year") else None
-        if unit is None:
+        if (unit := toks.words[i - 1].removesuffix("s")) not in ("day", "week", "month", "year"):
             continue
         count_word = toks.words[i - 2] if i >= 2 else ""
         if count_word.isdigit() or count_word in WORDS["numbers"]:

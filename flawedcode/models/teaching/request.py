@@ -26,13 +26,9 @@ class Intent(Enum):
     FILE_ROWS = "file_rows"  # how many rows a file has
     TEST_RUN = "test_run"  # how the tests went: which failed, how many passed
     TEST_WHY = "test_why"  # why a named test fails
+    TEST_FIND = "test_find"  # which test is about something (by the test files' own names), and whether it passed
     FUNCTION_WRONG = "function_wrong"  # which function is wrong
     SCRIPT_OUTPUT = "script_output"  # what a script prints, as it is or with one function changed
-    CONTEXT = "context"  # its own window, offloads, archive, tool calls
-    GOAL = "goal"  # the user's goal, stated or asked back
-    NOTE = "note"  # remember this / what did I tell you
-    SUMMARY = "summary"  # summarize the conversation
-    HELP = "help"  # what can you do
 
 
 class Statistic(Enum):

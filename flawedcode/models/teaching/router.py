@@ -46,8 +46,7 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
             readings.append(Decline(Request(), (), "it builds on the ask before it, which I could not read"))
             continue
         base = earlier if number == 0 or not readings else readings[-1]
-        reading = read_ask(Tokens(words), base, follow_up=number > 0)
-        if reading is None:
+        if (reading := read_ask(Tokens(words), base, follow_up=number > 0)) is None:
             return None
         readings += reading if isinstance(reading, list) else [reading]
     return readings or None
@@ -186,8 +185,7 @@ def _read_period(toks: Tokens, default_year: int | None) -> Period | PeriodProbl
     shift = readers.read_shift(toks)
     spans = readers.read_spans(toks, default_year)
     found += readers.read_end_of(toks, spans, days)
-    problems = [p for p in found if isinstance(p, PeriodProblem)]
-    if problems:
+    if problems := [p for p in found if isinstance(p, PeriodProblem)]:
         return problems[0]
     periods = _distinct([p for p in found if isinstance(p, Period)])
     if len(periods) == 2 and (year := next((p for p in periods if p.granularity is Granularity.YEAR), None)) and (inner := next(
@@ -303,8 +301,7 @@ def _left_to_the_old_model(request: Request) -> bool:
         return True  # a change or a move on one day
     if request.condition is not None and stat not in (Statistic.COUNT, Statistic.FIRST_DATE):
         return True  # 'the mean sofr in 2024 when it was above 5.3%': a condition on the rows
-    unit = request.unit.value if request.unit else None
-    series = request.series[0] if request.series else None
+    unit, series = request.unit.value if request.unit else None, request.series[0] if request.series else None
     return bool(series and unit and (series.unit, unit) not in FACTORS and stat is not Statistic.COUNT)
 
 

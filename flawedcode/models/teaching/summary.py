@@ -56,8 +56,7 @@ def reply(visible: list[BaseMessage], latest: int) -> str | None:
         return write(rendered(text))  # not cut to a length it names: see the module docstring
     if not words_in(instruction, WORDS["summary"]["about"]):
         return None
-    earlier = visible[:latest]
-    if not earlier:
+    if not (earlier := visible[:latest]):
         return SAY["nothing_to_summarize"]
     summary = write([said(m) for m in chosen(earlier, instruction)])
     if words_in(instruction, WORDS["summary"]["goal_kept"]):

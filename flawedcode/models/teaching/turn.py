@@ -29,8 +29,7 @@ Call = tuple[str, dict[str, Any]]
 def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -> tuple[str, list[Call]] | None:
     if TOOL not in tool_names or root is not None:
         return None  # without run_python, or on another catalog than the default one, the old model answers
-    latest = next((i for i in range(len(visible) - 1, -1, -1) if _is_request(visible[i])), None)
-    if latest is None:
+    if (latest := next((i for i in range(len(visible) - 1, -1, -1) if _is_request(visible[i])), None)) is None:
         return None  # no request in view
     earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not declined(visible, i)
                for text in ([m.text] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
@@ -47,8 +46,7 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
             replies.append(answers.decline_text(reading))
             continue
         call = (TOOL, {"code": answers.script(reading, root), "timeout": TIMEOUT_SECONDS})
-        output = results.get(_key(call))
-        if output is None:
+        if (output := results.get(_key(call))) is None:
             return "", [call]
         replies.append(answers.answer(reading, output))
         outputs.append(output)
@@ -76,8 +74,7 @@ def _key(call: Call) -> str:
 
 
 def _results_after(visible: list[BaseMessage], index: int) -> dict[str, str]:
-    calls: dict[str, Call] = {}
-    results: dict[str, str] = {}
+    calls, results = dict[str, Call](), dict[str, str]()
     for message in visible[index + 1:]:
         if isinstance(message, AIMessage):
             calls.update({c["id"]: (c["name"], c["args"]) for c in message.tool_calls if c.get("id")})

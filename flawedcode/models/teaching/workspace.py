@@ -20,9 +20,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Intent
+from flawedcode.models.teaching.seen import FALLBACK_OK, Seen, read_test_run, resolve
 from flawedcode.models.teaching.seen import PAGE as READ_HEADER
-from flawedcode.models.teaching.seen import Seen, read_test_run, resolve
 
 DATA = tomllib.loads(Path(__file__).with_name("workspace.toml").read_text(encoding="utf-8"))
 W, SAY, RUN_TESTS = {name: set(words) for name, words in DATA["words"].items()}, DATA["say"], DATA["scripts"]["run_tests"]
@@ -38,14 +39,14 @@ MAIN, CHANGED = "\nif __name__ == ", "--- with the change:"
 
 @dataclass(frozen=True)
 class WorkspaceAsk:
-    kind: Intent  # TEST_RUN, TEST_WHY, FUNCTION_WRONG, SCRIPT_OUTPUT or FILE_ROWS (request.py's intents)
+    kind: Intent  # TEST_RUN, TEST_WHY, TEST_FIND, FUNCTION_WRONG, SCRIPT_OUTPUT or FILE_ROWS (request.py's intents)
     test: str | None = None  # the test named, or counted among the last run's failing ones ('the second one')
     function: str | None = None  # the function named, or the last one a reply showed ('it', 'that')
     path: str | None = None  # the file named (or the script run last, for 'it')
     words: tuple[str, ...] = ()  # the ask's words: the tests it describes, the output lines or CSV columns it names
     run: str | None = None  # the last test run in view, whole: a follow-up answers from it
     rows: tuple[str, ...] = ()  # 'first', 'last' or both ('what date range'): the CSV rows asked
-    what_if: bool = False  # 'what would it print if it used daily returns': the script run again with one change
+    what_if: bool = False  # 'what would it print if it used daily returns': the script run again with one change (TEST_FIND: 'does it pass?')
     unresolved: bool = False  # 'why is that wrong?' with nothing in view to refer to
 
 
@@ -67,6 +68,11 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
     ask = WorkspaceAsk(Intent.TEST_WHY, test, named[0] if named else None, path, tuple(word for word in words if len(word) > 2), run)
     if test and bag & (W["fail"] | W["why"]):
         return ask
+    topic = tuple(word for word in ask.words if word not in W["not_topic"] | W["fail"] | W["tests"] | W["asking"])  # 'which test checks X'
+    after_tests = results and (results[-1].content == run or str(results[-1].args.get("path", "")).startswith("test_"))
+    other = test or path or bag & (W["why"] | W["wrong"] | W["fix"] | {"many"} | set(knowledge().frame_ids)) or bag & W["fail"] and not topic
+    if (bag & W["find"] and bag & W["tests"] or after_tests and bag & W["them"] and topic) and not other:  # not 'how many tests?', a run
+        return replace(ask, kind=Intent.TEST_FIND, words=topic, what_if=bool(bag & W["fail"]))  # what_if: whether it passed is asked too
     if bag & W["wrong"] and (named or bag & W["which"]):
         return replace(ask, kind=Intent.FUNCTION_WRONG)
     pronoun = any(word in W["one"] and (words[i + 1:] or ["one"])[0] in W["after_one"] for i, word in enumerate(words))  # 'that', not 'that file'
@@ -116,6 +122,9 @@ def next_call(ask: WorkspaceAsk, outputs: list[str]) -> tuple[str, dict] | None:
             changes = ("", f"\n_{f} = {f}\n{f} = lambda first, *args, **kwargs: _{f}({g}(first), *args, **kwargs)\n")[:1 + ask.what_if]
             return "run_python", {"code": DATA["scripts"]["run_script"].format(script=path, changes=changes), "timeout": 60}
         return None
+    if ask.kind is Intent.TEST_FIND:  # the tests' names (a script lists them), then a run when how one went is asked and none is in view
+        return ("run_python", {"code": DATA["scripts"]["list_tests"], "timeout": 60}) if not outputs else ("run_python", {
+            "code": RUN_TESTS, "timeout": 60}) if ask.what_if and not test_run_for(ask, outputs) else None
     outputs = [ask.run, *outputs] if ask.run else outputs
     if not outputs and not ask.unresolved:
         return "run_python", {"code": RUN_TESTS, "timeout": 60}
@@ -130,6 +139,27 @@ def file_and_outputs(ask: WorkspaceAsk, outputs: list[str]) -> tuple[str | None,
     names = [line.split(" (")[0] for line in outputs[0].splitlines()[1:]] if outputs else []
     files = [name for name in names if name.endswith(".csv" if ask.kind is Intent.FILE_ROWS else ".py") and not name.startswith("test")]
     return files[0] if len(files) == 1 else None, outputs[1:]
+
+
+def tests_found(ask: WorkspaceAsk, outputs: list[str]) -> str:
+    """The tests whose names hold the ask's words (all of them when it names none), each with how it went in the last run."""
+    listed, run = re.findall(r"^(\S+\.py)::(test_\w+)$", outputs[0] if outputs else "", re.MULTILINE), test_run_for(ask, outputs)
+    names, report = [name for _, name in listed], read_test_run(run or "")
+    held = {name: [w for w in ask.words if w.rstrip("s") in {part.rstrip("s") for part in name.split("_")[1:]}] for name in names}
+    found, files = [name for name in names if len(held[name]) == len(ask.words)], ", ".join(dict.fromkeys(path for path, _ in listed))
+    lines = [SAY["tests_in"].format(files=files, count=len(names), names=", ".join(names))]
+    if not found:
+        return f"{SAY['none_found'].format(words=repr(' '.join(ask.words)))} {lines[0]}" if names else SAY["no_tests"]
+    if ask.words:
+        lines = [SAY["found"].format(s="s" * (len(found) > 1), verb="" if len(found) > 1 else "s", names=", ".join(found), words=repr(" ".join(
+            ask.words)))]
+    failed, passed = {test.split("::")[-1] for test in report.failing}, set(names) if report.summary else set(FALLBACK_OK.findall(run or ""))
+    return "\n".join(lines + [SAY["status"].format(when="earlier in our conversation" if ask.run else "I just made", name=name, how=SAY[
+        "statuses"][1 if name in failed else 0 if name in passed else 2]) for name in found if report.known])
+
+
+def test_run_for(ask: WorkspaceAsk, outputs: list[str]) -> str | None:
+    return ask.run or next((output for output in outputs[1:] if read_test_run(output).known), None)
 
 
 def failing_sections(output: str) -> dict[str, str]:
@@ -193,6 +223,8 @@ def change_of(ask: WorkspaceAsk, source: str) -> tuple[str, str] | None:
 
 def answer(ask: WorkspaceAsk, outputs: list[str]) -> str:
     """The reply, from the outputs only."""
+    if ask.kind is Intent.TEST_FIND:
+        return tests_found(ask, outputs)
     if ask.kind in (Intent.FILE_ROWS, Intent.SCRIPT_OUTPUT):
         return (count_rows if ask.kind is Intent.FILE_ROWS else script_output)(ask, *file_and_outputs(ask, outputs))
     outputs = [ask.run, *outputs] if ask.run else outputs
