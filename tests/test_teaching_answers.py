@@ -368,3 +368,27 @@ def test_a_series_alone_after_a_declined_request_that_named_periods_is_declined(
     replies = converse(offline_model(), ["how far did the 10 year fall between Q4 2023 and Q4 2024, in bp?",
                                          "ok what about libor over the same quarters", "fine, sofr then"], fast_workspace(tmp_path))
     assert replies[2].startswith("I can't answer that: 'fine, sofr then' builds on your last request"), replies[2]
+
+
+def test_a_dictated_request_is_read_with_its_years_percents_and_tickers_said_in_words(tmp_path):
+    """Fresh chats (redteam_chats.yaml, rc_voice_dictation): 'twenty twenty four', 'five percent', 's o f r', 'the twenty year' and
+    'new years eve' were left unread, so the older rules declined 'thank' and then answered a stale request (the 2-year's March mean)."""
+    effr, sofr = frame("effr").loc["2023", "rate"], frame("sofr").loc["2024", "volume_bn"]
+    replies = converse(offline_model(), ["how many days in twenty twenty three was e f f r below five percent",
+                                         "okay thanks um last one the highest s o f r volume in twenty twenty four and which day was that",
+                                         "um what about the twenty year on new years eve twenty twenty three"], fast_workspace(tmp_path))
+    assert f"{(effr < 5).sum()} of {len(effr)} days below 5%" in replies[0], replies[0]
+    assert f"max {sofr.max():.4f} on {sofr.idxmax():%Y-%m-%d}" in replies[1], replies[1]
+    assert replies[2].startswith("yield_curve/treasury_yields has no row for 2023-12-31 (a Sunday)") and "2023-12-29" in replies[2], replies[2]
+
+
+def test_after_a_declined_turn_a_question_that_is_no_data_follow_up_is_not_declined_as_one(tmp_path):
+    """Fresh chats (rc_instructor_live, rc_code_data_switch): 'what was the first question I asked today?' and 'the highest close in
+    data.csv' after a declined ask were declined as building on it; the CSV's statistic then got its line count instead."""
+    replies = converse(offline_model(), ["what's the 3-month bill yield on February 30, 2024 in basis points?",
+                                         "Let's see if it remembers: what was the first question I asked today?",
+                                         "back to the stock: what's the highest close in data.csv and on what date?",
+                                         "and effr that day?"], fast_workspace(tmp_path))
+    assert "February 30, 2024" in replies[1] and "builds on" not in replies[1], replies[1]
+    assert replies[2].startswith("I can't compute a statistic of a CSV file's columns (data.csv)"), replies[2]
+    assert replies[3].startswith("I can't answer that: 'that day' is the period of an earlier request, and I see none I answered"), replies[3]

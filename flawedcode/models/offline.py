@@ -45,7 +45,7 @@ from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.models.teaching import offered, seen, summary, workspace
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.models.teaching.answers import decline_text
-from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, tokens
+from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, read_statistics, tokens
 from flawedcode.models.teaching.request import Decline, Intent
 from flawedcode.models.teaching.router import read_ask, unread_phrases
 from flawedcode.tokens import TokenCounter, count_text
@@ -219,6 +219,10 @@ class OfflineModel(BaseChatModel):
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
         asked = workspace.read_ask(text, visible[:latest])  # the demo project's asks, follow-ups too (teaching/workspace.py)
+        if asked is None and (table := next((path for path in workspace.FILE.findall(text) if path.endswith(".csv")), None)) and \
+                read_statistics(tokens(text)):  # 'the highest close in data.csv': never its line count or header instead
+            return (f"I can't compute a statistic of a CSV file's columns ({table}): my statistics are of the ChartBook catalog's series. "
+                    f"I can count {table}'s rows, show its first or last row, or run Python you write over it."), []
         tasks = [Task("workspace", detail={"ask": asked})] if asked else self.own_tools(text, context, tool_schemas) or plan(text, context)
         kinds = {task.kind for task in tasks} | {step.intent for task in tasks if task.kind == "calls" for step in task.steps}
         if kinds & TOOL_KINDS and not (asked and asked.kind is Intent.TEST_FIND) and (decline := data_question(text)) is not None:

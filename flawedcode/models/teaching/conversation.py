@@ -34,8 +34,7 @@ class Turn:
 
 def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
     """(the last answered request, whether the last turn was left to the old model)."""
-    state: Request | None = None
-    deferred = False
+    state, deferred = None, False  # (Request | None, bool)
     for i, text in enumerate(earlier_requests):
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
@@ -56,8 +55,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
         return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
-    if not earlier_requests and (refers := next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)):
-        return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none: name the period")
+    if state is None and not deferred and (refers := next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)):
+        return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
     readers.read_unit(toks := readers.Tokens(list(words)))  # 'bp' is a unit here, never a spread column
     series = readers.read_series(toks)
     if words[:2] == ["by", "how"] and fresh is None and (state is None or state.stat() not in CHANGES) and series is None:
@@ -91,11 +90,12 @@ def _instead(words: list[str], declined: str) -> Turn | None:
 def _taken_from(declined: str, words: list[str], state: Request | None) -> str | None:
     """What a follow-up would take from the declined request just before it: its series (none named now) or its period ('that day',
     'the same period' of the period's width). An older request's would be a different question."""
+    opener = f"{' '.join(words[:2])} ".startswith(FOLLOW_UP)  # 'and one year later?', 'then the last day of February'
+    if not opener and not any(isinstance(r, Request) or r.reason for r in read_message(" ".join(words), _probe()) or []):
+        return None  # not a data ask even as a follow-up: 'what was the first question I asked?', 'the highest close in data.csv'
     toks, said = readers.Tokens(readers.tokens(declined).words), readers.Tokens(list(words))  # the latest, tokenized once by read_turn
-    period, _ = _read_period(toks, None), readers.read_statistics(toks)  # 'average' is a statistic here, never sofr.average_30d
-    series = readers.read_series(toks)
-    asks = any(read(readers.Tokens(list(words))) for read in (readers.read_statistics, readers.read_unit, lambda t: _read_period(t, None))
-               ) or f"{' '.join(words[:2])} ".startswith(FOLLOW_UP)  # 'then the last day of February', not 'what is in memory?'
+    period, _, series = _read_period(toks, None), readers.read_statistics(toks), readers.read_series(toks)  # 'average': a statistic here
+    asks = opener or any(read(readers.Tokens(list(words))) for read in (readers.read_statistics, readers.read_unit, lambda t: _read_period(t, None)))
     if series and asks and not readers.read_series(said) and (not state or series.name not in {s.name for s in state.series}):
         return f"it names {series.name}"
     refers = next((p for p in SAME_PERIOD if said.find(p) is not None), None)
