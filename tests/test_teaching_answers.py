@@ -392,3 +392,23 @@ def test_after_a_declined_turn_a_question_that_is_no_data_follow_up_is_not_decli
     assert "February 30, 2024" in replies[1] and "builds on" not in replies[1], replies[1]
     assert replies[2].startswith("I can't compute a statistic of a CSV file's columns (data.csv)"), replies[2]
     assert replies[3].startswith("I can't answer that: 'that day' is the period of an earlier request, and I see none I answered"), replies[3]
+
+
+def test_a_correction_with_i_meant_takes_the_period_after_it(tmp_path):
+    """Fresh chats (rc_voice_dictation): 'wait no i said march i meant april' was read as a comparison of March and April by the
+    new reader, and by the older rules as a note ('I can't see that you told me that')."""
+    replies = converse(offline_model(), ["what was the average ten year treasury yield in march 2024", "and the two year same month",
+                                         "wait no i said march i meant april sorry april twenty twenty four"], fast_workspace(tmp_path))
+    april = frame("ty").loc["2024-04", "yield_2y"]
+    assert replies[2].startswith(f"yield_curve/treasury_yields yield_2y (percent), 2024-04-01 to 2024-04-30, {len(april)} values: mean "
+                                 f"{april.mean():.4f}."), replies[2]
+
+
+def test_a_turn_the_older_rules_answered_leaves_the_state_to_them_and_a_decline_says_its_true_reason():
+    """Fresh chats (rc_instructor_live, v3): after 'the median 20-year yield in the second quarter of 2023' (read by the older rules),
+    'how much did the 20-year move over that quarter' was declined as having no answered request; under v3's digests, 'what was sofa on
+    july third' and a follow-up of a declined turn were declined as 'summarized away'."""
+    assert read_turn("how much did the 20-year move over that quarter?", ["the median 20-year yield in Q2 2023 por favor"]).readings is None
+    assert "I could not use 'sofa'" in unseen_base("okay what was sofa on july third 2024").reason
+    assert "builds on your last request, which I could not answer" in unseen_base("and in 2024?", after_declined=True).reason
+    assert "summarized away" in unseen_base("and in 2024?").reason

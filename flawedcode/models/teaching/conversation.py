@@ -38,8 +38,8 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
     for i, text in enumerate(earlier_requests):
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
-        readings = read_message(text, state)
-        deferred = readings is None and (deferred or bool(readers.read_series(toks := readers.tokens(text)) or readers.read_statistics(
+        handed = (readings := read_message(text, state)) is None or all(isinstance(r, Decline) and not r.reason for r in readings)
+        deferred = handed and (deferred or bool(readers.read_series(toks := readers.tokens(text)) or readers.read_statistics(
             toks) and any(toks.find(p) is not None for p in SAME_PERIOD)))  # the old model's data ask (or a follow-up of one)
         answered = [reading for reading in readings or [] if isinstance(reading, Request)]
         state = None if deferred else answered[-1] if answered else state  # a deferred turn: what it asked is unknown here
@@ -126,9 +126,12 @@ def _probe() -> Request:
                    period=replace(_all_data(column.frame), anchor=Anchor.WRITTEN))
 
 
-def unseen_base(latest: str) -> Decline | None:
-    """A follow-up ('and in 2024?') with no answered request in view to build on: declined, never guessed."""
-    if not read_message(latest, _probe()) or read_message(latest, None) is not None:
+def unseen_base(latest: str, after_declined: bool = False) -> Decline | None:
+    """A follow-up ('and in 2024?') with no answered request in view to build on: declined, never guessed, and saying why (a word
+    it could not use, the declined request just before it, or a summary that names no answered request)."""
+    if not (probed := read_message(latest, _probe())) or read_message(latest, None) is not None:
         return None
-    return Decline(Request(), (), f"the request '{latest.strip()}' builds on was summarized away, and the summary names "
-                   "none I answered. Ask it in full (the series, the statistic and the period)")
+    unread = [word for reading in probed if isinstance(reading, Decline) for word in reading.unused]
+    why = f"I could not use {', '.join(map(repr, unread))}" if unread else f"'{latest.strip()}' builds on your last request, which I could not " \
+        "answer" if after_declined else f"the request '{latest.strip()}' builds on was summarized away, and the summary names none I answered"
+    return Decline(Request(), (), f"{why}. Ask it in full (the series, the statistic and the period)")

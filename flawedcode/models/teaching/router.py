@@ -65,14 +65,10 @@ def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
         if word not in CONJUNCTIONS or i == 0 or "between" in chunk[max(0, i - 6):i]:
             continue
         left, right = chunk[:i], chunk[i + 1:]
-        if readers.read_series(Tokens(left)) and _names_something(right):
+        if readers.read_series(Tokens(left)) and any(read(Tokens(list(right))) for read in (readers.read_shift, readers.read_statistic,
+                                                                                            readers.read_series)):  # names its own
             return [left, *_split_at_conjunction(right)]
     return [chunk]
-
-
-def _names_something(words: list[str]) -> bool:
-    toks = Tokens(list(words))
-    return bool(readers.read_shift(toks) or readers.read_statistic(toks) or readers.read_series(toks))
 
 
 # ----------------------------------------------------------------------------- one ask
@@ -86,6 +82,9 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     used, period = set(toks.used), _read_period(toks, default_year)
     if isinstance(period, PeriodProblem) and len(years := {y for w in toks.words if (y := readers._year(w))} - {default_year}) == 1:
         period = _read_period(toks := Tokens(toks.words, used), years.pop())  # 'I meant 2023, the last trading day of June': again
+    if (isinstance(period, tuple) or isinstance(period, PeriodProblem) and not period.definite) and "meant" in toks.words:  # the later one
+        said = set(range(max(i for i, word in enumerate(toks.words) if word == "meant") + 1))  # 'i said march i meant april'
+        period = _read_period(toks := Tokens(toks.words, used | said), default_year)
     period, second = period if isinstance(period, tuple) else (period, None)
     if second:  # 'fall', 'vs': what the change between the two periods answers
         toks.take([i for i in toks.free() if toks.words[i] in WORDS["between_periods"]["words"]])
@@ -143,11 +142,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     return [reading, check(replace(reading, period=second))] if second and isinstance(reading, Request) else reading
 
 
-def _take_phrases(toks: Tokens, phrases: list[str]) -> tuple[str, ...]:
-    for phrase in sorted(phrases, key=lambda p: -len(p.split())):
-        if (at := toks.find(phrase)) is not None:
-            return toks.take(range(at, at + len(phrase.split())))
-    return ()
+def _take_phrases(toks: Tokens, phrases: list[str]) -> tuple[str, ...]:  # the longest phrase found, taken
+    return (readers.read_phrase(toks, dict.fromkeys(phrases)) or (None, ()))[1]
 
 
 def _follow_up_period(period, earlier: Request, toks: Tokens):

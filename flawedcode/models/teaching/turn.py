@@ -34,9 +34,10 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not declined(visible, i)
                for text in ([m.text] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
     before = next((i for i in range(latest - 1, -1, -1) if _is_request(visible[i])), None)  # a declined request just before:
-    turn = read_turn(visible[latest].text, earlier, visible[before].text if before is not None and declined(visible, before) else "")
+    said_before = visible[before].text if before is not None and declined(visible, before) else ""
+    turn = read_turn(visible[latest].text, earlier, said_before)
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
-    if turn.readings is None and summarized and (unseen := unseen_base(visible[latest].text)) is not None:
+    if turn.readings is None and summarized and (unseen := unseen_base(visible[latest].text, bool(said_before))) is not None:
         return answers.decline_text(unseen), []
     if (readings := turn.readings) is None:
         return None
