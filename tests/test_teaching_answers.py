@@ -412,3 +412,52 @@ def test_a_turn_the_older_rules_answered_leaves_the_state_to_them_and_a_decline_
     assert "I could not use 'sofa'" in unseen_base("okay what was sofa on july third 2024").reason
     assert "builds on your last request, which I could not answer" in unseen_base("and in 2024?", after_declined=True).reason
     assert "summarized away" in unseen_base("and in 2024?").reason
+
+
+def test_two_periods_compared_by_a_ratio_or_a_percent_are_each_periods_mean_then_their_ratio_or_change(tmp_path):
+    """Fresh registers (fresh_registers2.yaml ratio-02, ratio-03): 'how many times bigger ... in December 2024 than in January 2023'
+    gave each month's latest / first; 'by what percentage did it shrink from its 2023 average to its 2024 average' gave each year's
+    own percent change and their difference."""
+    sofr, rrp = frame("sofr")["volume_bn"], frame("repo")["on_rrp_volume_bn"]
+    replies = converse(offline_model(), ["How many times bigger was the average SOFR volume in December 2024 than in January 2023?",
+                                         "By what percentage did ON RRP take-up shrink from its 2023 average to its 2024 average?"],
+                       fast_workspace(tmp_path))
+    assert f"is {sofr.loc['2024-12'].mean() / sofr.loc['2023-01'].mean():.4f} times the second's" in replies[0], replies[0]
+    assert "latest / first" not in replies[0], replies[0]
+    assert f"({(rrp.loc['2024'].mean() / rrp.loc['2023'].mean() - 1) * 100:+.4f}%)" in replies[1] and "percent change" not in replies[1], replies[1]
+
+
+def test_a_learners_english_and_a_spread_written_as_two_tenors_are_read_as_meant(tmp_path):
+    """Fresh registers (nonnative-06) and a probe of it: 'How much days ... was negative' gave the spread's mean, min and max; 'the 10y
+    minus 3m spread' gave the 10y-2y spread column minus the 10y-3m one (0 of 251 days)."""
+    ty = frame("ty").loc["2024"]
+    negative = int((ty["yield_10y"] - ty["yield_3m"] < 0).sum())
+    for number, ask in enumerate(["How much days the curve of 10 years less 3 months was negative in 2024?",
+                                  "how many days was the 10y minus 3m spread negative in 2024"]):
+        reply = converse(offline_model(), [ask], fast_workspace(tmp_path / str(number)))[0]
+        assert f"{negative} of {len(ty)} days" in reply and "spread_10y_2y_bp" not in reply, reply
+
+
+def test_a_long_chatty_message_and_a_second_ask_over_the_same_year_are_not_read_as_other_asks(tmp_path):
+    """Fresh registers (long-01, long-02): a coffee machine that 'broke' in a long data message ran the demo project's tests; 'the same
+    year' of the first ask in the same message was declined as an earlier request's period."""
+    replies = converse(offline_model(), [
+        "Hi there! Mine has been a blur of meetings, and the coffee machine on our floor broke again, so apologies if this rambles. "
+        "I'm putting together a short note for my team. Could you tell me the average 2-year Treasury yield for 2024?",
+        "Good afternoon! Two things. What was the median SOFR volume in 2024? And what was the average 3-month LIBOR over the same year?"],
+        fast_workspace(tmp_path))
+    assert "tests failed" not in replies[0] and "test_volatility" not in replies[0], replies[0]
+    assert f"median {frame('sofr').loc['2024', 'volume_bn'].median():.4f}" in replies[1] and "I see none I answered" not in replies[1], replies[1]
+
+
+def test_demo_project_asks_in_a_students_words(tmp_path):
+    """Fresh registers (demo-02, demo-06, session-07): 'how many checks pass and which ones fail?' named one failing test (its name
+    holds 'stock'); ACME's dividend yield got a file listing; 'if that's fixed, what vol should the report print?' ran the report with
+    annualized_volatility given report() and printed a TypeError."""
+    replies = converse(offline_model(), ["In the demo stock project, how many of the checks in test_analyze.py pass right now, and which ones fail?",
+                                         "In the demo project, what's ACME's dividend yield?"], fast_workspace(tmp_path))
+    assert replies[0].startswith("2 tests failed") and "one_percent" in replies[0] and "for_a_stock" in replies[0], replies[0]
+    assert replies[1].startswith("I can't compute a dividend yield"), replies[1]
+    replies = converse(offline_model(), ["can you look at the demo stock project and tell me why the volatility test fails?",
+                                         "if that's fixed, roughly what vol should the report print?"], fast_workspace(tmp_path / "again"))
+    assert "given daily_returns(its input)" in replies[1] and "Annualized volatility:  25.0%" in replies[1], replies[1]

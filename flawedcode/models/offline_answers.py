@@ -150,6 +150,9 @@ def answer_period_gap(task: Task, vocabulary: Vocabulary) -> str:
     # two days ('at the end of 2024 vs the start'): each day's value, not 'latest on or before'
     periods = [part.detail["figures"]["last_date"] if points else part.ask.period.describe() for part in task.detail["tasks"]]
     unit = vocabulary.unit(ask.series[0].ref, ask.series[0].column) if ask.series else ""
+    if task.detail.get("ratio") and isinstance(first.get("mean"), float) and isinstance(second.get("mean"), float) and second["mean"]:
+        return (f"{periods[0]} over {periods[1]} ({_subject(ask)}): the mean of the first is {first['mean'] / second['mean']:.4f} times the "
+                f"second's ({first['mean']:.4f} / {second['mean']:.4f}).")
     gaps = [f"{'difference' if points else stat_name(stat)} {first[stat] - second[stat]:+.{DECIMALS}f}"
             f"{_converted(first[stat] - second[stat], unit, ask)}" for stat in ask.stats  # 'difference in bp': 47.59 bp
             if isinstance(first.get(stat), float) and isinstance(second.get(stat), float) and stat != "count"]

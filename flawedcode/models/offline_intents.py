@@ -142,11 +142,14 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     if len(periods) == 2 and {"change", "pct_change"} & set(asked.stats) and all(days):
         first, last = sorted(days)  # 'on 15 March 2023 and on 15 March 2024: what changed?', 'from year end 2023 to year end 2024'
         periods = [Period(first, last, label=f"from {first} to {last}")]
+    ratio = len(periods) == 2 and "factor" in asked.stats  # 'how many times bigger in Dec 2024 than in Jan 2023': the two means' ratio,
+    if ratio:  # never each period's own latest / first
+        asked = replace(asked, stats=list(dict.fromkeys(["mean" if stat == "factor" else stat for stat in asked.stats])))
     each = [[series] for series in asked.series] if len(asked.series) > 1 and not asked.combine and not asked.wants_rows \
         else [asked.series]
     tasks = [plan_data(replace(asked, period=period, series=series), context) for period in periods for series in each]
-    if len(periods) == 2 and len(each) == 1 and PATTERNS["period_gap"].search(clause.norm):
-        tasks.append(Task("period_gap", detail={"tasks": tasks[:2]}))  # 'higher in H1 than in H2, by how much?'
+    if len(periods) == 2 and len(each) == 1 and (ratio or PATTERNS["period_gap"].search(clause.norm)):
+        tasks.append(Task("period_gap", detail={"tasks": tasks[:2], "ratio": ratio}))  # 'higher in H1 than in H2, by how much?'
     return tasks
 
 

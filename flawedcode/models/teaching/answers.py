@@ -88,7 +88,6 @@ def _no_trading(day) -> str:
     if day.weekday() >= 5:
         return f"a {day:%A}"
     from pandas.tseries.holiday import USFederalHolidayCalendar
-
     for rule in USFederalHolidayCalendar.rules:
         if any(d.date() == day for d in rule.dates(day.replace(month=1, day=1), day.replace(month=12, day=31))):
             return f"{rule.name}, a US federal holiday"

@@ -30,7 +30,6 @@ def rows(path: str, columns: list[str], date_column: str) -> list[dict]:
     """The columns' rows in date order, each day as 'YYYY-MM-DD'."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
     table = pq.read_table(path, columns=[date_column, *columns])
     dates = table.column(date_column)
     if pa.types.is_timestamp(dates.type) or pa.types.is_date(dates.type):

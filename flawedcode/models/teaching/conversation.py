@@ -55,7 +55,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
         return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
-    if state is None and not deferred and (refers := next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)):
+    refers = next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)
+    if fresh is None and state is None and not deferred and refers:
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
     readers.read_unit(toks := readers.Tokens(list(words)))  # 'bp' is a unit here, never a spread column
     series = readers.read_series(toks)

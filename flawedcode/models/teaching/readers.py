@@ -97,7 +97,6 @@ def mend_typo(word: str) -> str:
     if len(word) < 4 or word in knowledge().known_words or not word.isalpha():
         return word
     from rapidfuzz import fuzz, process
-
     best = process.extractOne(word, knowledge().typo_targets, scorer=fuzz.ratio, score_cutoff=TYPO_SCORE)
     return best[0] if best and best[0][0] == word[0] else word
 
@@ -240,9 +239,8 @@ def read_unit(toks: Tokens) -> Slot | None:
     if not (found := read_phrase(toks, WORDS["units"])):
         return None
     words, first = found[1], min(i for i in toks.used if toks.words[i] == found[1][0])
-    if first > 0 and toks.words[first - 1] in ("in", "as") and first - 1 not in toks.used:
-        words = toks.take([first - 1]) + words
-    return Slot(Unit(found[0]), words)
+    said = first > 0 and toks.words[first - 1] in ("in", "as") and first - 1 not in toks.used  # 'in bp', 'as a decimal'
+    return Slot(Unit(found[0]), (toks.take([first - 1]) if said else ()) + words)
 
 
 def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
@@ -330,7 +328,6 @@ def _span(first: date, last: date, granularity: Granularity, words: tuple[str, .
 def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
     """Days written as dates: ISO, dd/mm/yyyy (day first; one that could be either is a problem), words."""
     import dateparser
-
     found: list[Period | PeriodProblem] = []
     for i in toks.free():
         word = toks.words[i]
@@ -379,7 +376,6 @@ def _day_number(word: str) -> int | None:
 
 def read_holidays(toks: Tokens) -> list[Period]:
     from pandas.tseries.holiday import USFederalHolidayCalendar
-
     found = []
     for name, rule in sorted(WORDS["holidays"].items(), key=lambda item: -len(item[0])):
         end = at + len(name.split()) if (at := toks.find(name)) is not None else len(toks.words)
@@ -420,8 +416,8 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
     for season, (start, stop) in WORDS["seasons"].items():
         if (at := toks.find(season)) is not None:
             year_at = next((j for j in (at + 1, at + 2) if j < len(toks.words) and _year(toks.words[j])), None)
-            year = _year(toks.words[year_at]) if year_at is not None else default_year
-            if year is not None:
+            said = toks.words[at - 1:at] in (["the"], ["in"], ["during"], ["this"], ["that"], ["over"])  # 'did it fall': a verb, no season
+            if (year := _year(toks.words[year_at]) if year_at is not None else default_year if said else None) is not None:
                 used = [*range(at, (year_at or at) + 1)]
                 found.append(_span(date(year, start, 1), _last_day(year, stop), Granularity.SPAN, toks.take(used)))
     found += _months(toks, default_year or next((p.first.year for p in found), None))

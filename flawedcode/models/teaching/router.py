@@ -96,6 +96,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     unit = readers.read_unit(toks)
     statistics = ((Slot(Statistic.PERCENT_CHANGE, percent[1]),) if percent else ()) + readers.read_statistics(toks)
     series = readers.read_series(toks)
+    if second and statistics and statistics[0].value is Statistic.PERCENT_CHANGE:  # 'by what percent did it shrink from its 2023 average
+        statistics = statistics[1:] or (Slot(Statistic.MEAN),)  # to its 2024 average': each period's figure, then the change's percent
     statistic = statistics[0] if statistics else (Slot(Statistic.MEAN) if second else None)  # two periods compared: their means
     changed = second or statistic is not None and statistic.value is Statistic.CHANGE  # 'by how much, in percent': the change's percent
     if unit and unit.value is Unit.PERCENT and series and series.unit not in ("percent", "bp") and changed:

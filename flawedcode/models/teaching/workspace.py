@@ -78,7 +78,8 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
     pronoun = any(word in W["one"] and (words[i + 1:] or ["one"])[0] in W["after_one"] for i, word in enumerate(words))  # 'that', not 'that file'
     if pronoun and (bag & W["wrong"] or bag & W["why"] and (shown or run)) and not (run and bag & (W["fail"] - W["wrong"])):
         return replace(ask, kind=Intent.FUNCTION_WRONG, function=shown, unresolved=shown is None and run is None)
-    fails = bag & W["fail"] - W["passing"] or bag & W["fail"] and (run or not bag & W["tests"])  # 'do the tests pass?': a run
+    fails = (bag & W["fail"] - W["passing"] or bag & W["fail"] and (run or not bag & W["tests"])) and (  # 'do the tests pass?': a run;
+        run or shown or path or bag & (W["tests"] | W["script"]) or len(words) <= 12)  # not 'the coffee machine broke' in a long data ask
     if (fails or bag & W["wrong"] and bag & W["tests"]) and not bag & W["fix"]:  # 'make the failing tests pass': a fix
         return ask if bag & (W["why"] | W["wrong"]) else replace(ask, kind=Intent.TEST_RUN)
     rows = tuple(end for end in ("first", "last") if bag & W[end]) if (path or ".csv").endswith(".csv") else ()  # a CSV's rows asked
@@ -215,6 +216,8 @@ def change_of(ask: WorkspaceAsk, source: str) -> tuple[str, str] | None:
     """(f, g) for 'what would it print if it used g': g, the module's function the ask's words name most (a tie: None); f,
     the function under discussion, else the one whose docstring names g and never calls it. None without a main block."""
     functions, said = functions_in(source), {part.rstrip("s") for word in ask.words for part in word.split("_")}
+    if "fixed" in said and ask.function in functions and (fix := unused_namesake(functions, ask.function)):  # 'if that's fixed':
+        return (ask.function, fix) if MAIN in source else None  # the change its code's diagnosis names
     scores = Counter({g: len(said & {part.rstrip("s") for part in g.split("_")}) for g in functions if g != ask.function})
     (g, best), *rest = scores.most_common() or [(None, 0)]
     f = ask.function if ask.function in functions else next((f for f in functions if unused_namesake(functions, f) == g), None)
@@ -254,7 +257,7 @@ def explain_tests(ask: WorkspaceAsk, sections: dict[str, str], summary: str, run
     failing = dict.fromkeys([name.split("::")[-1] for name in run.failing] + list(sections))  # all named, with a report or not
     if ask.test and ask.test not in failing:
         return [f"{ask.test} {'passes: it is not among the failing tests' if run.summary else 'is not named in the test output'} {summary}."]
-    asked = tests_asked(ask, failing)
+    asked = tests_asked(ask, failing) if ask.kind is Intent.TEST_WHY else list(failing)  # 'which ones fail?': all, by no word of it
     return [f"{len(asked)} test{'s' * (len(asked) > 1)} {'you asked about ' * (len(asked) < len(failing))}failed {summary}:"] + [
         f"- {name}" + (": the failing line" + SAY["failure"].format(**found.groupdict()) if (found := FAILURE.search(sections.get(name, ""))) else "")
         for name in asked]
