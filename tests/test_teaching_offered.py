@@ -90,3 +90,31 @@ def test_a_note_goes_to_whatever_tool_says_it_remembers_and_a_correction_is_mark
 def test_a_deferred_tool_is_loaded_through_whatever_tool_names_its_group(base_tools: list) -> None:
     bound = [tool for tool in base_tools if tool.name not in ("write_file", "list_files", "search_files")]
     assert first_move([*bound, ENABLE], [HumanMessage("list the files")])[1] == [("enable_tools", {"name": "files"})]
+
+
+def test_a_plan_a_note_and_a_hand_over_in_a_users_own_words_reach_the_agents_tools_before_any_data_reading(base_tools: list) -> None:
+    """Fresh v3 sessions (tests/corpora/redteam_v3tools.yaml, written before these rules): 'can you jot down a plan for me: first ...'
+    and 'Class, we'll plan before we compute. Write a to-do: ...' ran data asks instead (SOFR over all the data, 'no period was
+    given'); 'Record in memory: ...' and '... can u remember that for me pls' were declined as data; 'correction: the 75th
+    percentile' was saved to memory as a correction."""
+    said = "can you jot down a plan for me: first look up the mean EFFR for May 2024, then the same for SOFR, then tell me the gap"
+    _, calls = first_move([*base_tools, WRITE_TODOS], [HumanMessage(said)])
+    assert [name for name, _ in calls] == ["write_todos"] and len(calls[0][1]["todos"]) == 3, calls
+    class_plan = "Class, we'll plan before we compute. Write a to-do: get the docs for the repo dataset; find the average reserves in 2024"
+    assert [name for name, _ in first_move([*base_tools, WRITE_TODOS], [HumanMessage(class_plan)])[1]] == ["write_todos"]
+    assert first_move([*base_tools, SAVE_MEMORY], [HumanMessage("Record in memory: the project deadline is 15 March.")])[1] == [
+        ("save_memory", {"fact": "the project deadline is 15 March"})]
+    assert [name for name, _ in first_move([*base_tools, SAVE_MEMORY], [HumanMessage(
+        "heyyy so my boss is obsessed with the 30y, can u remember that for me pls")])[1]] == ["save_memory"]
+    assert not [name for name, _ in first_move([*base_tools, SAVE_MEMORY], [HumanMessage("correction: the 75th percentile")])[1]
+                if name == "save_memory"]
+    reply, calls = first_move(base_tools, [HumanMessage(said)])  # no plan tool: said so, and no step guessed
+    assert calls == [] and reply.startswith("I have no plan or to-do tool here"), reply
+
+
+def test_a_question_about_a_sub_agent_that_never_ran_is_answered_as_such(base_tools: list) -> None:
+    """Fresh v3 sessions (rv_reviewer_false_claims): 'what was the sub-agent's figure for the spread?' with no sub-agent run gave the
+    spread's mean from the conversation summary."""
+    history = [HumanMessage("What was the average SOFR-IORB spread in 2024, in bp?"), AIMessage("... mean -0.0629 (-6.2948 bp).")]
+    reply, calls = first_move([*base_tools, SPAWN], [*history, HumanMessage("Then what was the sub-agent's figure for the spread?")])
+    assert calls == [] and reply.startswith("No sub-agent has run in what I can see of this conversation (no call to spawn_agent)"), reply

@@ -45,7 +45,7 @@ from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.models.teaching import offered, seen, summary, workspace
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.models.teaching.answers import decline_text
-from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, read_statistics, tokens
+from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, read_statistics, read_unit, tokens
 from flawedcode.models.teaching.request import Decline, Intent
 from flawedcode.models.teaching.router import read_ask, unread_phrases
 from flawedcode.tokens import TokenCounter, count_text
@@ -215,7 +215,14 @@ class OfflineModel(BaseChatModel):
             return written, []  # a summary asked for, of the messages it is shown (teaching/summary.py)
         if (call := offline_windows.window_call(visible, latest, window.system_prompt, tool_schemas, self.max_input_tokens)):
             return "", [call]  # told its window is running out, or a new window begins (offline_windows.py)
-        if (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
+        if (none_ran := no_sub_agent_ran(text, visible, tool_schemas)) is not None:
+            return none_ran, []  # 'what did the helper find?' with no sub-agent run in view: never a figure from elsewhere
+        if len(offered.stated_plan(text)) > 1 and offered.tool_for("plan", tool_schemas) == (None, None):
+            return ("I have no plan or to-do tool here, so I can't keep a plan (and I won't guess what its steps leave out). Ask me for "
+                    "each step on its own, in full, and I'll do it."), []
+        own = own_work(text, visible[:latest], tool_schemas)  # a stated plan, a note, a hand-over: the agent's own tools first
+        mine = own and (own.calls or own.say) or offered.is_note(text)  # a note is kept, never read as a data request
+        if not mine and (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
         asked = workspace.read_ask(text, visible[:latest])  # the demo project's asks, follow-ups too (teaching/workspace.py)
@@ -240,7 +247,7 @@ class OfflineModel(BaseChatModel):
         """A recall from the memory in its leading data, or what the message asks of the agent's own tools (teaching/offered.py)."""
         if recalled := recall_from_memory(text, context):
             return [recalled]
-        if (work := offered.read(text, context.earlier, tool_schemas)) is None:
+        if (work := own_work(text, context.earlier, tool_schemas)) is None:
             return None
         return ([reply(work.say)] if work.say else []) + [task for ask in work.asks for task in plan(ask, context)] + (
             [calls(*(Step(name, args) for name, args in work.calls))] if work.calls else []) + ([reply(work.then_say)] if work.then_say else [])
@@ -390,6 +397,35 @@ TOOL_KINDS = {"workspace", "tests", "fix", "function", "find_file", "search_file
 """The older rules' asks of the workspace's tools (tests, code, a file search) that a data question's words can set off."""
 TOOL_NOUNS = {"file", "files", "archive", "archives", "note", "notes", "test", "tests", "script", "scripts", "function", "functions",
               "code", "readme", "folder", "directory", "workspace", "project", "repo", "repository"}
+
+
+def own_work(text: str, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]]) -> offered.Work | None:
+    """What the message asks of the agent's own tools (teaching/offered.py), but never a 'correction' that is a data follow-up
+    ('correction: the 75th percentile', 'actually: the median'): that changes the last request, not what the memory keeps."""
+    fact = tokens(offered.correction(text) or "")  # a fact about the user or the project says who: 'my bank uses the 7-year'
+    if fact.words and not {"my", "i", "i'm", "we", "our", "me", "is", "are"} & set(fact.words) and (
+            read_statistics(fact) or read_unit(fact) or read_series(fact)):
+        return None
+    return offered.read(text, earlier, tool_schemas)
+
+
+SUB_AGENT_WORDS = {"sub-agent", "sub-agents", "subagent", "subagents", "helper", "helpers", "sub-agent's", "subagent's", "helper's"}
+ASKING = {"what", "what's", "whats", "did", "which", "how", "where", "when", "has", "have"}
+
+
+def no_sub_agent_ran(text: str, visible: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]]) -> str | None:
+    """A question about a sub-agent's work ('what did the helper find?', 'did you delegate anything?') when no sub-agent ran in what
+    it sees (no call of the delegation tool, and none named by a summary or digest): said, never answered from another figure."""
+    words = set(re.findall(r"[\w'-]+", text.lower()))
+    if not (words & SUB_AGENT_WORDS or "delegate" in words) or not words & ASKING or offered.delegated(text):
+        return None  # no question about a sub-agent, or a hand-over itself
+    tool = offered.tool_for("delegate", tool_schemas)[0]
+    name = tool[0] if tool else None
+    calls = {call["name"] for m in visible if isinstance(m, AIMessage) for call in m.tool_calls}
+    if name is not None and (name in calls or any(isinstance(m, HumanMessage) and name in text_of(m) for m in visible[:-1])):
+        return None  # one ran: the rules that read its result answer
+    return (f"No sub-agent has run in what I can see of this conversation (no call to {name})" if name else
+            "I have no sub-agent tool here, so no sub-agent has run") + ", so there is no sub-agent result to report."
 
 
 def data_question(text: str) -> str | None:

@@ -24,6 +24,7 @@ from flawedcode.models.offline_data import DataAsk, Series
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import offload_path, parse_loaded_table
 from flawedcode.models.offline_words import content_words, normalize, tags_in
+from flawedcode.models.teaching import summary
 from flawedcode.models.teaching.summary import clip
 
 PHRASES = data_file("offline_answers.toml")
@@ -77,8 +78,8 @@ def goal_acknowledgement(goal: str, context: Context) -> str:
     return SAY["goal_noted"].format(goal=goal.strip(), example=example)
 
 
-def is_note(text: str) -> bool:
-    return bool(NOTE.search(text.strip())) and "?" not in text
+def is_note(text: str) -> bool:  # its own openings, or the teaching model's ('... can u remember that for me pls')
+    return (bool(NOTE.search(text.strip())) or summary.is_note(text)) and "?" not in text
 
 
 def note_words(text: str, strip: str | None = None) -> str:

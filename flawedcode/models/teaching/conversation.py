@@ -28,6 +28,7 @@ class Turn:
 
     readings: list[Reading] | None  # None: the old model answers it
     builds_on: Request | None  # the earlier answered request a follow-up was merged onto
+    deferred: bool = False  # the last turn was the old model's: only it knows what a follow-up of it builds on
 
     declined = staticmethod(lambda reason: Turn([Decline(Request(), (), reason)], None))  # a turn declined for ``reason``
 
@@ -38,9 +39,11 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
     for i, text in enumerate(earlier_requests):
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
-        handed = (readings := read_message(text, state)) is None or all(isinstance(r, Decline) and not r.reason for r in readings)
-        deferred = handed and (deferred or bool(readers.read_series(toks := readers.tokens(text)) or readers.read_statistics(
-            toks) and any(toks.find(p) is not None for p in SAME_PERIOD)))  # the old model's data ask (or a follow-up of one)
+        readings, toks = read_message(text, state), readers.tokens(text)  # the old model's data ask (or a follow-up of one), or one
+        series, statistics = readers.read_series(toks), readers.read_statistics(toks)  # with words unread here (it answered it)
+        series = None if isinstance(series, readers.Ambiguous) else series  # 'a class on money markets': no series named
+        unread = readings and all(isinstance(r, Decline) and not r.reason for r in readings) and series and (statistics or _read_period(toks))
+        deferred = bool(readings is None and (deferred or series or statistics and any(toks.find(p) is not None for p in SAME_PERIOD)) or unread)
         answered = [reading for reading in readings or [] if isinstance(reading, Request)]
         state = None if deferred else answered[-1] if answered else state  # a deferred turn: what it asked is unknown here
     return state, deferred
@@ -73,8 +76,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
             return Turn([state], state) if state else Turn.declined(f"'{latest.strip()}' asks about a figure whose request I can't see")
     builds_on = state if state is not None and readings != fresh else None
     if readings is None or builds_on is not None and deferred or all(isinstance(r, Decline) and not r.reason for r in readings):
-        return Turn(None, None)  # the old model answers: nothing read here, a follow-up of a turn it answered (it knows what that turn
-        # asked), or words not read here that it may know (bench_teaching_fallbacks.py)
+        return Turn(None, None, deferred)  # the old model answers: nothing read here, a follow-up of a turn it answered, unread words
     return Turn(readings, builds_on)
 
 

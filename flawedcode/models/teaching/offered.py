@@ -165,7 +165,7 @@ def delegated(text: str) -> str | None:
     for sep in (":", " to ", " for ", ","):
         head, found, work = text.partition(sep)
         opening = head.lower().strip().removeprefix("please ")
-        if found and work.strip() and len(head.split()) <= 8 and (
+        if found and work.strip() and len(head.split()) <= 8 and "without" not in opening.split() and (
                 words_in(head, WORDS["delegate"]["words"]) or opening.startswith(tuple(WORDS["delegate"]["opens"]))):
             return work.strip()
     return None

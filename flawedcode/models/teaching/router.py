@@ -171,7 +171,7 @@ def _apply_shift(request: Request, shift: Shift) -> Reading | None:
     return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, words=shift.words))
 
 
-def _read_period(toks: Tokens, default_year: int | None) -> Period | PeriodProblem | Shift | tuple[Period, Period] | None:
+def _read_period(toks: Tokens, default_year: int | None = None) -> Period | PeriodProblem | Shift | tuple[Period, Period] | None:
     """The ask's one period (or a problem, or a shift still to apply to another request's day)."""
     days = readers.knowledge().trading_days(None)
     found: list[Period | PeriodProblem] = []

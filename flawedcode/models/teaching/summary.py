@@ -123,7 +123,7 @@ def is_note(text: str) -> bool:
         words.pop(0)
     opening = f" {' '.join(words)} "
     return "?" not in text and (any(opening.startswith(f" {verb} ") for verb in WORDS["notes"]["verbs"] + WORDS["notes"]["statements"])
-                                or opening.endswith((" remember that ", " remember this ")))
+                                or any(f" {keep} " in opening for keep in WORDS["notes"]["kept"]))
 
 
 def write(messages: list[Said]) -> str:

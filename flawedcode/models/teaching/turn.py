@@ -13,10 +13,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from flawedcode.formats import SUMMARY_PREFIX
 from flawedcode.models.teaching import answers
 from flawedcode.models.teaching.conversation import builds_on_text, read_turn, requests_named, unseen_base
 from flawedcode.models.teaching.request import Decline, Request
+from flawedcode.models.teaching.summary import is_summary
 
 TOOL = "run_python"
 TIMEOUT_SECONDS = 60
@@ -34,10 +34,9 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not declined(visible, i)
                for text in ([m.text] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
     before = next((i for i in range(latest - 1, -1, -1) if _is_request(visible[i])), None)  # a declined request just before:
-    said_before = visible[before].text if before is not None and declined(visible, before) else ""
-    turn = read_turn(visible[latest].text, earlier, said_before)
+    turn = read_turn(visible[latest].text, earlier, said_before := visible[before].text if before is not None and declined(visible, before) else "")
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
-    if turn.readings is None and summarized and (unseen := unseen_base(visible[latest].text, bool(said_before))) is not None:
+    if turn.readings is None and summarized and not turn.deferred and (unseen := unseen_base(visible[latest].text, bool(said_before))) is not None:
         return answers.decline_text(unseen), []
     if (readings := turn.readings) is None:
         return None
@@ -66,8 +65,7 @@ def declined(visible: list[BaseMessage], index: int) -> bool:
 
 
 def _is_request(message: BaseMessage) -> bool:
-    return isinstance(message, HumanMessage) and not message.text.lstrip().startswith(
-        (SUMMARY_PREFIX, "Here is a summary of the conversation to date:"))
+    return isinstance(message, HumanMessage) and not is_summary(message.text)  # an agent's summary or digest is no request
 
 
 def _key(call: Call) -> str:
