@@ -70,7 +70,8 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
         return ask
     topic = tuple(word for word in ask.words if word not in W["not_topic"] | W["fail"] | W["tests"] | W["asking"])  # 'which test checks X'
     after_tests = results and (results[-1].content == run or str(results[-1].args.get("path", "")).startswith("test_"))
-    other = test or path or bag & (W["why"] | W["wrong"] | W["fix"] | {"many"} | set(knowledge().frame_ids)) or bag & W["fail"] and not topic
+    other = test or path or bag & (W["why"] | W["wrong"] | W["fix"] | {"many"} | set(knowledge().frame_ids)) or bag & W["fail"] and not topic \
+        or re.search(r"\b(?:19|20)\d\d\b|\b\d+[ym]\b", text)  # a year or a tenor: 'quick test: what was the max 10y in 2024?' is data
     if (bag & W["find"] and bag & W["tests"] or after_tests and bag & W["them"] and topic) and not other:  # not 'how many tests?', a run
         return replace(ask, kind=Intent.TEST_FIND, words=topic, what_if=bool(bag & W["fail"]))  # what_if: whether it passed is asked too
     if bag & W["wrong"] and (named or bag & W["which"]):
@@ -152,8 +153,7 @@ def tests_found(ask: WorkspaceAsk, outputs: list[str]) -> str:
     if not found:
         return f"{SAY['none_found'].format(words=repr(' '.join(ask.words)))} {lines[0]}" if names else SAY["no_tests"]
     if ask.words:
-        lines = [SAY["found"].format(s="s" * (len(found) > 1), verb="" if len(found) > 1 else "s", names=", ".join(found), words=repr(" ".join(
-            ask.words)))]
+        lines = [SAY["found"].format(names=", ".join(found), words=repr(" ".join(ask.words)))]
     failed, passed = {test.split("::")[-1] for test in report.failing}, set(names) if report.summary else set(FALLBACK_OK.findall(run or ""))
     return "\n".join(lines + [SAY["status"].format(when="earlier in our conversation" if ask.run else "I just made", name=name, how=SAY[
         "statuses"][1 if name in failed else 0 if name in passed else 2]) for name in found if report.known])
