@@ -70,8 +70,8 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
         return ask
     topic = tuple(word for word in ask.words if word not in W["not_topic"] | W["fail"] | W["tests"] | W["asking"])  # 'which test checks X'
     after_tests = results and (results[-1].content == run or str(results[-1].args.get("path", "")).startswith("test_"))
-    other = test or path or bag & (W["why"] | W["wrong"] | W["fix"] | {"many"} | set(knowledge().frame_ids)) or bag & W["fail"] and not topic \
-        or re.search(r"\b(?:19|20)\d\d\b|\b\d+[ym]\b", text)  # a year or a tenor: 'quick test: what was the max 10y in 2024?' is data
+    other = test or path or bag & (W["why"] | W["wrong"] | W["fix"] | W["data"] | set(knowledge().frame_ids)) or bag & W["fail"] and not topic \
+        or re.search(r"\b(?:19|20)\d\d\b|\b\d+[- ]?(?:y|m|yr|year|mo|month)s?\b", text)  # 'quick test: what was the max 10y in 2024?' is data
     if (bag & W["find"] and bag & W["tests"] or after_tests and bag & W["them"] and topic) and not other:  # not 'how many tests?', a run
         return replace(ask, kind=Intent.TEST_FIND, words=topic, what_if=bool(bag & W["fail"]))  # what_if: whether it passed is asked too
     if bag & W["wrong"] and (named or bag & W["which"]):
