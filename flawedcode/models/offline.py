@@ -38,14 +38,14 @@ from flawedcode.models.offline_answers import load_script, named_columns
 from flawedcode.models.offline_attention import AttentionDecay, decay_window
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_intents import help_text, plan
-from flawedcode.models.offline_memory import is_note, is_summary_message, recall_from_memory, text_of
+from flawedcode.models.offline_memory import data_correction, is_note, is_summary_message, recall_from_memory, text_of
 from flawedcode.models.offline_plan import TOOL_NAMES_BY_INTENT, Context, Step, Task, ToolResult, calls, fill_arguments, reply, tool_name_for
 from flawedcode.models.offline_results import answer_task, next_step
 from flawedcode.models.profiles import OFFLINE_WINDOW_TOKENS
 from flawedcode.models.teaching import offered, seen, summary, workspace
 from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.models.teaching.answers import decline_text
-from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, read_statistics, read_unit, tokens
+from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, read_statistics, tokens
 from flawedcode.models.teaching.request import Decline, Intent
 from flawedcode.models.teaching.router import read_ask, unread_phrases
 from flawedcode.tokens import TokenCounter, count_text
@@ -221,7 +221,7 @@ class OfflineModel(BaseChatModel):
             return ("I have no plan or to-do tool here, so I can't keep a plan (and I won't guess what its steps leave out). Ask me for "
                     "each step on its own, in full, and I'll do it."), []
         own = own_work(text, visible[:latest], tool_schemas)  # a stated plan, a note, a hand-over: the agent's own tools first
-        mine = own and (own.calls or own.say) or offered.is_note(text)  # a note is kept, never read as a data request
+        mine = own and (own.calls or own.say) or is_note(text)  # a note (a correction of one too) is kept, never read as a data request
         if not mine and (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
@@ -402,15 +402,13 @@ TOOL_NOUNS = {"file", "files", "archive", "archives", "note", "notes", "test", "
 def own_work(text: str, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]]) -> offered.Work | None:
     """What the message asks of the agent's own tools (teaching/offered.py), but never a 'correction' that is a data follow-up
     ('correction: the 75th percentile', 'actually: the median'): that changes the last request, not what the memory keeps."""
-    fact = tokens(offered.correction(text) or "")  # a fact about the user or the project says who: 'my bank uses the 7-year'
-    if fact.words and not {"my", "i", "i'm", "we", "our", "me", "is", "are"} & set(fact.words) and (
-            read_statistics(fact) or read_unit(fact) or read_series(fact)):
+    if data_correction(text):
         return None
     return offered.read(text, earlier, tool_schemas)
 
 
 SUB_AGENT_WORDS = {"sub-agent", "sub-agents", "subagent", "subagents", "helper", "helpers", "sub-agent's", "subagent's", "helper's"}
-ASKING = {"what", "what's", "whats", "did", "which", "how", "where", "when", "has", "have"}
+ASKING = {"what", "what's", "whats", "did", "which", "how", "where", "when"}
 
 
 def no_sub_agent_ran(text: str, visible: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]]) -> str | None:

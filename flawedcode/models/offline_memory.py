@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import namedtuple
+from functools import cache
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -24,7 +25,9 @@ from flawedcode.models.offline_data import DataAsk, Series
 from flawedcode.models.offline_plan import Clause, Context, Step, Task, reply
 from flawedcode.models.offline_stats import offload_path, parse_loaded_table
 from flawedcode.models.offline_words import content_words, normalize, tags_in
-from flawedcode.models.teaching import summary
+from flawedcode.models.teaching import offered, summary
+from flawedcode.models.teaching.readers import knowledge, read_series, read_statistics, read_unit, tokens
+from flawedcode.models.teaching.router import _read_period
 from flawedcode.models.teaching.summary import clip
 
 PHRASES = data_file("offline_answers.toml")
@@ -78,8 +81,19 @@ def goal_acknowledgement(goal: str, context: Context) -> str:
     return SAY["goal_noted"].format(goal=goal.strip(), example=example)
 
 
-def is_note(text: str) -> bool:  # its own openings, or the teaching model's ('... can u remember that for me pls')
-    return (bool(NOTE.search(text.strip())) or summary.is_note(text)) and "?" not in text
+def is_note(text: str) -> bool:  # its own openings, the teaching model's ('... can u remember that for me pls'), or a correction
+    return (bool(NOTE.search(text.strip())) or summary.is_note(text) or offered.correction(text) and not data_correction(text)) and "?" not in text
+
+
+PERSONAL = {"my", "i", "i'm", "we", "our", "me", "is", "are"}
+
+
+def data_correction(text: str) -> bool:
+    """'correction: the 75th percentile', 'actually, the winter of 2023': a change of the last request (a statistic, unit, series or
+    period, and no 'my', 'I', 'is'), never a fact to keep ('correction: my bank uses the 7-year' is one)."""
+    fact = tokens(offered.correction(text) or "")
+    return bool(fact.words) and not PERSONAL & set(fact.words) and bool(read_statistics(fact) or read_unit(fact) or read_series(fact)
+                                                                         or _read_period(fact))
 
 
 def note_words(text: str, strip: str | None = None) -> str:
@@ -122,7 +136,7 @@ def _matching_notes(norm: str, notes: list[str]) -> list[str]:
     words = set(content_words(norm)) - set(PHRASES["notes"]["not_matched"])
     scored = [(len(words & set(content_words(note))), note) for note in notes]
     best = max((score for score, _ in scored), default=0)
-    return [note for score, note in scored if score == best and score > 0]
+    return [note for score, note in scored if score > 0 and (score == best or offered.correction(note))]  # a correction: always with them
 
 
 def plan_note_recall(clause: Clause, context: Context) -> Task:
@@ -186,6 +200,8 @@ def _qualified(chosen: list[Figure], clause: Clause, context: Context) -> list[F
         stats.remove("minus")
     chosen = [f for f in chosen if f.stat in stats] if stats else chosen
     chosen = [f for f in chosen if all(column in f.line for column in clause.mentions.columns)]
+    subject = [word for word in re.findall(r"[a-z]{4,}", norm) if word in _column_words()]  # 'the reserves figure': a line about reserves
+    chosen = [f for f in chosen if all(word in f.line.lower() for word in subject)]
     if tags := tags_in(clause.rest):
         chosen = [f for f in chosen if any(set(tags) <= context.vocabulary.info(ref, column).tags
                                            for ref in context.vocabulary.frames for column in ref.columns if column in f.line)]
@@ -196,6 +212,14 @@ def _qualified(chosen: list[Figure], clause: Clause, context: Context) -> list[F
     if re.search(PHRASES["recall"]["first"], norm):
         return chosen[:1]
     return chosen[-1:] if re.search(PHRASES["recall"]["last"], norm) else chosen
+
+
+@cache
+def _column_words() -> frozenset[str]:
+    """The catalog's column-name words that name a subject ('reserves', 'tgcr'), not a statistic or a unit ('average', 'rate')."""
+    generic = {"rate", "average", "mean", "median", "high", "value", "yield", "spread", "target", "percentile", "minus", "volume"}
+    return frozenset(part for column in knowledge().columns for part in column.name.lower().split("_") if part.isalpha() and len(part) >= 4
+                     and part not in generic)
 
 
 def _first_key_is(line: str, clause: Clause) -> bool:

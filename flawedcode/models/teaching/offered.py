@@ -165,7 +165,7 @@ def delegated(text: str) -> str | None:
     for sep in (":", " to ", " for ", ","):
         head, found, work = text.partition(sep)
         opening = head.lower().strip().removeprefix("please ")
-        if found and work.strip() and len(head.split()) <= 8 and "without" not in opening.split() and (
+        if found and work.strip() and len(head.split()) <= 8 and not {"without", "what", "did", "which", "how"} & set(opening.split()) and (
                 words_in(head, WORDS["delegate"]["words"]) or opening.startswith(tuple(WORDS["delegate"]["opens"]))):
             return work.strip()
     return None
@@ -183,7 +183,7 @@ def remembered(text: str, tool: tuple[str, dict[str, Any]] | None, load: Call | 
 
 
 def correction(text: str) -> str | None:
-    head, found, fact = (re.split(r"\s*([:,-])\s*", text.strip(), maxsplit=1) + ["", ""])[:3]
+    head, found, fact = (re.split(r"\s*([:,-])\s*", re.sub(r"(?i)^(?:sorry|oops|ugh|wait|hmm)\W+", "", text.strip()), maxsplit=1) + ["", ""])[:3]
     return fact.strip() if found and head.lower() in WORDS["notes"]["corrections"] and fact.strip() and "?" not in fact else None
 
 
