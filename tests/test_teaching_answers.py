@@ -479,11 +479,8 @@ def test_without_a_memory_tool_a_correction_is_a_note_and_a_recalled_figure_is_o
     assert "my bank use the 7 year" in replies[2], replies[2]
 
 
-def test_a_bare_series_after_a_declined_ask_and_a_question_about_a_helper_are_never_answered_from_another_request(tmp_path):
-    """Fresh chats (redteam_chats.yaml rc_quant_tickers under v3, rc_v3_todos_memory under v2): 'tgcr then' after the declined
-    'sofr 3m term avg 1q24' gave TGCR on 2024-09-30 (the day of the turn before); 'what did the helper find for the 20y?' with no
-    helper run was read as a hand-over and gave the 20-year over all the data."""
-    replies = converse(offline_model(), ["2s10s 9/30/24", "sofr 3m term avg 1q24", "tgcr then", "what did the helper find for the 20y?"],
-                       fast_workspace(tmp_path))
-    assert replies[2].startswith("I can't answer that: 'tgcr then' builds on your last request"), replies[2]
-    assert replies[3].startswith("I have no sub-agent tool here, so no sub-agent has run"), replies[3]
+def test_a_question_about_a_helper_is_never_answered_from_another_request(tmp_path):
+    """Fresh chats (redteam_chats.yaml rc_v3_todos_memory under v2): 'what did the helper find for the 20y?' with no helper run was
+    read as a hand-over and gave the 20-year over all the data."""
+    replies = converse(offline_model(), ["what was the max 20y in 2023?", "what did the helper find for the 20y?"], fast_workspace(tmp_path))
+    assert replies[1].startswith("I have no sub-agent tool here, so no sub-agent has run"), replies[1]
