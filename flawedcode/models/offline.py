@@ -230,7 +230,7 @@ class OfflineModel(BaseChatModel):
                 read_statistics(tokens(text)):  # 'the highest close in data.csv': never its line count or header instead
             return (f"I can't compute a statistic of a CSV file's columns ({table}): my statistics are of the ChartBook catalog's series. "
                     f"I can count {table}'s rows, show its first or last row, or run Python you write over it."), []
-        tasks = [Task("workspace", detail={"ask": asked})] if asked else self.own_tools(text, context, tool_schemas) or plan(text, context)
+        tasks = [Task("workspace", detail={"ask": asked})] if asked else self.own_tools(text, context, own) or plan(text, context)
         kinds = {task.kind for task in tasks} | {step.intent for task in tasks if task.kind == "calls" for step in task.steps}
         if kinds & TOOL_KINDS and not (asked and asked.kind is Intent.TEST_FIND) and (decline := data_question(text)) is not None:
             return decline, []  # 'how many days passed ...', 'search for the highest sofr volume in 2024': never the tests or a file search
@@ -243,11 +243,11 @@ class OfflineModel(BaseChatModel):
             tasks = [calls(Step(*load))]
         return self.carry_out(tasks, results, tool_schemas, context, sorted(loaded))
 
-    def own_tools(self, text: str, context: Context, tool_schemas: dict[str, dict[str, Any]]) -> list[Task] | None:
+    def own_tools(self, text: str, context: Context, work: offered.Work | None) -> list[Task] | None:
         """A recall from the memory in its leading data, or what the message asks of the agent's own tools (teaching/offered.py)."""
         if recalled := recall_from_memory(text, context):
             return [recalled]
-        if (work := own_work(text, context.earlier, tool_schemas)) is None:
+        if work is None:  # own_work's reading of this message, made once in decide
             return None
         return ([reply(work.say)] if work.say else []) + [task for ask in work.asks for task in plan(ask, context)] + (
             [calls(*(Step(name, args) for name, args in work.calls))] if work.calls else []) + ([reply(work.then_say)] if work.then_say else [])
@@ -420,7 +420,7 @@ def no_sub_agent_ran(text: str, visible: list[BaseMessage], tool_schemas: dict[s
     tool = offered.tool_for("delegate", tool_schemas)[0]
     name = tool[0] if tool else None
     calls = {call["name"] for m in visible if isinstance(m, AIMessage) for call in m.tool_calls}
-    if name is not None and (name in calls or any(isinstance(m, HumanMessage) and name in text_of(m) for m in visible[:-1])):
+    if name is not None and (name in calls or any(is_summary_message(m) and name in text_of(m) for m in visible[:-1])):
         return None  # one ran: the rules that read its result answer
     return (f"No sub-agent has run in what I can see of this conversation (no call to {name})" if name else
             "I have no sub-agent tool here, so no sub-agent has run") + ", so there is no sub-agent result to report."
