@@ -484,3 +484,23 @@ def test_a_question_about_a_helper_is_never_answered_from_another_request(tmp_pa
     read as a hand-over and gave the 20-year over all the data."""
     replies = converse(offline_model(), ["what was the max 20y in 2023?", "what did the helper find for the 20y?"], fast_workspace(tmp_path))
     assert replies[1].startswith("I have no sub-agent tool here, so no sub-agent has run"), replies[1]
+
+
+@pytest.mark.parametrize("ask,counted", [
+    ("was the 30-year average above or below the 10-year in 2024, and by how many bp?", False),
+    ("in 2024 did the 20-year sit above or under the 10-year on average?", False),
+    ("how many days in 2024 was the 30-year above the 10-year?", True),
+    ("did the 2-year ever go above the 10-year in 2024?", True)])
+def test_a_tenor_after_a_comparison_is_a_series_never_a_threshold(ask, counted, tmp_path):
+    """fresh_registers2 ratio-01 and the chats: 'above the 10-year' read '10' as a threshold (0 of 251 days above 10%)."""
+    ty = frame("ty").loc["2024"]
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert "10%" not in reply and "above 10" not in reply, reply
+    longer = "yield_2y" if "2-year" in ask else "yield_20y" if "20-year" in ask else "yield_30y"
+    gap = ty[longer] - ty["yield_10y"]
+    if counted:
+        assert f"{(gap > 0).sum()} of {len(gap)} days" in reply, reply
+    elif "sit" in ask:  # a verb the readers do not know: an honest decline is fine, a threshold is not
+        assert "computed nothing" in reply or f"mean {gap.mean():.4f}" in reply, reply
+    else:
+        assert f"mean {gap.mean():.4f} ({gap.mean() * 100:.4f} bp)" in reply, reply
