@@ -504,3 +504,18 @@ def test_a_tenor_after_a_comparison_is_a_series_never_a_threshold(ask, counted, 
         assert "computed nothing" in reply or f"mean {gap.mean():.4f}" in reply, reply
     else:
         assert f"mean {gap.mean():.4f} ({gap.mean() * 100:.4f} bp)" in reply, reply
+
+
+@pytest.mark.parametrize("turns", [["hello there", "same thing for sofr"], ["average effr over all the data", "the whole year"],
+                                   ["mean tgcr", "and the full month?"], ["the 5y average in 2023", "the whole month"]])
+def test_a_period_of_an_earlier_request_that_has_none_is_declined_never_all_the_data(turns, tmp_path):
+    """redteam_chats2 (v3, v2): 'Whole year.', 'Fed funds effective, same quarter.' and 'Same for SOFR.' with no period in view were
+    answered over all the data ('no period was given')."""
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    assert ("computed nothing" in reply or "can't answer" in reply) and "values:" not in reply, reply
+
+
+def test_a_reply_length_asked_is_no_qualifier(tmp_path):
+    """redteam_chats2 manager: 'One line please: average 10-year Treasury yield, 2024.' was declined naming 'line'."""
+    reply = converse(offline_model(), ["in one line: the median sofr in 2023", "same for effr, briefly"], fast_workspace(tmp_path))
+    assert "median 5.0700" in reply[0] and f"median {frame('effr').loc['2023', 'rate'].median():.4f}" in reply[1], reply

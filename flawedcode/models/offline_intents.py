@@ -36,6 +36,9 @@ from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_rang
 from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import COMMON_WORDS, content_words, singular, tags_in, unit_asked
 from flawedcode.models.teaching import introspect
+from flawedcode.models.teaching.readers import WORDS as TEACHING_WORDS
+
+SAME_PERIOD = TEACHING_WORDS["same_period"]["words"]  # "same quarter", "the whole year": an earlier request's period
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
@@ -133,6 +136,11 @@ def _plan_data(clause: Clause, context: Context) -> list[Task]:
     reuse = _rows_in_view(asked, context)
     if reuse is not None:
         return [reuse]
+    if (asked.period.every_row or asked.period == Period()) and not asked.wants_rows and not asked.limit:
+        same = re.match(r"\W*(?:and\s+)?(?:the\s+)?same\b(?:\s+(?:thing|again))?", clause.norm) if context.previous_ask is None else None
+        said = next((phrase for phrase in SAME_PERIOD if re.search(rf"\b{phrase}\b", clause.norm)), None) or (same and same[0].strip())
+        if said:  # 'same quarter' after a turn with no period, 'same for sofr' with no request in view: never all the data
+            return [reply(words.message("same_period_of_nothing", words=said))]
     if asked.period == Period() and not asked.wants_rows and not asked.limit:
         asked = replace(asked, period=Period(every_row=True, assumed=NO_PERIOD))  # never silently the last rows
     periods = clause.periods if len(clause.periods) > 1 and not asked.combine else [asked.period]

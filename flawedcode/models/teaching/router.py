@@ -33,7 +33,6 @@ FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", 
            ("$bn", Unit.MILLIONS): 1000}  # (the column's unit, the unit asked) -> factor
 SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)
 """What a period asked with no statistic gets."""
-
 Reading = Request | Decline
 
 
@@ -125,8 +124,9 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
             wider = readers._quarter(day.year, (day.month - 1) // 3 + 1, same) if unit == "quarter" else readers._span(
                 day.replace(month=month if unit == "month" else 1, day=1), readers._last_day(day.year, month),
                 Granularity.MONTH if unit == "month" else Granularity.YEAR, same)
-            period = wider if wider.first <= before.first <= before.last <= wider.last and (wider.first, wider.last) != (
-                before.first, before.last) else None  # only a wider period: 'that month' after a month is that month
+            if not wider.first <= before.first <= before.last <= wider.last:  # 'the whole year' after all the data: which year?
+                return Decline(said, same, f"'{' '.join(same)}' would be the {unit} of your last request, and it spans more than one {unit}")
+            period = wider if (wider.first, wider.last) != (before.first, before.last) else None  # 'that month' after a month is that month
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
         request = said.merged_onto(earlier)
