@@ -519,3 +519,15 @@ def test_a_reply_length_asked_is_no_qualifier(tmp_path):
     """redteam_chats2 manager: 'One line please: average 10-year Treasury yield, 2024.' was declined naming 'line'."""
     reply = converse(offline_model(), ["in one line: the median sofr in 2023", "same for effr, briefly"], fast_workspace(tmp_path))
     assert "median 5.0700" in reply[0] and f"median {frame('effr').loc['2023', 'rate'].median():.4f}" in reply[1], reply
+
+
+def test_a_high_or_low_asked_is_that_statistic_and_a_week_of_a_year_is_that_week(tmp_path):
+    """redteam_chats2: 'Then give me the 20-year's high too.' loaded the last 20 rows ('give me' read as a load, 'high' as nothing);
+    'sofr's rate ... for every day in the first week of 2024' gave all of 2024 and no rows."""
+    ty, sofr = frame("ty"), frame("sofr")
+    replies = converse(offline_model(), ["could you give me the 7-year low", "the average effr in the last two weeks of 2023",
+                                         "show me the sofr rate on every day of the first week of 2024"], fast_workspace(tmp_path))
+    assert f"min {ty['yield_7y'].min():.4f}" in replies[0] and "Loaded" not in replies[0], replies[0]
+    assert f"mean {frame('effr').loc['2023-12-18':'2023-12-31', 'rate'].mean():.4f}" in replies[1], replies[1]
+    week = sofr.loc["2024-01-01":"2024-01-07", "rate"]
+    assert "2024-01-02 to 2024-01-05" in replies[2] and all(f"{day:%Y-%m-%d},{value}" in replies[2] for day, value in week.items()), replies[2]

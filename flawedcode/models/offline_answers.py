@@ -335,7 +335,13 @@ def describe_table(table: LoadedTable, ask: DataAsk | None, vocabulary: Vocabula
         asked = [main] if main in numeric else numeric[:1]
     described = [f"{table.key} {column}: " + ", ".join(_stated(stat, out, "", ask) for stat in ("mean", "min", "max", "latest"))
                  + f" ({out['count']} values)." for column in asked if (out := figures(table.values(column)))["count"]]
-    return " ".join([f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}.", *described])
+    rows = [",".join(record.get(column, "") for column in table.header) for record in table.records] if table.rows <= SHOWN_ROWS else []
+    shown = "\n" + "\n".join([",".join(table.header), *rows]) if rows else ""  # a few rows asked ('every day of the first week'): shown
+    return " ".join([f"Loaded {table.rows} rows of {table.key}, {table.start} to {table.end}.", *described]) + shown
+
+
+SHOWN_ROWS = 10
+"""A load of at most this many rows is shown row by row after its figures."""
 
 
 def describe_stub(result: Any, vocabulary: Vocabulary | None = None) -> str:
