@@ -531,3 +531,19 @@ def test_a_high_or_low_asked_is_that_statistic_and_a_week_of_a_year_is_that_week
     assert f"mean {frame('effr').loc['2023-12-18':'2023-12-31', 'rate'].mean():.4f}" in replies[1], replies[1]
     week = sofr.loc["2024-01-01":"2024-01-07", "rate"]
     assert "2024-01-02 to 2024-01-05" in replies[2] and all(f"{day:%Y-%m-%d},{value}" in replies[2] for day, value in week.items()), replies[2]
+
+
+@pytest.mark.parametrize("ask", ["Please explain why SOFR jumped at the end of September 2023.",
+                                 "ok so why was the curve inverted for most of 2023?", "what caused the 2-year to fall in August 2024?"])
+def test_a_cause_asked_of_the_data_is_declined_never_a_figure_or_the_catalog(ask, tmp_path):
+    """redteam_chats2 homework: 'explain why the yield curve was inverted in mid-2023' listed 3 of the 5 dataframes as 'the catalog';
+    fresh_sessions3: 'why was it so high?' asked which target_high column was meant."""
+    reply = converse(offline_model(), ["average sofr in 2024", ask], fast_workspace(tmp_path))[-1]
+    assert reply.startswith("I can't say why") and "values:" not in reply and "catalog has" not in reply, reply
+
+
+def test_after_a_cause_is_declined_a_follow_up_takes_its_series_and_period(tmp_path):
+    """fresh_sessions3 sess-06 / ad-05: the why-question's series and period are no problem; only the cause is."""
+    reply = converse(offline_model(), ["what caused the 5-year to climb in April 2024?", "fine, just its highest close that month then"],
+                     fast_workspace(tmp_path))[-1]
+    assert f"max {frame('ty').loc['2024-04', 'yield_5y'].max():.4f}" in reply and "2024-04-01 to 2024-04-30" in reply, reply

@@ -91,8 +91,7 @@ def _one(name: str, inside: list[tuple[str, float]], values: list[tuple[str, flo
 
 
 def _compounded(inside: list[tuple[str, float]], values: list[tuple[str, float]]) -> float | None:
-    """The annual rate (ACT/360) of compounding each day's rate over the calendar days to the next row, from the
-    period's first row to its last (the SOFR Index's own rule: the index on the last day over the index on the first)."""
+    """The annual rate (ACT/360) of compounding each day's rate over the days to the next row (the SOFR Index's own rule)."""
     growth = 1.0
     for (day, rate), (following, _) in zip(inside, inside[1:]):
         growth *= 1 + rate / 100 * (date.fromisoformat(following) - date.fromisoformat(day)).days / 360

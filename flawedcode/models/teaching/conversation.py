@@ -19,6 +19,7 @@ from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Per
 from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, describe, read_ask, read_message
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
+CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
 CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figures that are already a gap ('by how many bp?': converted)
 
 
@@ -51,6 +52,10 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
 
 def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> Turn:
     state, deferred = state_after(earlier_requests)
+    why = set(said := readers.tokens(declined).words) & CAUSES  # 'why did the 2y fall in august?', declined: no problem in its slots
+    if why and isinstance(period := _read_period(toks := readers.Tokens([w for w in said if w not in why])), Period) and isinstance(
+            series := readers.read_series(toks), Series):  # its series and period; its figure, a change, until a follow-up names one
+        state, declined = Request(series=(series,), statistic=Slot(Statistic.CHANGE), period=period), ""
     words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
     if declined and fresh is None and (instead := _instead(words, declined)) is not None:
         return instead
@@ -91,8 +96,7 @@ def _instead(words: list[str], declined: str) -> Turn | None:
 
 
 def _taken_from(declined: str, words: list[str], state: Request | None) -> str | None:
-    """What a follow-up would take from the declined request just before it: its series (none named now) or its period ('that day',
-    'the same period' of the period's width). An older request's would be a different question."""
+    """What a follow-up would take from the declined request just before it (its series, or its period): never an older request's."""
     opener = f"{' '.join(words[:2])} ".startswith(FOLLOW_UP)  # 'and one year later?', 'then the last day of February'
     if not opener and not any(isinstance(r, Request) or r.reason for r in read_message(" ".join(words), _probe()) or []):
         return None  # not a data ask even as a follow-up: 'what was the first question I asked?', 'the highest close in data.csv'
@@ -130,8 +134,7 @@ def _probe() -> Request:
 
 
 def unseen_base(latest: str, after_declined: bool = False) -> Decline | None:
-    """A follow-up ('and in 2024?') with no answered request in view to build on: declined, never guessed, and saying why (a word
-    it could not use, the declined request just before it, or a summary that names no answered request)."""
+    """A follow-up ('and in 2024?') with no answered request in view to build on: declined, never guessed, saying why."""
     if not (probed := read_message(latest, _probe())) or read_message(latest, None) is not None:
         return None
     unread = [word for reading in probed if isinstance(reading, Decline) for word in reading.unused]

@@ -497,8 +497,7 @@ def read_data_end(toks: Tokens, days: list[date]) -> Period | None:
 
 
 def shifted(day: date, shift: Shift, days: list[date]) -> date:
-    """A day moved by a shift, on the data's trading days: 'the day before' is the trading day before; a calendar
-    move that lands on a day with no row is the trading day at or before it."""
+    """A day moved on the data's trading days: 'the day before' is the trading day before; a calendar move, the one at or before."""
     if shift.unit == "trading_day":
         at = bisect.bisect_left(days, day) + shift.steps
         return days[max(0, min(at, len(days) - 1))] if 0 <= at < len(days) else day + timedelta(days=shift.steps)

@@ -96,8 +96,7 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
 
 
 def history(earlier: Sequence[Any]) -> tuple[list[Seen], str | None]:
-    """What was seen before the ask: the tool results (a saved one read back counts whole), and the function last shown in
-    a reply or named in a request (a summary's or digest's request lines too), the one 'it' and 'that' refer to."""
+    """What was seen before the ask: tool results (one read back counts whole), and the function last shown or named ('it', 'that')."""
     calls = {call["id"]: call for message in earlier for call in getattr(message, "tool_calls", None) or []}
     results = [Seen(calls.get(m.tool_call_id, {}).get("name", m.name), calls.get(m.tool_call_id, {}).get("args", {}), m.text)
                for m in earlier if m.type == "tool"]
