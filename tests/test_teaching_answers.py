@@ -547,3 +547,13 @@ def test_after_a_cause_is_declined_a_follow_up_takes_its_series_and_period(tmp_p
     reply = converse(offline_model(), ["what caused the 5-year to climb in April 2024?", "fine, just its highest close that month then"],
                      fast_workspace(tmp_path))[-1]
     assert f"max {frame('ty').loc['2024-04', 'yield_5y'].max():.4f}" in reply and "2024-04-01 to 2024-04-30" in reply, reply
+
+
+def test_a_learners_more_low_is_the_lowest_and_the_value_of_a_series_is_its_main_column(tmp_path):
+    """fresh_registers3 learner-03: 'the value more low of the EFFR' gave target_low's figures; 'the value ... of the sofr' took
+    index_value (the word 'value' outweighed the main column)."""
+    replies = converse(offline_model(), ["what is the value most low of the effr in the first half of 2024?",
+                                         "and the value more high of sofr in that period?"], fast_workspace(tmp_path))
+    effr, sofr = frame("effr").loc["2024-01":"2024-06", "rate"], frame("sofr").loc["2024-01":"2024-06", "rate"]
+    assert "effr rate (percent)" in replies[0] and f"min {effr.min():.4f}" in replies[0], replies[0]
+    assert "sofr rate (percent)" in replies[1] and f"max {sofr.max():.4f}" in replies[1], replies[1]

@@ -160,7 +160,7 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
     parts = [part for part in name.lower().split("_") if part]
     if (match := re.fullmatch(r"sven(p?)y(\d\d)", name.lower())):  # the fitted curve's columns carry their tenor
         parts = [name.lower(), f"{int(match[2])}y", "par" if match[1] else "zero"]
-    keys = {part: 1.0 if part in WORDS["ignored"]["words"] else 2.0 for part in parts}
+    keys = {part: 0.4 if part in WORDS["ignored"]["words"] else 2.0 for part in parts}  # "value": less than a main column's edge
     keys[name.lower()] = 2.0 * len(parts)  # the column's own name says all its parts
     keys |= {word: 1.0 for word in title if word not in keys}
     keys[dataframe] = keys.get(dataframe, 0.0) + (2.5 if main else 2.0)
