@@ -557,3 +557,16 @@ def test_a_learners_more_low_is_the_lowest_and_the_value_of_a_series_is_its_main
     effr, sofr = frame("effr").loc["2024-01":"2024-06", "rate"], frame("sofr").loc["2024-01":"2024-06", "rate"]
     assert "effr rate (percent)" in replies[0] and f"min {effr.min():.4f}" in replies[0], replies[0]
     assert "sofr rate (percent)" in replies[1] and f"max {sofr.max():.4f}" in replies[1], replies[1]
+
+
+def test_demo_project_code_questions_name_the_line_and_run_a_quoted_call(tmp_path):
+    """redteam_chats2: 'what line would I change to fix the volatility' said it could not find the function; 'which function computes
+    the total return?' gave daily_returns; 'what does moving_average([2, 4, 6, 8, 10], window=3) return?' showed the source."""
+    replies = converse(offline_model(), ["in the demo project, which line should I change to fix the volatility?",
+                                         "which function of analyze.py works out the total return?",
+                                         "what would moving_average([1, 2, 3, 4], window=2) give me?", "and daily_returns([50.0, 55.0])?"],
+                       fast_workspace(tmp_path))
+    assert "analyze.annualized_volatility" in replies[0] and "daily_returns(prices)" in replies[0], replies[0]
+    assert replies[1].startswith("report in analyze.py") and "total_return = prices[-1] / prices[0] - 1" in replies[1], replies[1]
+    assert "returns [1.5, 2.5, 3.5]" in replies[2], replies[2]
+    assert f"returns [{55.0 / 50.0 - 1!r}]" in replies[3], replies[3]

@@ -7,6 +7,7 @@ rows also need a test here (``_is_run_tests``, ``_is_show_function``, ``_is_sear
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import PurePosixPath
 
@@ -88,6 +89,8 @@ def _function_name(clause: Clause) -> str | None:
 
 
 def _is_show_function(clause: Clause, context: Context) -> bool:
+    if _literal_call(clause.text) is not None:  # 'and daily_returns([100.0, 110.0])?': a call to run (only a project's function runs)
+        return True
     if clause.mentions.dataframes or clause.mentions.columns or _is_search_files(clause, context):
         return False
     if re.search(WORDS["function_words"], clause.norm):
@@ -97,11 +100,37 @@ def _is_show_function(clause: Clause, context: Context) -> bool:
 
 
 def _plan_show_function(clause: Clause, context: Context) -> list[Task]:
+    if (call := _literal_call(clause.text)) is not None:  # 'what does moving_average([2, 4, 6], window=2) return?': run it, never its source
+        return [calls(Step("run_python", {"code": call_code(call), "timeout": RUN_TIMEOUT_SECONDS}))]
     name = _function_name(clause)
     words = [word for word in re.findall(r"[a-z]{4,}", clause.norm) if word not in WORDS["function_stop"]]
     pattern = rf"def \w*{re.escape(name)}\w*" if name else r"^\s*def \w+"
     return [Task("function", steps=[Step("search_files", {"pattern": pattern})],
                  detail={"name": name, "words": words, "test": "test" in clause.norm})]
+
+
+def call_code(call: str) -> str:
+    """Code that runs one of the project's functions on literal arguments (its module found by its ``def``) and prints the result."""
+    name = call.split("(")[0]
+    return (f"import importlib, pathlib, sys\nsys.path.insert(0, '.')\ncall = {call!r}\n"
+            f"module = next((path.stem for path in sorted(pathlib.Path('.').glob('*.py')) if 'def {name}(' in path.read_text()), None)\n"
+            f"print('No .py file of this project defines {name}(), so I ran nothing.' if module is None else\n"
+            "      f'{call} returns {eval(call, vars(importlib.import_module(module)))!r}')\n")
+
+
+def _literal_call(text: str) -> str | None:
+    """The call ``name(...)`` a message quotes when every argument is a literal (a list, a number, a string); else None."""
+    for match in re.finditer(r"(?<![\w.\]])[a-z_][a-z0-9_]*\(.*\)", text):  # never a method: "df['rate'].mean()"
+        try:
+            node = ast.parse(match.group(0), mode="eval").body
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or not (node.args or node.keywords):
+                continue
+            for value in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                ast.literal_eval(value)  # a name or an expression is no literal: raises
+            return match.group(0)
+        except (SyntaxError, ValueError):
+            continue
+    return None
 
 
 def _plan_search_archive(clause: Clause, context: Context) -> list[Task]:

@@ -212,9 +212,14 @@ def _show_function(task: Task, read: ToolResult) -> str:
     except SyntaxError:
         found = []
     hit = _function_hit(task, "\n".join(f"{path}:{node.lineno}: def {node.name}" for node in found))
-    if (node := next((node for node in found if hit and node.name == hit[2]), None)) is None:
+    words = task.detail.get("words", []) if not task.detail.get("name") else []  # 'which function computes the total return':
+    made = next(((node, line) for node in found for line in range(node.lineno, node.end_lineno + 1) for a, b in zip(words, words[1:])
+                 if re.match(rf"\s*{a}_{b}s?\s*=[^=]", body[line - 1])), None)  # the one that assigns total_return, not daily_returns
+    if (node := made[0] if made else next((node for node in found if hit and node.name == hit[2]), None)) is None:
         return _quote(f"I could not find that function; {path} holds:", read.content, max_lines=QUOTED_AS["read_file"][1])
-    return f"{node.name} in {path} (lines {node.lineno}-{node.end_lineno}):\n```python\n" + "\n".join(body[node.lineno - 1:node.end_lineno]) + "\n```"
+    where = f"; line {made[1]} computes it: `{body[made[1] - 1].strip()}`" if made else ""
+    return f"{node.name} in {path} (lines {node.lineno}-{node.end_lineno}{where}):\n```python\n" + "\n".join(
+        body[node.lineno - 1:node.end_lineno]) + "\n```"
 
 
 def _fix_answer(results: list[ToolResult]) -> str:

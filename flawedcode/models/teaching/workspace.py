@@ -74,7 +74,7 @@ def read_ask(text: str, earlier: Sequence[Any] = ()) -> WorkspaceAsk | None:
         or re.search(r"\b(?:19|20)\d\d\b|\b\d+[- ]?(?:y|m|yr|year|mo|month)s?\b", text)  # 'quick test: what was the max 10y in 2024?' is data
     if (bag & W["find"] and bag & W["tests"] or after_tests and bag & W["them"] and topic) and not other:  # not 'how many tests?', a run
         return replace(ask, kind=Intent.TEST_FIND, words=topic, what_if=bool(bag & W["fail"]))  # what_if: whether it passed is asked too
-    if bag & W["wrong"] and (named or bag & W["which"]):
+    if bag & (W["wrong"] | W["fix"] - {"make"}) and (named or bag & W["which"]):  # 'which line would I change to fix it?' too
         return replace(ask, kind=Intent.FUNCTION_WRONG)
     pronoun = any(word in W["one"] and (words[i + 1:] or ["one"])[0] in W["after_one"] for i, word in enumerate(words))  # 'that', not 'that file'
     if pronoun and (bag & W["wrong"] or bag & W["why"] and (shown or run)) and not (run and bag & (W["fail"] - W["wrong"])):
