@@ -570,3 +570,11 @@ def test_demo_project_code_questions_name_the_line_and_run_a_quoted_call(tmp_pat
     assert replies[1].startswith("report in analyze.py") and "total_return = prices[-1] / prices[0] - 1" in replies[1], replies[1]
     assert "returns [1.5, 2.5, 3.5]" in replies[2], replies[2]
     assert f"returns [{55.0 / 50.0 - 1!r}]" in replies[3], replies[3]
+
+
+@pytest.mark.parametrize("doubt", ["are you sure?", "That can't be right, check again.", "that's wrong, recompute", "hmm, do it again"])
+def test_a_doubted_figure_is_computed_again_never_declined_as_a_new_ask(doubt, tmp_path):
+    """redteam_chats2 arguer: 'That can't be right, check again.' was declined naming 'right'; 'that's wrong, recompute' was read
+    as a question about the demo project's functions."""
+    reply = converse(offline_model(), ["median effr in the second half of 2023", doubt], fast_workspace(tmp_path))[-1]
+    assert f"median {frame('effr').loc['2023-07':'2023-12', 'rate'].median():.4f}" in reply, reply

@@ -1,4 +1,4 @@
-"""The teaching model has a size it cannot outgrow (issue 41, DESIGN.md): at most 2,500 lines of
+"""The teaching model has a size it cannot outgrow (issue 41): at most 2,500 lines of
 Python in flawedcode/models/teaching/, and its data files hold words, never regular expressions."""
 
 from __future__ import annotations

@@ -46,8 +46,7 @@ def text_param(schema: dict[str, Any]) -> str | None:
 
 
 def tool_for(role: str, tool_schemas: dict[str, dict[str, Any]]) -> tuple[tuple[str, dict[str, Any]] | None, Call | None]:
-    """(the bound tool whose description says ``role`` and that takes what it needs, None), or (None, the call loading a
-    group whose names say the role), or (None, None)."""
+    """(the bound tool for ``role`` that takes what it needs, None), or (None, the call loading a group named for it), or (None, None)."""
     for name, schema in tool_schemas.items():
         if name not in loaders(tool_schemas) and words_in(describe(schema), ROLES[role]) and (items if role == "plan" else text_param)(schema):
             return (name, schema), None

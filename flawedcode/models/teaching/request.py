@@ -1,4 +1,4 @@
-"""One typed request: the bottom of the teaching model (issue 41; DESIGN.md, "The offline teaching model").
+"""One typed request: the bottom of the teaching model (issue 41; docs/offline-model.md).
 
 Everything the teaching model understands of a message is one ``Request``: a frozen dataclass of slots, each an enum or a typed value, each
 recording the words it consumed. Nothing is kept as a string to be parsed again: "the highest monthly mean" is ``Statistic.MAX`` of

@@ -22,7 +22,7 @@ from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Int
 IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
-COMPARE = set(WORDS["compare_series"]["words"])
+COMPARE, REDO = set(WORDS["compare_series"]["words"]), WORDS["redo"]["words"]
 UNSUPPORTED = WORDS["unsupported"]
 SAME_PERIOD = WORDS["same_period"]["words"]
 PERCENT_CHANGE = {phrase: True for phrase, name in WORDS["statistics"].items() if name == "percent_change" and "percent" in phrase}
@@ -39,7 +39,8 @@ Reading = Request | Decline
 def read_message(text: str, earlier: Request | None = None) -> list[Reading] | None:
     """Each ask of a message, read and checked (``None``: not a request this package answers)."""
     readings: list[Reading] = []
-    pieces = [words for words in asks(readers.tokens(text).words) if not set(words) <= IGNORED]  # '... thanks!'
+    pieces = [words for words in asks(readers.tokens(text).words) if not set(words) <= IGNORED or any(  # '... thanks!', not 'are you sure?'
+        phrase in " ".join(words) for phrase in REDO)]
     for number, words in enumerate(pieces):
         if number and isinstance(readings[-1], Decline) and read_ask(Tokens(list(words)), None) is None:  # 'by how many bp?'
             readings.append(Decline(Request(), (), "it builds on the ask before it, which I could not read"))
@@ -110,10 +111,11 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     if at is not None and (other := readers.read_series(Tokens(toks.words[at + 1:]))) and other.unit != series.unit:  # 'sofr than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
     refers = next((phrase for phrase in SAME_PERIOD if toks.find(phrase) is not None), None)  # 'the 10y that day', 'that quarter?'
+    redo = _take_phrases(toks, REDO)  # 'that can't be right, check again': the same request, computed again
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or bool(refers) or f"{' '.join(toks.words[:2])} "
                                             .startswith(FOLLOW_UP))
     if series is None and not is_follow_up or is_follow_up and not (series or statistic or period or transform or rounding or ranking or
-                                                                     condition or unit or edits or refers):
+                                                                     condition or unit or edits or refers or redo):
         return None  # no series and nothing to build on; 'thx!', 'ok': nothing to change (the old model answers it)
     if is_follow_up:
         if "day" in (same := _take_phrases(toks, SAME_PERIOD)) and earlier.period and not earlier.period.one_day:

@@ -76,8 +76,7 @@ def assemble(pages: Iterable[str]) -> tuple[str | None, int | None]:
 
 
 def resolve(results: Sequence[Any]) -> list[Seen]:
-    """Each result (a name, args and content) as seen: a stub and the read_file pages of its path that make the whole file
-    become one ``Seen``; pages that do not (yet) stay in the list after their stub, as what they are."""
+    """Each result as seen: a stub and the read_file pages that make its whole file become one ``Seen``; other pages stay as they are."""
     seen: list[Seen] = []
     for result in results:
         path = str(result.args.get("path") or result.args.get("file_path") or "").removeprefix("./")  # a page of an unread stub's file?
