@@ -578,3 +578,16 @@ def test_a_doubted_figure_is_computed_again_never_declined_as_a_new_ask(doubt, t
     as a question about the demo project's functions."""
     reply = converse(offline_model(), ["median effr in the second half of 2023", doubt], fast_workspace(tmp_path))[-1]
     assert f"median {frame('effr').loc['2023-07':'2023-12', 'rate'].median():.4f}" in reply, reply
+
+
+def test_a_year_written_before_its_half_a_month_range_and_a_number_that_names_no_column(tmp_path):
+    """fresh_registers4: '2023, first half: effr, median' gave the whole year's median (the half was taken and dropped);
+    '=MEDIAN(effr volume, Jan-2024:Jun-2024)' gave each month's median and their change; 'Question 1: what was the average EFFR
+    in 2023?' gave percentile_1's mean."""
+    effr = frame("effr")
+    replies = converse(offline_model(), ["2024, second half -- sofr, max", "median effr volume, feb-2024:apr-2024",
+                                         "Question 25: what was the mean effr in 2024?"], fast_workspace(tmp_path))
+    assert f"max {frame('sofr').loc['2024-07':'2024-12', 'rate'].max():.4f}" in replies[0] and "2024-07-01" in replies[0], replies[0]
+    assert f"median {effr.loc['2024-02':'2024-04', 'volume_bn'].median():.4f}" in replies[1] and "changed" not in replies[1], replies[1]
+    assert "percentile_25" not in replies[2] and ("computed nothing" in replies[2] or f"mean {effr.loc['2024', 'rate'].mean():.4f}" in
+                                                 replies[2]), replies[2]

@@ -67,7 +67,7 @@ class Tokens:
 
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
-    lowered = f" {text.lower().replace('’', chr(39)).replace('–', '-').replace('−', '-')} "
+    lowered = re.sub(r"(?<=\d):(?=[a-z])", " to ", f" {text.lower().replace('’', chr(39)).replace('–', '-').replace('−', '-')} ")  # 'jan-24:jun-24'
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
     raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
@@ -160,7 +160,7 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
     parts = [part for part in name.lower().split("_") if part]
     if (match := re.fullmatch(r"sven(p?)y(\d\d)", name.lower())):  # the fitted curve's columns carry their tenor
         parts = [name.lower(), f"{int(match[2])}y", "par" if match[1] else "zero"]
-    keys = {part: 0.4 if part in WORDS["ignored"]["words"] else 2.0 for part in parts}  # "value": less than a main column's edge
+    keys = {part: 0.4 if part in WORDS["ignored"]["words"] or part.isdigit() else 2.0 for part in parts}  # "value", "1": not a column alone
     keys[name.lower()] = 2.0 * len(parts)  # the column's own name says all its parts
     keys |= {word: 1.0 for word in title if word not in keys}
     keys[dataframe] = keys.get(dataframe, 0.0) + (2.5 if main else 2.0)
@@ -404,14 +404,12 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
         while (at := toks.find(phrase)) is not None:
             end = at + len(phrase.split())
             rest = [j for j in range(end, min(end + 2, len(toks.words))) if toks.words[j] in ("of", "in") or _year(toks.words[j])]
-            year_at = next((j for j in rest if _year(toks.words[j])), None)
-            year = _year(toks.words[year_at]) if year_at is not None else default_year
-            if year is None:
-                toks.take(range(at, end))
-                break
-            first = date(year, 1 if half == 1 else 7, 1)
-            last = _last_day(year, 6 if half == 1 else 12)
-            used = [*range(at, end)] + ([*range(end, year_at + 1)] if year_at is not None else [])
+            year_at = next((j for j in [*rest, at - 1, at - 2] if j >= 0 and j not in toks.used and _year(toks.words[j])), None)  # '2023, H1'
+            if (year := _year(toks.words[year_at]) if year_at is not None else default_year) is None:
+                break  # 'the first half' of no year: its words stay unread, and are said
+            first, last = date(year, 1 if half == 1 else 7, 1), _last_day(year, 6 if half == 1 else 12)
+            year_words = [] if year_at is None else [*range(end, year_at + 1)] if year_at >= end else [year_at]
+            used = [*range(at, end), *year_words]
             found.append(_span(first, last, Granularity.HALF, toks.take(used)))
     for season, (start, stop) in WORDS["seasons"].items():
         if (at := toks.find(season)) is not None:

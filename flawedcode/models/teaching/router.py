@@ -22,7 +22,7 @@ from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Int
 IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
-COMPARE, REDO = set(WORDS["compare_series"]["words"]), WORDS["redo"]["words"]
+COMPARE, REDO, COMPARED = set(WORDS["compare_series"]["words"]), WORDS["redo"]["words"], set(WORDS["between_periods"]["words"]) - {"and", "or"}
 UNSUPPORTED = WORDS["unsupported"]
 SAME_PERIOD = WORDS["same_period"]["words"]
 PERCENT_CHANGE = {phrase: True for phrase, name in WORDS["statistics"].items() if name == "percent_change" and "percent" in phrase}
@@ -86,6 +86,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         said = set(range(max(i for i, word in enumerate(toks.words) if word == "meant") + 1))  # 'i said march i meant april'
         period = _read_period(toks := Tokens(toks.words, used | said), default_year)
     period, second = period if isinstance(period, tuple) else (period, None)
+    if second and period.granularity is Granularity.MONTH and {"to", "through", "until"} & set(toks.words) and not set(toks.words) & COMPARED:
+        period, second = replace(period, last=second.last, granularity=Granularity.SPAN, words=period.words + second.words), None  # jan to jun
     if second:  # 'fall', 'vs': what the change between the two periods answers
         toks.take([i for i in toks.free() if toks.words[i] in WORDS["between_periods"]["words"]])
     transform = Slot(Transform(found[0]), found[1]) if (found := readers.read_phrase(toks, WORDS["transforms"])) else None
