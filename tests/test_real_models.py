@@ -203,6 +203,9 @@ def test_prices_a_server_publishes_are_used_and_unknown_prices_are_not_guessed(t
 # --- 4. timeouts and bounded retries ----------------------------------------------------------------
 
 def test_a_stalled_server_gives_one_clear_line_within_the_timeout_and_the_repl_goes_on(monkeypatch, capsys):
+    # the imitation's brain, the offline model, loads its catalog and word lists on its first call (over 1 s cold): warmed here,
+    # so only the stalled request meets the 0.5 s timeout
+    get_model("offline").invoke([HumanMessage("List ChartBook dataframes"), HumanMessage("What was my original goal?")])
     with ImitationServer(stall=(1,), stall_seconds=5) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         started = time.monotonic()

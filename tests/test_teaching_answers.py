@@ -591,3 +591,9 @@ def test_a_year_written_before_its_half_a_month_range_and_a_number_that_names_no
     assert f"median {effr.loc['2024-02':'2024-04', 'volume_bn'].median():.4f}" in replies[1] and "changed" not in replies[1], replies[1]
     assert "percentile_25" not in replies[2] and ("computed nothing" in replies[2] or f"mean {effr.loc['2024', 'rate'].mean():.4f}" in
                                                  replies[2]), replies[2]
+
+
+def test_which_series_was_used_is_answered_from_the_last_call(tmp_path):
+    """redteam_chats2 what_did_you_do / arguer: 'which series did you use?' got the help text."""
+    reply = converse(offline_model(), ["What was the lowest 7-year yield in 2024?", "what data did you use for that?"], fast_workspace(tmp_path))[-1]
+    assert reply.startswith("The last thing I did was call") and "yield_curve/treasury_yields.yield_7y" in reply, reply
