@@ -36,9 +36,7 @@ from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_rang
 from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import COMMON_WORDS, content_words, singular, tags_in, unit_asked
 from flawedcode.models.teaching import introspect
-from flawedcode.models.teaching.readers import WORDS as TEACHING_WORDS
-
-SAME_PERIOD = TEACHING_WORDS["same_period"]["words"]  # "same quarter", "the whole year": an earlier request's period
+from flawedcode.models.teaching.router import SAME_PERIOD  # "same quarter", "the whole year": an earlier request's period
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
