@@ -597,3 +597,59 @@ def test_which_series_was_used_is_answered_from_the_last_call(tmp_path):
     """redteam_chats2 what_did_you_do / arguer: 'which series did you use?' got the help text."""
     reply = converse(offline_model(), ["What was the lowest 7-year yield in 2024?", "what data did you use for that?"], fast_workspace(tmp_path))[-1]
     assert reply.startswith("The last thing I did was call") and "yield_curve/treasury_yields.yield_7y" in reply, reply
+
+
+def test_two_doubts_in_one_message_recompute_once(tmp_path):
+    """A chat: 'are you sure? check again' was declined naming 'sure' and 'check' (each half alone was recomputed)."""
+    reply = converse(offline_model(), ["the lowest 5-year yield in 2023", "you sure?? double check"], fast_workspace(tmp_path))[-1]
+    expected = f"min {frame('ty').loc['2023', 'yield_5y'].min():.4f}"
+    assert reply.count(expected) == 1 and "could not use" not in reply, reply
+
+
+@pytest.mark.parametrize("label", ["Exercise 4, part b:", "Q12, sent in by Priya:", "Homework problem 2 asks:"])
+def test_a_label_numbering_the_ask_is_not_part_of_it(label, tmp_path):
+    """fresh_registers3/4: 'Question 7, part a:', 'Problem 3 reads:', 'Q9, from our listener Dave:' were declined naming the label."""
+    reply = converse(offline_model(), [f"{label} what was the highest effr in 2023?"], fast_workspace(tmp_path))[-1]
+    assert f"max {frame('effr').loc['2023', 'rate'].max():.4f}" in reply, reply
+
+
+def test_a_label_never_takes_a_year_or_an_unknown_lower_case_word_with_it(tmp_path):
+    """A colon heading that holds a year or a qualifier is part of the ask: never dropped to answer a nearby question."""
+    replies = converse(offline_model(), ["Question 3, 2023: what was the mean sofr?", "Question 3, trimmed: what was the mean sofr in 2023?"],
+                       fast_workspace(tmp_path))
+    assert "2024" not in replies[0] and ("computed nothing" in replies[0] or "2023-01-03 to 2023-12-29" in replies[0]), replies[0]
+    assert "computed nothing" in replies[1] and "trimmed" in replies[1], replies[1]
+
+
+def test_a_threshold_said_in_words_with_a_fraction(tmp_path):
+    """fresh_registers4: 'more than five and a quarter percent' was declined as 'five' not being a column."""
+    sofr = frame("sofr").loc["2024", "rate"]
+    reply = converse(offline_model(), ["days with sofr below five and three quarters percent in 2024"], fast_workspace(tmp_path))[-1]
+    assert f"{(sofr < 5.75).sum()} of {len(sofr)} days below 5.75%" in reply, reply
+
+
+def test_a_name_in_backticks_is_a_name_and_a_declined_piece_never_crashes_the_next(tmp_path):
+    """fresh_registers5: '@databot avg `sofr` in 2023?' ran `sofr` as Python (NameError); a message whose first piece was declined
+    and whose second named its own series hit "'Decline' object has no attribute 'period'"."""
+    replies = converse(offline_model(), ["what was the min `yield_30y` in 2023?", "@bot avg `estr` in 2024?",
+                                         "> anyone?\n\n@bot can you do jo's q? `yield_2y`, calendar 2023, the min"], fast_workspace(tmp_path))
+    assert f"min {frame('ty').loc['2023', 'yield_30y'].min():.4f}" in replies[0] and "NameError" not in replies[0], replies[0]
+    assert "estr" in replies[1].lower() and "Error" not in replies[1] and "computed nothing" in replies[1], replies[1]
+    assert "internal error" not in replies[2] and "Error" not in replies[2], replies[2]
+
+
+def test_rounding_asked_with_the_ask_or_after_it_is_applied(tmp_path):
+    """fresh_registers5: 'round that to the nearest whole number' repeated 5.1797; 'to 2 decimals' gave 4 decimals."""
+    ty = frame("ty")
+    replies = converse(offline_model(), ["mean 7-year yield in 2023 to 1 decimal", "and 2024, 3dp", "round it to a whole number",
+                                         "the 7-year average in 2024 as a decimal"], fast_workspace(tmp_path))
+    assert f"mean {ty.loc['2023', 'yield_7y'].mean():.1f}." in replies[0], replies[0]
+    assert f"mean {ty.loc['2024', 'yield_7y'].mean():.3f}." in replies[1], replies[1]
+    assert f"mean {ty.loc['2024', 'yield_7y'].mean():.0f}." in replies[2], replies[2]
+    assert f"{ty.loc['2024', 'yield_7y'].mean() / 100:.6f}" in replies[3], replies[3]
+
+
+def test_a_gap_to_a_threshold_is_never_answered_with_a_count_of_days(tmp_path):
+    """fresh_registers5: 'By how many basis points over 5% did EFFR average in 2023?' gave '164 of 249 days above 5%'."""
+    reply = converse(offline_model(), ["how many bp above 4% was the 2-year on average in 2024"], fast_workspace(tmp_path))[-1]
+    assert "days above" not in reply and "computed nothing" in reply, reply

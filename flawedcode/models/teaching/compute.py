@@ -66,10 +66,8 @@ def figures(spec: dict) -> dict:
 
 def _one(name: str, inside: list[tuple[str, float]], values: list[tuple[str, float]], weights: dict) -> dict:
     numbers = [value for _, value in inside]
-    if name == "count":
-        return {"count_value": len(numbers)}
-    if not numbers:
-        return {name: None}
+    if name == "count" or not numbers:
+        return {"count_value": len(numbers)} if name == "count" else {name: None}
     if name in ("min", "max"):
         day, value = (min if name == "min" else max)(inside, key=lambda pair: pair[1])
         return {name: value, f"{name}_date": day}
@@ -85,9 +83,7 @@ def _one(name: str, inside: list[tuple[str, float]], values: list[tuple[str, flo
     if name == "weighted_mean":
         total = math.fsum(weights.get(day, 0) for day, _ in inside)
         return {name: math.fsum(value * weights.get(day, 0) for day, value in inside) / total if total else None}
-    if name == "compounded_mean":
-        return {name: _compounded(inside, values)}
-    return {name: None}
+    return {name: _compounded(inside, values) if name == "compounded_mean" else None}
 
 
 def _compounded(inside: list[tuple[str, float]], values: list[tuple[str, float]]) -> float | None:

@@ -67,7 +67,8 @@ class Tokens:
 
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
-    lowered = re.sub(r"(?<=\d):(?=[a-z])", " to ", f" {text.lower().replace('’', chr(39)).replace('–', '-').replace('−', '-')} ")  # 'jan-24:jun-24'
+    lowered = _without_label(text).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-')
+    lowered = re.sub(r"(?<=\d):(?=[a-z])", " to ", f" {lowered} ")  # 'jan-24:jun-24'
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
     raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
@@ -82,8 +83,17 @@ def tokens(text: str) -> Tokens:
             continue
         if (match := TENOR.fullmatch(word)) and int(match[1]) <= 30:
             word = f"{match[1]}{WORDS['tenors'].get(match[2], match[2][0])}"
-        words.append(mend_typo(word))
+        words += [word[:-2 - word.endswith("s")], "dp"] if re.fullmatch(r"\d+dps?", word) else [mend_typo(word)]  # '3dp': 3 decimals
     return Tokens(words)
+
+
+def _without_label(text: str) -> str:
+    """'Question 7, part a: ...', 'Q9, from our listener Dave: ...': a label numbering the ask (a label word, small numbers, names), dropped."""
+    head, colon, rest = text.partition(": ")
+    words = [(word, word.lower()) for word in re.findall(r"[\w']+", head)]
+    labels = [low in WORDS["labels"]["words"] or low[:1] == "q" and low[1:].isdigit() and int(low[1:]) > 4 for _, low in words]
+    return rest if colon and any(labels) and all(label or low in WORDS["ignored"]["words"] or len(low) == 1 or low.isdigit() and len(low) < 3
+                                                 or word[:1].isupper() for label, (word, low) in zip(labels, words)) else text
 
 
 def _hyphen_parts(word: str) -> list[str]:
@@ -244,8 +254,10 @@ def read_unit(toks: Tokens) -> Slot | None:
 
 
 def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
-    if (at := toks.find("decimal places")) is not None and at > 0 and toks.words[at - 1].isdigit():
-        return int(toks.words[at - 1]), toks.take(range(at - 1, at + 2))
+    for at in (i for i in toks.free() if i and toks.words[i] in ("decimal", "decimals", "dp", "dps") and i - 1 in toks.free()):
+        before = toks.words[at - 1]
+        if (count := {**WORDS["numbers"], "a": None}.get(before, int(before) if before.isdigit() else None)) is not None:
+            return count, toks.take([at - 1, at] + [at + 1] * (toks.words[at + 1:at + 2] in (["place"], ["places"])))  # '2 decimal places'
     if found := read_phrase(toks, WORDS["rounding"]):
         extra = [i for i in toks.free() if toks.words[i] in ("to", "a", "the", "nearest", "rounded", "round")]
         return int(found[0]), found[1] + toks.take(extra)

@@ -191,8 +191,8 @@ class Request:
 
     def merged_onto(self, earlier: Request) -> Request:
         """This partial request's slots over ``earlier``'s: what a follow-up means."""
-        changes = {f.name: getattr(self, f.name) for f in fields(self)
-                   if f.name != "words" and getattr(self, f.name) not in (None, (), False)}
+        changes = {f.name: value for f in fields(self) if f.name != "words" and (value := getattr(self, f.name)) not in (None, (), False)
+                   or value is not False and value == 0}  # 'to the nearest whole number': 0 decimals
         if "series" in changes and len(changes["series"]) == 1 and len(earlier.series) == 2:
             changes["difference"] = False
         if "statistic" in changes and "statistics" not in changes:

@@ -41,11 +41,12 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
     readings: list[Reading] = []
     pieces = [words for words in asks(readers.tokens(text).words) if not set(words) <= IGNORED or any(  # '... thanks!', not 'are you sure?'
         phrase in " ".join(words) for phrase in REDO)]
+    pieces = [words for i, words in enumerate(pieces) if not (i and set(words + pieces[i - 1]) <= IGNORED)]  # 'are you sure? check again': one
     for number, words in enumerate(pieces):
         if number and isinstance(readings[-1], Decline) and read_ask(Tokens(list(words)), None) is None:  # 'by how many bp?'
             readings.append(Decline(Request(), (), "it builds on the ask before it, which I could not read"))
             continue
-        base = earlier if number == 0 or not readings else readings[-1]
+        base = earlier if number == 0 or not readings else readings[-1] if isinstance(readings[-1], Request) else None  # a declined one: none
         if (reading := read_ask(Tokens(words), base, follow_up=number > 0)) is None:
             return None
         readings += reading if isinstance(reading, list) else [reading]
@@ -76,6 +77,8 @@ def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
 
 def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> Reading | list[Reading] | None:
     default_year = earlier.period.first.year if earlier and earlier.period else None
+    redo = _take_phrases(toks, REDO)  # 'that can't be right, check again': the same request, computed again
+    unsupported = _take_phrases(toks, list(UNSUPPORTED))  # 'week over week', 'by how many bp over 5%': never the nearest figure
     while _take_phrases(toks, IGNORED_PHRASES):
         pass
     edits = _take_phrases(toks, WORDS["edits"]["words"])
@@ -93,7 +96,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     transform = Slot(Transform(found[0]), found[1]) if (found := readers.read_phrase(toks, WORDS["transforms"])) else None
     rounding = readers.read_rounding(toks)
     ranking = readers.read_ranking(toks)
-    condition = readers.read_condition(toks)
+    if condition := readers.read_condition(toks):  # 'days with sofr below 4.5%': the days are what a condition counts
+        toks.take([i for i in toks.free() if toks.words[i] in ("days", "times", "sessions") and "of" not in toks.words[i - 2:i]])  # not '% of days'
     percent = readers.read_phrase(toks, PERCENT_CHANGE)  # 'by what percent': a statistic, before 'percent' is read as a unit
     unit = readers.read_unit(toks)
     statistics = ((Slot(Statistic.PERCENT_CHANGE, percent[1]),) if percent else ()) + readers.read_statistics(toks)
@@ -113,7 +117,6 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     if at is not None and (other := readers.read_series(Tokens(toks.words[at + 1:]))) and other.unit != series.unit:  # 'sofr than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
     refers = next((phrase for phrase in SAME_PERIOD if toks.find(phrase) is not None), None)  # 'the 10y that day', 'that quarter?'
-    redo = _take_phrases(toks, REDO)  # 'that can't be right, check again': the same request, computed again
     is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or bool(refers) or f"{' '.join(toks.words[:2])} "
                                             .startswith(FOLLOW_UP))
     if series is None and not is_follow_up or is_follow_up and not (series or statistic or period or transform or rounding or ranking or
@@ -144,6 +147,9 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         request = replace(said, period=period or _all_data(series.frame))
     if request.statistic is None and request.condition is None and not request.period.one_day:
         return None  # 'what is tgcr?', 'show me the last 5 days of ...': docs or rows, not a figure (the old model)
+    if unsupported and request.series:  # the phrase's words, then what they stand for
+        said = " ".join(unsupported)
+        return Decline(_with_defaults(request), unsupported, f"I can't compute {UNSUPPORTED[said]} ('{said}') yet, so I computed nothing")
     reading = _complete_or_decline(_with_defaults(request), toks)
     return [reading, check(replace(reading, period=second))] if second and isinstance(reading, Request) else reading
 
@@ -170,19 +176,15 @@ def _apply_shift(request: Request, shift: Shift) -> Reading | None:
     period = request.period
     if period is None or not period.one_day or shift.unit in ("month", "year"):
         return None  # 'the same month a year earlier', 'a year earlier' than a month end: the old model's rules
-    days = readers.knowledge().trading_days(request.series[0].frame if request.series else None)
-    day = readers.shifted(period.first, shift, days)
+    day = readers.shifted(period.first, shift, readers.knowledge().trading_days(request.series[0].frame if request.series else None))
     return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, words=shift.words))
 
 
 def _read_period(toks: Tokens, default_year: int | None = None) -> Period | PeriodProblem | Shift | tuple[Period, Period] | None:
     """The ask's one period (or a problem, or a shift still to apply to another request's day)."""
     days = readers.knowledge().trading_days(None)
-    found: list[Period | PeriodProblem] = []
-    if (end := readers.read_data_end(toks, days)) is not None:
-        found.append(end)
-    found += readers.read_holidays(toks)
-    found += readers.read_days(toks)
+    found: list[Period | PeriodProblem] = [end] if (end := readers.read_data_end(toks, days)) is not None else []
+    found += readers.read_holidays(toks) + readers.read_days(toks)  # in this order: each takes its words
     trading = readers.read_trading_days(toks)
     shift = readers.read_shift(toks)
     spans = readers.read_spans(toks, default_year)
@@ -248,8 +250,6 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
     unused = [word for word in toks.unused() if word not in IGNORED]
     if request.series and set(unused) & set(WORDS["events"]["words"]) and (said := unread_phrases(toks)):
         return Decline(request, said, f"I could not use {', '.join(map(repr, said))}: no column gives the date of that event, so I computed nothing")
-    if request.series and (said := _take_phrases(toks, list(UNSUPPORTED))):  # 'week over week', 'in how many months': never the nearest
-        return Decline(request, said, f"I can't compute {UNSUPPORTED[' '.join(said)]} ('{' '.join(said)}') yet, so I computed nothing")
     if any(word in OTHER_INTENTS for word in unused) or _left_to_the_old_model(request) or request.series and isinstance(
             request.series[0], readers.Ambiguous):  # another intent's word; two columns fit equally ('the tri-party repo rate'):
         return None  # never guessed, the old model reads it (it scores docs words)
@@ -276,12 +276,10 @@ def check(request: Request) -> Request | Decline:
     """The request as it will be computed, or why it cannot be."""
     series, unit, period = request.series[0], request.unit.value if request.unit else None, request.period
     if unit is not None and (series.unit, unit) not in FACTORS and request.stat() is not Statistic.COUNT:
-        return Decline(request, request.unit.words, f"{series.name} is in {series.unit or 'its own unit'}; its values cannot be written in "
-                       f"{unit.value}")
+        return Decline(request, request.unit.words, f"{series.name} is in {series.unit or 'its own unit'}; its values aren't in {unit.value}")
     days = readers.knowledge().trading_days(series.frame)
     if period is not None and (period.last < days[0] or period.first > days[-1]):
-        return Decline(request, period.words, f"I don't have data for {period.first} to {period.last}: "
-                       f"{series.frame} covers {days[0]} to {days[-1]}")
+        return Decline(request, period.words, f"I don't have data for {period.first} to {period.last}: {series.frame} covers {days[0]} to {days[-1]}")
     if request.stat() is Statistic.WEIGHTED_MEAN and weight_column(request) is None:
         return Decline(request, request.statistic.words, f"{series.frame} has no one volume column to weight by")
     return request
@@ -310,18 +308,12 @@ def _left_to_the_old_model(request: Request) -> bool:
 def describe(request: Request) -> str:
     """What was understood, in words: 'the mean of money_markets/sofr.rate over 2024-01-01 to 2024-12-31'."""
     stats = request.statistics or ((request.statistic,) if request.statistic else ())
-    parts = [" and ".join(slot.value.value.replace("_", " ") for slot in stats) if stats else "value"]
-    if request.transform is not None:
-        parts.append(f"of the {request.transform.value.value.replace('_', ' ')}s")
-    if request.series:
-        parts.append("of " + " minus ".join(series.name for series in request.series))
-    if request.period is not None:
-        parts.append(_period_text(request.period))
-    if request.condition is not None:
-        parts.append(f"where the value is {request.condition.comparison.value} {request.condition.threshold:g}")
-    if request.unit is not None:
-        parts.append(f"in {request.unit.value.value}")
-    return " ".join(parts)
+    condition, unit = request.condition, request.unit
+    parts = [" and ".join(slot.value.value.replace("_", " ") for slot in stats) if stats else "value",
+             request.transform and f"of the {request.transform.value.value.replace('_', ' ')}s",
+             request.series and "of " + " minus ".join(series.name for series in request.series), request.period and _period_text(request.period),
+             condition and f"where the value is {condition.comparison.value} {condition.threshold:g}", unit and f"in {unit.value.value}"]
+    return " ".join(part for part in parts if part)
 
 
 def _period_text(period: Period) -> str:
