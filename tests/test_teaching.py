@@ -130,7 +130,7 @@ def test_a_negative_threshold_keeps_its_sign(text, threshold):
 def test_a_range_written_with_a_dash_is_no_negative_number():
     from flawedcode.models.teaching.readers import tokens
 
-    assert tokens("mean sofr 2023-2024 and 2023 - 2024").words == ["mean", "sofr", "2023", "2024", "and", "2023", "2024"]
+    assert tokens("mean sofr 2023-2024 and 2023 - 2024").words == ["mean", "sofr", "2023", "2024", "and", "2023", "to", "2024"]
 
 
 def test_a_summary_names_the_requests_a_follow_up_builds_on():

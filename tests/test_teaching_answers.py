@@ -653,3 +653,36 @@ def test_a_gap_to_a_threshold_is_never_answered_with_a_count_of_days(tmp_path):
     """fresh_registers5: 'By how many basis points over 5% did EFFR average in 2023?' gave '164 of 249 days above 5%'."""
     reply = converse(offline_model(), ["how many bp above 4% was the 2-year on average in 2024"], fast_workspace(tmp_path))[-1]
     assert "days above" not in reply and "computed nothing" in reply, reply
+
+
+def test_a_chain_of_relative_periods_moves_from_the_last_answer(tmp_path):
+    """fresh_sessions4 rp-01 / rp-04: 'and the month after that' repeated April; 'and a week after that day' moved from the first day,
+    not from the same day a year earlier."""
+    repo, sofr = frame("repo"), frame("sofr")
+    replies = converse(offline_model(), ["mean reserves in june 2024", "the month before", "and the month before that"],
+                       fast_workspace(tmp_path / "months"))
+    assert f"mean {repo.loc['2024-05', 'reserves_bn'].mean():.4f}" in replies[1], replies[1]
+    assert f"mean {repo.loc['2024-04', 'reserves_bn'].mean():.4f}" in replies[2], replies[2]
+    replies = converse(offline_model(), ["sofr on 2024-05-15", "same day one year earlier", "then two days after that"],
+                       fast_workspace(tmp_path / "days"))
+    assert "2023-05-15" in replies[1] and f"{sofr.loc['2023-05-15', 'rate']:.4f}" in replies[1], replies[1]
+    assert "2023-05-17" in replies[2] and f"{sofr.loc['2023-05-17', 'rate']:.4f}" in replies[2], replies[2]
+
+
+def test_a_week_a_year_earlier_keeps_its_weekdays(tmp_path):
+    """fresh_sessions4 rp-02: 'the same week a year earlier' got the help text; a year's calendar move would start on a weekend."""
+    sofr = frame("sofr")
+    replies = converse(offline_model(), ["median sofr from 2024-06-10 to 2024-06-14", "the same week a year earlier"], fast_workspace(tmp_path))
+    assert "2023-06-12 to 2023-06-16" in replies[1] and f"median {sofr.loc['2023-06-12':'2023-06-16', 'rate'].median():.4f}" in replies[1]
+
+
+def test_a_range_of_days_written_with_a_dash_or_its_year_once(tmp_path):
+    """fresh_sessions4 rg-03: 'tgcr average, 16 Sep 2024 - 31 Oct 2024' gave the two days' values, and 'and the median' the last day's;
+    redteam_chats3: 'SOFR average, 11 Nov to 15 Nov 2024' was declined naming '11', 'nov'."""
+    repo = frame("repo")
+    replies = converse(offline_model(), ["bgcr mean, 2 Jul 2024 - 15 Aug 2024", "and the median", "bgcr max, 3 Jun thru 7 Jun 2024",
+                                         "bgcr on 3 June and 4 June 2024"], fast_workspace(tmp_path))
+    assert f"mean {repo.loc['2024-07-02':'2024-08-15', 'bgcr'].mean():.4f}" in replies[0], replies[0]
+    assert f"median {repo.loc['2024-07-02':'2024-08-15', 'bgcr'].median():.4f}" in replies[1], replies[1]
+    assert f"max {repo.loc['2024-06-03':'2024-06-07', 'bgcr'].max():.4f}" in replies[2], replies[2]
+    assert all(f"on 2024-06-0{day}: {repo.loc[f'2024-06-0{day}', 'bgcr']:.4f}" in replies[3] for day in (3, 4)), replies[3]

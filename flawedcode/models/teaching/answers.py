@@ -79,7 +79,8 @@ def difference(pair: list[Request], outputs: list[str]) -> str:
         return ""
     unit = one.unit.value if one.unit else None  # 'by how many bp': the change in the unit asked, as the two figures are
     factor, label = (FACTORS.get((one.series[0].unit, unit), 1), f" {unit.value}") if unit and unit is not Unit.DECIMAL else (1, "")
-    return (f"From {one.period.first} - {one.period.last} to {two.period.first} - {two.period.last} the {name} changed by "
+    one_text, two_text = (f"{p.first}" + f" - {p.last}" * (not p.one_day) for p in (one.period, two.period))
+    return (f"From {one_text} to {two_text} the {name} changed by "
             f"{(second - first) * factor:+.4f}{label}" + (f" ({(second / first - 1) * 100:+.4f}%)." if first > 0 < second else "."))
 
 

@@ -43,7 +43,8 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
         readings, toks = read_message(text, state), readers.tokens(text)  # the old model's data ask (or a follow-up of one), or one
         series, statistics = readers.read_series(toks), readers.read_statistics(toks)  # with words unread here (it answered it)
         series = None if isinstance(series, readers.Ambiguous) else series  # 'a class on money markets': no series named
-        unread = readings and all(isinstance(r, Decline) and not r.reason for r in readings) and series and (statistics or _read_period(toks))
+        unread = readings and all(isinstance(r, Decline) and not r.reason for r in readings) and (series and statistics or _read_period(toks) and {
+            word for r in readings for word in " ".join(r.unused).split()} <= knowledge().known_words)  # 'the first week of ...': the old model's
         deferred = bool(readings is None and (deferred or series or statistics and any(toks.find(p) is not None for p in SAME_PERIOD)) or unread)
         answered = [reading for reading in readings or [] if isinstance(reading, Request)]
         state = None if deferred else answered[-1] if answered else state  # a deferred turn: what it asked is unknown here

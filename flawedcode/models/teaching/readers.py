@@ -32,13 +32,14 @@ TYPO_SCORE = 84
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name} | {
     name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 ORDINALS = WORDS["ordinals"]
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)? (?:{_MONTH})|(?:{_MONTH}) \d{{1,2}})"
+YEAR_ONCE = re.compile(rf"\b({_DAY}) (to|through|thru|until|and|-) ({_DAY}),? (\d{{4}})\b")  # '11 nov to 15 nov 2024': the year, for both days
 SEPARATORS, PERIOD_UNITS = {"?", ";"}, {"day", "week", "month", "quarter", "year"}
 ALIASES = [(re.compile(rf"(?<![\w/-]){re.escape(alias)}(?![\w/-])"), target) for alias, target in WORDS["aliases"].items()]  # 'take-up,'
 
 
 # ----------------------------------------------------------------------------- tokens
-
-
 @dataclass
 class Tokens:
     """A message's tokens and which of them a reader has used."""
@@ -67,8 +68,8 @@ class Tokens:
 
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
-    lowered = _without_label(text).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-')
-    lowered = re.sub(r"(?<=\d):(?=[a-z])", " to ", f" {lowered} ")  # 'jan-24:jun-24'
+    lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", _without_label(text).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
+    lowered = re.sub(r"(?<=\d):(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24', '16 sep 2024 - 31 oct 2024'
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
     raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
@@ -112,8 +113,6 @@ def mend_typo(word: str) -> str:
 
 
 # ----------------------------------------------------------------------------- what the catalog knows
-
-
 @dataclass(frozen=True)
 class Column:
     frame: str
@@ -180,8 +179,6 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
 
 
 # ----------------------------------------------------------------------------- series
-
-
 def read_series(toks: Tokens) -> Series | None:
     """The one column the free words name best; a tie between two columns is ``Ambiguous`` (asked back)."""
     free = toks.free()
@@ -221,8 +218,6 @@ class Ambiguous(Series):
 
 
 # ----------------------------------------------------------------------------- phrases: statistic, transform, unit
-
-
 def read_phrase(toks: Tokens, table: dict[str, object]) -> tuple[object, tuple[str, ...]] | None:
     """The longest phrase of ``table`` among the free tokens: (its value, its words)."""
     for phrase in sorted(table, key=lambda p: -len(p.split())):
@@ -265,8 +260,6 @@ def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
 
 
 # ----------------------------------------------------------------------------- numbers, conditions, rankings
-
-
 def number_of(word: str) -> tuple[float, Unit | None] | None:
     """'5.3%' -> (5.3, PERCENT); '$900bn' -> (900, BILLIONS); '-25bp' -> (-25, BP); '2,000' -> (2000, None)."""
     if not (match := re.fullmatch(r"(-?)\$?(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)):
@@ -305,8 +298,6 @@ def read_ranking(toks: Tokens) -> Ranking | None:
 
 
 # ----------------------------------------------------------------------------- periods
-
-
 @dataclass(frozen=True)
 class Shift:
     """A day counted from another ('the day before', '90 days before', 'a month before'): steps and their unit."""
@@ -380,10 +371,8 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
 
 
 def _day_number(word: str) -> int | None:
-    if word in ORDINALS:
-        return ORDINALS[word]
     match = re.fullmatch(r"(\d{1,2})(st|nd|rd|th)?", word)
-    return int(match[1]) if match and 1 <= int(match[1]) <= 31 else None
+    return ORDINALS.get(word) or (int(match[1]) if match and 1 <= int(match[1]) <= 31 else None)
 
 
 def read_holidays(toks: Tokens) -> list[Period]:
@@ -421,15 +410,13 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
                 break  # 'the first half' of no year: its words stay unread, and are said
             first, last = date(year, 1 if half == 1 else 7, 1), _last_day(year, 6 if half == 1 else 12)
             year_words = [] if year_at is None else [*range(end, year_at + 1)] if year_at >= end else [year_at]
-            used = [*range(at, end), *year_words]
-            found.append(_span(first, last, Granularity.HALF, toks.take(used)))
+            found.append(_span(first, last, Granularity.HALF, toks.take([*range(at, end), *year_words])))
     for season, (start, stop) in WORDS["seasons"].items():
         if (at := toks.find(season)) is not None:
             year_at = next((j for j in (at + 1, at + 2) if j < len(toks.words) and _year(toks.words[j])), None)
             said = toks.words[at - 1:at] in (["the"], ["in"], ["during"], ["this"], ["that"], ["over"])  # 'did it fall': a verb, no season
             if (year := _year(toks.words[year_at]) if year_at is not None else default_year if said else None) is not None:
-                used = [*range(at, (year_at or at) + 1)]
-                found.append(_span(date(year, start, 1), _last_day(year, stop), Granularity.SPAN, toks.take(used)))
+                found.append(_span(date(year, start, 1), _last_day(year, stop), Granularity.SPAN, toks.take([*range(at, (year_at or at) + 1)])))
     found += _months(toks, default_year or next((p.first.year for p in found), None))
     for i in toks.free():  # a year, not a number with a unit ('over 2000 bn')
         if (year := _year(toks.words[i])) is not None and toks.words[i + 1:i + 2] not in [[unit] for unit in WORDS["units"]]:
@@ -453,8 +440,7 @@ def _months(toks: Tokens, default_year: int | None) -> list[Period]:
             last_month = MONTHS[toks.words[i + step]]
             used += list(range(i + 1, i + step + 1))
         year = _year(toks.words[after]) if (after := used[-1] + 1) < len(toks.words) else None
-        used += [after] if year else []
-        year = year or default_year
+        used, year = used + [after] * bool(year), year or default_year
         if year is None or last_month < first_month:
             continue
         found.append(_span(date(year, first_month, 1), _last_day(year, last_month), Granularity.SPAN if last_month > first_month else
@@ -483,7 +469,7 @@ def read_shift(toks: Tokens) -> Shift | None:
             return Shift(direction, "trading_day", toks.take(range(i, i + (2 if after[0] == "day" else 3))))  # 'the previous business day'
         if direction is None or i == 0:
             continue
-        if (unit := toks.words[i - 1].removesuffix("s")) not in ("day", "week", "month", "year"):
+        if (unit := toks.words[i - 1].removesuffix("s")) not in ("day", "week", "month", "quarter", "year"):
             continue
         count_word = toks.words[i - 2] if i >= 2 else ""
         if count_word.isdigit() or count_word in WORDS["numbers"]:
@@ -511,14 +497,16 @@ def shifted(day: date, shift: Shift, days: list[date]) -> date:
     if shift.unit == "trading_day":
         at = bisect.bisect_left(days, day) + shift.steps
         return days[max(0, min(at, len(days) - 1))] if 0 <= at < len(days) else day + timedelta(days=shift.steps)
-    if shift.unit in ("day", "week"):
-        moved = day + timedelta(days=shift.steps * (7 if shift.unit == "week" else 1))
-    else:
-        months = shift.steps * (12 if shift.unit == "year" else 1)
-        year, month = divmod(day.month - 1 + months, 12)
-        moved = date(day.year + year, month + 1, min(day.day, calendar.monthrange(day.year + year, month + 1)[1]))
+    moved = moved_on_calendar(day, shift)
     at = bisect.bisect_right(days, moved) - 1
     return days[at] if at >= 0 and moved <= days[-1] else moved
+
+
+def moved_on_calendar(day: date, shift: Shift) -> date:
+    if shift.unit in ("day", "week"):
+        return day + timedelta(days=shift.steps * (7 if shift.unit == "week" else 1))
+    year, month = divmod(day.month - 1 + shift.steps * {"year": 12, "quarter": 3}.get(shift.unit, 1), 12)
+    return date(day.year + year, month + 1, min(day.day, calendar.monthrange(day.year + year, month + 1)[1]))
 
 
 def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[Period]:

@@ -14,6 +14,7 @@ the old model's other intents know): the old model answers it.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import WORDS, PeriodProblem, Shift, Tokens
@@ -73,8 +74,6 @@ def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
 
 
 # ----------------------------------------------------------------------------- one ask
-
-
 def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> Reading | list[Reading] | None:
     default_year = earlier.period.first.year if earlier and earlier.period else None
     redo = _take_phrases(toks, REDO)  # 'that can't be right, check again': the same request, computed again
@@ -104,7 +103,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     series = readers.read_series(toks)
     if second and statistics and statistics[0].value is Statistic.PERCENT_CHANGE:  # 'by what percent did it shrink from its 2023 average
         statistics = statistics[1:] or (Slot(Statistic.MEAN),)  # to its 2024 average': each period's figure, then the change's percent
-    statistic = statistics[0] if statistics else (Slot(Statistic.MEAN) if second else None)  # two periods compared: their means
+    statistic = statistics[0] if statistics else (Slot(Statistic.MEAN) if second and not second.one_day else None)  # two periods: their means
     changed = second or statistic is not None and statistic.value is Statistic.CHANGE  # 'by how much, in percent': the change's percent
     if unit and unit.value is Unit.PERCENT and series and series.unit not in ("percent", "bp") and changed:
         unit, statistic = None, statistic if second else Slot(Statistic.PERCENT_CHANGE, statistic.words + unit.words)
@@ -173,11 +172,18 @@ def _follow_up_period(period, earlier: Request, toks: Tokens):
 
 
 def _apply_shift(request: Request, shift: Shift) -> Reading | None:
-    period = request.period
-    if period is None or not period.one_day or shift.unit in ("month", "year"):
-        return None  # 'the same month a year earlier', 'a year earlier' than a month end: the old model's rules
-    day = readers.shifted(period.first, shift, readers.knowledge().trading_days(request.series[0].frame if request.series else None))
-    return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, words=shift.words))
+    period, months = request.period, {Granularity.MONTH: 1, Granularity.QUARTER: 3, Granularity.HALF: 6, Granularity.YEAR: 12}
+    if period is None or period.edge_of and shift.unit not in ("day", "trading_day") or not period.one_day and shift.unit == "trading_day":
+        return None  # 'a year earlier' than a month end, 'the day after' a month: the old model's rules
+    if period.one_day:
+        day = readers.shifted(period.first, shift, readers.knowledge().trading_days(request.series[0].frame if request.series else None))
+        return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, words=shift.words))
+    if (period.last - period.first).days < 7 and shift.unit == "year":  # 'the same week a year earlier': 52 weeks, Monday to Friday again
+        shift = readers.Shift(shift.steps * 52, "week", shift.words)
+    first = readers.moved_on_calendar(period.first, shift)  # 'the month after' march 2024: april; 'the quarter before' q1: q4 of the year before
+    last = readers.moved_on_calendar(first, readers.Shift(months[period.granularity], "month")) - timedelta(days=1) if (
+        period.granularity in months) else readers.moved_on_calendar(period.last, shift)
+    return replace(request, period=replace(period, first=first, last=last, anchor=Anchor.RELATIVE, words=shift.words))
 
 
 def _read_period(toks: Tokens, default_year: int | None = None) -> Period | PeriodProblem | Shift | tuple[Period, Period] | None:
@@ -195,11 +201,11 @@ def _read_period(toks: Tokens, default_year: int | None = None) -> Period | Peri
     if len(periods) == 2 and (year := next((p for p in periods if p.granularity is Granularity.YEAR), None)) and (inner := next(
             p for p in periods if p is not year)).first.year == year.first.year and not any(readers._year(w) for w in inner.words):
         periods = [replace(inner, words=inner.words + year.words)]  # the year written once, for a month or day written without one
-    if len(periods) == 2 and all(p.one_day for p in periods) and {"between", "from"} & set(toks.words):
+    if len(periods) == 2 and all(p.one_day for p in periods) and {"between", "from", "to", "through", "until"} & set(toks.words):
         first, last = sorted(periods, key=lambda p: p.first)
-        words = toks.take([i for i in toks.free() if toks.words[i] in ("between", "from", "and", "to")])
+        words = toks.take([i for i in toks.free() if toks.words[i] in ("between", "from", "and", "to", "through", "until")])
         periods = [Period(first.first, last.last, Granularity.SPAN, words=first.words + last.words + words)]
-    if len(periods) == 2 and periods[0].granularity is periods[1].granularity and not periods[0].one_day and (
+    if len(periods) == 2 and periods[0].granularity is periods[1].granularity and (not periods[0].one_day or "and" in toks.words) and (
             periods[0].last < periods[1].first or periods[1].last < periods[0].first):
         return tuple(sorted(periods, key=lambda p: p.first))  # 'from H1 2023 to H1 2024': the ask over each
     if len(periods) > 1:
