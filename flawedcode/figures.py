@@ -71,6 +71,8 @@ def figures(values: Pairs, percentiles: list[int] = (), threshold: tuple[str, fl
         "count": len(numbers), "first_date": values[0][0], "last_date": values[-1][0],
         "mean": statistics.fmean(numbers), "median": statistics.median(numbers),
         "min": low[1], "min_date": low[0], "max": high[1], "max_date": high[0],
+        "min_days": sum(abs(value - low[1]) <= TOLERANCE for value in numbers),  # a low held on several days: the first is named, and
+        "max_days": sum(abs(value - high[1]) <= TOLERANCE for value in numbers),  # how many days held it
         "std": statistics.stdev(numbers) if len(numbers) > 1 else 0.0,
         "latest": numbers[-1], "first": numbers[0], "change": numbers[-1] - numbers[0],
     }

@@ -686,3 +686,37 @@ def test_a_range_of_days_written_with_a_dash_or_its_year_once(tmp_path):
     assert f"median {repo.loc['2024-07-02':'2024-08-15', 'bgcr'].median():.4f}" in replies[1], replies[1]
     assert f"max {repo.loc['2024-06-03':'2024-06-07', 'bgcr'].max():.4f}" in replies[2], replies[2]
     assert all(f"on 2024-06-0{day}: {repo.loc[f'2024-06-0{day}', 'bgcr']:.4f}" in replies[3] for day in (3, 4)), replies[3]
+
+
+@pytest.mark.parametrize("aside", ["k", "kk thx", "brb", "back.", "morning!", "hmm"])
+def test_an_aside_between_asks_is_no_request_and_keeps_the_chain(aside, tmp_path):
+    """fresh_sessions4 / redteam_chats3: 'k', 'brb', 'hmm', 'morning!' were declined as unknown words or read as qualifiers."""
+    replies = converse(offline_model(), ["max 3-month bill yield in 2023", aside, "and in 2024?"], fast_workspace(tmp_path))
+    assert "could not use" not in replies[1] and "computed nothing" not in replies[1], replies[1]
+    assert f"max {frame('ty').loc['2024', 'yield_3m'].max():.4f}" in replies[2], replies[2]
+
+
+def test_a_high_or_low_held_on_several_days_says_so(tmp_path):
+    """redteam_chats3 bullets 4 / fresh_sessions4 ch-01: 'min 3187.0000 on 2024-12-11' named one of five days that held it."""
+    effr = frame("effr").loc["2024-05", "rate"]
+    reply = converse(offline_model(), ["highest effr in may 2024"], fast_workspace(tmp_path))[-1]
+    assert f"(the first of {int((effr == effr.max()).sum())} days at that value)" in reply, reply
+
+
+def test_a_figure_from_another_conversation_is_never_this_ones(tmp_path):
+    """fresh_sessions4 tr-05: 'how does it compare with the figure you told me yesterday?' quoted this session's figure as yesterday's."""
+    replies = converse(offline_model(), ["median sofr in 2023", "is that the same number you gave me last time?",
+                                         "what did you tell me this morning about effr?"], fast_workspace(tmp_path))
+    assert all("other conversations" in reply and "5.0" not in reply for reply in replies[1:]), replies
+
+
+def test_two_answers_set_side_by_side_give_both_figures_and_their_gap(tmp_path):
+    """fresh_sessions4 cm-01/cm-02/cm-03: 'how does that compare to the first figure?' restated one figure; 'which is higher, and by how
+    much?' and 'the gap between the two?' got the help text."""
+    ty = frame("ty")
+    one, two = ty.loc["2023-06", "yield_5y"].mean(), ty.loc["2024-06", "yield_5y"].mean()
+    replies = converse(offline_model(), ["average 5-year yield in june 2023", "same for june 2024", "so which one was bigger, and by how much?",
+                                         "and the 7-year over june 2024", "what's the difference between the last two?"], fast_workspace(tmp_path))
+    assert f"mean {one:.4f}" in replies[2] and f"mean {two:.4f}" in replies[2] and f"{two - one:+.4f}" in replies[2], replies[2]
+    seven = ty.loc["2024-06", "yield_7y"].mean()
+    assert f"yield_7y minus yield_curve/treasury_yields.yield_5y (mean): {seven - two:+.4f}" in replies[4], replies[4]

@@ -301,8 +301,10 @@ def _stated(stat: str, out: dict[str, Any], unit: str, ask: DataAsk) -> str:
         return f"mean {number(out['mean'])} / mean {number(out['other_mean'])} = {number(out[stat])}"
     if stat == "pct_change":  # relative: (latest / first - 1) x 100, whatever the column's unit
         return f"percent change {out[stat]:+.{DECIMALS}f}% {span}"
-    when = {"min": f" on {out.get('min_date')}", "max": f" on {out.get('max_date')}", "latest": f" on {out.get('last_date')}",
-            "change": f" {span}"}.get(stat, "")
+    ties = {extreme: f" (the first of {out[f'{extreme}_days']} days at that value)" if out.get(f"{extreme}_days", 1) > 1 else ""
+            for extreme in ("min", "max")}  # a low or high held on several days: the first is named, and how many held it
+    when = {"min": f" on {out.get('min_date')}{ties['min']}", "max": f" on {out.get('max_date')}{ties['max']}",
+            "latest": f" on {out.get('last_date')}", "change": f" {span}"}.get(stat, "")
     value = out[stat]
     return f"{stat_name(stat)} {f'{value:+.{DECIMALS}f}' if stat == 'change' else number(value)}{_converted(value, unit, ask)}{when}"
 

@@ -45,8 +45,7 @@ def script(request: Request, root: str | None) -> str:
 
 def _threshold(request: Request) -> float:
     condition, series = request.condition, request.series[0]
-    factor = FACTORS.get((series.unit, condition.unit), 1) if condition.unit else 1  # column value x factor = asked unit
-    return condition.threshold / factor if factor != 1 else condition.threshold  # 'above 0.05%' of a bp column: 5 bp
+    return condition.threshold / (FACTORS.get((series.unit, condition.unit), 1) if condition.unit else 1)  # 'above 0.05%' of a bp column: 5 bp
 
 
 def figures_in(output: str) -> dict | None:
@@ -72,27 +71,28 @@ def answer(request: Request, output: str) -> str:
 
 
 def difference(pair: list[Request], outputs: list[str]) -> str:
-    """The same ask over two periods ('from H1 2023 to H1 2024'): the change from the first period's figure to the second's."""
-    name, (one, two) = pair[0].stat().value, pair
+    """One ask over two periods ('from H1 2023 to H1 2024'): the change between their figures; two series in one unit: the gap."""
+    name, (one, two), (a, b) = pair[0].stat().value, pair, (pair[0].series[0], pair[1].series[0])
     first, second = ((figures_in(output) or {}).get(name) for output in outputs)
-    if not all(isinstance(value, (int, float)) for value in (first, second)) or one.period == two.period:
+    if a.unit != b.unit:
+        return f"{a.name} is in {a.unit} and {b.name} in {b.unit}: one can't be set against the other."
+    if not all(isinstance(value, (int, float)) for value in (first, second)) or a.name != b.name and one.period.first != two.period.first:
         return ""
     unit = one.unit.value if one.unit else None  # 'by how many bp': the change in the unit asked, as the two figures are
     factor, label = (FACTORS.get((one.series[0].unit, unit), 1), f" {unit.value}") if unit and unit is not Unit.DECIMAL else (1, "")
     one_text, two_text = (f"{p.first}" + f" - {p.last}" * (not p.one_day) for p in (one.period, two.period))
+    if a.name != b.name:  # two series over one period: the second minus the first
+        return f"{b.name} minus {a.name} ({name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit}."
     return (f"From {one_text} to {two_text} the {name} changed by "
             f"{(second - first) * factor:+.4f}{label}" + (f" ({(second / first - 1) * 100:+.4f}%)." if first > 0 < second else "."))
 
 
 def _no_trading(day) -> str:
     """Why a day has no row: a weekend, or a US federal holiday by name."""
-    if day.weekday() >= 5:
-        return f"a {day:%A}"
     from pandas.tseries.holiday import USFederalHolidayCalendar
-    for rule in USFederalHolidayCalendar.rules:
-        if any(d.date() == day for d in rule.dates(day.replace(month=1, day=1), day.replace(month=12, day=31))):
-            return f"{rule.name}, a US federal holiday"
-    return "no trading that day"
+    names = [rule.name for rule in USFederalHolidayCalendar.rules if day in {d.date() for d in rule.dates(day.replace(month=1, day=1),
+                                                                                                        day.replace(month=12, day=31))}]
+    return f"a {day:%A}" if day.weekday() >= 5 else f"{names[0]}, a US federal holiday" if names else "no trading that day"
 
 
 def _reading(request: Request, found: dict) -> str:
@@ -141,6 +141,7 @@ def _one(request: Request, name: str, found: dict) -> str:
     elif unit is not None and request.decimals is not None:
         shown += f" {unit.value}"
     date_text = f" on {found[name + '_date']}" if name in DATED and found.get(name + "_date") and name != "value" else ""
+    date_text += f" (the first of {found[name + '_days']} days at that value)" if found.get(name + "_days", 1) > 1 else ""
     return shown + date_text if name == "value" else f"{label} {shown}{date_text}"
 
 

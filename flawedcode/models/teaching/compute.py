@@ -70,7 +70,7 @@ def _one(name: str, inside: list[tuple[str, float]], values: list[tuple[str, flo
         return {"count_value": len(numbers)} if name == "count" else {name: None}
     if name in ("min", "max"):
         day, value = (min if name == "min" else max)(inside, key=lambda pair: pair[1])
-        return {name: value, f"{name}_date": day}
+        return {name: value, f"{name}_date": day, f"{name}_days": sum(abs(number - value) < 1e-9 for number in numbers)}  # ties
     if name in ("latest", "value", "first"):  # with its day
         return {name: inside[0 if name == "first" else -1][1], f"{name}_date": inside[0 if name == "first" else -1][0]}
     simple = {"mean": statistics.fmean, "median": statistics.median, "sum": math.fsum,

@@ -20,6 +20,7 @@ from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, R
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
+COMPARED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
 CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figures that are already a gap ('by how many bp?': converted)
 
 
@@ -34,8 +35,8 @@ class Turn:
     declined = staticmethod(lambda reason: Turn([Decline(Request(), (), reason)], None))  # a turn declined for ``reason``
 
 
-def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
-    """(the last answered request, whether the last turn was left to the old model)."""
+def state_after(earlier_requests: list[str], history: list[Request] | None = None) -> tuple[Request | None, bool]:
+    """(the last answered request, whether the last turn was left to the old model); ``history`` gets each answered request."""
     state, deferred = None, False  # (Request | None, bool)
     for i, text in enumerate(earlier_requests):
         if i and text == earlier_requests[i - 1]:
@@ -48,16 +49,20 @@ def state_after(earlier_requests: list[str]) -> tuple[Request | None, bool]:
         deferred = bool(readings is None and (deferred or series or statistics and any(toks.find(p) is not None for p in SAME_PERIOD)) or unread)
         answered = [reading for reading in readings or [] if isinstance(reading, Request)]
         state = None if deferred else answered[-1] if answered else state  # a deferred turn: what it asked is unknown here
+        history is not None and answered and not deferred and history.append(state)
     return state, deferred
 
 
 def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> Turn:
-    state, deferred = state_after(earlier_requests)
+    state, deferred = state_after(earlier_requests, history := [])
     why = set(said := readers.tokens(declined).words) & CAUSES  # 'why did the 2y fall in august?', declined: no problem in its slots
     if why and isinstance(period := _read_period(toks := readers.Tokens([w for w in said if w not in why])), Period) and isinstance(
             series := readers.read_series(toks), Series):  # its series and period; its figure, a change, until a follow-up names one
         state, declined = Request(series=(series,), statistic=Slot(Statistic.CHANGE), period=period), ""
     words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
+    if len(history) > 1 and set(words) & COMPARED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
+        first = history[0] if "first" in words else history[-2]  # 'which is higher, and by how much?': the last two answers, and their gap
+        return Turn([first, history[-1]], None) if first != history[-1] else Turn.declined("I see one answered request, so nothing to compare")
     if declined and fresh is None and (instead := _instead(words, declined)) is not None:
         return instead
     unanswered = f"'{latest.strip()}' builds on your last request, which I could not answer"

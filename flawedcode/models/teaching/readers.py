@@ -139,9 +139,7 @@ class Knowledge:
 @cache
 def knowledge(root: str | None = None) -> Knowledge:
     catalog = Catalog(Path(root) if root else None)
-    columns: list[Column] = []
-    frame_ids: dict[str, str] = {}
-    days: dict[str, list[date]] = {}
+    columns, frame_ids, days = list[Column](), dict[str, str](), dict[str, list[date]]()
     sources = {info.ref: (str(info.path), info.date_column) for info in catalog.dataframes()}
     for info in catalog.dataframes():
         docs = catalog.column_docs(info.pipeline, info.dataframe)

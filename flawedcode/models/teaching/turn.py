@@ -51,8 +51,8 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
         replies.append(answers.answer(reading, output))
         outputs.append(output)
     pair = [reading for reading in readings if isinstance(reading, Request)]
-    if len(pair) == 2 == len(outputs) and pair[0].series == pair[1].series and pair[0].stat() is pair[1].stat():
-        replies.append(answers.difference(pair, outputs))  # one ask over two periods: also the change between them
+    if len(outputs) == 2 == len({(r.series[0].name, r.period.first, r.period.last) for r in pair}) and pair[0].stat() is pair[1].stat():
+        replies.append(answers.difference(pair, outputs))  # one ask over two periods, or two series over one: also the gap between them
     after = "\n" + builds_on_text(turn.builds_on) if turn.builds_on is not None else ""
     return "\n\n".join(dict.fromkeys(replies)) + after, []  # two asks read as one request: answered once
 
