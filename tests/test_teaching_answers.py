@@ -720,3 +720,30 @@ def test_two_answers_set_side_by_side_give_both_figures_and_their_gap(tmp_path):
     assert f"mean {one:.4f}" in replies[2] and f"mean {two:.4f}" in replies[2] and f"{two - one:+.4f}" in replies[2], replies[2]
     seven = ty.loc["2024-06", "yield_7y"].mean()
     assert f"yield_7y minus yield_curve/treasury_yields.yield_5y (mean): {seven - two:+.4f}" in replies[4], replies[4]
+
+
+def test_going_back_to_an_earlier_answer_builds_on_it(tmp_path):
+    """fresh_sessions4 gb-01/gb-02/gb-04: 'ok go back to the first one, but the median' and 'back to the first series, Q2 please'
+    were declined naming 'back'; 'what was the one before that again?' said it could not see it."""
+    repo = frame("repo")
+    replies = converse(offline_model(), ["tgcr mean in 2024", "and bgcr", "back to the first one, the max", "what was the one before that again?"],
+                       fast_workspace(tmp_path))
+    assert f"tgcr (percent), 2024-01-02 to 2024-12-31, 251 values: max {repo.loc['2024', 'tgcr'].max():.4f}" in replies[2], replies[2]
+    assert f"bgcr (percent), 2024-01-02 to 2024-12-31, 251 values: mean {repo.loc['2024', 'bgcr'].mean():.4f}" in replies[3], replies[3]
+
+
+def test_a_bare_day_of_the_month_after_a_day_is_that_day_of_its_month(tmp_path):
+    """fresh_sessions4 gb-03 / redteam_chats3 smalltalk: 'and the 16th' / 'and the 19th?' after one day asked which column."""
+    effr = frame("effr")
+    replies = converse(offline_model(), ["effr on 2023-11-14", "and the 16th?", "the 31st"], fast_workspace(tmp_path))
+    assert f"on 2023-11-16: {effr.loc['2023-11-16', 'rate']:.4f}" in replies[1], replies[1]
+    assert "no 31st" in replies[2] and "computed nothing" not in replies[2][:0], replies[2]
+
+
+def test_a_possessive_tenor_and_a_leap_day_moved_a_year(tmp_path):
+    """fresh_sessions4 ts-02: "the 3-year's min in H2?" was declined naming 's'; 'now change just the year' on February 2024 lost the month."""
+    ty, sofr = frame("ty"), frame("sofr")
+    replies = converse(offline_model(), ["min 20-year yield in H1 2024", "the 5-year's max in H2?", "median sofr feb 2024",
+                                         "now change just the year, 2023"], fast_workspace(tmp_path))
+    assert f"max {ty.loc['2024-07':'2024-12', 'yield_5y'].max():.4f}" in replies[1], replies[1]
+    assert f"median {sofr.loc['2023-02', 'rate'].median():.4f}" in replies[3] and "2023-02-28" in replies[3], replies[3]

@@ -122,8 +122,7 @@ def _figure_text(request: Request, found: dict) -> str:
 
 UNIT_SUFFIX = {"percent": "%", "bp": " bp", "$bn": " $bn", "billions": " $bn", "trillions": " $tn", "millions": " $mn"}
 """How a threshold's unit is written after it ('above 5.3%', 'above 1250 $bn')."""
-SIGNED = {"change", "percent_change"}
-"""Figures shown with their sign (a change of +0.71, never 0.71)."""
+SIGNED = {"change", "percent_change"}  # Figures shown with their sign (a change of +0.71, never 0.71).
 
 
 def _one(request: Request, name: str, found: dict) -> str:

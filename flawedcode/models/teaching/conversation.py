@@ -21,6 +21,7 @@ from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, R
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
 COMPARED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
+BACK = readers.WORDS["back"]["words"]  # 'go back to the first one, but the median': an older answered request, changed
 CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figures that are already a gap ('by how many bp?': converted)
 
 
@@ -41,7 +42,8 @@ def state_after(earlier_requests: list[str], history: list[Request] | None = Non
     for i, text in enumerate(earlier_requests):
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
-        readings, toks = read_message(text, state), readers.tokens(text)  # the old model's data ask (or a follow-up of one), or one
+        found = _back(readers.tokens(text).words, history) if history is not None else None  # 'go back to the first one'
+        readings, toks = found[1] if found else read_message(text, state), readers.tokens(text)  # the old model's data ask, or one
         series, statistics = readers.read_series(toks), readers.read_statistics(toks)  # with words unread here (it answered it)
         series = None if isinstance(series, readers.Ambiguous) else series  # 'a class on money markets': no series named
         unread = readings and all(isinstance(r, Decline) and not r.reason for r in readings) and (series and statistics or _read_period(toks) and {
@@ -63,6 +65,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if len(history) > 1 and set(words) & COMPARED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
         first = history[0] if "first" in words else history[-2]  # 'which is higher, and by how much?': the last two answers, and their gap
         return Turn([first, history[-1]], None) if first != history[-1] else Turn.declined("I see one answered request, so nothing to compare")
+    if found := _back(words, history):
+        return Turn(found[1], found[0] if all(isinstance(r, Request) for r in found[1]) else None)
     if declined and fresh is None and (instead := _instead(words, declined)) is not None:
         return instead
     unanswered = f"'{latest.strip()}' builds on your last request, which I could not answer"
@@ -89,6 +93,14 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if readings is None or builds_on is not None and deferred or all(isinstance(r, Decline) and not r.reason for r in readings):
         return Turn(None, None, deferred)  # the old model answers: nothing read here, a follow-up of a turn it answered, unread words
     return Turn(readings, builds_on)
+
+
+def _back(words: list[str], history: list[Request]) -> tuple[Request, list[Reading]] | None:
+    """'go back to the first one, but the median', 'what was the one before that?': that older answered request, changed as asked."""
+    if len(history) < 2 or (back := next((p for p in BACK if f" {p} " in f" {' '.join(words)} "), None)) is None:
+        return None
+    base = history[0] if "first" in back else history[-2]  # 'the one before that': the answer before the last
+    return base, read_message(f" {' '.join(words)} ".replace(f" {back} ", " "), base) or [base]
 
 
 def _instead(words: list[str], declined: str) -> Turn | None:

@@ -27,8 +27,7 @@ LISTED = {Statistic(name) for name in ("mean", "median", "min", "max", "std", "l
 TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)"
                    r"(?![a-z])|\d+-?[a-z]+(?:\d+[a-z]*)?|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9_]*(?:['-][a-z0-9_]+)*|[?;]")
 TENOR = re.compile(r"(\d+)-?(y|yr|year|m|mo|month)s?")
-TYPO_SCORE = 84
-"""How close (rapidfuzz ratio, 0-100) an unknown word must be to a known word to be read as it."""
+TYPO_SCORE = 84  # How close (rapidfuzz ratio, 0-100) an unknown word must be to a known word to be read as it.
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name} | {
     name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
 ORDINALS = WORDS["ordinals"]
@@ -270,12 +269,10 @@ def read_condition(toks: Tokens) -> Condition | None:
     if found := read_phrase(toks, WORDS["signs"]):
         return Condition(Comparison(found[0]), 0.0, None, found[1])
     for phrase in sorted(WORDS["comparisons"], key=lambda p: -len(p.split())):
-        at = toks.find(phrase)
-        end = at + len(phrase.split()) if at is not None else 0
-        if at is None or end >= len(toks.words) or end in toks.used or not (found := number_of(toks.words[end])):
-            continue
-        if re.fullmatch(r"(19|20)\d\d", toks.words[end]):
-            continue  # 'over 2024' is a period
+        end = at + len(phrase.split()) if (at := toks.find(phrase)) is not None else 0
+        if at is None or end >= len(toks.words) or end in toks.used or not (found := number_of(toks.words[end])) or re.fullmatch(
+                r"(19|20)\d\d", toks.words[end]):
+            continue  # no number after it, or a year: 'over 2024' is a period
         span = [*range(at, end + 1)]
         unit = found[1]
         if end + 1 < len(toks.words) and toks.words[end + 1] in WORDS["units"]:  # 'above 25 bp', 'over 500 million'
@@ -448,13 +445,10 @@ def _months(toks: Tokens, default_year: int | None) -> list[Period]:
 
 def read_trading_days(toks: Tokens) -> tuple[int, bool, tuple[str, ...]] | None:
     """'the last 30 trading days', 'the first 20 trading days': (count, from the start, words)."""
-    for i in toks.free():
-        word = toks.words[i]
-        if word not in ("last", "first", "past", "final") or i + 2 >= len(toks.words):
-            continue
+    for i in (i for i in toks.free() if toks.words[i] in ("last", "first", "past", "final") and i + 2 < len(toks.words)):
         count = int(toks.words[i + 1]) if toks.words[i + 1].isdigit() else WORDS["numbers"].get(toks.words[i + 1])
         if count and toks.words[i + 2:i + 4] == ["trading", "days"]:  # 'the last 5 days of march': the old model's rows
-            return int(count), word == "first", toks.take(range(i, i + 4))
+            return int(count), toks.words[i] == "first", toks.take(range(i, i + 4))
     return None
 
 

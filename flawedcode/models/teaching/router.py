@@ -13,6 +13,7 @@ the old model's other intents know): the old model answers it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import timedelta
 
@@ -32,8 +33,7 @@ CONJUNCTIONS = ("and", "also", "plus")
 FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01, ("bp", Unit.BP): 1,
            ("bp", Unit.PERCENT): 0.01, ("bp", Unit.DECIMAL): 0.0001, ("$bn", Unit.BILLIONS): 1, ("$bn", Unit.TRILLIONS): 0.001,
            ("$bn", Unit.MILLIONS): 1000}  # (the column's unit, the unit asked) -> factor
-SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)
-"""What a period asked with no statistic gets."""
+SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)  # What a period asked with no statistic gets.
 Reading = Request | Decline
 
 
@@ -110,6 +110,12 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic, statistics=statistics if len(statistics) > 1 else (),
                    transform=transform, condition=condition, ranking=ranking, unit=unit, decimals=rounding[0] if rounding else None,
                    words=tuple(toks.words))
+    if period is None and earlier and earlier.period and earlier.period.one_day and (at := next((i for i in toks.free() if re.fullmatch(
+            r"\d{1,2}(st|nd|rd|th)", toks.words[i])), None)) is not None:  # 'and the 19th?' after a day: that day of its month
+        try:
+            period = Period(day := earlier.period.first.replace(day=int(toks.words[at][:-2])), day, Granularity.DAY, words=toks.take([at]))
+        except ValueError:
+            return Decline(said, (toks.words[at],), f"{earlier.period.first:%B %Y} has no {toks.words[at]}")
     if isinstance(period, PeriodProblem):
         return None  # an impossible or ambiguous day: the old model says so in its own words
     at = next((i for i in toks.free() if toks.words[i] in COMPARE), None) if series and series.unit != "bp" and not condition else None
@@ -161,12 +167,10 @@ def _follow_up_period(period, earlier: Request, toks: Tokens):
     """'now change just the year, 2023': the earlier period in that year, when it was narrower than a year."""
     if isinstance(period, Period) and period.granularity is Granularity.YEAR and earlier.period and (at := toks.find("year")) is not None:
         before, words = earlier.period, toks.take([at])
-        if before.granularity not in (Granularity.YEAR, Granularity.ALL):
-            try:
-                return replace(before, first=before.first.replace(year=period.first.year),
-                               last=before.last.replace(year=period.first.year), words=period.words + words)
-            except ValueError:
-                return period
+        if before.granularity not in (Granularity.YEAR, Granularity.ALL):  # february 2024 in 2023: to the 28th
+            years = readers.Shift(period.first.year - before.first.year, "year")
+            moved = (readers.moved_on_calendar(day, years) for day in (before.first, before.last))
+            return replace(before, first=next(moved), last=next(moved), words=period.words + words)
         return replace(period, words=period.words + words)
     return period
 
@@ -317,13 +321,10 @@ def describe(request: Request) -> str:
     condition, unit = request.condition, request.unit
     parts = [" and ".join(slot.value.value.replace("_", " ") for slot in stats) if stats else "value",
              request.transform and f"of the {request.transform.value.value.replace('_', ' ')}s",
-             request.series and "of " + " minus ".join(series.name for series in request.series), request.period and _period_text(request.period),
+             request.series and "of " + " minus ".join(series.name for series in request.series), (period := request.period) and (
+                 f"over the {'first' if period.from_start else 'last'} {period.trading_days} trading days of {period.first} to {period.last}"
+                 if period.trading_days else "over all the data" if period.granularity is Granularity.ALL else
+                 f"on {period.first}" if period.one_day else f"over {period.first} to {period.last}"),
              condition and f"where the value is {condition.comparison.value} {condition.threshold:g}", unit and f"in {unit.value.value}"]
     return " ".join(part for part in parts if part)
 
-
-def _period_text(period: Period) -> str:
-    if period.trading_days:
-        return f"over the {'first' if period.from_start else 'last'} {period.trading_days} trading days of {period.first} to {period.last}"
-    return "over all the data" if period.granularity is Granularity.ALL else (
-        f"on {period.first}" if period.one_day else f"over {period.first} to {period.last}")

@@ -16,12 +16,9 @@ from typing import Any
 
 from flawedcode.formats import STUB_PREFIX
 
-READ_LIMIT = 2000
-"""Lines per read_file page when reading a saved result back (read_file's own maximum)."""
-MAX_PAGES = 20
-"""At most this many pages of one saved result are read back; past that the reply says it saw a part."""
-SHOWN_AS_PREVIEW = ("docs",)
-"""Preview kinds the reply may show as a preview (labelled, with the path); every other kind is read back."""
+READ_LIMIT = 2000  # Lines per read_file page when reading a saved result back (read_file's own maximum).
+MAX_PAGES = 20  # At most this many pages of one saved result are read back; past that the reply says it saw a part.
+SHOWN_AS_PREVIEW = ("docs",)  # Preview kinds the reply may show as a preview (labelled, with the path); every other kind is read back.
 STUB = re.compile(rf"^{re.escape(STUB_PREFIX)}(?P<path>[^\s|\]]+)(?:[^\n]*?(?P<tokens>[\d,]+) tokens)?[^\n]*\n(?:Preview \((?P<kind>\w+))?")
 PAGE = re.compile(r"^# (?P<path>\S+) \(lines (?P<a>\d+)-(?P<b>\d+) of (?P<n>\d+)\)")
 MORE = re.compile(r"^# \.\.\. \d+ more lines: read_file\(path='[^']+', offset=(?P<offset>\d+)\)\s*$", re.MULTILINE)

@@ -127,7 +127,9 @@ def is_note(text: str) -> bool:
 
 
 def write(messages: list[Said]) -> str:
-    goal = goal_of(messages)
+    goals = (goal_in(text) if is_summary(text) else text for kind, text, _ in messages  # the first summary's goal or the first request
+             if kind in ("human", "system") and (is_summary(text) and goal_in(text) or kind == "human" and not is_summary(text)))
+    goal = next(goals, "")
     earlier = [text for kind, text, _ in messages if kind in ("human", "system") and is_summary(text)]
     later = [text for kind, text, _ in messages if kind == "human" and not is_summary(text) and text != goal]
     actions = [call_text(name, args) for _, _, calls in messages for name, args in calls]
@@ -156,12 +158,6 @@ def write(messages: list[Said]) -> str:
     lines.append(f"Last request: {clip(last, 160)} ({'answered' if answered else 'not answered yet'})." if last
                  else "Last request: none after the goal in these messages.")
     return "\n".join(lines)
-
-
-def goal_of(messages: list[Said]) -> str:  # the first summary's goal or the first request, whichever comes first
-    goals = (goal_in(text) if is_summary(text) else text for kind, text, _ in messages
-             if kind in ("human", "system") and (is_summary(text) and goal_in(text) or kind == "human" and not is_summary(text)))
-    return next(goals, "")
 
 
 def outcome(content: str) -> str:
