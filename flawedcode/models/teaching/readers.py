@@ -88,7 +88,10 @@ def tokens(text: str) -> Tokens:
 
 
 def _without_label(text: str) -> str:
-    """'Question 7, part a: ...', 'Q9, from our listener Dave: ...': a label numbering the ask (a label word, small numbers, names), dropped."""
+    """'Question 7, part a: ...', 'Q9, from our listener Dave: ...': a label numbering the ask (a label word, small numbers, names), dropped;
+    and a message's furniture: @mentions, :emoji:, an email's greeting line and its sign-off with all below it."""
+    text = re.sub(r"(?<!\w)@[\w.-]+|(?<!\w):[a-z0-9_+-]+:|\A\s*(?:hi|hello|hey|dear)\b[^\n]{0,40}\n|\n\s*(?:(?:kind |best |warm )?regards|thanks|"
+                  r"thank you|many thanks|cheers|best|sincerely)\W*\n[\s\S]*\Z", " ", text, flags=re.IGNORECASE)
     head, colon, rest = text.partition(": ")
     words = [(word, word.lower()) for word in re.findall(r"[\w']+", head)]
     labels = [low in WORDS["labels"]["words"] or low[:1] == "q" and low[1:].isdigit() and int(low[1:]) > 4 for _, low in words]
