@@ -747,3 +747,13 @@ def test_a_possessive_tenor_and_a_leap_day_moved_a_year(tmp_path):
                                          "now change just the year, 2023"], fast_workspace(tmp_path))
     assert f"max {ty.loc['2024-07':'2024-12', 'yield_5y'].max():.4f}" in replies[1], replies[1]
     assert f"median {sofr.loc['2023-02', 'rate'].median():.4f}" in replies[3] and "2023-02-28" in replies[3], replies[3]
+
+
+def test_an_emails_greeting_and_sign_off_and_chat_mentions_are_not_the_ask(tmp_path):
+    """fresh_registers5 mail-02 / sess-03 / slack-01: the sign-off ('Kind regards, Priya Shah') and 'cc @maria :pray:' made a second
+    piece declined as 'it builds on the ask before it'; 'send' and '@databot' were named as unread."""
+    sofr = frame("sofr")
+    replies = converse(offline_model(), ["Hello Sam,\n\nCould you send over the max SOFR volume in 2023?\n\nBest regards,\nJo Park\nRisk",
+                                         "@ratesbot :wave: min `sofr` in Q3 2024? cc @lee :thumbsup:"], fast_workspace(tmp_path))
+    assert f"max {sofr.loc['2023', 'volume_bn'].max():.4f}" in replies[0] and "builds on" not in replies[0], replies[0]
+    assert f"min {sofr.loc['2024-07':'2024-09', 'rate'].min():.4f}" in replies[1] and "builds on" not in replies[1], replies[1]

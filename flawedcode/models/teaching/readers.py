@@ -322,10 +322,6 @@ def _last_day(year: int, month: int) -> date:
     return date(year, month, calendar.monthrange(year, month)[1])
 
 
-def _span(first: date, last: date, granularity: Granularity, words: tuple[str, ...], anchor=Anchor.WRITTEN) -> Period:
-    return Period(first, last, granularity, anchor, words=words)
-
-
 def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
     """Days written as dates: ISO, dd/mm/yyyy (day first; one that could be either is a problem), words."""
     import dateparser
@@ -340,7 +336,7 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
                 month_name = calendar.month_name[month] if 1 <= month <= 12 else f"month {month}"
                 found.append(PeriodProblem(f"there is no {month_name} {day_number}, {year}, so I computed nothing", toks.take([i])))
                 continue
-            found.append(_span(day, day, Granularity.DAY, toks.take([i])))
+            found.append(Period(day, day, Granularity.DAY, words=toks.take([i])))
         elif re.fullmatch(r"\d{1,2}/\d{1,2}/\d{4}", word):
             a, b, year = (int(part) for part in word.split("/"))
             if a <= 12 and b <= 12 and a != b:
@@ -350,7 +346,7 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
             day, month = (a, b) if a > 12 or b <= 12 else (b, a)
             parsed = dateparser.parse(f"{day} {calendar.month_name[month]} {year}", languages=["en"],
                                       settings={"STRICT_PARSING": True}) if month <= 12 else None
-            found.append(_span(parsed.date(), parsed.date(), Granularity.DAY, toks.take([i])) if parsed
+            found.append(Period(parsed.date(), parsed.date(), Granularity.DAY, words=toks.take([i])) if parsed
                          else PeriodProblem(f"{word} is no day of the calendar", toks.take([i])))
     for i in toks.free():
         if toks.words[i] not in MONTHS or i in toks.used:
@@ -363,7 +359,7 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
         number, month, year_number = _day_number(toks.words[day]), calendar.month_name[MONTHS[toks.words[i]]], _year(toks.words[year])
         parsed = dateparser.parse(f"{number} {month} {year_number}", languages=["en"], settings={"STRICT_PARSING": True})
         span = [j for j in range(min(day, i), max(day, i, year) + 1) if toks.words[j] in ("the", "of", ",") or j in (day, i, year)]
-        found.append(_span(parsed.date(), parsed.date(), Granularity.DAY, toks.take(span)) if parsed
+        found.append(Period(parsed.date(), parsed.date(), Granularity.DAY, words=toks.take(span)) if parsed
                      else PeriodProblem(f"there is no {month} {number}, {year_number}, so I computed nothing", toks.take(span)))
     return found
 
@@ -382,7 +378,7 @@ def read_holidays(toks: Tokens) -> list[Period]:
             continue
         holiday = next((r for r in USFederalHolidayCalendar.rules if r.name == rule), None)  # a rule's name, or a fixed month-day
         day = holiday.dates(date(year, 1, 1), date(year, 12, 31))[0].date() if holiday else date(year, int(rule[:2]), int(rule[3:]))
-        found.append(_span(day, day, Granularity.DAY, toks.take(range(at, end + 1)), Anchor.HOLIDAY))
+        found.append(Period(day, day, Granularity.DAY, Anchor.HOLIDAY, words=toks.take(range(at, end + 1))))
     return found
 
 
@@ -408,22 +404,23 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
                 break  # 'the first half' of no year: its words stay unread, and are said
             first, last = date(year, 1 if half == 1 else 7, 1), _last_day(year, 6 if half == 1 else 12)
             year_words = [] if year_at is None else [*range(end, year_at + 1)] if year_at >= end else [year_at]
-            found.append(_span(first, last, Granularity.HALF, toks.take([*range(at, end), *year_words])))
+            found.append(Period(first, last, Granularity.HALF, words=toks.take([*range(at, end), *year_words])))
     for season, (start, stop) in WORDS["seasons"].items():
         if (at := toks.find(season)) is not None:
             year_at = next((j for j in (at + 1, at + 2) if j < len(toks.words) and _year(toks.words[j])), None)
             said = toks.words[at - 1:at] in (["the"], ["in"], ["during"], ["this"], ["that"], ["over"])  # 'did it fall': a verb, no season
             if (year := _year(toks.words[year_at]) if year_at is not None else default_year if said else None) is not None:
-                found.append(_span(date(year, start, 1), _last_day(year, stop), Granularity.SPAN, toks.take([*range(at, (year_at or at) + 1)])))
+                found.append(Period(date(year, start, 1), _last_day(year, stop), Granularity.SPAN,
+                                    words=toks.take([*range(at, (year_at or at) + 1)])))
     found += _months(toks, default_year or next((p.first.year for p in found), None))
     for i in toks.free():  # a year, not a number with a unit ('over 2000 bn')
         if (year := _year(toks.words[i])) is not None and toks.words[i + 1:i + 2] not in [[unit] for unit in WORDS["units"]]:
-            found.append(_span(date(year, 1, 1), date(year, 12, 31), Granularity.YEAR, toks.take([i])))
+            found.append(Period(date(year, 1, 1), date(year, 12, 31), Granularity.YEAR, words=toks.take([i])))
     return found
 
 
 def _quarter(year: int, quarter: int, words: tuple[str, ...]) -> Period:
-    return _span(date(year, 3 * quarter - 2, 1), _last_day(year, 3 * quarter), Granularity.QUARTER, words)
+    return Period(date(year, 3 * quarter - 2, 1), _last_day(year, 3 * quarter), Granularity.QUARTER, words=words)
 
 
 def _months(toks: Tokens, default_year: int | None) -> list[Period]:
@@ -441,8 +438,8 @@ def _months(toks: Tokens, default_year: int | None) -> list[Period]:
         used, year = used + [after] * bool(year), year or default_year
         if year is None or last_month < first_month:
             continue
-        found.append(_span(date(year, first_month, 1), _last_day(year, last_month), Granularity.SPAN if last_month > first_month else
-                           Granularity.MONTH, toks.take(used)))
+        found.append(Period(date(year, first_month, 1), _last_day(year, last_month), Granularity.SPAN if last_month > first_month else
+                           Granularity.MONTH, words=toks.take(used)))
     return found
 
 

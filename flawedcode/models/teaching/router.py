@@ -133,9 +133,9 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         unit = next((word for word in same if word in ("month", "quarter", "year")), None)  # 'that whole month' after a day: its month
         if period is None and unit and (before := earlier.period):
             day, month = before.first, before.first.month if unit == "month" else 12
-            wider = readers._quarter(day.year, (day.month - 1) // 3 + 1, same) if unit == "quarter" else readers._span(
+            wider = readers._quarter(day.year, (day.month - 1) // 3 + 1, same) if unit == "quarter" else Period(
                 day.replace(month=month if unit == "month" else 1, day=1), readers._last_day(day.year, month),
-                Granularity.MONTH if unit == "month" else Granularity.YEAR, same)
+                Granularity.MONTH if unit == "month" else Granularity.YEAR, words=same)
             if not wider.first <= before.first <= before.last <= wider.last:  # 'the whole year' after all the data: which year?
                 return Decline(said, same, f"'{' '.join(same)}' would be the {unit} of your last request, and it spans more than one {unit}")
             period = wider if (wider.first, wider.last) != (before.first, before.last) else None  # 'that month' after a month is that month
