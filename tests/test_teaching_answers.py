@@ -757,3 +757,25 @@ def test_an_emails_greeting_and_sign_off_and_chat_mentions_are_not_the_ask(tmp_p
                                          "@ratesbot :wave: min `sofr` in Q3 2024? cc @lee :thumbsup:"], fast_workspace(tmp_path))
     assert f"max {sofr.loc['2023', 'volume_bn'].max():.4f}" in replies[0] and "builds on" not in replies[0], replies[0]
     assert f"min {sofr.loc['2024-07':'2024-09', 'rate'].min():.4f}" in replies[1] and "builds on" not in replies[1], replies[1]
+
+
+@pytest.mark.parametrize(("ask", "stat", "quoted"), [
+    ("a student of mine says the 2024 median SOFR was 5.33, right?", "median", 5.33),
+    ("my answer for the lowest 2-year yield in 2023 was 3.77, correct?", "min", 3.77),
+    ("student B wrote the 2023 mean effr as 5.1 - true?", "mean", 5.1),
+])
+def test_a_figure_quoted_to_check_is_answered_and_checked(ask, stat, quoted, tmp_path):
+    """redteam_chats3 TA session: 'a student says the 2023 median EFFR was 5.33, right?' was declined naming 'student', 'says', '5.33'."""
+    frames = {"SOFR": ("sofr", "rate", "2024"), "2-year": ("ty", "yield_2y", "2023"), "effr": ("effr", "rate", "2023")}
+    name, column, year = next(value for key, value in frames.items() if key in ask)
+    values = frame(name).loc[year, column]
+    truth = {"median": values.median(), "min": values.min(), "mean": values.mean()}[stat]
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    places = len(f"{quoted:g}".partition(".")[2])
+    assert f"{stat} {truth:.4f}" in reply and f"You quoted {quoted:g}" in reply, reply
+    assert ("that is right" in reply) == (round(truth, places) == quoted), reply
+
+
+def test_a_quoted_figure_is_never_carried_to_a_follow_up(tmp_path):
+    replies = converse(offline_model(), ["a student says the 2024 max 10y was 4.8, right?", "and in 2023?"], fast_workspace(tmp_path))
+    assert "You quoted" in replies[0] and "You quoted" not in replies[1], replies

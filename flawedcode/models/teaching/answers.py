@@ -1,15 +1,15 @@
 """Answers: the reading first, then the figure, computed from what a tool actually printed (issue 41).
 
-A complete ``Request`` becomes one ``run_python`` call (``script``): a three-line script that calls ``compute.main`` with the request's spec
-and prints one ``FIGURES {json}`` line. The answer (``answer``) is written from that line only: the dataframe.column and its unit, the
-statistic and transform, the first and last days actually covered and the number of values, then the figure (4 decimals, or as many as
-asked; converted when a unit was asked). What cannot be answered is said (``check`` before the call, ``decline_text`` for a ``Decline``): a
-period outside the data, a unit the values cannot be written in, a weighted mean with no volume column.
-"""
+A complete ``Request`` becomes one ``run_python`` call (``script``): a three-line script that calls ``compute.main`` with the request's spec and
+prints one ``FIGURES {json}`` line. The answer (``answer``) is written from that line only: the dataframe.column and its unit, the statistic and
+transform, the first and last days actually covered and the number of values, then the figure (4 decimals, or as many as asked; converted when a
+unit was asked). What cannot be answered is said (``check`` before the call, ``decline_text`` for a ``Decline``): a period outside the data, a unit
+the values cannot be written in, a weighted mean with no volume column."""
 
 from __future__ import annotations
 
 import json
+from contextlib import suppress
 from pathlib import Path
 
 from flawedcode import paths
@@ -50,10 +50,8 @@ def _threshold(request: Request) -> float:
 
 def figures_in(output: str) -> dict | None:
     line = next((line for line in output.splitlines() if line.startswith(LINE)), None)
-    try:
+    with suppress(json.JSONDecodeError):  # a line cut short: no figures (None)
         return json.loads(line[len(LINE):]) if line else None
-    except json.JSONDecodeError:
-        return None
 
 
 def answer(request: Request, output: str) -> str:
@@ -67,7 +65,13 @@ def answer(request: Request, output: str) -> str:
         return (f"{series.frame} has no row for {days} ({_no_trading(request.period.first)}); the nearest days with "
                 f"one: {nearest}; ask for one of them." if nearest else f"{series.frame} has no rows there; it covers "
                 f"{found['data_first']} to {found['data_last']}.")
-    return f"{_reading(request, found)}: {_figure_text(request, found)}."
+    text = f"{_reading(request, found)}: {_figure_text(request, found)}."
+    claim, name = request.claimed, "matching" if request.condition else request.stat().value  # a quoted figure: checked at its decimals
+    if claim is None or request.statistics or not isinstance(value := found.get(name), (int, float)):
+        return text
+    value *= FACTORS.get((series.unit, request.unit.value), 1) if request.unit else 1
+    return text + f" You quoted {claim:g}: " + ("that is right." if round(value, len(f"{claim:g}".partition(".")[2])) == claim else
+                                                f"that is not it (the figure is {value - claim:+.4f} from it).")
 
 
 def difference(pair: list[Request], outputs: list[str]) -> str:

@@ -1,10 +1,9 @@
 """The figures of one request, computed inside a ``run_python`` script (the rows never enter the context).
 
-``answers.py`` writes a short script that runs this file (``runpy``: it needs nothing but the standard library and pyarrow, so it runs in
-any sandbox that can read the package and the catalog) and calls ``main(spec)``; ``main`` reads the column from the parquet file, computes
-the statistic the spec names and prints one line, ``FIGURES {json}``: the days actually covered and how many values, the figure (with its
-date for a min, max, latest or first), and for a day with no row the nearest days that have one. Plain Python.
-"""
+``answers.py`` writes a short script that runs this file (``runpy``: it needs nothing but the standard library and pyarrow, so it runs in any
+sandbox that can read the package and the catalog) and calls ``main(spec)``; ``main`` reads the column from the parquet file, computes the
+statistic the spec names and prints one line, ``FIGURES {json}``: the days actually covered and how many values, the figure (with its date for a
+min, max, latest or first), and for a day with no row the nearest days that have one. Plain Python."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """A conversation made of requests (issue 41): the state is the last *answered* request.
 
-The model is stateless: each call re-reads the user's earlier messages it can see, in order (after a summary or digest, the requests it
-names). A complete turn (a ``Request``) becomes the state; a declined one never does. A follow-up is a partial request merged slot by slot
-onto the state ("now change just the year, 2023", "same thing for EFFR", "and the day before?", "sorry, I meant the 20-year"); one that would
-take what a declined turn named, or that has nothing answered to build on, is declined, saying so. A turn left to the old model (``None``)
-sends the next follow-up there too (only it knows that turn).
-"""
+The model is stateless: each call re-reads the user's earlier messages it can see, in order (after a summary or digest, the requests it names). A
+complete turn (a ``Request``) becomes the state; a declined one never does. A follow-up is a partial request merged slot by slot onto the state
+("now change just the year, 2023", "same thing for EFFR", "and the day before?", "sorry, I meant the 20-year"); one that would take what a declined
+turn named, or that has nothing answered to build on, is declined, saying so. A turn left to the old model (``None``) sends the next follow-up
+there too (only it knows that turn)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Questions about the conversation itself, answered only from what the model sees (issue 41, stage 4): the original goal (a visible summary's
-goal line, else the first visible request when nothing fell out of the window, else "I don't know"), the last tool call, the previous
-request, how full the window is, the offload stubs, the archive files named, the tools called, and help. Replies: ``session.toml`` [say].
-"""
+"""Questions about the conversation itself, answered only from what the model sees (issue 41, stage 4): the original goal (a visible summary's goal
+line, else the first visible request when nothing fell out of the window, else "I don't know"), the last tool call, the previous request, how full
+the window is, the offload stubs, the archive files named, the tools called, and help. Replies: ``session.toml`` [say]."""
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
 """The tools an agent offers for its own work, used as their schemas say (issue 41, stage 4).
 
-No agent's tool names are known: a tool's role is read from its description and parameters (words in ``session.toml``): a **plan** tool
-takes a list of items with a text field (a status enum gives its values), a **memory** or **delegation** tool takes one text (a boolean
-named for a correction marks one), a **loader** names groups of tools not bound ("group 'files' = write_file, list_files"). "Plan: 1) ... 2)
-..." calls the plan tool, items pending; "continue" does the next item of the plan in view (the latest call holding a list of items, or an
-agent's bracketed ``- [status] item`` lines) as if asked, then marks it done; "what's the plan?" quotes it. "Delegate to sub-agents: A; B"
-calls the delegation tool per part (else does the work); a note or "actually: ..." calls the memory tool. A tool a loader offers is loaded
-first (a group named for a role when no bound tool has it).
-"""
+No agent's tool names are known: a tool's role is read from its description and parameters (words in ``session.toml``): a **plan** tool takes a
+list of items with a text field (a status enum gives its values), a **memory** or **delegation** tool takes one text (a boolean named for a
+correction marks one), a **loader** names groups of tools not bound ("group 'files' = write_file, list_files"). "Plan: 1) ... 2) ..." calls the
+plan tool, items pending; "continue" does the next item of the plan in view (the latest call holding a list of items, or an agent's bracketed ``-
+[status] item`` lines) as if asked, then marks it done; "what's the plan?" quotes it. "Delegate to sub-agents: A; B" calls the delegation tool per
+part (else does the work); a note or "actually: ..." calls the memory tool. A tool a loader offers is loaded first (a group named for a role when
+no bound tool has it)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """Readers, one per slot type: pure functions from tokens to a slot plus the words it used (issue 41).
 
-A message is cut into lower-case tokens (``tokens``). Each reader looks only at the tokens no reader has used yet (``Tokens.free``), fills
-one slot of the ``Request`` and marks the tokens it used, so the router can tell which words were understood and which were not. Names come
-from the catalog itself (``Knowledge``: columns, their docs' units, dataframe ids and titles, the data's own trading days); phrases
-(statistics, units, comparisons, seasons, holidays, ignored words) come from ``words.toml``. Written days are checked by ``dateparser``; a
-word that is no known word is matched to the nearest catalog or phrase word with rapidfuzz (a typo).
-"""
+A message is cut into lower-case tokens (``tokens``). Each reader looks only at the tokens no reader has used yet (``Tokens.free``), fills one slot
+of the ``Request`` and marks the tokens it used, so the router can tell which words were understood and which were not. Names come from the catalog
+itself (``Knowledge``: columns, their docs' units, dataframe ids and titles, the data's own trading days); phrases (statistics, units, comparisons,
+seasons, holidays, ignored words) come from ``words.toml``. Written days are checked by ``dateparser``; a word that is no known word is matched to
+the nearest catalog or phrase word with rapidfuzz (a typo)."""
 
 from __future__ import annotations
 
@@ -74,7 +73,7 @@ def tokens(text: str) -> Tokens:
     raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
     words: list[str] = []
     for word in raw:
-        word = word.removesuffix("'s") if word.endswith("'s") and word[:-2] in knowledge().series_words | PERIOD_UNITS else word  # "that month's"
+        word = word.removesuffix("'s") if word.endswith("'s") and word[:-2] in knowledge().known_words | PERIOD_UNITS else word  # "that month's"
         head, _, tail = word.partition("-")
         if head in WORDS["numbers"] and tail in WORDS["tenors"]:
             word = f"{WORDS['numbers'][head]}{tail}"
@@ -283,6 +282,14 @@ def read_condition(toks: Tokens) -> Condition | None:
             span.append(end + 1)
         return Condition(Comparison(WORDS["comparisons"][phrase]), found[0], unit, toks.take(span))
     return None
+
+
+def read_claim(toks: Tokens) -> float | None:
+    """'a student says the 2023 median EFFR was 5.33, right?': the figure quoted to check (a number no reader took), and the claim's words."""
+    if not toks.take([i for i in toks.free() if toks.words[i] in WORDS["claims"]["words"] or len(toks.words[i]) == 1
+                      and toks.words[i - 1:i] == ["student"]]):  # 'student D says'
+        return None  # no claim's words ('student D says'): a number no reader took is left for the decline to name
+    return next((number_of(toks.take([i])[0])[0] for i in toks.free() if number_of(toks.words[i]) and not _year(toks.words[i])), None)
 
 
 def read_ranking(toks: Tokens) -> Ranking | None:

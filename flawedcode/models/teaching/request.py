@@ -4,10 +4,9 @@ Everything the teaching model understands of a message is one ``Request``: a fro
 recording the words it consumed. Nothing is kept as a string to be parsed again: "the highest monthly mean" is ``Statistic.MAX`` of
 ``Statistic.MEAN`` by ``Granularity.MONTH``, never ``"by_month_high_mean"``; "top 3" is ``Ranking(TOP, 3)``, never ``"top3"``.
 
-A slot left ``None`` was not said. A follow-up ("and in 2023?") is a partial request: only its period is set, and the conversation merges it
-slot by slot into the last answered request (``Request.merged_onto``). Readers (``readers.py``) fill slots from tokens; the router
-(``router.py``) decides whether a request is complete or declined (``Decline``).
-"""
+A slot left ``None`` was not said. A follow-up ("and in 2023?") is a partial request: only its period is set, and the conversation merges it slot
+by slot into the last answered request (``Request.merged_onto``). Readers (``readers.py``) fill slots from tokens; the router (``router.py``)
+decides whether a request is complete or declined (``Decline``)."""
 
 from __future__ import annotations
 
@@ -183,6 +182,7 @@ class Request:
     unit: Slot | None = None  # Slot(Unit)
     percentile: int | None = None
     decimals: int | None = None  # "rounded to a whole number": 0
+    claimed: float | None = None  # a figure quoted to be checked ('a student says it was 5.33, right?'): never carried to a follow-up
     difference: bool = False  # series[0] minus series[1]
     words: Words = field(default=(), compare=False)  # every word of the ask (used or not)
 
@@ -199,7 +199,7 @@ class Request:
             changes["statistics"] = ()  # 'and the max?' after 'mean, min and max': the max alone
         if "statistic" in changes and "condition" not in changes and changes["statistic"].value not in (Statistic.COUNT, Statistic.FIRST_DATE):
             changes["condition"] = None  # 'the highest that year' after 'how many days above 5.3': the series' max, the count's condition gone
-        return replace(earlier, **changes)
+        return replace(earlier, **{"claimed": None, **changes})
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,14 @@
 """The router: a message to requests, complete or declined (issue 41).
 
-A message is cut into asks (at '?' and ';', and at 'and' / 'also' / 'plus' when what follows names a series, a statistic or a day of its
-own); the second ask of a pair is a partial request merged onto the first ("sofr on 2024-07-05 and the day before": two days). Each ask runs
-through the readers (``readers.py``) in a fixed order: periods, transform, rounding, ranking, condition, unit, statistic, series. Then
-**complete or decline**: every word no reader used is either an ignored word (discourse, social, grammar: ``words.toml``) or content;
-content words make a ``Decline`` that names them and says what was understood. A follow-up (no series of its own, or opened by 'and', 'now',
-'same', 'sorry' ...) is a partial request merged slot by slot onto the last *answered* request.
+A message is cut into asks (at '?' and ';', and at 'and' / 'also' / 'plus' when what follows names a series, a statistic or a day of its own); the
+second ask of a pair is a partial request merged onto the first ("sofr on 2024-07-05 and the day before": two days). Each ask runs through the
+readers (``readers.py``) in a fixed order: periods, transform, rounding, ranking, condition, unit, statistic, series. Then **complete or decline**:
+every word no reader used is either an ignored word (discourse, social, grammar: ``words.toml``) or content; content words make a ``Decline`` that
+names them and says what was understood. A follow-up (no series of its own, or opened by 'and', 'now', 'same', 'sorry' ...) is a partial request
+merged slot by slot onto the last *answered* request.
 
-``read_message`` returns ``None`` for what this package does not answer yet (no series named and no request to build on, or an unused word
-the old model's other intents know): the old model answers it.
-"""
+``read_message`` returns ``None`` for what this package does not answer yet (no series named and no request to build on, or an unused word the old
+model's other intents know): the old model answers it."""
 
 from __future__ import annotations
 
@@ -97,9 +96,11 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     ranking = readers.read_ranking(toks)
     if condition := readers.read_condition(toks):  # 'days with sofr below 4.5%': the days are what a condition counts
         toks.take([i for i in toks.free() if toks.words[i] in ("days", "times", "sessions") and "of" not in toks.words[i - 2:i]])  # not '% of days'
+        _take_phrases(toks, ["every day", "each day", "every single day", "all days"])  # 'was it positive every day?': the count says
     percent = readers.read_phrase(toks, PERCENT_CHANGE)  # 'by what percent': a statistic, before 'percent' is read as a unit
     unit = readers.read_unit(toks)
     statistics = ((Slot(Statistic.PERCENT_CHANGE, percent[1]),) if percent else ()) + readers.read_statistics(toks)
+    claimed = readers.read_claim(toks)  # after the condition: 'was it above 5.3?' is a threshold, 'a student says it was 5.33' a claim
     series = readers.read_series(toks)
     if second and statistics and statistics[0].value is Statistic.PERCENT_CHANGE:  # 'by what percent did it shrink from its 2023 average
         statistics = statistics[1:] or (Slot(Statistic.MEAN),)  # to its 2024 average': each period's figure, then the change's percent
@@ -109,7 +110,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         unit, statistic = None, statistic if second else Slot(Statistic.PERCENT_CHANGE, statistic.words + unit.words)
     said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic, statistics=statistics if len(statistics) > 1 else (),
                    transform=transform, condition=condition, ranking=ranking, unit=unit, decimals=rounding[0] if rounding else None,
-                   words=tuple(toks.words))
+                   claimed=claimed, words=tuple(toks.words))
     if period is None and earlier and earlier.period and earlier.period.one_day and (at := next((i for i in toks.free() if re.fullmatch(
             r"\d{1,2}(st|nd|rd|th)", toks.words[i])), None)) is not None:  # 'and the 19th?' after a day: that day of its month
         try:

@@ -1,10 +1,9 @@
 """What the model has actually seen of each tool result: the whole text, or only a preview.
 
-An offloaded tool result is a stub (``flawedcode.formats.STUB_PREFIX``): a path under scratch/, a typed preview and how to read the rest;
-its format is every agent's, so these rules read every agent alike. An answer never concludes from a preview: ``resolve`` folds read_file
-pages back into their stub, ``next_read`` is the read a real model makes next, ``unreadable``/``say_unread`` what the reply must say it could
-not read, and ``read_test_run`` a test run as its runner reports it (each function's docstring gives its rule).
-"""
+An offloaded tool result is a stub (``flawedcode.formats.STUB_PREFIX``): a path under scratch/, a typed preview and how to read the rest; its
+format is every agent's, so these rules read every agent alike. An answer never concludes from a preview: ``resolve`` folds read_file pages back
+into their stub, ``next_read`` is the read a real model makes next, ``unreadable``/``say_unread`` what the reply must say it could not read, and
+``read_test_run`` a test run as its runner reports it (each function's docstring gives its rule)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
 """Summaries for any agent that asks, extracted from the messages it shows, never invented (issue 41, stage 4).
 
-Asked for when the latest user message has a summary word (``session.toml``) and holds a conversation rendered as ``<message type="...">``
-blocks (v2 and the peers send it so), or says it is about the conversation. A live request summarizes the messages before it: the leading
-goal, then 'the N messages' after it and the earlier summaries (an agent's bracketed note, '[Plan reminder: ...]', is not one), or all; the
-summaries too when it asks to consolidate them (not 'consolidate ...: no'), or only they ('the 3 summary blocks'). 'Under 600 characters'
-drops whole lines (``DROP_ORDER``), 'the goal is pinned' the SESSION INTENT. A rendered conversation's summary is never cut: cutting it to
-v2's '1,500 characters' moved lesson figures with the clone's path (measured). Sections: SESSION INTENT (the goal verbatim), SUMMARY
-(requests, calls and outcomes, sentences with figures, notes), ARTIFACTS, NEXT STEPS.
-"""
+Asked for when the latest user message has a summary word (``session.toml``) and holds a conversation rendered as ``<message type="...">`` blocks
+(v2 and the peers send it so), or says it is about the conversation. A live request summarizes the messages before it: the leading goal, then 'the
+N messages' after it and the earlier summaries (an agent's bracketed note, '[Plan reminder: ...]', is not one), or all; the summaries too when it
+asks to consolidate them (not 'consolidate ...: no'), or only they ('the 3 summary blocks'). 'Under 600 characters' drops whole lines
+(``DROP_ORDER``), 'the goal is pinned' the SESSION INTENT. A rendered conversation's summary is never cut: cutting it to v2's '1,500 characters'
+moved lesson figures with the clone's path (measured). Sections: SESSION INTENT (the goal verbatim), SUMMARY (requests, calls and outcomes,
+sentences with figures, notes), ARTIFACTS, NEXT STEPS."""
 
 from __future__ import annotations
 

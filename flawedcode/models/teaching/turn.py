@@ -1,10 +1,9 @@
 """One turn of the teaching model: the latest request, read against the conversation, answered by tools.
 
-``decide(visible, tool_names, root)`` returns ``(reply text, tool calls)`` when this package answers the latest user message, or ``None``
-when the old model (``offline*.py``) does: a message this package does not read yet, no ``run_python`` tool bound, a catalog other than the
-default, or a follow-up of a turn the old model answered. Each complete request is one ``run_python`` call, made in order; when every call
-has its result, the reply gives each ask's answer (a decline names what it could not use), after the earlier request it builds on, if any.
-"""
+``decide(visible, tool_names, root)`` returns ``(reply text, tool calls)`` when this package answers the latest user message, or ``None`` when the
+old model (``offline*.py``) does: a message this package does not read yet, no ``run_python`` tool bound, a catalog other than the default, or a
+follow-up of a turn the old model answered. Each complete request is one ``run_python`` call, made in order; when every call has its result, the
+reply gives each ask's answer (a decline names what it could not use), after the earlier request it builds on, if any."""
 
 from __future__ import annotations
 

@@ -1,13 +1,11 @@
-"""The demo project's asks, alone or as follow-ups: how the tests went, why one fails, which function is wrong and why,
-what the script prints (as it is, or with one function changed), a CSV's rows and its first or last row.
+"""The demo project's asks, alone or as follow-ups: how the tests went, why one fails, which function is wrong and why, what the script prints (as it
+is, or with one function changed), a CSV's rows and its first or last row.
 
-``read_ask(text, earlier)`` reads an ask (None: not a workspace ask) against the messages before it: "which ones failed?"
-takes the last test run in view (a saved run read back counts), "why is that wrong?" the last function a reply showed,
-"what would it print ...?" the last script run; with nothing in view to refer to, it says so. ``next_call(ask, outputs)``
-is the next tool call, ``answer(ask, outputs)`` the reply from the outputs only (texts: ``workspace.toml``). A function is
-wrong, by its code, when its docstring names another of the module's functions ('daily returns') its body never calls;
-"what would it print if it used daily returns" reruns the script in memory with it given daily_returns(its input).
-"""
+``read_ask(text, earlier)`` reads an ask (None: not a workspace ask) against the messages before it: "which ones failed?" takes the last test run
+in view (a saved run read back counts), "why is that wrong?" the last function a reply showed, "what would it print ...?" the last script run; with
+nothing in view to refer to, it says so. ``next_call(ask, outputs)`` is the next tool call, ``answer(ask, outputs)`` the reply from the outputs
+only (texts: ``workspace.toml``). A function is wrong, by its code, when its docstring names another of the module's functions ('daily returns')
+its body never calls; "what would it print if it used daily returns" reruns the script in memory with it given daily_returns(its input)."""
 
 from __future__ import annotations
 
