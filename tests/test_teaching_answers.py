@@ -779,3 +779,12 @@ def test_a_figure_quoted_to_check_is_answered_and_checked(ask, stat, quoted, tmp
 def test_a_quoted_figure_is_never_carried_to_a_follow_up(tmp_path):
     replies = converse(offline_model(), ["a student says the 2024 max 10y was 4.8, right?", "and in 2023?"], fast_workspace(tmp_path))
     assert "You quoted" in replies[0] and "You quoted" not in replies[1], replies
+
+
+def test_a_count_asked_as_a_share_of_the_days_keeps_its_condition(tmp_path):
+    """fresh_registers6 sess-12: 'As a percent of the trading days, please.' after a count gave 'count 251' (the threshold dropped)."""
+    ty = frame("ty").loc["2023", "yield_10y"]
+    above = int((ty > 4.2).sum())
+    replies = converse(offline_model(), ["on how many days in 2023 was the 10y above 4.2%?", "and as a share of the days?"],
+                       fast_workspace(tmp_path))
+    assert f"{above} of {len(ty)} days above 4.2% ({100 * above / len(ty):.2f}% of the days)" in replies[1], replies[1]

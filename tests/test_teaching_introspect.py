@@ -44,3 +44,12 @@ def test_a_summary_or_digest_in_view_is_never_nothing_fell_out():
     for kind in ("offloaded", "archived", "context_window", "previous_request"):
         said = answer(kind, Seen([digest, HumanMessage("what's in scratch now?")], window_tokens=8192))
         assert "nothing has fallen out" not in said and "replaced by 1 summary or digest message" in said, said
+
+
+def test_a_file_saved_to_scratch_named_only_by_a_summary_is_still_reported():
+    """redteam_chats3 v3: 'what did you save to scratch just now?' said no stub was seen while its turn digest named the file."""
+    digest = HumanMessage("[Conversation summary 3 | turn digest]\nTools: chartbook_load_data, read_file\n"
+                          "Saved: scratch/chartbook_load_data_money_markets_effr_2023_ab12.txt\nLast request: effr rows for 2023 (answered).")
+    reply = answer("offloaded", Seen([digest, HumanMessage("hi"), AIMessage("Hello.")]))
+    assert "scratch/chartbook_load_data_money_markets_effr_2023_ab12.txt" in reply and "no offload stub in my context" not in reply, reply
+    assert "no offload stub" in answer("offloaded", Seen(HISTORY))

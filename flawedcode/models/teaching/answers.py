@@ -119,7 +119,8 @@ def _figure_text(request: Request, found: dict) -> str:
         unit = request.series[0].unit  # the threshold as compared: in the column's own unit
         return (f"{found['matching']} of {found['count']} days {side[condition.comparison.value]} "
                 f"{_threshold(request):g}{UNIT_SUFFIX.get(unit or '', '')}" + (
-            f", the first on {found['first_match']}" * bool(found["matching"] and request.stat() is Statistic.FIRST_DATE)))
+            f", the first on {found['first_match']}" * bool(found["matching"] and request.stat() is Statistic.FIRST_DATE)) + (
+            f" ({100 * found['matching'] / found['count']:.2f}% of the days)" if request.unit and request.unit.value is Unit.PERCENT else ""))
     names = [slot.value.value for slot in request.statistics] or [request.stat().value]
     return ", ".join(_one(request, name, found) for name in names)
 

@@ -125,15 +125,11 @@ def say_unread(item: Seen, room_tokens: int | None = None) -> str:
     part = f"only {len(item.pages)} page(s) of it" if item.resolved is Resolved.PART else "only its preview"
     why = (f"it is {item.tokens:,} tokens, more than I can read back into my window" if room_tokens is not None and (item.tokens or 0) > room_tokens
            else "I can't read the whole file back here")
-    return (f"The result of {item.name}{_asked(item)} was saved to {item.path}, and I have seen {part}: {why}, so I won't "
+    what = "/".join(str(item.args[key]) for key in ("pipeline", "dataframe") if item.args.get(key))  # what the call asked, from its own arguments
+    rows = f"{limit} rows of " if isinstance(limit := item.args.get("limit"), int) else ""
+    asked = f" (it asked for {rows}{what})" if what else ""
+    return (f"The result of {item.name}{asked} was saved to {item.path}, and I have seen {part}: {why}, so I won't "
             f"draw a conclusion from a preview. Ask for fewer rows or columns, or read it with read_file(path='{item.path}').")
-
-
-def _asked(item: Seen) -> str:
-    """What the call itself asked for (its own arguments, so certain): ' (it asked for 40 rows of yield_curve/sofr)'."""
-    what = "/".join(str(item.args[key]) for key in ("pipeline", "dataframe") if item.args.get(key))
-    rows = f"{item.args['limit']} rows of " if isinstance(item.args.get("limit"), int) and what else ""
-    return f" (it asked for {rows}{what})" if what else ""
 
 
 # --- test runs ------------------------------------------------------------------------------------
