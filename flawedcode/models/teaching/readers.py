@@ -73,8 +73,8 @@ def tokens(text: str) -> Tokens:
     raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
     words: list[str] = []
     for word in raw:
-        stem = word.removesuffix("'s")  # "that month's", "2023's", "the bill's"
-        word = stem if stem in knowledge().known_words | PERIOD_UNITS or stem.isdigit() else word
+        stem = word.removesuffix("'s")  # "that month's", "2023's", "the bill's"; never "that's" (that is)
+        word = stem if (stem in knowledge().known_words | PERIOD_UNITS or stem.isdigit()) and stem not in WORDS["contracted"]["words"] else word
         head, _, tail = word.partition("-")
         if head in WORDS["numbers"] and tail in WORDS["tenors"]:
             word = f"{WORDS['numbers'][head]}{tail}"
