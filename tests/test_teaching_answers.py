@@ -788,3 +788,13 @@ def test_a_count_asked_as_a_share_of_the_days_keeps_its_condition(tmp_path):
     replies = converse(offline_model(), ["on how many days in 2023 was the 10y above 4.2%?", "and as a share of the days?"],
                        fast_workspace(tmp_path))
     assert f"{above} of {len(ty)} days above 4.2% ({100 * above / len(ty):.2f}% of the days)" in replies[1], replies[1]
+
+
+def test_a_day_of_the_month_after_a_month_and_asides_about_the_askers_day(tmp_path):
+    """fresh_registers6 sess-06 / pm-01 / cur-03: 'what about on the 3rd' after May 2024 was declined naming '3rd'; 'Just the number,
+    I'm walking into a meeting.' was declined as an event no column dates; 'no decimals' was unread."""
+    repo = frame("repo")
+    replies = converse(offline_model(), ["median bgcr in october 2024", "what about on the 8th", "Get me the average TGA balance in 2024, "
+                                         "no decimals. Just the number, I'm in a meeting."], fast_workspace(tmp_path))
+    assert f"on 2024-10-08: {repo.loc['2024-10-08', 'bgcr']:.4f}" in replies[1], replies[1]
+    assert f"mean {repo.loc['2024', 'tga_bn'].mean():.0f}." in replies[2] and "event" not in replies[2], replies[2]

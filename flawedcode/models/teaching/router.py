@@ -111,8 +111,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     said = Request(Intent.FIGURE if series else None, (series,) if series else (), statistic, statistics=statistics if len(statistics) > 1 else (),
                    transform=transform, condition=condition, ranking=ranking, unit=unit, decimals=rounding[0] if rounding else None,
                    claimed=claimed, words=tuple(toks.words))
-    if period is None and earlier and earlier.period and earlier.period.one_day and (at := next((i for i in toks.free() if re.fullmatch(
-            r"\d{1,2}(st|nd|rd|th)", toks.words[i])), None)) is not None:  # 'and the 19th?' after a day: that day of its month
+    if period is None and earlier and earlier.period and earlier.period.granularity in (Granularity.DAY, Granularity.MONTH) and (at := next((
+            i for i in toks.free() if re.fullmatch(r"\d{1,2}(st|nd|rd|th)", toks.words[i])), None)) is not None:  # 'and the 19th?': of its month
         try:
             period = Period(day := earlier.period.first.replace(day=int(toks.words[at][:-2])), day, Granularity.DAY, words=toks.take([at]))
         except ValueError:
