@@ -798,3 +798,11 @@ def test_a_day_of_the_month_after_a_month_and_asides_about_the_askers_day(tmp_pa
                                          "no decimals. Just the number, I'm in a meeting."], fast_workspace(tmp_path))
     assert f"on 2024-10-08: {repo.loc['2024-10-08', 'bgcr']:.4f}" in replies[1], replies[1]
     assert f"mean {repo.loc['2024', 'tga_bn'].mean():.0f}." in replies[2] and "event" not in replies[2], replies[2]
+
+
+def test_the_next_day_past_a_weekend_or_holiday_says_which_day_it_took(tmp_path):
+    """fresh_sessions4 ad-03 / tr-08: 'and the next day?' after a Friday gave Monday's value without saying Saturday has no row."""
+    sofr = frame("sofr")
+    replies = converse(offline_model(), ["sofr on 2024-06-28", "and the next day?", "and the day before that?"], fast_workspace(tmp_path))
+    assert f"on 2024-07-01, the first day with a row on or after 2024-06-29: {sofr.loc['2024-07-01', 'rate']:.4f}" in replies[1], replies[1]
+    assert f"on 2024-06-28, the last day with a row on or before 2024-06-30: {sofr.loc['2024-06-28', 'rate']:.4f}" in replies[2], replies[2]

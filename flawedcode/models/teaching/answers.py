@@ -100,15 +100,15 @@ def _no_trading(day) -> str:
 
 
 def _reading(request: Request, found: dict) -> str:
-    series = request.series[0]
+    series, period = request.series[0], request.period
     transform = "daily changes of " if request.transform and request.transform.value is Transform.DAILY_CHANGE else ""
     name = f"{transform}{series.frame} {series.column} ({series.unit or 'no unit'})"
-    if found["first"] == found["last"]:
-        edge = request.period.edge_of
-        return f"{name} on {found['first']}" + (f", the last day with a row on or before {edge}" if edge and str(edge) != found["first"] else "")
-    trading = f", the {'first' if request.period.from_start else 'last'} {request.period.trading_days} trading days" \
-        if request.period.trading_days else ""
-    default = " (no period was given, so all of its data)" if request.period.anchor.value == "default" else ""
+    if found["first"] == found["last"]:  # a day moved to one with a row: 'the end of march', 'the next day' after a Friday
+        edge, later = period.edge_of, str(period.edge_of) > found["first"]
+        return f"{name} on {found['first']}" + (f", the {'last' if later else 'first'} day with a row on or {'before' if later else 'after'} {edge}"
+                                                if edge and str(edge) != found["first"] else "")
+    trading = f", the {'first' if period.from_start else 'last'} {period.trading_days} trading days" if period.trading_days else ""
+    default = " (no period was given, so all of its data)" if period.anchor.value == "default" else ""
     return f"{name}, {found['first']} to {found['last']}{trading}{default}, {found['count']} values"
 
 

@@ -294,8 +294,7 @@ def read_claim(toks: Tokens) -> float | None:
 
 
 def read_ranking(toks: Tokens) -> Ranking | None:
-    for i in toks.free():
-        word = toks.words[i]
+    for i, word in [(i, toks.words[i]) for i in toks.free()]:
         count = int(word) if word.isdigit() else WORDS["numbers"].get(word) if word not in ("a", "one") else None  # 'the lowest one': min
         for j in (i - 1, i + 1):
             if count and 0 <= j < len(toks.words) and j not in toks.used and toks.words[j] in WORDS["rankings"]:

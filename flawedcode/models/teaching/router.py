@@ -182,7 +182,8 @@ def _apply_shift(request: Request, shift: Shift) -> Reading | None:
         return None  # 'a year earlier' than a month end, 'the day after' a month: the old model's rules
     if period.one_day:
         day = readers.shifted(period.first, shift, readers.knowledge().trading_days(request.series[0].frame if request.series else None))
-        return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, words=shift.words))
+        said = period.first + timedelta(days=shift.steps) if shift.unit == "trading_day" and abs(shift.steps) == 1 else day  # the calendar's
+        return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, edge_of=said if said != day else None, words=shift.words))
     if (period.last - period.first).days < 7 and shift.unit == "year":  # 'the same week a year earlier': 52 weeks, Monday to Friday again
         shift = readers.Shift(shift.steps * 52, "week", shift.words)
     first = readers.moved_on_calendar(period.first, shift)  # 'the month after' march 2024: april; 'the quarter before' q1: q4 of the year before
