@@ -196,7 +196,7 @@ def test_a_follow_up_names_its_day_or_period_in_words_it_did_not_read_before(tmp
     """Red-team sessions: 'the previous business day?' repeated the day before it; 'the same quarter' fell back to all the data."""
     replies = converse(offline_model(), ["sofr on 2024-11-29", "the previous business day?", "average 10y in q4 2024",
                                          "And the 2-year for the same quarter."], fast_workspace(tmp_path))
-    assert "on 2024-11-27: 4.6000" in replies[1], replies[1]  # Thanksgiving (2024-11-28) has no row
+    assert "on 2024-11-27, the last day with a row on or before 2024-11-28: 4.6000" in replies[1], replies[1]  # Thanksgiving has no row
     two = frame("ty").loc["2024-10":"2024-12", "yield_2y"].mean()
     assert f"2024-10-01 to 2024-12-31, 62 values: mean {two:.4f}" in replies[3], replies[3]
 
