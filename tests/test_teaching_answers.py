@@ -794,7 +794,7 @@ def test_a_day_of_the_month_after_a_month_and_asides_about_the_askers_day(tmp_pa
     """fresh_registers6 sess-06 / pm-01 / cur-03: 'what about on the 3rd' after May 2024 was declined naming '3rd'; 'Just the number,
     I'm walking into a meeting.' was declined as an event no column dates; 'no decimals' was unread."""
     repo = frame("repo")
-    replies = converse(offline_model(), ["median bgcr in october 2024", "what about on the 8th", "Get me the average TGA balance in 2024, "
+    replies = converse(offline_model(), ["median bgcr in october 2024", "what about on the 8th", "Get me the average TGA in 2024, "
                                          "no decimals. Just the number, I'm in a meeting."], fast_workspace(tmp_path))
     assert f"on 2024-10-08: {repo.loc['2024-10-08', 'bgcr']:.4f}" in replies[1], replies[1]
     assert f"mean {repo.loc['2024', 'tga_bn'].mean():.0f}." in replies[2] and "event" not in replies[2], replies[2]
@@ -806,3 +806,10 @@ def test_the_next_day_past_a_weekend_or_holiday_says_which_day_it_took(tmp_path)
     replies = converse(offline_model(), ["sofr on 2024-06-28", "and the next day?", "and the day before that?"], fast_workspace(tmp_path))
     assert f"on 2024-07-01, the first day with a row on or after 2024-06-29: {sofr.loc['2024-07-01', 'rate']:.4f}" in replies[1], replies[1]
     assert f"on 2024-06-28, the last day with a row on or before 2024-06-30: {sofr.loc['2024-06-28', 'rate']:.4f}" in replies[2], replies[2]
+
+
+def test_a_dollar_amount_is_never_a_threshold_of_a_rate(tmp_path):
+    """fresh_registers6 cur-02 (after this stop's own change): 'the ON RRP balance above $1,000,000,000,000' gave on_rrp_rate's
+    '0 of 249 days above 1e+12%'."""
+    reply = converse(offline_model(), ["How many days in 2024 was the reverse repo balance above $500,000,000,000?"], fast_workspace(tmp_path))[-1]
+    assert "on_rrp_rate" not in reply and "e+" not in reply, reply
