@@ -19,7 +19,7 @@ from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, R
 
 REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
-COMPARED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
+PAIRED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
 BACK = readers.WORDS["back"]["words"]  # 'go back to the first one, but the median': an older answered request, changed
 CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figures that are already a gap ('by how many bp?': converted)
 
@@ -41,8 +41,8 @@ def state_after(earlier_requests: list[str], history: list[Request] | None = Non
     for i, text in enumerate(earlier_requests):
         if i and text == earlier_requests[i - 1]:
             continue  # a request a digest names and the agent keeps in view too: read once
-        found = _back(readers.tokens(text).words, history) if history is not None else None  # 'go back to the first one'
-        readings, toks = found[1] if found else read_message(text, state), readers.tokens(text)  # the old model's data ask, or one
+        toks = readers.tokens(text)  # once: 'go back to the first one' reads its words, then the readers below
+        readings = found[1] if (found := _back(toks.words, history) if history is not None else None) else read_message(text, state)
         series, statistics = readers.read_series(toks), readers.read_statistics(toks)  # with words unread here (it answered it)
         series = None if isinstance(series, readers.Ambiguous) else series  # 'a class on money markets': no series named
         unread = readings and all(isinstance(r, Decline) and not r.reason for r in readings) and (series and statistics or _read_period(toks) and {
@@ -61,7 +61,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
             series := readers.read_series(toks), Series):  # its series and period; its figure, a change, until a follow-up names one
         state, declined = Request(series=(series,), statistic=Slot(Statistic.CHANGE), period=period), ""
     words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
-    if len(history) > 1 and set(words) & COMPARED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
+    if len(history) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
         first = history[0] if "first" in words else history[-2]  # 'which is higher, and by how much?': the last two answers, and their gap
         return Turn([first, history[-1]], None) if first != history[-1] else Turn.declined("I see one answered request, so nothing to compare")
     if found := _back(words, history):

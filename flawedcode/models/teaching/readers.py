@@ -74,7 +74,7 @@ def tokens(text: str) -> Tokens:
     words: list[str] = []
     for word in raw:
         stem = word.removesuffix("'s")  # "that month's", "2023's", "the bill's"; never "that's" (that is)
-        word = stem if (stem in knowledge().known_words | PERIOD_UNITS or stem.isdigit()) and stem not in WORDS["contracted"]["words"] else word
+        word = stem if stem != word and (stem in knowledge().known_words or stem.isdigit()) and stem not in WORDS["contracted"]["words"] else word
         head, _, tail = word.partition("-")
         if head in WORDS["numbers"] and tail in WORDS["tenors"]:
             word = f"{WORDS['numbers'][head]}{tail}"
