@@ -1207,7 +1207,7 @@ def test_a_unit_follow_up_after_the_history_was_summarized_keeps_the_chain(ask):
     ask("and q3?")
     ask("the 7y")
     values = column("yield_curve/treasury_yields", "yield_7y", "2024-07-01", "2024-09-30")
-    assert f"yield_7y (percent), 2024-07-01 to 2024-09-30, {len(values)} values: mean {values.mean():.4f} ({values.mean() * 100:.4f} bp)." \
+    assert f"yield_7y (percent), 2024-07-01 to 2024-09-30, {len(values)} values: mean {values.mean() * 100:.4f} bp ({values.mean():.4f} percent)." \
         in ask("and now in basis points")
 
 

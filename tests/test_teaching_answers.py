@@ -813,3 +813,77 @@ def test_a_dollar_amount_is_never_a_threshold_of_a_rate(tmp_path):
     '0 of 249 days above 1e+12%'."""
     reply = converse(offline_model(), ["How many days in 2024 was the reverse repo balance above $500,000,000,000?"], fast_workspace(tmp_path))[-1]
     assert "on_rrp_rate" not in reply and "e+" not in reply, reply
+
+
+def test_an_answer_to_the_models_own_question_completes_the_request_it_asked_about(tmp_path):
+    """fresh_registers7 sess-01 / fresh_sessions5 cq-05: 'the sofr one' or '10s2s' after 'Which one do you mean?' was declined as building
+    on a request never answered, and the turn after it lost the period ('yes that one. and the minimum?' gave all the data's low)."""
+    effr, ty = frame("effr"), frame("ty")
+    replies = converse(offline_model(), ["What was the lowest volume in 2023?", "the effr one", "and in 2024?"], fast_workspace(tmp_path / "a"))
+    replies += converse(offline_model(), ["mean spread over H2 2023", "the 10s/2s one", "right, and the max?"], fast_workspace(tmp_path / "b"))
+    assert replies[0].startswith("Which"), replies[0]
+    assert f"volume_bn ($bn), 2023-01-03 to 2023-12-29, {len(effr.loc['2023'])} values: min {effr.loc['2023', 'volume_bn'].min():.4f}" \
+        in replies[1], replies[1]
+    assert f"min {effr.loc['2024', 'volume_bn'].min():.4f}" in replies[2] and "money_markets/effr" in replies[2], replies[2]
+    spread = ty.loc["2023-07":"2023-12", "spread_10y_2y_bp"]
+    assert replies[3].startswith("Which") and f"mean {spread.mean():.4f}" in replies[4] and f"max {spread.max():.4f}" in replies[5], replies[3:]
+
+
+def test_a_series_alone_or_a_change_said_with_but_or_again_keeps_the_last_period(tmp_path):
+    """fresh_registers7 sess-12 / fresh_sessions5 sw-02: 'and sfor' (two letters swapped), '2y?' and '10y again but the min' went to the
+    older rules, which took all the data instead of the period just asked."""
+    ty, sofr = frame("ty").loc["2024-07":"2024-09"], frame("sofr")
+    replies = converse(offline_model(), ["highest 5y yield in Q3 2024", "30y?", "the 5y again, but the lowest", "median efrf in march 2024",
+                                         "and sfor"], fast_workspace(tmp_path))
+    assert f"max {ty['yield_30y'].max():.4f}" in replies[1] and "2024-07-01 to 2024-09-30" in replies[1], replies[1]
+    assert f"min {ty['yield_5y'].min():.4f}" in replies[2] and "no period was given" not in replies[2], replies[2]
+    assert f"median {sofr.loc['2024-03', 'rate'].median():.4f}" in replies[4] and "money_markets/sofr" in replies[4], replies[4]
+
+
+def test_back_to_a_series_the_edges_of_a_period_and_one_statistic_for_two_series(tmp_path):
+    """fresh_sessions5 sw-01 / sp-01 / sp-02 / cq-04: 'back to effr, Q2' was declined naming 'back'; 'what was it at the start of that period?'
+    gave the first message back as the goal and 'and at the end?' the mean again; '2y and 10y average in 2023' left the 2y for the older rules."""
+    sofr, repo, ty = frame("sofr"), frame("repo"), frame("ty").loc["2024-01":"2024-06"]
+    replies = converse(offline_model(), ["sofr median Q3 2024", "and effr?", "back to sofr, Q4", "mean bgcr in Oct 2024",
+                                         "what was it at the beginning of that month?", "and at the close?", "5y and 7y median in H1 2024",
+                                         "the first one, but the max"], fast_workspace(tmp_path))
+    assert f"median {sofr.loc['2024-10':'2024-12', 'rate'].median():.4f}" in replies[2] and "money_markets/sofr" in replies[2], replies[2]
+    october = repo.loc["2024-10", "bgcr"]
+    assert f"on {october.index[0].date()}: {october.iloc[0]:.4f}" in replies[4], replies[4]
+    assert f"on {october.index[-1].date()}: {october.iloc[-1]:.4f}" in replies[5], replies[5]
+    assert f"median {ty['yield_5y'].median():.4f}" in replies[6] and f"median {ty['yield_7y'].median():.4f}" in replies[6], replies[6]
+    assert f"max {ty['yield_5y'].max():.4f}" in replies[7] and "yield_5y" in replies[7], replies[7]
+
+
+def test_a_threshold_in_dollars_is_read_in_billions_or_declined_against_a_rate(tmp_path):
+    """fresh_registers7 (found while fixing it): '$500,000,000,000' on a $bn column gave '0 of 251 days above 5e+11 $bn', and 'sofr above $5bn'
+    gave '181 of 251 days above 5%' (the unit dropped)."""
+    volume = frame("repo").loc["2024", "on_rrp_volume_bn"]
+    replies = converse(offline_model(), ["How many days in 2024 was the reverse repo balance above $400,000,000,000?",
+                                         "days in 2024 with effr above $5bn", "How many firms used the ON RRP on 2024-05-01?"],
+                       fast_workspace(tmp_path))
+    assert f"{int((volume > 400).sum())} of {len(volume)} days above 400 $bn" in replies[0], replies[0]
+    assert "can't answer" in replies[1] and "of 2" not in replies[1], replies[1]
+    assert f"on_rrp_counterparties (count) on 2024-05-01: {frame('repo').loc['2024-05-01', 'on_rrp_counterparties']:.4f}" in replies[2], replies[2]
+
+
+def test_a_reply_pasted_back_is_context_and_those_same_days_are_the_last_period(tmp_path):
+    """fresh_sessions5 pa-01 / pa-02: a reply of the model pasted back (in quotes, or as a '> ' line) was read as part of the ask: the
+    older rules restated the mean, or declined naming the pasted figure."""
+    tgcr = frame("repo").loc["2024-01":"2024-03", "tgcr"]
+    replies = converse(offline_model(), ["median tgcr in Q1 2024", "ok", "> yield_curve/repo_public tgcr (percent), 2024-01-02 to "
+                                         "2024-03-28: median 5.3100\n\nand the max over those same days?", 'you wrote "yield_curve/repo_public '
+                                         'tgcr (percent) ... max 5.4" -- what was the min over those days?'], fast_workspace(tmp_path))
+    assert f"max {tgcr.max():.4f}" in replies[2] and f"2024-01-02 to {tgcr.index[-1].date()}" in replies[2], replies[2]
+    assert f"min {tgcr.min():.4f}" in replies[3] and "5.4" not in replies[3].split("min")[0], replies[3]
+
+
+def test_an_answer_set_against_another_period_and_a_threshold_alone_changes_the_count(tmp_path):
+    """fresh_registers7 sess-03 / fresh_sessions5 yb-01 / nm-01: 'was it higher than in 2023?' and 'how does that compare with the year
+    before?' were declined naming 'higher than' or asked which column; '5.33?' after a count above 5.3% was declined naming '5.33'."""
+    repo, effr = frame("repo"), frame("effr").loc["2024", "rate"]
+    replies = converse(offline_model(), ["median bgcr in H1 2024", "was it lower than in H1 2023?", "count of days effr was above 5.3% in 2024",
+                                         "5.32?"], fast_workspace(tmp_path))
+    first, second = repo.loc["2024-01":"2024-06", "bgcr"].median(), repo.loc["2023-01":"2023-06", "bgcr"].median()
+    assert f"median {first:.4f}" in replies[1] and f"median {second:.4f}" in replies[1] and f"{second - first:+.4f}" in replies[1], replies[1]
+    assert f"{int((effr > 5.32).sum())} of {len(effr)} days above 5.32%" in replies[3], replies[3]

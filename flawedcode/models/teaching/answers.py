@@ -1,6 +1,6 @@
 """Answers: the reading first, then the figure, computed from what a tool actually printed (issue 41).
 
-A complete ``Request`` becomes one ``run_python`` call (``script``): a three-line script that calls ``compute.main`` with the request's spec and
+A complete ``Request`` becomes one ``run_python`` call (``script``): a three-line script that calls ``figures.main`` with the request's spec and
 prints one ``FIGURES {json}`` line. The answer (``answer``) is written from that line only: the dataframe.column and its unit, the statistic and
 transform, the first and last days actually covered and the number of values, then the figure (4 decimals, or as many as asked; converted when a
 unit was asked). What cannot be answered is said (``check`` before the call, ``decline_text`` for a ``Decline``): a period outside the data, a unit
@@ -13,18 +13,16 @@ from contextlib import suppress
 from pathlib import Path
 
 from flawedcode import paths
+from flawedcode.figures import LINE
 from flawedcode.models.teaching import readers
-from flawedcode.models.teaching.compute import LINE
 from flawedcode.models.teaching.request import Decline, Request, Statistic, Transform, Unit
 from flawedcode.models.teaching.router import FACTORS, describe, weight_column
 
 SCRIPT = """# {title}: computed here, so the rows never enter the model's context.
-import runpy
-
 from flawedcode import paths
+from flawedcode.figures import main
 
-compute = runpy.run_path(str(paths.PACKAGE_DIR / "models" / "teaching" / "compute.py"))
-compute["main"]({spec}, paths.data_dir())
+main({spec}, paths.data_dir())
 """
 """Names no host folder: the script reads the same wherever the project is cloned (so do its token counts)."""
 DATED = ("min", "max", "latest", "value", "first")

@@ -35,8 +35,8 @@ class Turn:
     declined = staticmethod(lambda reason: Turn([Decline(Request(), (), reason)], None))  # a turn declined for ``reason``
 
 
-def state_after(earlier_requests: list[str], history: list[Request] | None = None) -> tuple[Request | None, bool]:
-    """(the last answered request, whether the last turn was left to the old model); ``history`` gets each answered request."""
+def state_after(earlier_requests: list[str], history: list[list[Request]] | None = None) -> tuple[Request | None, bool]:
+    """(the last answered request, whether the last turn was left to the old model); ``history`` gets each turn's answered requests."""
     state, deferred = None, False  # (Request | None, bool)
     for i, text in enumerate(earlier_requests):
         if i and text == earlier_requests[i - 1]:
@@ -50,7 +50,7 @@ def state_after(earlier_requests: list[str], history: list[Request] | None = Non
         deferred = bool(readings is None and (deferred or series or statistics and any(toks.find(p) is not None for p in SAME_PERIOD)) or unread)
         answered = [reading for reading in readings or [] if isinstance(reading, Request)]
         state = None if deferred else answered[-1] if answered else state  # a deferred turn: what it asked is unknown here
-        history is not None and answered and not deferred and history.append(state)
+        history is not None and not deferred and answered and history.append(answered)
     return state, deferred
 
 
@@ -61,9 +61,14 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
             series := readers.read_series(toks), Series):  # its series and period; its figure, a change, until a follow-up names one
         state, declined = Request(series=(series,), statistic=Slot(Statistic.CHANGE), period=period), ""
     words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
-    if len(history) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
-        first = history[0] if "first" in words else history[-2]  # 'which is higher, and by how much?': the last two answers, and their gap
-        return Turn([first, history[-1]], None) if first != history[-1] else Turn.declined("I see one answered request, so nothing to compare")
+    flat = [request for answered in history for request in answered]
+    if len(flat) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
+        first = flat[0] if "first" in words else flat[-2]  # 'which is higher, and by how much?': the last two answers, and their gap
+        return Turn([first, flat[-1]], None) if first != flat[-1] else Turn.declined("I see one answered request, so nothing to compare")
+    if state and set(words) & PAIRED and fresh is None and not readers.read_series(readers.Tokens(list(words))) and (other := read_message(
+            " ".join(word for word in words if word not in PAIRED | {"does", "did", "than"}), state)) and len(other) == 1 and isinstance(
+            other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():  # 'was it higher than in 2023?', 'how does that compare with the year before?'
+        return Turn([state, other[0]], state)
     if found := _back(words, history):
         return Turn(found[1], found[0] if all(isinstance(r, Request) for r in found[1]) else None)
     if declined and fresh is None and (instead := _instead(words, declined)) is not None:
@@ -82,7 +87,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from another: ask for it "
                          "whole ('sofr minus effr in 2023, in bp')")
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
-    if readings is None and declined and (state is None and series is None and f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) or bare):
+    if declined and (readings is None and state is None and series is None and f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) or bare):
         return Turn.declined(f"{unanswered}: ask it in full")
     when = set(words) & {"when", "day", "date"} and set(words) - IGNORED <= {"which", "day", "date", "?"}  # 'and when?', 'on which day?'
     if readings is None and not deferred and when:
@@ -94,12 +99,24 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     return Turn(readings, builds_on)
 
 
-def _back(words: list[str], history: list[Request]) -> tuple[Request, list[Reading]] | None:
+def _back(words: list[str], history: list[list[Request]]) -> tuple[Request, list[Reading]] | None:
     """'go back to the first one, but the median', 'what was the one before that?': that older answered request, changed as asked."""
-    if len(history) < 2 or (back := next((p for p in BACK if f" {p} " in f" {' '.join(words)} "), None)) is None:
+    if len(flat := [request for answered in history for request in answered]) < 2 or (back := next((
+            p for p in BACK if f" {p} " in f" {' '.join(words)} "), None)) is None:
         return None
-    base = history[0] if "first" in back else history[-2]  # 'the one before that': the answer before the last
+    base = (history[-1] if len(history[-1]) > 1 else flat)[0] if "first" in back else flat[-2]  # of two asks just answered, the first
     return base, read_message(f" {' '.join(words)} ".replace(f" {back} ", " "), base) or [base]
+
+
+def clarified(asked: str, answer: str) -> str | None:
+    """'the sofr one' after this model asked which volume 'the max volume in 2024' meant: that request with the answer's words, when together
+    they read as one complete request whose series the answer named (a full request of its own is read as itself)."""
+    toks = readers.tokens(answer)
+    if read_message(answer, None) is not None or not ((series := readers.read_series(toks)) or any(map(str.isdigit, toks.words))):
+        return None  # a request of its own, or no series or year to add
+    readings = read_message(together := f"{asked.strip().rstrip('?.!')}, {answer.strip()}", None) or []
+    named = len(readings) == 1 and isinstance(readings[0], Request) and (not series or set(series.words) <= set(readings[0].series[0].words))
+    return together if named else None
 
 
 def _instead(words: list[str], declined: str) -> Turn | None:

@@ -89,7 +89,9 @@ def tokens(text: str) -> Tokens:
 
 def _without_label(text: str) -> str:
     """'Question 7, part a: ...', 'Q9, from our listener Dave: ...': a label numbering the ask (a label word, small numbers, names), dropped;
-    and a message's furniture: @mentions, :emoji:, an email's greeting line and its sign-off with all below it."""
+    and a message's furniture: @mentions, :emoji:, an email's greeting line and its sign-off with all below it, and a reply of this model pasted
+    back ('> yield_curve/treasury_yields yield_10y (percent) ...', or in quotes): context, never an ask."""
+    text = re.sub(r"(?m)^>[^\n]*\b[a-z_]+/[a-z_]+ \w+ \([^)\n]*\)[^\n]*$|\"[^\"\n]*\b[a-z_]+/[a-z_]+ \w+ \([^)\n]*\)[^\"\n]*\"", " ", text)
     text = re.sub(r"(?<!\w)@[\w.-]+|(?<!\w):[a-z0-9_+-]+:|\A\s*(?:hi|hello|hey|dear)\b[^\n]{0,40}\n|\n\s*(?:(?:kind |best |warm )?regards|thanks|"
                   r"thank you|many thanks|cheers|best|sincerely)\W*\n[\s\S]*\Z", " ", text, flags=re.IGNORECASE)
     head, colon, rest = text.partition(": ")
@@ -111,7 +113,8 @@ def mend_typo(word: str) -> str:
         return word
     from rapidfuzz import fuzz, process
     best = process.extractOne(word, knowledge().typo_targets, scorer=fuzz.ratio, score_cutoff=TYPO_SCORE)
-    return best[0] if best and best[0][0] == word[0] else word
+    swapped = [w for i in range(1, len(word) - 1) if (w := word[:i] + word[i + 1] + word[i] + word[i + 2:]) in knowledge().series_words]
+    return best[0] if best and best[0][0] == word[0] else swapped[0] if swapped else word  # 'agust'; two letters swapped: 'sfor'
 
 
 # ----------------------------------------------------------------------------- what the catalog knows
@@ -171,7 +174,7 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
         parts = [name.lower(), f"{int(match[2])}y", "par" if match[1] else "zero"]
     keys = {part: 0.4 if part in WORDS["ignored"]["words"] or part.isdigit() else 2.0 for part in parts}  # "value", "1": not a column alone
     keys[name.lower()] = 2.0 * len(parts)  # the column's own name says all its parts
-    keys |= {word: 1.0 for word in title if word not in keys}
+    keys |= {word: 1.0 for word in title | {s for part in parts for s in WORDS["synonyms"].get(part, ())} if word not in keys}
     keys[dataframe] = keys.get(dataframe, 0.0) + (2.5 if main else 2.0)
     keys[frame.split("/")[0]] = 0.01  # its pipeline's id ('yield_curve/repo_public') names nothing more
     specific = tuple(part for part in parts if part not in WORDS["generic"]["words"])
@@ -261,11 +264,11 @@ def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
 
 # ----------------------------------------------------------------------------- numbers, conditions, rankings
 def number_of(word: str) -> tuple[float, Unit | None] | None:
-    """'5.3%' -> (5.3, PERCENT); '$900bn' -> (900, BILLIONS); '-25bp' -> (-25, BP); '2,000' -> (2000, None)."""
-    if not (match := re.fullmatch(r"(-?)\$?(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)):
+    """'5.3%' -> (5.3, PERCENT); '$900bn' -> (900, BILLIONS); '$2,000,000,000' -> (2, BILLIONS); '-25bp' -> (-25, BP); '2,000' -> (2000, None)."""
+    if not (match := re.fullmatch(r"(-?)(\$?)(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)):
         return None
-    unit = {"%": Unit.PERCENT, "bp": Unit.BP, "bn": Unit.BILLIONS, "tn": Unit.TRILLIONS}.get(match[3] or "")
-    return float(match[1] + match[2].replace(",", "")), unit
+    unit = {"%": Unit.PERCENT, "bp": Unit.BP, "bn": Unit.BILLIONS, "tn": Unit.TRILLIONS, "$": Unit.BILLIONS}.get(match[4] or match[2])
+    return float(match[1] + match[3].replace(",", "")) / (1e9 if match[2] and not match[4] else 1), unit
 
 
 def read_condition(toks: Tokens) -> Condition | None:

@@ -135,6 +135,7 @@ class Period:
     trading_days: int | None = None  # "the last 30 trading days": that many rows ending on ``last``
     from_start: bool = False  # count ``trading_days`` from ``first`` ("the first 20 trading days")
     edge_of: date | None = None  # "the end of march 2024": the one day is the last with a row on or before this day
+    inside: Period | None = None  # "and at the start of that period?": the period this day is an edge of (then "and at the end?")
     words: Words = ()
 
     @property

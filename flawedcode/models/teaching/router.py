@@ -28,7 +28,8 @@ UNSUPPORTED = WORDS["unsupported"]
 SAME_PERIOD = WORDS["same_period"]["words"]
 PERCENT_CHANGE = {phrase: True for phrase, name in WORDS["statistics"].items() if name == "percent_change" and "percent" in phrase}
 FOLLOW_UP = tuple(f"{phrase} " for phrase in WORDS["follow_up"]["words"])  # a message opening with one of these ('and ...', 'i meant ...')
-CONJUNCTIONS = ("and", "also", "plus")
+EDGES = {"start", "beginning", "end", "close"}  # 'and at the start of that period?': its first trading day
+CONJUNCTIONS, WITHIN = ("and", "also", "plus"), set(WORDS["follow_up"]["within"])
 FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01, ("bp", Unit.BP): 1,
            ("bp", Unit.PERCENT): 0.01, ("bp", Unit.DECIMAL): 0.0001, ("$bn", Unit.BILLIONS): 1, ("$bn", Unit.TRILLIONS): 0.001,
            ("$bn", Unit.MILLIONS): 1000}  # (the column's unit, the unit asked) -> factor
@@ -39,15 +40,18 @@ Reading = Request | Decline
 def read_message(text: str, earlier: Request | None = None) -> list[Reading] | None:
     """Each ask of a message, read and checked (``None``: not a request this package answers)."""
     readings: list[Reading] = []
-    pieces = [words for words in asks(readers.tokens(text).words) if not set(words) <= IGNORED or any(  # '... thanks!', not 'are you sure?'
-        phrase in " ".join(words) for phrase in REDO)]
+    pieces = [words for words in asks(readers.tokens(text).words) if not set(words) <= IGNORED or set(words) & EDGES or any(  # '... thanks!',
+        phrase in " ".join(words) for phrase in REDO)]  # not 'are you sure?' or 'and at the close?'
     pieces = [words for i, words in enumerate(pieces) if not (i and set(words + pieces[i - 1]) <= IGNORED)]  # 'are you sure? check again': one
     for number, words in enumerate(pieces):
         if number and isinstance(readings[-1], Decline) and read_ask(Tokens(list(words)), None) is None:  # 'by how many bp?'
             readings.append(Decline(Request(), (), "it builds on the ask before it, which I could not read"))
             continue
         base = earlier if number == 0 or not readings else readings[-1] if isinstance(readings[-1], Request) else None  # a declined one: none
-        if (reading := read_ask(Tokens(words), base, follow_up=number > 0)) is None:
+        alone = number == 0 < len(pieces) - 1 and readers.read_series(Tokens(list(words))) and read_ask(Tokens(list(words)), None) is None
+        if isinstance(after := read_ask(Tokens(list(pieces[1])), earlier) if alone else 0, Request):  # '2y and 10y average in 2023'
+            base = after  # the series alone takes the next ask's statistic and period
+        if (reading := read_ask(Tokens(list(words)), base, follow_up=number > 0 or base is after)) is None:
             return None
         readings += reading if isinstance(reading, list) else [reading]
     return readings or None
@@ -94,7 +98,10 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     transform = Slot(Transform(found[0]), found[1]) if (found := readers.read_phrase(toks, WORDS["transforms"])) else None
     rounding = readers.read_rounding(toks)
     ranking = readers.read_ranking(toks)
-    if condition := readers.read_condition(toks):  # 'days with sofr below 4.5%': the days are what a condition counts
+    if earlier and earlier.condition and len(at := [i for i in toks.free() if readers.number_of(toks.words[i])]) == 1 and set(
+            toks.unused()) - {toks.words[at[0]]} <= IGNORED:  # '5.33?' after a count above 5.3: the threshold changed
+        condition = replace(earlier.condition, threshold=readers.number_of(toks.words[at[0]])[0], words=toks.take(at))
+    elif condition := readers.read_condition(toks):  # 'days with sofr below 4.5%': the days are what a condition counts
         toks.take([i for i in toks.free() if toks.words[i] in ("days", "times", "sessions") and "of" not in toks.words[i - 2:i]])  # not '% of days'
         _take_phrases(toks, ["every day", "each day", "every single day", "all days"])  # 'was it positive every day?': the count says
     percent = readers.read_phrase(toks, PERCENT_CHANGE)  # 'by what percent': a statistic, before 'percent' is read as a unit
@@ -123,10 +130,14 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     if at is not None and (other := readers.read_series(Tokens(toks.words[at + 1:]))) and other.unit != series.unit:  # 'sofr than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
     refers = next((phrase for phrase in SAME_PERIOD if toks.find(phrase) is not None), None)  # 'the 10y that day', 'that quarter?'
-    is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or bool(refers) or f"{' '.join(toks.words[:2])} "
+    bare = series and not (statistics or period or transform or rounding or ranking or condition or unit) and set(toks.unused()) <= IGNORED - {
+        "is", "are", "what", "whats", "what's"}  # '2y?', 'sofr then': the last request for this series ('what is tgcr?' asks its docs)
+    is_follow_up = earlier is not None and (follow_up or series is None or bool(edits) or bool(refers) or bare or period is None and bool(
+        set(toks.words) & WITHIN) or f"{' '.join(toks.words[:2])} "
                                             .startswith(FOLLOW_UP))
+    edge = next((i for i in toks.free() if toks.words[i] in EDGES), None) if period is None and statistic is None else None  # not 'highest close'
     if series is None and not is_follow_up or is_follow_up and not (series or statistic or period or transform or rounding or ranking or
-                                                                     condition or unit or edits or refers or redo):
+                                                                     condition or unit or edits or refers or redo or edge is not None):
         return None  # no series and nothing to build on; 'thx!', 'ok': nothing to change (the old model answers it)
     if is_follow_up:
         if "day" in (same := _take_phrases(toks, SAME_PERIOD)) and earlier.period and not earlier.period.one_day:
@@ -140,6 +151,10 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
             if not wider.first <= before.first <= before.last <= wider.last:  # 'the whole year' after all the data: which year?
                 return Decline(said, same, f"'{' '.join(same)}' would be the {unit} of your last request, and it spans more than one {unit}")
             period = wider if (wider.first, wider.last) != (before.first, before.last) else None  # 'that month' after a month is that month
+        if period is None and (before := earlier.period and (earlier.period.inside or earlier.period)) and not before.one_day and edge is not None:
+            inside = [day for day in _trading_days(earlier) if before.first <= day <= before.last] or [before.first, before.last]
+            period = Period(day := inside[-1 if toks.words[edge] in ("end", "close") else 0], day, Granularity.DAY, inside=before, words=toks.take(
+                [edge]) + same)  # 'and at the start of that period?': its first trading day
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
         request = said.merged_onto(earlier)
@@ -181,7 +196,7 @@ def _apply_shift(request: Request, shift: Shift) -> Reading | None:
     if period is None or period.edge_of and shift.unit not in ("day", "trading_day") or not period.one_day and shift.unit == "trading_day":
         return None  # 'a year earlier' than a month end, 'the day after' a month: the old model's rules
     if period.one_day:
-        day = readers.shifted(period.first, shift, readers.knowledge().trading_days(request.series[0].frame if request.series else None))
+        day = readers.shifted(period.first, shift, _trading_days(request))
         said = period.first + timedelta(days=shift.steps) if shift.unit == "trading_day" and abs(shift.steps) == 1 else day  # the calendar's
         return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, edge_of=said if said != day else None, words=shift.words))
     if (period.last - period.first).days < 7 and shift.unit == "year":  # 'the same week a year earlier': 52 weeks, Monday to Friday again
@@ -245,6 +260,10 @@ def _distinct(periods: list[Period]) -> list[Period]:
     return list(result.values())
 
 
+def _trading_days(request: Request) -> list:
+    return readers.knowledge().trading_days(request.series[0].frame if request.series else None)
+
+
 def _all_data(frame: str) -> Period:
     days = readers.knowledge().trading_days(frame)
     return Period(days[0], days[-1], Granularity.ALL, Anchor.DEFAULT)
@@ -289,6 +308,8 @@ def check(request: Request) -> Request | Decline:
     series, unit, period = request.series[0], request.unit.value if request.unit else None, request.period
     if unit is not None and (series.unit, unit) not in FACTORS and request.stat() is not Statistic.COUNT:
         return Decline(request, request.unit.words, f"{series.name} is in {series.unit or 'its own unit'}; its values aren't in {unit.value}")
+    if (condition := request.condition) and condition.unit and (series.unit, condition.unit) not in FACTORS:  # 'sofr above $5bn'
+        return Decline(request, condition.words, f"{series.name} is in {series.unit or 'its own unit'}; a threshold in {condition.unit.value} isn't")
     days = readers.knowledge().trading_days(series.frame)
     if period is not None and (period.last < days[0] or period.first > days[-1]):
         return Decline(request, period.words, f"I don't have data for {period.first} to {period.last}: {series.frame} covers {days[0]} to {days[-1]}")

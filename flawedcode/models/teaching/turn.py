@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from flawedcode.models.teaching import answers
-from flawedcode.models.teaching.conversation import builds_on_text, read_turn, requests_named, unseen_base
+from flawedcode.models.teaching.conversation import builds_on_text, clarified, read_turn, requests_named, unseen_base
 from flawedcode.models.teaching.request import Decline, Request
 from flawedcode.models.teaching.summary import is_summary
 
@@ -31,9 +31,10 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     if (latest := next((i for i in range(len(visible) - 1, -1, -1) if _is_request(visible[i])), None)) is None:
         return None  # no request in view
     earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not declined(visible, i)
-               for text in ([m.text] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
+               for text in ([_as_said(visible, i)] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
     before = next((i for i in range(latest - 1, -1, -1) if _is_request(visible[i])), None)  # a declined request just before:
-    turn = read_turn(visible[latest].text, earlier, said_before := visible[before].text if before is not None and declined(visible, before) else "")
+    said_before = visible[before].text if before is not None and declined(visible, before) else ""
+    turn = read_turn(latest_text := _as_said(visible, latest), earlier, "" if latest_text != visible[latest].text else said_before)
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
     if turn.readings is None and summarized and not turn.deferred and (unseen := unseen_base(visible[latest].text, bool(said_before))) is not None:
         return answers.decline_text(unseen), []
@@ -58,9 +59,21 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
 
 def declined(visible: list[BaseMessage], index: int) -> bool:
     """The reply to request ``index`` declined it (or showed docs it did not ask for), whichever rules wrote it: never the state."""
+    reply = _reply(visible, index)
+    docs = reply.startswith(("Docs from", "From the saved docs")) and "doc" not in visible[index].text.lower()
+    return bool(reply) and (reply.startswith(DECLINED) or any(phrase in reply for phrase in NO_ROW) or docs)
+
+
+def _reply(visible: list[BaseMessage], index: int) -> str:  # the last reply to request ``index``, or ''
     replies = [m.text for m in takewhile(lambda m: not isinstance(m, HumanMessage), visible[index + 1:]) if isinstance(m, AIMessage) and m.text]
-    docs = replies and replies[-1].startswith(("Docs from", "From the saved docs")) and "doc" not in visible[index].text.lower()
-    return bool(replies) and (replies[-1].startswith(DECLINED) or any(phrase in replies[-1] for phrase in NO_ROW) or bool(docs))
+    return replies[-1] if replies else ""
+
+
+def _as_said(visible: list[BaseMessage], index: int) -> str:
+    """A request as read: an answer to this model's own 'Which ...?' ('the sofr one') is the request it asked about, with the answer's words."""
+    before = next((i for i in range(index - 1, -1, -1) if _is_request(visible[i])), None)
+    asked = before is not None and _reply(visible, before).startswith("Which ")
+    return (asked and clarified(visible[before].text, visible[index].text)) or visible[index].text
 
 
 def _is_request(message: BaseMessage) -> bool:
