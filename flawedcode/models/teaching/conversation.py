@@ -67,8 +67,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         return Turn([first, flat[-1]], None) if first != flat[-1] else Turn.declined("I see one answered request, so nothing to compare")
     if state and set(words) & PAIRED and fresh is None and not readers.read_series(readers.Tokens(list(words))) and (other := read_message(
             " ".join(word for word in words if word not in PAIRED | {"does", "did", "than"}), state)) and len(other) == 1 and isinstance(
-            other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():  # 'was it higher than in 2023?', 'how does that compare with the year before?'
-        return Turn([state, other[0]], state)
+            other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():
+        return Turn([state, other[0]], state)  # 'was it higher than in 2023?', 'how does that compare with the year before?'
     if found := _back(words, history):
         return Turn(found[1], found[0] if all(isinstance(r, Request) for r in found[1]) else None)
     if declined and fresh is None and (instead := _instead(words, declined)) is not None:
