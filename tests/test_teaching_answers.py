@@ -887,3 +887,51 @@ def test_an_answer_set_against_another_period_and_a_threshold_alone_changes_the_
     first, second = repo.loc["2024-01":"2024-06", "bgcr"].median(), repo.loc["2023-01":"2023-06", "bgcr"].median()
     assert f"median {first:.4f}" in replies[1] and f"median {second:.4f}" in replies[1] and f"{second - first:+.4f}" in replies[1], replies[1]
     assert f"{int((effr > 5.32).sum())} of {len(effr)} days above 5.32%" in replies[3], replies[3]
+
+
+def test_dollar_thresholds_with_a_unit_word_and_a_threshold_that_could_be_a_decimal(tmp_path):
+    """fresh_registers8 s-15 / usd-01 / usd-02 (and this stop's own change): '$3.5 trillion' was read as $3.5 (divided by 1e9) before the
+    unit word; 'and above 0.044?' after a count above 4.5% counted the days above 0.044% (all of them)."""
+    repo, ty = frame("repo").loc["2024"], frame("ty").loc["2023", "yield_2y"]
+    replies = converse(offline_model(), ["How many days in 2024 were bank reserves above $3.4 trillion?", "days in 2023 the 2-year was above 4.8%",
+                                         "and above 0.049?", "and 4.9?", "Number of days in 2024 on which the Treasury General Account held "
+                                         "more than $750 billion?"], fast_workspace(tmp_path))
+    assert f"{int((repo['reserves_bn'] > 3400).sum())} of {len(repo)} days above 3400 $bn" in replies[0], replies[0]
+    assert "could be 0.049% or, as a decimal, 4.9%" in replies[2] and " of 249 days" not in replies[2], replies[2]
+    assert f"{int((ty > 4.9).sum())} of 249 days above 4.9%" in replies[3], replies[3]
+    assert f"{int((repo['tga_bn'] > 750).sum())} of {len(repo)} days above 750 $bn" in replies[4], replies[4]
+
+
+@pytest.mark.parametrize("ask", [
+    "(3 marks) State the lowest 5-year Treasury yield recorded in 2024 and the date on which it occurred.",
+    "effr %>% filter(year(date) == 2024) %>% summarise(min(rate))",
+    "Q3 (2 marks): the minimum EFFR in 2024, to 4 decimals.",
+])
+def test_an_exam_question_and_r_pipe_code_are_read(ask, tmp_path):
+    """fresh_registers8 exam-02 / fresh_registers7 r-01: '(2 marks)', 'state', 'occurred', 'filter', 'summarise' and 'year(date)' were named
+    as words it could not use."""
+    column, name = ("yield_5y", "ty") if "5-year" in ask else ("rate", "effr")
+    values = frame(name).loc["2024", column]
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert f"min {values.min():.4f} on {values.idxmin().date()}" in reply, reply
+
+
+def test_a_percentile_follow_up_is_never_a_day_and_a_fortnight_is_two_weeks(tmp_path):
+    """fresh_sessions5 nw-02 / fresh_registers7 sess-05: 'the 75th percentile' after June 2024 was declined as 'June 2024 has no 75th' (read
+    on sofr.percentile_1); 'and a fortnight later?' was declined naming 'fortnight'."""
+    ty, sofr = frame("ty").loc["2024-05", "yield_2y"], frame("sofr")
+    replies = converse(offline_model(), ["2y mean in may 2024", "the 90th percentile", "sofr on 3 June 2024", "and a fortnight later?"],
+                       fast_workspace(tmp_path))
+    assert f"90th percentile {ty.quantile(0.9):.4f}" in replies[1] and "percentile_1" not in replies[1], replies[1]
+    assert f"on 2024-06-17: {sofr.loc['2024-06-17', 'rate']:.4f}" in replies[3], replies[3]
+
+
+def test_the_first_of_two_answers_and_a_paraphrased_reply_pasted_back(tmp_path):
+    """fresh_sessions5 cq-04 / fresh_registers8 s-11: 'the first, but the median' after two answers was read as a column; a paraphrased
+    reply pasted after '> ' was declined naming its figure."""
+    ty, sofr = frame("ty").loc["2024-01":"2024-03"], frame("sofr").loc["2024-02", "rate"]
+    replies = converse(offline_model(), ["3y and 7y max in Q1 2024", "the first, but the min"], fast_workspace(tmp_path / "a"))
+    replies += converse(offline_model(), ["median sofr in february 2024", "> The median of money_markets/sofr rate over February 2024 was "
+                                          "5.3100. ok, and the lowest day in that month?"], fast_workspace(tmp_path / "b"))
+    assert f"min {ty['yield_3y'].min():.4f}" in replies[1] and "yield_3y" in replies[1], replies[1]
+    assert f"min {sofr.min():.4f} on {sofr.idxmin().date()}" in replies[3], replies[3]

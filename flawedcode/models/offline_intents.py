@@ -36,6 +36,7 @@ from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_rang
 from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import COMMON_WORDS, content_words, singular, tags_in, unit_asked
 from flawedcode.models.teaching import introspect
+from flawedcode.models.teaching.readers import without_label
 from flawedcode.models.teaching.router import SAME_PERIOD  # "same quarter", "the whole year": an earlier request's period
 
 
@@ -375,7 +376,7 @@ def bounded(text: str) -> tuple[str, str | None]:
 
 def plan(text: str, context: Context) -> list[Task]:
     """The tasks for one message, clause by clause, in order."""
-    text, too_long = bounded(text)
+    text, too_long = bounded(without_label(text))  # a label, '(2 marks)', an email's greeting, a pasted reply: never an ask
     if too_long:
         return [reply(too_long)]
     parts = [request for part in split_clauses(text) for request in _requests(part, context)]

@@ -101,8 +101,9 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
 
 def _back(words: list[str], history: list[list[Request]]) -> tuple[Request, list[Reading]] | None:
     """'go back to the first one, but the median', 'what was the one before that?': that older answered request, changed as asked."""
-    if len(flat := [request for answered in history for request in answered]) < 2 or (back := next((
-            p for p in BACK if f" {p} " in f" {' '.join(words)} "), None)) is None:
+    said, first = f" {' '.join(words)} ", "the first" if words[:3] in (["the", "first"], ["the", "first", "but"]) else None  # 'the first, but'
+    flat = [request for answered in history for request in answered]
+    if len(flat) < 2 or (back := next((p for p in BACK if f" {p} " in said), first)) is None:
         return None
     base = (history[-1] if len(history[-1]) > 1 else flat)[0] if "first" in back else flat[-2]  # of two asks just answered, the first
     return base, read_message(f" {' '.join(words)} ".replace(f" {back} ", " "), base) or [base]

@@ -66,7 +66,7 @@ class Tokens:
 
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
-    lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", _without_label(text).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
+    lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", without_label(text).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
     lowered = re.sub(r"(?<=\d):(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24', '16 sep 2024 - 31 oct 2024'
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
@@ -87,16 +87,17 @@ def tokens(text: str) -> Tokens:
     return Tokens(words)
 
 
-def _without_label(text: str) -> str:
+def without_label(text: str) -> str:
     """'Question 7, part a: ...', 'Q9, from our listener Dave: ...': a label numbering the ask (a label word, small numbers, names), dropped;
     and a message's furniture: @mentions, :emoji:, an email's greeting line and its sign-off with all below it, and a reply of this model pasted
     back ('> yield_curve/treasury_yields yield_10y (percent) ...', or in quotes): context, never an ask."""
-    text = re.sub(r"(?m)^>[^\n]*\b[a-z_]+/[a-z_]+ \w+ \([^)\n]*\)[^\n]*$|\"[^\"\n]*\b[a-z_]+/[a-z_]+ \w+ \([^)\n]*\)[^\"\n]*\"", " ", text)
+    text, marked = re.subn(r"[(\[]\d+ (?:marks?|points?|pts)[)\]]", " ", text, flags=re.IGNORECASE)  # an exam's '(2 marks)': 'Q1' numbers it
+    text = re.sub(r"(?m)^>[^\n]*?\b[a-z_]+/[a-z_]+\b[^\n]*?(?:\.(?=\s)|$)|\"[^\"\n]*\b[a-z_]+/[a-z_]+ \w+ \([^)\n]*\)[^\"\n]*\"", " ", text)
     text = re.sub(r"(?<!\w)@[\w.-]+|(?<!\w):[a-z0-9_+-]+:|\A\s*(?:hi|hello|hey|dear)\b[^\n]{0,40}\n|\n\s*(?:(?:kind |best |warm )?regards|thanks|"
                   r"thank you|many thanks|cheers|best|sincerely)\W*\n[\s\S]*\Z", " ", text, flags=re.IGNORECASE)
     head, colon, rest = text.partition(": ")
     words = [(word, word.lower()) for word in re.findall(r"[\w']+", head)]
-    labels = [low in WORDS["labels"]["words"] or low[:1] == "q" and low[1:].isdigit() and int(low[1:]) > 4 for _, low in words]
+    labels = [low in WORDS["labels"]["words"] or low[:1] == "q" and low[1:].isdigit() and (int(low[1:]) > 4 or marked) for _, low in words]
     return rest if colon and any(labels) and all(label or low in WORDS["ignored"]["words"] or len(low) == 1 or low.isdigit() and len(low) < 3
                                                  or word[:1].isupper() for label, (word, low) in zip(labels, words)) else text
 
@@ -281,8 +282,8 @@ def read_condition(toks: Tokens) -> Condition | None:
             continue  # no number after it, or a year: 'over 2024' is a period
         span = [*range(at, end + 1)]
         unit = found[1]
-        if end + 1 < len(toks.words) and toks.words[end + 1] in WORDS["units"]:  # 'above 25 bp', 'over 500 million'
-            unit = Unit(WORDS["units"][toks.words[end + 1]])
+        if end + 1 < len(toks.words) and toks.words[end + 1] in WORDS["units"]:  # 'above 25 bp', 'over $500 million'
+            found, unit = number_of(toks.words[end].lstrip("$")), Unit(WORDS["units"][toks.words[end + 1]])
             span.append(end + 1)
         return Condition(Comparison(WORDS["comparisons"][phrase]), found[0], unit, toks.take(span))
     return None

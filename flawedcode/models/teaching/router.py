@@ -78,6 +78,8 @@ def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
 
 # ----------------------------------------------------------------------------- one ask
 def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> Reading | list[Reading] | None:
+    if {"percentile", "percentiles", "quantile", "quartile"} & set(toks.words):
+        return None  # 'the 75th percentile', never the 75th of a month nor a percentile column: the old model reads percentiles
     default_year = earlier.period.first.year if earlier and earlier.period else None
     redo = _take_phrases(toks, REDO)  # 'that can't be right, check again': the same request, computed again
     unsupported = _take_phrases(toks, list(UNSUPPORTED))  # 'week over week', 'by how many bp over 5%': never the nearest figure
@@ -100,7 +102,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     ranking = readers.read_ranking(toks)
     if earlier and earlier.condition and len(at := [i for i in toks.free() if readers.number_of(toks.words[i])]) == 1 and set(
             toks.unused()) - {toks.words[at[0]]} <= IGNORED:  # '5.33?' after a count above 5.3: the threshold changed
-        condition = replace(earlier.condition, threshold=readers.number_of(toks.words[at[0]])[0], words=toks.take(at))
+        value, unit = readers.number_of(toks.words[at[0]])
+        condition = replace(earlier.condition, threshold=value, unit=unit or earlier.condition.unit, words=toks.take(at))
     elif condition := readers.read_condition(toks):  # 'days with sofr below 4.5%': the days are what a condition counts
         toks.take([i for i in toks.free() if toks.words[i] in ("days", "times", "sessions") and "of" not in toks.words[i - 2:i]])  # not '% of days'
         _take_phrases(toks, ["every day", "each day", "every single day", "all days"])  # 'was it positive every day?': the count says
@@ -310,6 +313,9 @@ def check(request: Request) -> Request | Decline:
         return Decline(request, request.unit.words, f"{series.name} is in {series.unit or 'its own unit'}; its values aren't in {unit.value}")
     if (condition := request.condition) and condition.unit and (series.unit, condition.unit) not in FACTORS:  # 'sofr above $5bn'
         return Decline(request, condition.words, f"{series.name} is in {series.unit or 'its own unit'}; a threshold in {condition.unit.value} isn't")
+    if condition and condition.unit is None and series.unit == "percent" and 0 < abs(condition.threshold) < 0.1:  # 'above 0.044': 4.4%?
+        return Decline(request, condition.words, f"'{condition.threshold:g}' could be {condition.threshold:g}% or, as a decimal, "
+                       f"{condition.threshold * 100:g}%: write which (with %)")
     days = readers.knowledge().trading_days(series.frame)
     if period is not None and (period.last < days[0] or period.first > days[-1]):
         return Decline(request, period.words, f"I don't have data for {period.first} to {period.last}: {series.frame} covers {days[0]} to {days[-1]}")
