@@ -935,3 +935,19 @@ def test_the_first_of_two_answers_and_a_paraphrased_reply_pasted_back(tmp_path):
                                           "5.3100. ok, and the lowest day in that month?"], fast_workspace(tmp_path / "b"))
     assert f"min {ty['yield_3y'].min():.4f}" in replies[1] and "yield_3y" in replies[1], replies[1]
     assert f"min {sofr.min():.4f} on {sofr.idxmin().date()}" in replies[3], replies[3]
+
+
+def test_an_option_of_the_models_question_picked_by_its_number(tmp_path):
+    """fresh_registers8 s-03: 'option 2, the total one' after 'Which one do you mean: A; B?' gave the help text."""
+    repo = frame("repo").loc["2023"]
+    replies = converse(offline_model(), ["lowest tri-party repo volume in 2023?", "the second please", "and the first?"], fast_workspace(tmp_path))
+    assert replies[0].startswith("Which one do you mean: ") and "tri_party_total_volume_bn; " not in replies[0], replies[0]
+    assert f"tri_party_total_volume_bn ($bn), 2023-01-03 to 2023-12-29, {len(repo)} values: min {repo['tri_party_total_volume_bn'].min():.4f}" \
+        in replies[1], replies[1]
+
+
+def test_a_series_name_with_its_first_two_letters_swapped(tmp_path):
+    """fresh_registers8 typo-01: 'osfr' was declined as not in the catalog."""
+    sofr = frame("sofr").loc["2024-07", "rate"]
+    reply = converse(offline_model(), ["osfr max in july 2024"], fast_workspace(tmp_path))[-1]
+    assert f"money_markets/sofr rate (percent), 2024-07-01 to {sofr.index[-1].date()}, {len(sofr)} values: max {sofr.max():.4f}" in reply, reply

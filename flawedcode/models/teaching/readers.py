@@ -114,7 +114,7 @@ def mend_typo(word: str) -> str:
         return word
     from rapidfuzz import fuzz, process
     best = process.extractOne(word, knowledge().typo_targets, scorer=fuzz.ratio, score_cutoff=TYPO_SCORE)
-    swapped = [w for i in range(1, len(word) - 1) if (w := word[:i] + word[i + 1] + word[i] + word[i + 2:]) in knowledge().series_words]
+    swapped = [w for i in range(len(word) - 1) if (w := word[:i] + word[i + 1] + word[i] + word[i + 2:]) in knowledge().series_words]
     return best[0] if best and best[0][0] == word[0] else swapped[0] if swapped else word  # 'agust'; two letters swapped: 'sfor'
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from flawedcode.models.teaching import answers
+from flawedcode.models.teaching import answers, readers
 from flawedcode.models.teaching.conversation import builds_on_text, clarified, read_turn, requests_named, unseen_base
 from flawedcode.models.teaching.request import Decline, Request
 from flawedcode.models.teaching.summary import is_summary
@@ -72,8 +72,13 @@ def _reply(visible: list[BaseMessage], index: int) -> str:  # the last reply to 
 def _as_said(visible: list[BaseMessage], index: int) -> str:
     """A request as read: an answer to this model's own 'Which ...?' ('the sofr one') is the request it asked about, with the answer's words."""
     before = next((i for i in range(index - 1, -1, -1) if _is_request(visible[i])), None)
-    asked = before is not None and _reply(visible, before).startswith("Which ")
-    return (asked and clarified(visible[before].text, visible[index].text)) or visible[index].text
+    asked, answer = _reply(visible, before) if before is not None else "", visible[index].text
+    if asked.startswith("Which one do you mean: "):  # 'option 2', 'the second': that option of the question, as it was listed
+        options = asked.split(": ", 1)[1].split("?")[0].split("; ")
+        numbers = [int(word) if word.isdigit() else readers.ORDINALS.get(word, 0) for word in readers.tokens(answer).words]
+        picks = [n for n in numbers if 0 < n <= len(options)]
+        answer = options[picks[0] - 1] if picks else answer
+    return (asked.startswith("Which ") and clarified(visible[before].text, answer)) or visible[index].text
 
 
 def _is_request(message: BaseMessage) -> bool:
