@@ -951,3 +951,11 @@ def test_a_series_name_with_its_first_two_letters_swapped(tmp_path):
     sofr = frame("sofr").loc["2024-07", "rate"]
     reply = converse(offline_model(), ["osfr max in july 2024"], fast_workspace(tmp_path))[-1]
     assert f"money_markets/sofr rate (percent), 2024-07-01 to {sofr.index[-1].date()}, {len(sofr)} values: max {sofr.max():.4f}" in reply, reply
+
+
+def test_a_series_with_an_opener_after_a_declined_series_replaces_it(tmp_path):
+    """fresh_registers after-decline-02 (this stop's own change broke it): 'ok and the 2 year?' after the declined 'what about the 50 year?'
+    was declined as building on it; the declined turn named only a series, so the one before it stands."""
+    ty = frame("ty").loc["2024", "yield_7y"]
+    reply = converse(offline_model(), ["max 5y in 2024", "what about the 40 year?", "ok and the 7 year?"], fast_workspace(tmp_path))[-1]
+    assert f"max {ty.max():.4f}" in reply and "yield_7y" in reply, reply

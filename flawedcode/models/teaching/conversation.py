@@ -87,7 +87,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from another: ask for it "
                          "whole ('sofr minus effr in 2023, in bp')")
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
-    if declined and (readings is None and state is None and series is None and f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) or bare):
+    opener = f"{' '.join(words[:2])} ".startswith(FOLLOW_UP)  # 'ok and the 2 year?' after a declined series changes the series
+    if declined and (readings is None and state is None and series is None and opener or bare and not opener):
         return Turn.declined(f"{unanswered}: ask it in full")
     when = set(words) & {"when", "day", "date"} and set(words) - IGNORED <= {"which", "day", "date", "?"}  # 'and when?', 'on which day?'
     if readings is None and not deferred and when:
