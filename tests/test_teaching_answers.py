@@ -959,3 +959,27 @@ def test_a_series_with_an_opener_after_a_declined_series_replaces_it(tmp_path):
     ty = frame("ty").loc["2024", "yield_7y"]
     reply = converse(offline_model(), ["max 5y in 2024", "what about the 40 year?", "ok and the 7 year?"], fast_workspace(tmp_path))[-1]
     assert f"max {ty.max():.4f}" in reply and "yield_7y" in reply, reply
+
+
+def test_two_counts_compared_change_by_the_days_counted(tmp_path):
+    """fresh_sessions6 cmp-03: 'vs 2023?' after '38 of 251 days above 4.5%' gave both counts (39 of 249 for 2023) and then 'the count
+    changed by -2.0000' (the values in each year, 251 and 249), not +1."""
+    ty = frame("ty")["yield_5y"]
+    replies = converse(offline_model(), ["how many days was the 5y above 4% in 2024", "vs 2023?"], fast_workspace(tmp_path))
+    first, second = int((ty.loc["2024"] > 4).sum()), int((ty.loc["2023"] > 4).sum())
+    assert f"{first} of " in replies[1] and f"{second} of " in replies[1] and f"changed by {second - first:+.4f}" in replies[1], replies[1]
+
+
+def test_vs_last_year_after_a_series_changed_in_trader_shorthand(tmp_path):
+    """fresh_sessions6 td-01: '2s avg 2024' / 'and 1s?' / 'vs last yr?' gave the 1-year's 2024 mean again, read as 'the data's latest year'."""
+    ty = frame("ty")["yield_7y"]
+    reply = converse(offline_model(), ["3s avg 2024", "and 7s?", "vs last yr?"], fast_workspace(tmp_path))[-1]
+    first, second = ty.loc["2024"].mean(), ty.loc["2023"].mean()
+    assert f"mean {first:.4f}" in reply and f"mean {second:.4f}" in reply and f"changed by {second - first:+.4f}" in reply, reply
+
+
+def test_a_sum_of_two_series_is_never_answered_as_each_and_their_gap(tmp_path):
+    """fresh_redteam3 total-02 (after this stop's rule for '2y and 10y average in 2023'): 'reserves plus the tga on 2024-06-28' gave each
+    value and the TGA minus reserves."""
+    reply = converse(offline_model(), ["the tga plus reserves on 2024-03-28"], fast_workspace(tmp_path))[-1]
+    assert " minus " not in reply and "$bn) on 2024-03-28:" not in reply, reply

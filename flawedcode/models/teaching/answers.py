@@ -75,7 +75,8 @@ def answer(request: Request, output: str) -> str:
 def difference(pair: list[Request], outputs: list[str]) -> str:
     """One ask over two periods ('from H1 2023 to H1 2024'): the change between their figures; two series in one unit: the gap."""
     name, (one, two), (a, b) = pair[0].stat().value, pair, (pair[0].series[0], pair[1].series[0])
-    first, second = ((figures_in(output) or {}).get(name) for output in outputs)
+    key = "count_value" if name == "count" else name  # a count's figure: the days kept (the condition's), never all the values
+    first, second = ((figures_in(output) or {}).get(key) for output in outputs)
     if a.unit != b.unit:
         return f"{a.name} is in {a.unit} and {b.name} in {b.unit}: one can't be set against the other."
     if not all(isinstance(value, (int, float)) for value in (first, second)) or a.name != b.name and one.period.first != two.period.first:

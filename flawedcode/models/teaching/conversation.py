@@ -8,6 +8,7 @@ there too (only it knows that turn)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -61,14 +62,16 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
             series := readers.read_series(toks), Series):  # its series and period; its figure, a change, until a follow-up names one
         state, declined = Request(series=(series,), statistic=Slot(Statistic.CHANGE), period=period), ""
     words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
+    compared = set(words) & PAIRED and fresh is None and not readers.read_series(readers.Tokens(list(words)))
+    other_period = re.sub(r"\b(?:last|prior|previous) (?:year|yr)\b", "the year before", " ".join(w for w in words if w not in PAIRED | {
+        "does", "did", "than"}))  # 'vs last yr?', 'how does that compare with the same month last year?': the other period
+    if compared and state and not deferred and (other := read_message(other_period, state)) and len(other) == 1 and isinstance(
+            other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():
+        return Turn([state, other[0]], state)  # 'was it higher than in 2023?', 'how does that compare with the year before?'
     flat = [request for answered in history for request in answered]
     if len(flat) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
         first = flat[0] if "first" in words else flat[-2]  # 'which is higher, and by how much?': the last two answers, and their gap
         return Turn([first, flat[-1]], None) if first != flat[-1] else Turn.declined("I see one answered request, so nothing to compare")
-    if state and set(words) & PAIRED and fresh is None and not readers.read_series(readers.Tokens(list(words))) and (other := read_message(
-            " ".join(word for word in words if word not in PAIRED | {"does", "did", "than"}), state)) and len(other) == 1 and isinstance(
-            other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():
-        return Turn([state, other[0]], state)  # 'was it higher than in 2023?', 'how does that compare with the year before?'
     if found := _back(words, history):
         return Turn(found[1], found[0] if all(isinstance(r, Request) for r in found[1]) else None)
     if declined and fresh is None and (instead := _instead(words, declined)) is not None:
@@ -88,7 +91,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
                          "whole ('sofr minus effr in 2023, in bp')")
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
     opener = f"{' '.join(words[:2])} ".startswith(FOLLOW_UP)  # 'ok and the 2 year?' after a declined series changes the series
-    if declined and (readings is None and state is None and series is None and opener or bare and not opener):
+    if declined and (readings is None and state is None and series is None and opener or bare and not (opener and state)):
         return Turn.declined(f"{unanswered}: ask it in full")
     when = set(words) & {"when", "day", "date"} and set(words) - IGNORED <= {"which", "day", "date", "?"}  # 'and when?', 'on which day?'
     if readings is None and not deferred and when:

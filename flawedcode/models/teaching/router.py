@@ -48,7 +48,8 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
             readings.append(Decline(Request(), (), "it builds on the ask before it, which I could not read"))
             continue
         base = earlier if number == 0 or not readings else readings[-1] if isinstance(readings[-1], Request) else None  # a declined one: none
-        alone = number == 0 < len(pieces) - 1 and readers.read_series(Tokens(list(words))) and read_ask(Tokens(list(words)), None) is None
+        alone = number == 0 < len(pieces) - 1 and "plus" not in text.lower() and readers.read_series(Tokens(list(words))) and read_ask(
+            Tokens(list(words)), None) is None  # not 'reserves plus the tga': a sum, which this package does not compute
         if isinstance(after := read_ask(Tokens(list(pieces[1])), earlier) if alone else 0, Request):  # '2y and 10y average in 2023'
             base = after  # the series alone takes the next ask's statistic and period
         if (reading := read_ask(Tokens(list(words)), base, follow_up=number > 0 or base is after)) is None:
