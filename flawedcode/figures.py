@@ -28,7 +28,9 @@ Only the standard library: a ``run_python`` script that imports this (and reads 
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import statistics
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -172,8 +174,6 @@ SIDES = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below", "
 
 def main(spec: dict[str, Any], catalog: object = None) -> None:
     """Print the figures of ``spec``; its ``path`` is inside the ``catalog`` folder when one is given."""
-    import json
-    import os
     if catalog is not None:
         spec = {**spec, "path": os.path.join(str(catalog), spec["path"])}
     print(LINE + json.dumps(request_figures(spec)))

@@ -63,9 +63,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         state, declined = Request(series=(series,), statistic=Slot(Statistic.CHANGE), period=period), ""
     words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
     compared = set(words) & PAIRED and fresh is None and not readers.read_series(readers.Tokens(list(words)))
-    other_period = re.sub(r"\b(?:last|prior|previous) (?:year|yr)\b", "the year before", " ".join(w for w in words if w not in PAIRED | {
-        "does", "did", "than"}))  # 'vs last yr?', 'how does that compare with the same month last year?': the other period
-    if compared and state and not deferred and (other := read_message(other_period, state)) and len(other) == 1 and isinstance(
+    if compared and state and not deferred and (other := read_message(_other_period(words), state)) and len(other) == 1 and isinstance(
             other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():
         return Turn([state, other[0]], state)  # 'was it higher than in 2023?', 'how does that compare with the year before?'
     flat = [request for answered in history for request in answered]
@@ -101,6 +99,12 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if readings is None or builds_on is not None and deferred or all(isinstance(r, Decline) and not r.reason for r in readings):
         return Turn(None, None, deferred)  # the old model answers: nothing read here, a follow-up of a turn it answered, unread words
     return Turn(readings, builds_on)
+
+
+def _other_period(words: list[str]) -> str:
+    """'vs last yr?', 'how does that compare with the same month last year?': the message as a follow-up naming the other period."""
+    kept = " ".join(word for word in words if word not in PAIRED | {"does", "did", "than"})
+    return re.sub(r"\b(?:last|prior|previous) (?:year|yr)\b", "the year before", kept)
 
 
 def _back(words: list[str], history: list[list[Request]]) -> tuple[Request, list[Reading]] | None:

@@ -512,6 +512,12 @@ def moved_on_calendar(day: date, shift: Shift) -> date:
     return date(day.year + year, month + 1, min(day.day, calendar.monthrange(day.year + year, month + 1)[1]))
 
 
+def edge_day(period: Period, edge: str, days: list[date]) -> date:
+    """The first trading day of ``period`` ('start', 'beginning'), or its last ('end', 'close'); its own edge when it has no data."""
+    inside = [day for day in days if period.first <= day <= period.last] or [period.first, period.last]
+    return inside[-1] if edge in ("end", "close") else inside[0]
+
+
 def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[Period]:
     """'the end of q3 2024', 'the close of 2023', 'the start of 2024': one trading day of a period read already."""
     result = []
@@ -523,8 +529,7 @@ def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[P
         if edge is None:
             result.append(period)
             continue
-        inside = [day for day in days if period.first <= day <= period.last] or [period.first, period.last]  # no data
-        day = inside[-1] if edge in ("end", "close") else inside[0]
+        day = edge_day(period, edge, days)
         words = toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of", "year")])  # 'year end 2023'
         result.append(Period(day, day, Granularity.DAY, Anchor.WRITTEN, edge_of=period.last if edge in ("end", "close")
                              else None, words=words + period.words))

@@ -40,7 +40,8 @@ Reading = Request | Decline
 def read_message(text: str, earlier: Request | None = None) -> list[Reading] | None:
     """Each ask of a message, read and checked (``None``: not a request this package answers)."""
     readings: list[Reading] = []
-    pieces = [words for words in asks(readers.tokens(text).words) if not set(words) <= IGNORED or set(words) & EDGES or any(  # '... thanks!',
+    said = readers.tokens(text).words
+    pieces = [words for words in asks(said) if not set(words) <= IGNORED or set(words) & EDGES or any(  # '... thanks!',
         phrase in " ".join(words) for phrase in REDO)]  # not 'are you sure?' or 'and at the close?'
     pieces = [words for i, words in enumerate(pieces) if not (i and set(words + pieces[i - 1]) <= IGNORED)]  # 'are you sure? check again': one
     for number, words in enumerate(pieces):
@@ -48,7 +49,7 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
             readings.append(Decline(Request(), (), "it builds on the ask before it, which I could not read"))
             continue
         base = earlier if number == 0 or not readings else readings[-1] if isinstance(readings[-1], Request) else None  # a declined one: none
-        alone = number == 0 < len(pieces) - 1 and "plus" not in text.lower() and readers.read_series(Tokens(list(words))) and read_ask(
+        alone = number == 0 < len(pieces) - 1 and "plus" not in said and readers.read_series(Tokens(list(words))) and read_ask(
             Tokens(list(words)), None) is None  # not 'reserves plus the tga': a sum, which this package does not compute
         if isinstance(after := read_ask(Tokens(list(pieces[1])), earlier) if alone else 0, Request):  # '2y and 10y average in 2023'
             base = after  # the series alone takes the next ask's statistic and period
@@ -156,9 +157,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
                 return Decline(said, same, f"'{' '.join(same)}' would be the {unit} of your last request, and it spans more than one {unit}")
             period = wider if (wider.first, wider.last) != (before.first, before.last) else None  # 'that month' after a month is that month
         if period is None and (before := earlier.period and (earlier.period.inside or earlier.period)) and not before.one_day and edge is not None:
-            inside = [day for day in _trading_days(earlier) if before.first <= day <= before.last] or [before.first, before.last]
-            period = Period(day := inside[-1 if toks.words[edge] in ("end", "close") else 0], day, Granularity.DAY, inside=before, words=toks.take(
-                [edge]) + same)  # 'and at the start of that period?': its first trading day
+            day = readers.edge_day(before, toks.words[edge], _trading_days(earlier))  # 'and at the start of that period?': its first trading day
+            period = Period(day, day, Granularity.DAY, inside=before, words=toks.take([edge]) + same)
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
         request = said.merged_onto(earlier)
