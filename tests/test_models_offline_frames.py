@@ -444,8 +444,8 @@ def test_a_count_or_first_date_on_its_own_series_keeps_its_condition(ask):
 def test_the_one_table_holding_both_sides_of_a_spread_is_used(ask):
     sofr = column("yield_curve/repo_public", "sofr", "2024-01-01", "2024-12-31")
     iorb = column("yield_curve/repo_public", "iorb", "2024-01-01", "2024-12-31")
-    reply = ask("average spread sofr minus iorb in 2024")
-    assert "yield_curve/repo_public sofr minus yield_curve/repo_public iorb" in reply and f"mean {(sofr - iorb).mean():.4f}" in reply
+    reply = ask("average spread sofr minus iorb in 2024")  # its own column, in bp (the difference of the two, x 100)
+    assert "yield_curve/repo_public sofr_minus_iorb_bp (bp)" in reply and f"mean {(sofr - iorb).mean() * 100:.4f}" in reply, reply
 
 
 @pytest.mark.parametrize(("request_text", "expected"), [

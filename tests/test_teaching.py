@@ -134,8 +134,7 @@ def test_a_range_written_with_a_dash_is_no_negative_number():
 
 
 def test_a_summary_names_the_requests_a_follow_up_builds_on():
-    from flawedcode.formats import GOAL_LINE, SUMMARY_PREFIX
-    from flawedcode.models.teaching.conversation import requests_named
+    from flawedcode.formats import GOAL_LINE, SUMMARY_PREFIX, requests_named
 
     summary = (f"{SUMMARY_PREFIX} 1 | archive: archives/a.jsonl]\n{GOAL_LINE}mean effr in 2023\n\n## SUMMARY\n"
                "Requests: max 10y in q3 2024 | a request clipped at its end...\nLast request: x (answered).")

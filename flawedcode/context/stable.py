@@ -85,7 +85,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from flawedcode.config import StableCompactionConfig
 from flawedcode.context.archive import ArchiveError, ConversationArchive
 from flawedcode.context.todos import EXCLUDED_FROM_CLEARING, TodoList, is_reminder, with_plan_in_view
-from flawedcode.formats import ARCHIVE_LINE, COMPACTED_PREFIX, SUMMARY_PREFIX
+from flawedcode.formats import ANSWER_LINE, ARCHIVE_LINE, COMPACTED_PREFIX, GOAL_PINNED, LAST_REQUEST_LINE, SUMMARY_PREFIX
 from flawedcode.infra.redact import redact_text
 from flawedcode.telemetry import SUMMARY_TAG, EventKind, SessionLog
 from flawedcode.tokens import TokenCounter
@@ -290,7 +290,7 @@ def split_turns(messages: Sequence[AnyMessage]) -> list[list[AnyMessage]]:
 def turn_digest(number: int, archive_path: str, turn: Sequence[AnyMessage]) -> HumanMessage:
     """One old turn in a few lines, written by code (its request verbatim, its tools, its answer's start)."""
     request = next((m for m in turn if isinstance(m, HumanMessage) and not is_reminder(m)), None)
-    request_text = " ".join(str(request.content).split()) if request is not None else "(the goal, pinned above)"
+    request_text = " ".join(str(request.content).split()) if request is not None else GOAL_PINNED
     calls = [call["name"] for m in turn if isinstance(m, AIMessage) for call in m.tool_calls]
     answer = next((m for m in reversed(turn) if isinstance(m, AIMessage) and m.text.strip()), None)
     answer_text = " ".join(answer.text.split()) if answer is not None else "(no answer)"
@@ -298,13 +298,13 @@ def turn_digest(number: int, archive_path: str, turn: Sequence[AnyMessage]) -> H
     has_figure = bool(figures)
     answer_text = shorten(" ".join(figures), DIGEST_FIGURES_CHARS) if has_figure else shorten(answer_text, DIGEST_ANSWER_CHARS)
     lines = [f"{SUMMARY_PREFIX} {number} | turn digest]", *([f"Tools: {', '.join(dict.fromkeys(calls))}"] if calls else []),
-             f"Last request: {request_text} ({'answered' if answer is not None else 'not answered yet'})."]
+             f"{LAST_REQUEST_LINE}{request_text} ({'answered' if answer is not None else 'not answered yet'})."]
     if is_note_like(request_text):
         lines += ["User notes (verbatim):", f"- {request_text}"]
     if has_figure:  # a figure: in the section summaries carry forward
         lines += ["Numbers reported:", f"- {answer_text}"]
     else:
-        lines.append(f"Answer: {answer_text}")
+        lines.append(f"{ANSWER_LINE}{answer_text}")
     return HumanMessage(redact_text("\n".join(lines)), id=f"turn-digest-{number}")
 
 

@@ -36,8 +36,10 @@ from flawedcode.models.offline_periods import NO_PERIOD, Period, first_rows_rang
 from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context, Step, Task, has_any, read_clause, reply, split_clauses
 from flawedcode.models.offline_words import COMMON_WORDS, content_words, singular, tags_in, unit_asked
 from flawedcode.models.teaching import introspect
-from flawedcode.models.teaching.readers import without_label
+from flawedcode.models.teaching.readers import read_series, read_unit, tokens, without_label
 from flawedcode.models.teaching.router import SAME_PERIOD  # "same quarter", "the whole year": an earlier request's period
+from flawedcode.models.teaching.router import _read_period as read_period
+from flawedcode.models.teaching.turn import DECLINED
 
 
 def _is_docs(clause: Clause, context: Context) -> bool:
@@ -396,6 +398,11 @@ def plan(text: str, context: Context) -> list[Task]:
             part = f"what about at the end of {day:%B} {day.year}"
         elif moved:  # 'a year earlier?': the previous request over its period moved
             part = f"what about from {moved.start} to {moved.end}"
+        read_unit(toks := tokens(part))  # 'by how many bp?': a unit, never a spread column
+        if by_clause and by_clause[-1] and all(task.kind == "reply" and task.text.startswith(DECLINED) for task in by_clause[-1]) and \
+                read_series(toks) is None:  # 'was sofr above effr? by how many bp?': never an older request's figure
+            by_clause.append([reply(f"I can't answer '{part.strip()}': it builds on the ask before it, which I could not answer.")])
+            continue
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)
         # no row plans it: with other requests, a sentence that only sets the scene ("The volatility is wrong.")
         name, planned = route(clause, context) or ("", [] if len(parts) > 1 else [reply(message("not_understood", help=help_text(context)))])
@@ -408,6 +415,11 @@ def plan(text: str, context: Context) -> list[Task]:
                 context.last_path = task.path
         by_clause.append(planned)
     tasks = notice + [task for planned in by_clause for task in planned]
+    if len(parts) > 1 and hasattr(written := read_period(tokens(text)), "first"):  # a period on another line: never 'no period was given'
+        unsure = reply(f"I read a period in your message ({' '.join(written.words)}) but could not tie it to each part of it, so I computed "
+                       "nothing for those parts. Ask it in one sentence: the series, the statistic and the period.")
+        tasks = [unsure if task.ask is not None and task.ask.period.assumed == NO_PERIOD else task for task in tasks]
+        tasks = [task for i, task in enumerate(tasks) if task is not unsure or tasks.index(unsure) == i]  # said once
     if tasks and all(task.kind == "goal_noted" for task in tasks):
         tasks.append(reply(memory.goal_acknowledgement(tasks[0].text, context)))
     return [task for task in tasks if task.kind != "goal_noted"] or tasks

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 from langchain_core.messages import HumanMessage  # noqa: E402
 from teaching_harness import CORPORA, converse, judge, workspace_in  # noqa: E402
 
+from flawedcode.formats import requests_named  # noqa: E402
 from flawedcode.models import get_model  # noqa: E402
 from flawedcode.models.teaching import conversation, turn  # noqa: E402
 from flawedcode.models.teaching.request import Decline, Request  # noqa: E402
@@ -45,7 +46,7 @@ def why_deferred(visible, tool_names, root) -> str:
         return "-"
     text = visible[latest].text
     earlier = [text for m in visible[:latest] if isinstance(m, HumanMessage)
-               for text in ([m.text] if turn._is_request(m) else conversation.requests_named(m.text))]
+               for text in ([m.text] if turn._is_request(m) else requests_named(m.text))]
     state, deferred = conversation.state_after(earlier)
     readings = read_message(text, state)
     if readings is None:

@@ -12,13 +12,11 @@ import re
 from dataclasses import dataclass, replace
 from functools import cache
 
-from flawedcode.formats import GOAL_LINE
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Period, Request, Series, Slot, Statistic
 from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, describe, read_ask, read_message
 
-REQUESTS, LAST = "Requests: ", "Last request: "  # how a summary (the model's writer) and a digest (v3's) list requests
 CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
 PAIRED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
 BACK = readers.WORDS["back"]["words"]  # 'go back to the first one, but the median': an older answered request, changed
@@ -89,7 +87,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
                          "whole ('sofr minus effr in 2023, in bp')")
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
     opener = f"{' '.join(words[:2])} ".startswith(FOLLOW_UP)  # 'ok and the 2 year?' after a declined series changes the series
-    if declined and (readings is None and state is None and series is None and opener or bare and not (opener and state)):
+    pointing = series is None or set(words) & {"it", "its", "that", "those", "them"}  # 'and when did it first get that low?': its figure
+    if declined and (readings is None and (state is None or pointing) and opener or bare and not (opener and state)):
         return Turn.declined(f"{unanswered}: ask it in full")
     when = set(words) & {"when", "day", "date"} and set(words) - IGNORED <= {"which", "day", "date", "?"}  # 'and when?', 'on which day?'
     if readings is None and not deferred and when:
@@ -148,6 +147,9 @@ def _taken_from(declined: str, words: list[str], state: Request | None) -> str |
     asks = opener or any(read(readers.Tokens(list(words))) for read in (readers.read_statistics, readers.read_unit, lambda t: _read_period(t, None)))
     if series and asks and not readers.read_series(said) and (not state or series.name not in {s.name for s in state.series}):
         return f"it names {series.name}"
+    if isinstance(period, Period) and asks and not _read_period(said, None) and not (state and state.period and (
+            state.period.first, state.period.last) == (period.first, period.last)):  # 'and 4.5?' after a declined 'and 2024 for the 50y?'
+        return f"it names {' '.join(period.words)}"
     refers = next((p for p in SAME_PERIOD if said.find(p) is not None), None)
     width = next((g for g in Granularity if refers and g.value in refers), None)
     if refers and period and (width is None or not isinstance(period, Period) or period.granularity is width):  # a problem or a shift: any
@@ -157,15 +159,6 @@ def _taken_from(declined: str, words: list[str], state: Request | None) -> str |
 
 def builds_on_text(request: Request) -> str:
     return f"(Building on your earlier request: the {describe(request)}.)"
-
-
-def requests_named(summary: str) -> list[str]:
-    """The requests a summary or digest names, oldest first, word for word (none it clipped with '...')."""
-    lines = summary.splitlines()
-    listed = next((line[len(REQUESTS):].split(" | ") for line in lines if line.startswith(REQUESTS)), [line[len(LAST):].rsplit(
-        " (", 1)[0] for line in lines if line.startswith(LAST) and line.endswith(("(answered).", "(not answered yet)."))])
-    goal = [line[len(GOAL_LINE):] for line in lines if line.startswith(GOAL_LINE)][:1]
-    return [text for text in goal + listed if text not in ("", "None", "(the goal, pinned above)") and not text.endswith("...")]
 
 
 @cache

@@ -26,6 +26,7 @@ LISTED = {Statistic(name) for name in ("mean", "median", "min", "max", "std", "l
 TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)"
                    r"(?![a-z])|\d+-?[a-z]+(?:\d+[a-z]*)?|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9_]*(?:['-][a-z0-9_]+)*|[?;]")
 TENOR = re.compile(r"(\d+)-?(y|yr|year|m|mo|month)s?")
+NEGATED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}  # a comparison after 'no', 'not' or 'never'
 TYPO_SCORE = 84  # How close (rapidfuzz ratio, 0-100) an unknown word must be to a known word to be read as it.
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name} | {
     name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
@@ -199,7 +200,7 @@ def read_series(toks: Tokens) -> Series | None:
         return None
     scored.sort(key=lambda item: -item[0])
     column = scored[0][1]
-    used = [i for i in free if toks.words[i] in column.keys]
+    used = [i for i in free if toks.words[i] in column.keys or "_minus_" in column.name and toks.words[i] in ("spread", "gap", "difference")]
     if len(scored) > 1 and scored[1][0] > scored[0][0] - 1e-9:
         return Ambiguous(column.frame, column.name, column.unit, toks.take(used), others=(scored[1][1].frame + "." + scored[1][1].name,))
     return Series(column.frame, column.name, column.unit, toks.take(used))
@@ -236,7 +237,14 @@ def read_statistic(toks: Tokens) -> Slot | None:
 
 
 def read_statistics(toks: Tokens) -> tuple[Slot, ...]:
-    """The statistic asked, or several in the message's order when each describes the values ('mean, min and max')."""
+    """The statistic asked, or several in the message's order when each describes the values ('mean, min and max'). A statistic ruled out
+    beside another one asked ('not the avg, the median', 'the max rather than the min') is no ask: its words are taken."""
+    for i in toks.free():
+        at = i + (1 if toks.words[i] == "not" else 2 if toks.words[i:i + 2] in (["instead", "of"], ["rather", "than"]) else 0)
+        at += at > i and toks.words[at:at + 1] in (["the"], ["a"])
+        n = next((n for n in (3, 2, 1) if at > i and " ".join(toks.words[at:at + n]) in WORDS["statistics"]), 0)
+        if n and read_statistic(Tokens(toks.words, toks.used | set(range(i, at + n)))):
+            toks.take(range(i, at + n))
     found: dict = {}
     while (slot := read_statistic(trial := Tokens(toks.words, set(toks.used)))) and (not found or {slot.value, *found} <= LISTED):
         toks.used = trial.used
@@ -285,7 +293,10 @@ def read_condition(toks: Tokens) -> Condition | None:
         if end + 1 < len(toks.words) and toks.words[end + 1] in WORDS["units"]:  # 'above 25 bp', 'over $500 million'
             found, unit = number_of(toks.words[end].lstrip("$")), Unit(WORDS["units"][toks.words[end + 1]])
             span.append(end + 1)
-        return Condition(Comparison(WORDS["comparisons"][phrase]), found[0], unit, toks.take(span))
+        comparison = WORDS["comparisons"][phrase]
+        if at and at - 1 not in toks.used and toks.words[at - 1] in ("no", "not", "never") and comparison in NEGATED:  # 'no more than 5%'
+            comparison, span = NEGATED[comparison], [at - 1, *span]
+        return Condition(Comparison(comparison), found[0], unit, toks.take(span))
     return None
 
 
@@ -464,9 +475,13 @@ def read_trading_days(toks: Tokens) -> tuple[int, bool, tuple[str, ...]] | None:
 
 
 def read_shift(toks: Tokens) -> Shift | None:
-    """'the day before', '90 days before', 'a month before', 'the week after'."""
+    """'the day before', '90 days before', 'a month before', 'the week after', 'a year ago', 'the previous quarter', 'last year'."""
     for i in toks.free():
         direction = WORDS["relative"].get(toks.words[i])
+        unit = {"yr": "year"}.get(word := "".join(toks.words[i + 1:i + 2]), word)  # 'the prior month', never 'the last week of june'
+        last_year = toks.words[i] == "last" and unit == "year"  # 'last month' alone: the data's latest month (the old model)
+        if (direction and unit in ("week", "month", "quarter", "year") or last_year) and toks.words[i + 2:i + 3] != ["of"]:
+            return Shift(direction or -1, unit, toks.take([i, i + 1]))
         after = toks.words[i + 1:i + 3]
         if direction is not None and (after[:1] == ["day"] or after in (["business", "day"], ["trading", "day"])):
             return Shift(direction, "trading_day", toks.take(range(i, i + (2 if after[0] == "day" else 3))))  # 'the previous business day'
@@ -479,8 +494,8 @@ def read_shift(toks: Tokens) -> Shift | None:
             steps, start = int(count_word) if count_word.isdigit() else WORDS["numbers"][count_word], i - 2
         else:
             steps, start = 1, i - 1
-            if unit == "day" and count_word == "the":
-                unit = "trading_day"  # 'the day before': the trading day before
+            if unit == "day" and count_word in ("the", "business", "trading"):  # 'the day before', 'the business day before'
+                unit, start = "trading_day", start - (count_word != "the")  # the trading day before
         return Shift(direction * steps, unit, toks.take(range(start, i + 1)))
     return None
 

@@ -12,8 +12,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from flawedcode.formats import digest_turn, requests_named
 from flawedcode.models.teaching import answers, readers
-from flawedcode.models.teaching.conversation import builds_on_text, clarified, read_turn, requests_named, unseen_base
+from flawedcode.models.teaching.conversation import builds_on_text, clarified, read_turn, unseen_base
 from flawedcode.models.teaching.request import Decline, Request
 from flawedcode.models.teaching.summary import is_summary
 
@@ -32,8 +33,8 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
         return None  # no request in view
     earlier = [text for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and not declined(visible, i)
                for text in ([_as_said(visible, i)] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
-    before = next((i for i in range(latest - 1, -1, -1) if _is_request(visible[i])), None)  # a declined request just before:
-    said_before = visible[before].text if before is not None and declined(visible, before) else ""
+    before = next((i for i in range(latest - 1, -1, -1) if _is_request(visible[i]) or digest_turn(visible[i].text)), None)  # the last request,
+    said_before = (digest_turn(visible[before].text) or (visible[before].text,))[0] if before is not None and declined(visible, before) else ""
     turn = read_turn(latest_text := _as_said(visible, latest), earlier, "" if latest_text != visible[latest].text else said_before)
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
     if turn.readings is None and summarized and not turn.deferred and (unseen := unseen_base(visible[latest].text, bool(said_before))) is not None:
@@ -59,8 +60,8 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
 
 def declined(visible: list[BaseMessage], index: int) -> bool:
     """The reply to request ``index`` declined it (or showed docs it did not ask for), whichever rules wrote it: never the state."""
-    reply = _reply(visible, index)
-    docs = reply.startswith(("Docs from", "From the saved docs")) and "doc" not in visible[index].text.lower()
+    asked, reply = digest_turn(visible[index].text) or (visible[index].text, _reply(visible, index))
+    docs = reply.startswith(("Docs from", "From the saved docs")) and "doc" not in asked.lower()
     return bool(reply) and (reply.startswith(DECLINED) or any(phrase in reply for phrase in NO_ROW) or docs)
 
 
