@@ -220,6 +220,8 @@ def request_figures(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _one(name: str, inside: Pairs, found: dict[str, Any], weights: dict[str, float]) -> dict[str, Any]:
     """One statistic of the values kept (with its date for a min, max, latest or first; a low or high held on several days, how many)."""
+    if name in ("top", "bottom"):  # the ranked values with their days
+        return {name: found.get(name, [])}
     if name == "count" or not inside:
         return {"count_value": len(inside)} if name == "count" else {name: None}
     if name in ("min", "max", "latest", "value", "first"):

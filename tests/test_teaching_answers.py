@@ -1095,3 +1095,61 @@ def test_the_business_day_before_a_day_of_an_earlier_request(tmp_path):
     reply = converse(offline_model(), ["bgcr on 2024-02-20", "And TGCR on the business day before that?"], fast_workspace(tmp_path))[-1]
     day = tgcr.loc[:"2024-02-19"].index[-1]  # 2024-02-19 is Presidents' Day
     assert f"on {day.date()}" in reply and f"{tgcr.loc[day]:.4f}" in reply, reply
+
+
+@pytest.mark.parametrize(("message", "name", "column", "period", "count", "top"), [
+    ("Which 4 days in 2024 had the busiest effr volume?", "effr", "volume_bn", "2024", 4, True),
+    ("which two sessions of Q3 2024 saw the thinnest sofr volume", "sofr", "volume_bn", slice("2024-07", "2024-09"), 2, False),
+    ("the 3 lowest 2y yields of 2023", "ty", "yield_2y", "2023", 3, False),
+])
+def test_the_days_ranked_by_a_superlative(message, name, column, period, count, top, tmp_path):
+    """register set 3 (its 'which 5 days in 2023 had the thinnest fed funds volume?' read '5 days' as a 5d column) and fresh words: the N
+    highest or lowest values with their days, earlier days first on ties."""
+    values = frame(name).loc[period, column]
+    ranked = values.sort_values(ascending=not top, kind="stable").head(count)
+    reply = converse(offline_model(), [message], fast_workspace(tmp_path))[-1]
+    shown = "; ".join(f"{day.date()} {value:.4f}" for day, value in ranked.items())
+    assert f"the {count} {'highest' if top else 'lowest'}: {shown}" in reply, reply
+
+
+def test_exactly_and_spoken_fillers_are_no_part_of_the_ask(tmp_path):
+    """fresh_registers9 rel-02 ('exactly one week before the last day in the data' read 'one week' as a 1w column) and voice-02 ('above uh
+    four and a half percent': the filler stood between the comparison and its number)."""
+    ty = frame("ty")
+    day = ty.loc[:"2024-12-17"].index[-1]
+    replies = converse(offline_model(), ["the 2-year yield exactly two weeks before the last day in the data?", "um how many days was the "
+                                         "five year uh below uh four percent in twenty twenty three"], fast_workspace(tmp_path))
+    assert f"on {day.date()}: {ty.loc[day, 'yield_2y']:.4f}" in replies[0], replies[0]
+    assert f"{int((ty.loc['2023', 'yield_5y'] < 4).sum())} of 249 days below 4%" in replies[1], replies[1]
+
+
+def test_a_follow_up_with_nothing_answered_never_gets_a_summary_for_the_statistic_it_leaves_out(tmp_path):
+    """fresh_sessions7 gs-01: after three declined turns asking for a standard deviation, 'and 2023 for EFFR too, for the table' gave EFFR's
+    mean, min, max and latest in 2023 (a summary, not the statistic the user had been asking for)."""
+    replies = converse(offline_model(), ["For my dissertation: the variance-ish spread of the libor in 2024", "and 2023 for the 5y too"],
+                       fast_workspace(tmp_path))
+    assert replies[-1].startswith("I can't answer that") and "mean" not in replies[-1], replies[-1]
+
+
+@pytest.mark.parametrize(("first", "name", "column"), [
+    ("mean sofr volume in 2024", "effr", "volume_bn"), ("top 3 days for effr volume in 2023", "sofr", "volume_bn")])
+def test_a_dataframe_named_alone_keeps_the_kind_of_column_asked(first, name, column, tmp_path):
+    """'and effr' after SOFR's volume gave EFFR's rate (its main column): a nearby question, not the one asked."""
+    reply = converse(offline_model(), [first, f"and {name}"], fast_workspace(tmp_path))[-1]
+    assert reply.startswith(f"money_markets/{name} {column}"), reply
+
+
+def test_small_talk_is_acknowledged_and_never_hides_a_declined_turn(tmp_path):
+    """fresh_sessions7: 'lol sorry, long day' declined 'lol' and 'sorry', 'hmm interesting' after a declined turn was 'builds on your last
+    request', 'Tick.' alone was asked which column; and small talk after a declined holiday let 'and effr that day?' take the day before it."""
+    replies = converse(offline_model(), ["max 2y in 2023", "haha sorry, rough morning", "effr on 2024-11-28", "mm ok, makes sense",
+                                         "and sofr that day?"], fast_workspace(tmp_path))
+    assert replies[1].startswith("Noted.") and replies[3].startswith("Noted."), replies
+    assert replies[-1].startswith("I can't answer that") and "2024-11-27" not in replies[-1], replies[-1]
+
+
+def test_docs_and_a_figure_joined_by_and_also_are_both_answered(tmp_path):
+    """register set 3: 'show me the effr docs, and also what was its highest print in 2023' declined 'docs' (it was read as one ask)."""
+    effr = frame("effr").loc["2023", "rate"]
+    reply = converse(offline_model(), ["pull up the effr docs, and also what was its median in 2023?"], fast_workspace(tmp_path))[-1]
+    assert "Docs from" in reply and f"median {effr.median():.4f}" in reply, reply

@@ -47,12 +47,15 @@ from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.models.teaching.answers import decline_text
 from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, read_statistics, tokens
 from flawedcode.models.teaching.request import Decline, Intent
-from flawedcode.models.teaching.router import read_ask, unread_phrases
+from flawedcode.models.teaching.router import IGNORED, read_ask, unread_phrases
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
 REPLAYED_REQUESTS = 5  # a chain of follow-ups ("and 2024?", "the median?", "and effr?") keeps what the first one asked
 """How many earlier requests are planned again to know what they asked (follow-ups, 'those two')."""
+
+SMALL_TALK = " Ask me for data, docs or files whenever you like."
+"""The reply to a message of discourse and social words only ('lol sorry, long day', 'Tick.'): nothing to look up, never a follow-up."""
 
 READ_BACK_SHARE = 0.3
 READ_BACK_RESERVE = 1024
@@ -222,7 +225,11 @@ class OfflineModel(BaseChatModel):
                     "each step on its own, in full, and I'll do it."), []
         own = own_work(text, visible[:latest], tool_schemas)  # a stated plan, a note, a hand-over: the agent's own tools first
         mine = own and (own.calls or own.say) or is_note(text)  # a note (a correction of one too) is kept, never read as a data request
-        if not mine and (reply := teaching_turn.decide(visible, set(tool_schemas), context.catalog_root)) is not None:
+        if not mine and small_talk(text):  # 'lol sorry, long day', 'Tick.': never an ask, never a follow-up
+            return ("You're welcome." if set(tokens(text).words) & {"thanks", "thank", "thx", "ty", "cheers"} else "Noted.") + SMALL_TALK, []
+        talk = {i for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and small_talk(text_of(m))}  # and its reply: no turn
+        asked = [m for i, m in enumerate(visible) if i not in talk and not (i - 1 in talk and isinstance(m, AIMessage) and not m.tool_calls)]
+        if not mine and (reply := teaching_turn.decide(asked, set(tool_schemas), context.catalog_root)) is not None:
             return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
         asked = workspace.read_ask(text, visible[:latest])  # the demo project's asks, follow-ups too (teaching/workspace.py)
@@ -399,6 +406,13 @@ TOOL_NOUNS = {"file", "files", "archive", "archives", "note", "notes", "test", "
               "code", "readme", "folder", "directory", "workspace", "project", "repo", "repository"}
 
 
+def small_talk(text: str) -> bool:
+    """Discourse and social words only, one of them social ('lol sorry, long day', 'hmm interesting', 'Tick.'), asking nothing: nothing to look
+    up ('show me the data', 'hmm, do it again', 'hello there' ask something)."""
+    said, social = set(tokens(text).words), set(WORDS["social"]["words"])
+    return "?" not in text and said <= IGNORED | social and bool(said & social) and not said & REQUESTING
+
+
 def own_work(text: str, earlier: list[BaseMessage], tool_schemas: dict[str, dict[str, Any]]) -> offered.Work | None:
     """What the message asks of the agent's own tools (teaching/offered.py), but never a 'correction' that is a data follow-up
     ('correction: the 75th percentile', 'actually: the median'): that changes the last request, not what the memory keeps."""
@@ -407,6 +421,8 @@ def own_work(text: str, earlier: list[BaseMessage], tool_schemas: dict[str, dict
     return offered.read(text, earlier, tool_schemas)
 
 
+REQUESTING = {"show", "give", "tell", "get", "find", "compute", "calculate", "report", "do", "again", "redo", "recompute", "check", "help", "list",
+          "what", "which", "how", "when", "where", "why", "can", "could", "would", "need", "want", "remember", "note", "use", "try", "send"}
 SUB_AGENT_WORDS = {"sub-agent", "sub-agents", "subagent", "subagents", "helper", "helpers", "sub-agent's", "subagent's", "helper's"}
 ASKING = {"what", "what's", "whats", "did", "which", "how", "where", "when"}
 

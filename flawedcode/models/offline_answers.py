@@ -265,7 +265,9 @@ def format_figures(ask: DataAsk, out: dict[str, Any], vocabulary: Vocabulary) ->
         nth, side, place = ranked[1], ranked[2], int(ranked[3])
         ranking, extreme = out.get(side, []), "highest" if side == "top" else "lowest"
         if not nth:
-            return f"{head} the {min(place, count)} {extreme}: " + "; ".join(f"{date} {number(value)}" for date, value in ranking[:place]) + "."
+            shown = ranking[:place]  # never more than the figures keep (RANKED): said, never 'the 12 highest' over 10
+            cut = f" (I rank at most {len(shown)} of the {place} asked)" * (len(shown) < min(place, count))
+            return f"{head} the {len(shown)} {extreme}{cut}: " + "; ".join(f"{date} {number(value)}" for date, value in shown) + "."
         if len(ranking) < place:
             return f"{head} there is no {_ordinal(place)} {extreme}."
         before = "; ".join(f"{day} {number(figure)}" for day, figure in ranking[:place - 1])

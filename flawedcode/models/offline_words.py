@@ -34,6 +34,7 @@ NUMBER_WORDS: dict[str, int] = WORDS["numbers"]
 SYNONYMS: dict[str, tuple[str, ...]] = {word: tuple(meant) for word, meant in WORDS["synonyms"].items()}
 STOP_WORDS, COMMON_WORDS, STAT_WORDS = word_set("stop"), word_set("common"), word_set("stat")
 TENOR = re.compile(WORDS["patterns"]["tenor"])
+COUNTED_DAYS = [[word] for word in ("in", "of", "had", "with", "where", "when", "did", "was", "were", "that", "for", "from", "saw", "since")]
 PERCENTILE = re.compile(WORDS["patterns"]["percentile"])
 WORD = re.compile(r"[a-z][a-z0-9_'-]*")
 TOKEN = re.compile(r"[a-z0-9][a-z0-9'/.:_-]*[a-z0-9']|[a-z0-9]")
@@ -124,6 +125,8 @@ def tags_in(text: str) -> list[str]:
                   if match.start() not in percentile_positions]
     found += [(lowered.index(phrase), tag) for phrase, tag in WORDS["quartiles"].items() if phrase in lowered]
     for match in TENOR.finditer(lowered):
+        if match.group(2) == "days" and "-" not in match.group(0) and lowered[match.end():].split()[:1] in COUNTED_DAYS:
+            continue  # 'which 3 days in 2024 had ...': days counted, never a '3d' column (the '30 days average' is one)
         unit = match.group(2).rstrip("s") if match.group(2) != "mos" else "mo"
         letter = WORDS["tenor_units"].get(unit) or WORDS["tenor_units"].get(unit[:1], "")
         if letter and match.start() not in percentile_positions:

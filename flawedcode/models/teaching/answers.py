@@ -33,8 +33,8 @@ def script(request: Request, root: str | None) -> str:
     source, catalog = readers.knowledge(root).sources[series.frame], paths.data_dir().resolve()  # the path inside the catalog folder
     file = Path(source[0]).resolve()  # (the sandbox is told that folder), or as it is
     spec = {"frame": series.frame, "path": file.relative_to(catalog).as_posix() if file.is_relative_to(catalog) else source[0],
-            "date_column": source[1], "column": series.column,
-            "first": str(period.first), "last": str(period.last), "statistic": request.stat().value,
+            "date_column": source[1], "column": series.column, "first": str(period.first), "last": str(period.last),
+            "statistic": request.ranking.direction.value if request.ranking else request.stat().value,  # 'the 3 lowest': the ranked values
             "statistics": [s.value.value for s in request.statistics], "transform": request.transform.value.value if request.transform else None,
             "trading_days": period.trading_days, "from_start": period.from_start, "condition": [condition.comparison.value, _threshold(
                 request)] if condition else None, "weight": weight_column(request) if request.stat() is Statistic.WEIGHTED_MEAN else None}
@@ -93,8 +93,7 @@ def difference(pair: list[Request], outputs: list[str]) -> str:
 def _no_trading(day) -> str:
     """Why a day has no row: a weekend, or a US federal holiday by name."""
     from pandas.tseries.holiday import USFederalHolidayCalendar
-    names = [rule.name for rule in USFederalHolidayCalendar.rules if day in {d.date() for d in rule.dates(day.replace(month=1, day=1),
-                                                                                                        day.replace(month=12, day=31))}]
+    names = [rule.name for rule in USFederalHolidayCalendar.rules if day in {d.date() for d in rule.dates(f"{day:%Y}-01-01", f"{day:%Y}-12-31")}]
     return f"a {day:%A}" if day.weekday() >= 5 else f"{names[0]}, a US federal holiday" if names else "no trading that day"
 
 
@@ -120,6 +119,9 @@ def _figure_text(request: Request, found: dict) -> str:
                 f"{_threshold(request):g}{UNIT_SUFFIX.get(unit or '', '')}" + (
             f", the first on {found['first_match']}" * bool(found["matching"] and request.stat() is Statistic.FIRST_DATE)) + (
             f" ({100 * found['matching'] / found['count']:.2f}% of the days)" if request.unit and request.unit.value is Unit.PERCENT else ""))
+    if (ranking := request.ranking) is not None:  # 'the 3 lowest: 2023-03-29 3.9900; ...', in the column's unit
+        return f"the {ranking.count} {'highest' if ranking.direction.value == 'top' else 'lowest'}: " + "; ".join(
+            f"{day} {value:.{4 if request.decimals is None else request.decimals}f}" for day, value in found[ranking.direction.value][:ranking.count])
     names = [slot.value.value for slot in request.statistics] or [request.stat().value]
     return ", ".join(_one(request, name, found) for name in names)
 

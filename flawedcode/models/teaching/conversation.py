@@ -8,7 +8,6 @@ there too (only it knows that turn)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -86,7 +85,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from another: ask for it "
                          "whole ('sofr minus effr in 2023, in bp')")
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
-    opener = f"{' '.join(words[:2])} ".startswith(FOLLOW_UP)  # 'ok and the 2 year?' after a declined series changes the series
+    opener = f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) and not set(words) <= IGNORED  # 'ok and the 2 year?' (never 'hmm interesting')
     pointing = series is None or set(words) & {"it", "its", "that", "those", "them"}  # 'and when did it first get that low?': its figure
     if declined and (readings is None and (state is None or pointing) and opener or bare and not (opener and state)):
         return Turn.declined(f"{unanswered}: ask it in full")
@@ -102,8 +101,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
 
 def _other_period(words: list[str]) -> str:
     """'vs last yr?', 'how does that compare with the same month last year?': the message as a follow-up naming the other period."""
-    kept = " ".join(word for word in words if word not in PAIRED | {"does", "did", "than"})
-    return re.sub(r"\b(?:last|prior|previous) (?:year|yr)\b", "the year before", kept)
+    return " ".join(word for word in words if word not in PAIRED | {"does", "did", "than"})  # 'last yr', 'the prior year': readers.read_shift
 
 
 def _back(words: list[str], history: list[list[Request]]) -> tuple[Request, list[Reading]] | None:

@@ -309,11 +309,14 @@ def read_claim(toks: Tokens) -> float | None:
 
 
 def read_ranking(toks: Tokens) -> Ranking | None:
+    """'the 3 lowest', 'top 5', 'which 4 days in 2024 had the busiest ...': how many of the highest or lowest values, with their days."""
     for i, word in [(i, toks.words[i]) for i in toks.free()]:
         count = int(word) if word.isdigit() else WORDS["numbers"].get(word) if word not in ("a", "one") else None  # 'the lowest one': min
-        for j in (i - 1, i + 1):
+        days = toks.words[i + 1:i + 2] in (["days"], ["dates"], ["sessions"])  # then the superlative anywhere: 'which 2 days of q3 saw the ...'
+        for j in [i - 1, i + 1] + [k for k in toks.free() if days and k > i + 1]:
             if count and 0 <= j < len(toks.words) and j not in toks.used and toks.words[j] in WORDS["rankings"]:
-                return Ranking(Direction(WORDS["rankings"][toks.words[j]]), int(count), toks.take(sorted((i, j))))
+                said = [i, j] + [i + 1] * (days and j != i + 1) + [i - 1] * (toks.words[i - 1:i] == ["which"])
+                return Ranking(Direction(WORDS["rankings"][toks.words[j]]), int(count), toks.take(sorted(said)))
     return None
 
 
@@ -478,16 +481,13 @@ def read_shift(toks: Tokens) -> Shift | None:
     """'the day before', '90 days before', 'a month before', 'the week after', 'a year ago', 'the previous quarter', 'last year'."""
     for i in toks.free():
         direction = WORDS["relative"].get(toks.words[i])
-        unit = {"yr": "year"}.get(word := "".join(toks.words[i + 1:i + 2]), word)  # 'the prior month', never 'the last week of june'
-        last_year = toks.words[i] == "last" and unit == "year"  # 'last month' alone: the data's latest month (the old model)
-        if (direction and unit in ("week", "month", "quarter", "year") or last_year) and toks.words[i + 2:i + 3] != ["of"]:
+        unit = {"yr": "year"}.get(word := "".join(toks.words[i + 1:i + 2]), word)  # 'the prior month', 'last year', never 'the last week of
+        if (direction and unit in PERIOD_UNITS - {"day"} or toks.words[i] == "last" and unit == "year") and toks.words[i + 2:i + 3] != ["of"]:  # june
             return Shift(direction or -1, unit, toks.take([i, i + 1]))
         after = toks.words[i + 1:i + 3]
         if direction is not None and (after[:1] == ["day"] or after in (["business", "day"], ["trading", "day"])):
             return Shift(direction, "trading_day", toks.take(range(i, i + (2 if after[0] == "day" else 3))))  # 'the previous business day'
-        if direction is None or i == 0:
-            continue
-        if (unit := toks.words[i - 1].removesuffix("s")) not in ("day", "week", "month", "quarter", "year"):
+        if direction is None or i == 0 or (unit := toks.words[i - 1].removesuffix("s")) not in PERIOD_UNITS:
             continue
         count_word = toks.words[i - 2] if i >= 2 else ""
         if count_word.isdigit() or count_word in WORDS["numbers"]:
@@ -541,7 +541,7 @@ def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[P
         at = next((i for i in toks.used if toks.words[i] == first_word), None)
         edge = next((toks.words[j] for j in (at - 2, at - 1) if at is not None and j >= 0 and j not in toks.used
                      and toks.words[j] in ("end", "close", "start", "beginning")), None)
-        if edge is None:
+        if edge is None:  # the period itself
             result.append(period)
             continue
         day = edge_day(period, edge, days)

@@ -46,7 +46,6 @@ class Statistic(Enum):
     CHANGE = "change"  # last minus first
     PERCENT_CHANGE = "percent_change"
     RANGE = "range"  # max minus min
-    PERCENTILE = "percentile"  # with Request.percentile
     COMPOUNDED_MEAN = "compounded_mean"  # the daily-compounded annual rate (ACT/360) over the period
     GEOMETRIC_MEAN = "geometric_mean"
     WEIGHTED_MEAN = "weighted_mean"  # weighted by the dataframe's volume column
@@ -57,7 +56,6 @@ class Statistic(Enum):
 class Transform(Enum):
     """What is done to the values before the statistic."""
 
-    LEVEL = "level"
     DAILY_CHANGE = "daily_change"  # each value minus the one before
 
 
@@ -65,7 +63,6 @@ class Granularity(Enum):
     """How wide a period is, as written."""
 
     DAY = "day"
-    WEEK = "week"
     MONTH = "month"
     QUARTER = "quarter"
     HALF = "half"
@@ -181,7 +178,6 @@ class Request:
     condition: Condition | None = None
     ranking: Ranking | None = None
     unit: Slot | None = None  # Slot(Unit)
-    percentile: int | None = None
     decimals: int | None = None  # "rounded to a whole number": 0
     claimed: float | None = None  # a figure quoted to be checked ('a student says it was 5.33, right?'): never carried to a follow-up
     difference: bool = False  # series[0] minus series[1]

@@ -16,9 +16,10 @@ import re
 from dataclasses import replace
 from datetime import timedelta
 
+from flawedcode.figures import RANKED
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import WORDS, PeriodProblem, Shift, Tokens
-from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Intent, Period, Request, Slot, Statistic, Transform, Unit
+from flawedcode.models.teaching.request import Anchor, Decline, Direction, Granularity, Intent, Period, Request, Slot, Statistic, Transform, Unit
 
 IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
@@ -116,7 +117,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     series = readers.read_series(toks)
     if second and statistics and statistics[0].value is Statistic.PERCENT_CHANGE:  # 'by what percent did it shrink from its 2023 average
         statistics = statistics[1:] or (Slot(Statistic.MEAN),)  # to its 2024 average': each period's figure, then the change's percent
-    statistic = statistics[0] if statistics else (Slot(Statistic.MEAN) if second and not second.one_day else None)  # two periods: their means
+    statistic = statistics[0] if statistics else Slot(Statistic.MEAN) if second and not second.one_day else ranking and Slot(  # two periods: their
+        Statistic.MAX if ranking.direction is Direction.TOP else Statistic.MIN)  # means; a ranking of the values themselves: its side's figure
     changed = second or statistic is not None and statistic.value is Statistic.CHANGE  # 'by how much, in percent': the change's percent
     if unit and unit.value is Unit.PERCENT and series and series.unit not in ("percent", "bp") and changed:
         unit, statistic = None, statistic if second else Slot(Statistic.PERCENT_CHANGE, statistic.words + unit.words)
@@ -162,6 +164,9 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
         request = said.merged_onto(earlier)
+        if said.series and earlier.series and set(said.series[0].words) <= {said.series[0].frame.split("/")[1]} and (other := readers.read_series(
+                Tokens([*said.series[0].words, *earlier.series[0].column.split("_")]))) and other.frame == said.series[0].frame:
+            request = replace(request, series=(replace(other, words=said.series[0].words),))  # 'and effr' after sofr's volume: effr's volume
         if request.period and request.period.one_day and not (said.statistic or request.condition or said.period is None):
             request = replace(request, statistic=Slot(Statistic.VALUE), statistics=())  # a day now: its value, not a max
         if isinstance(period, Shift) and (request := _apply_shift(request, period)) is None:
@@ -170,7 +175,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         if isinstance(period, Shift):
             return Decline(said, period.words, "")  # 'the day before' what? the old model may know
         request = replace(said, period=period or _all_data(series.frame))
-    if request.statistic is None and request.condition is None and not request.period.one_day:
+    if request.statistic is None and request.condition is None and request.ranking is None and not request.period.one_day:
         return None  # 'what is tgcr?', 'show me the last 5 days of ...': docs or rows, not a figure (the old model)
     if unsupported and request.series:  # the phrase's words, then what they stand for
         said = " ".join(unsupported)
@@ -274,7 +279,7 @@ def _all_data(frame: str) -> Period:
 
 
 def _with_defaults(request: Request) -> Request:
-    if request.statistic is not None or request.ranking is not None:
+    if request.statistic is not None:
         return request
     if request.condition is not None or (request.period is not None and request.period.one_day):
         return replace(request, statistic=Slot(Statistic.COUNT if request.condition is not None else Statistic.VALUE))
@@ -292,7 +297,9 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
         return Decline(request, (), f"a correlation is between two series, and I read one: {request.series[0].name}")
     if unused or not request.series:
         return Decline(request, unread_phrases(toks), "")
-    if request.ranking is not None or request.stat() is Statistic.CORRELATION or (request.stat() is Statistic.FIRST_DATE
+    if request.ranking is not None and request.ranking.count > RANKED:
+        return Decline(request, request.ranking.words, f"I rank at most {RANKED} values")
+    if request.stat() is Statistic.CORRELATION or (request.stat() is Statistic.FIRST_DATE
                                                                                  and request.condition is None):
         return None  # not answered by this package yet
     return check(request)
@@ -349,7 +356,8 @@ def describe(request: Request) -> str:
     """What was understood, in words: 'the mean of money_markets/sofr.rate over 2024-01-01 to 2024-12-31'."""
     stats = request.statistics or ((request.statistic,) if request.statistic else ())
     condition, unit = request.condition, request.unit
-    parts = [" and ".join(slot.value.value.replace("_", " ") for slot in stats) if stats else "value",
+    ranked = request.ranking and f"{request.ranking.count} {'highest' if request.ranking.direction is Direction.TOP else 'lowest'} values"
+    parts = [ranked or " and ".join(slot.value.value.replace("_", " ") for slot in stats) if stats or ranked else "value",
              request.transform and f"of the {request.transform.value.value.replace('_', ' ')}s",
              request.series and "of " + " minus ".join(series.name for series in request.series), (period := request.period) and (
                  f"over the {'first' if period.from_start else 'last'} {period.trading_days} trading days of {period.first} to {period.last}"
