@@ -1153,3 +1153,23 @@ def test_docs_and_a_figure_joined_by_and_also_are_both_answered(tmp_path):
     effr = frame("effr").loc["2023", "rate"]
     reply = converse(offline_model(), ["pull up the effr docs, and also what was its median in 2023?"], fast_workspace(tmp_path))[-1]
     assert "Docs from" in reply and f"median {effr.median():.4f}" in reply, reply
+
+
+@pytest.mark.parametrize(("turns", "stat"), [
+    (["median 7y in 2023", 'earlier you told me "the 7-year sat around 4.1% in 2023" - what was the highest it got that year?'], "max"),
+    (["mean 20y in 2024", "you said roughly 4.6: what was the lowest that year?"], "min")])
+def test_a_figure_the_user_says_the_model_gave_is_context_and_the_question_after_it_is_answered(turns, stat, tmp_path):
+    """fresh_sessions6 pa-01: 'earlier you told me "... averaged about 5.18% in 2024" - what was the highest it got that year?' restated the
+    mean (the older rules' recall); 'you said about 3.96 - what was the lowest that year?' was 'I can't see the min you are asking about'."""
+    column, year = ("yield_7y", "2023") if "7y" in turns[0] else ("yield_20y", "2024")
+    values = frame("ty").loc[year, column]
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    assert f"{stat} {getattr(values, stat)():.4f}" in reply and column in reply, reply
+
+
+def test_a_greeting_word_beside_a_follow_up_of_the_older_rules_never_loads_a_year_of_rows(tmp_path):
+    """fresh_sessions7 pod-01, after this stop's first change: 'Great, and 2024?' after a request the older rules answered loaded all of
+    EFFR's 2024 rows into an 8,192-token window (ContextOverflowError) once 'great' was no longer named as unknown."""
+    replies = converse(offline_model(), ["Drafting show notes on the Fed. What was the median SOFR in 2023?", "Great, and 2024?"],
+                       fast_workspace(tmp_path))
+    assert "computed nothing" in replies[-1] or f"median {frame('sofr').loc['2024', 'rate'].median():.4f}" in replies[-1], replies[-1]

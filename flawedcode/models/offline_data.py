@@ -29,7 +29,6 @@ from flawedcode.models.offline_words import (
     unit_asked,
     word_set,
 )
-from flawedcode.models.teaching.router import IGNORED  # discourse and social words (teaching/words.toml)
 
 STAT_ROWS = 100
 """A cap for a statistic's load when nothing else sets one (a statistic with no period uses all the data: Period.assumed)."""
@@ -670,7 +669,7 @@ def _unknown_names(text: str, context: Context) -> list[str]:
             and word not in UNDERSTOOD]  # 'when did on rrp usage hit its minimum': words of a statistic, not a name
     if not context.vocabulary.find(text).dataframes and not tags_in(text):
         found += lone
-    return [word for word in dict.fromkeys(found) if word not in IGNORED]  # 'lol', 'sorry', 'tick': discourse words, never a name
+    return list(dict.fromkeys(found))
 
 
 SERIES_NOUNS = ("rate", "rates", "price", "prices", "index", "return", "returns", "inflation", "yield")

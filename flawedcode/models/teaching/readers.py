@@ -94,6 +94,7 @@ def without_label(text: str) -> str:
     back ('> yield_curve/treasury_yields yield_10y (percent) ...', or in quotes): context, never an ask."""
     text, marked = re.subn(r"[(\[]\d+ (?:marks?|points?|pts)[)\]]", " ", text, flags=re.IGNORECASE)  # an exam's '(2 marks)': 'Q1' numbers it
     text = re.sub(r"(?m)^>[^\n]*?\b[a-z_]+/[a-z_]+\b[^\n]*?(?:\.(?=\s)|$)|\"[^\"\n]*\b[a-z_]+/[a-z_]+ \w+ \([^)\n]*\)[^\"\n]*\"", " ", text)
+    text = re.sub(r"\A[^?]*?\b[Yy]ou (?:said|told me|wrote|gave)\b[^?]+?(?:\s[-–—]|:)\s+(?=(?:what|which|how|when|was|did)\b)", "", text)  # you said
     text = re.sub(r"(?<!\w)@[\w.-]+|(?<!\w):[a-z0-9_+-]+:|\A\s*(?:hi|hello|hey|dear)\b[^\n]{0,40}\n|\n\s*(?:(?:kind |best |warm )?regards|thanks|"
                   r"thank you|many thanks|cheers|best|sincerely)\W*\n[\s\S]*\Z", " ", text, flags=re.IGNORECASE)
     head, colon, rest = text.partition(": ")
@@ -105,9 +106,8 @@ def without_label(text: str) -> str:
 
 def _hyphen_parts(word: str) -> list[str]:
     """'tri-party' -> 'tri', 'party' (a tenor, '10-year', and a number stay whole)."""
-    if "-" not in word or word.lstrip("-")[:1].isdigit() or TENOR.fullmatch(word) or word.split("-")[0] in WORDS["numbers"]:
-        return [word]
-    return word.split("-")
+    whole = "-" not in word or word.lstrip("-")[:1].isdigit() or TENOR.fullmatch(word) or word.split("-")[0] in WORDS["numbers"]
+    return [word] if whole else word.split("-")
 
 
 def mend_typo(word: str) -> str:
