@@ -1173,3 +1173,12 @@ def test_a_greeting_word_beside_a_follow_up_of_the_older_rules_never_loads_a_yea
     replies = converse(offline_model(), ["Drafting show notes on the Fed. What was the median SOFR in 2023?", "Great, and 2024?"],
                        fast_workspace(tmp_path))
     assert "computed nothing" in replies[-1] or f"median {frame('sofr').loc['2024', 'rate'].median():.4f}" in replies[-1], replies[-1]
+
+
+def test_how_many_days_past_a_threshold_after_a_mean_is_a_count(tmp_path):
+    """register set 3, corrections session under v3: 'on how many days that month was it above 4.75%?' after a month's mean (and two declined
+    turns, digested) was declined: 'days' went to the condition, so 'how many' set no count and the mean stayed the statistic."""
+    effr = frame("effr").loc["2023-04", "rate"]
+    replies = converse(offline_model(), ["mean effr in april 2023", "<digest>", "on how many days that month was it above 4.8%?"],
+                       fast_workspace(tmp_path))
+    assert f"{int((effr > 4.8).sum())} of {len(effr)} days above 4.8%" in replies[-1], replies[-1]

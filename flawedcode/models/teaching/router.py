@@ -108,7 +108,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         value, unit = readers.number_of(toks.words[at[0]])
         condition = replace(earlier.condition, threshold=value, unit=unit or earlier.condition.unit, words=toks.take(at))
     elif condition := readers.read_condition(toks):  # 'days with sofr below 4.5%': the days are what a condition counts
-        toks.take([i for i in toks.free() if toks.words[i] in ("days", "times", "sessions") and "of" not in toks.words[i - 2:i]])  # not '% of days'
+        toks.take([i for i in toks.free() if toks.words[i] in ("days", "times", "sessions") and not {"of", "many"} & set(toks.words[i - 2:i])])
         _take_phrases(toks, ["every day", "each day", "every single day", "all days"])  # 'was it positive every day?': the count says
     percent = readers.read_phrase(toks, PERCENT_CHANGE)  # 'by what percent': a statistic, before 'percent' is read as a unit
     unit = readers.read_unit(toks)
