@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -227,10 +228,11 @@ class OfflineModel(BaseChatModel):
         mine = own and (own.calls or own.say) or is_note(text)  # a note (a correction of one too) is kept, never read as a data request
         if not mine and small_talk(text):  # 'lol sorry, long day', 'Tick.': never an ask, never a follow-up
             return ("You're welcome." if set(tokens(text).words) & {"thanks", "thank", "thx", "ty", "cheers"} else "Noted.") + SMALL_TALK, []
-        talk = {i for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and small_talk(text_of(m))}  # and its reply: no turn
-        asked = [m for i, m in enumerate(visible) if i not in talk and not (i - 1 in talk and isinstance(m, AIMessage) and not m.tool_calls)]
-        if not mine and (reply := teaching_turn.decide(asked, set(tool_schemas), context.catalog_root)) is not None:
-            return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
+        if not mine:  # small talk and its reply are no turn of the conversation the teaching package reads
+            talk = {i for i, m in enumerate(visible[:latest]) if isinstance(m, HumanMessage) and small_talk(text_of(m))}
+            kept = [m for i, m in enumerate(visible) if i not in talk and not (i - 1 in talk and isinstance(m, AIMessage) and not m.tool_calls)]
+            if (reply := teaching_turn.decide(kept, set(tool_schemas), context.catalog_root)) is not None:
+                return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
         asked = workspace.read_ask(text, visible[:latest])  # the demo project's asks, follow-ups too (teaching/workspace.py)
         if asked is None and (table := next((path for path in workspace.FILE.findall(text) if path.endswith(".csv")), None)) and \
@@ -406,6 +408,7 @@ TOOL_NOUNS = {"file", "files", "archive", "archives", "note", "notes", "test", "
               "code", "readme", "folder", "directory", "workspace", "project", "repo", "repository"}
 
 
+@cache  # asked again of every earlier message at each call: each text is tokenized once
 def small_talk(text: str) -> bool:
     """Discourse and social words only, one of them social ('lol sorry, long day', 'hmm interesting', 'Tick.'), asking nothing: nothing to look
     up ('show me the data', 'hmm, do it again', 'hello there' ask something)."""

@@ -398,11 +398,11 @@ def plan(text: str, context: Context) -> list[Task]:
             part = f"what about at the end of {day:%B} {day.year}"
         elif moved:  # 'a year earlier?': the previous request over its period moved
             part = f"what about from {moved.start} to {moved.end}"
-        read_unit(toks := tokens(part))  # 'by how many bp?': a unit, never a spread column
-        if by_clause and by_clause[-1] and all(task.kind == "reply" and task.text.startswith(DECLINED) for task in by_clause[-1]) and \
-                read_series(toks) is None:  # 'was sofr above effr? by how many bp?': never an older request's figure
-            by_clause.append([reply(f"I can't answer '{part.strip()}': it builds on the ask before it, which I could not answer.")])
-            continue
+        if by_clause and by_clause[-1] and all(task.kind == "reply" and task.text.startswith(DECLINED) for task in by_clause[-1]):
+            read_unit(toks := tokens(part))  # 'by how many bp?': a unit, never a spread column
+            if read_series(toks) is None:  # 'was sofr above effr? by how many bp?': never an older request's figure
+                by_clause.append([reply(f"I can't answer '{part.strip()}': it builds on the ask before it, which I could not answer.")])
+                continue
         clause = read_clause(part, context.vocabulary, previous.year if previous else None)
         # no row plans it: with other requests, a sentence that only sets the scene ("The volatility is wrong.")
         name, planned = route(clause, context) or ("", [] if len(parts) > 1 else [reply(message("not_understood", help=help_text(context)))])
