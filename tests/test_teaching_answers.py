@@ -1182,3 +1182,86 @@ def test_how_many_days_past_a_threshold_after_a_mean_is_a_count(tmp_path):
     replies = converse(offline_model(), ["mean effr in april 2023", "<digest>", "on how many days that month was it above 4.8%?"],
                        fast_workspace(tmp_path))
     assert f"{int((effr > 4.8).sum())} of {len(effr)} days above 4.8%" in replies[-1], replies[-1]
+
+
+@pytest.mark.parametrize(("text", "scene"), [
+    ("Coach here, bear with my locker-room lingo. What was the lowest EFFR in 2023?", "'Coach here, bear with my locker-room lingo'"),
+    ("What was the lowest EFFR in 2023? (it's going on a slide)", "'it's going on a slide'"),
+    ("Newsroom brain on: what was the lowest EFFR in 2023?", "'Newsroom brain on'")])
+def test_a_sentence_that_only_sets_the_scene_is_set_aside_and_said(text, scene, tmp_path):
+    """fresh_sessions8/9, fresh_registers10: a register's framing ('Stat-head here, so bear with the baseball talk.', '(Oven's preheating.)',
+    'Weather-desk brain here:') blocked the ask it framed (its words named as unread), and the conversation after it chained on the decline."""
+    reply = converse(offline_model(), [text], fast_workspace(tmp_path))[-1]
+    assert f"min {frame('effr').loc['2023', 'rate'].min():.4f}" in reply and f"(I set aside {scene}:" in reply, reply
+
+
+@pytest.mark.parametrize("text", ["Weekends excluded. What was the mean EFFR in 2024?", "Tuesdays only. What was the mean EFFR in 2024?",
+                                  "Net of fees: what was the mean EFFR in 2024?"])
+def test_a_sentence_that_may_change_the_answer_is_never_set_aside(text, tmp_path):
+    """The older rules dropped any sentence no rule read when another one asked something ('Mondays only. What was the mean ...?' gave the
+    mean over every day): one with a word that may change an answer ('only', 'excluded', 'net') now stops the figure."""
+    reply = converse(offline_model(), [text], fast_workspace(tmp_path))[-1]
+    assert f"{frame('effr').loc['2024', 'rate'].mean():.4f}" not in reply and "computed nothing" in reply, reply
+
+
+def test_a_turn_that_answered_one_ask_and_declined_another_is_built_on(tmp_path):
+    """fresh_sessions8 bc-01/bc-02: a reply that declined a pasted error's words and then gave the figure counted as declined, so 'ok and the
+    max?' was 'builds on your last request, which I could not answer'."""
+    effr = frame("effr").loc["2023", "rate"]
+    replies = converse(offline_model(), ["What was the SONIA median in 2023? And the EFFR median in 2023?", "and the highest?"],
+                       fast_workspace(tmp_path))
+    assert f"median {effr.median():.4f}" in replies[0] and "sonia" in replies[0].lower(), replies[0]
+    assert f"max {effr.max():.4f}" in replies[-1], replies[-1]
+
+
+def test_accented_words_are_named_whole(tmp_path):
+    """fresh_sessions8 es-01/es-04: 'cuál', 'então' were split at their accents and named as 'cu', 'l', 'ent', 'o'."""
+    reply = converse(offline_model(), ["qual foi o máximo do SOFR em 2024?"], fast_workspace(tmp_path))[-1]
+    assert "'máximo'" in reply and "'ximo'" not in reply and "computed nothing" in reply, reply
+
+
+def test_by_how_much_between_two_periods_it_names_is_the_change_of_the_last_figure(tmp_path):
+    """fresh_sessions9 pa-01: 'Part (c): by how much did it change from 2023 to 2024, in percentage points?' after the 2023 and 2024 means
+    was 'I can't subtract one answer from another', though it names both periods."""
+    effr = frame("effr")["rate"]
+    change = effr.loc["2024"].mean() - effr.loc["2023"].mean()
+    replies = converse(offline_model(), ["median effr in 2023", "by how much did it move from 2023 to 2024?"], fast_workspace(tmp_path))
+    change = effr.loc["2024"].median() - effr.loc["2023"].median()
+    assert f"the median changed by {change:+.4f}" in replies[-1], replies[-1]
+
+
+def test_tl_dr_is_no_ask_of_its_own(tmp_path):
+    """fresh_sessions9 rd-01/rd-04: 'TL;DR: on how many days ...' split at its ';' and declined 'dr'."""
+    reply = converse(offline_model(), ["long thread, sorry. TL;DR: the median 3-month bill yield in 2023?"], fast_workspace(tmp_path))[-1]
+    assert f"median {frame('ty').loc['2023', 'yield_3m'].median():.4f}" in reply, reply
+
+
+@pytest.mark.parametrize(("turns", "figure"), [
+    (["the median gazpacho in march 2024", "*effr (phone autocorrect)"], lambda: f"median {frame('effr').loc['2024-03', 'rate'].median():.4f}"),
+    (["the 5y yield bumblebee in 2023", "average** argh keyboard"], lambda: f"mean {frame('ty').loc['2023', 'yield_5y'].mean():.4f}")])
+def test_a_starred_word_after_a_declined_turn_mends_its_one_unknown_word(turns, figure, tmp_path):
+    """fresh_sessions8 mb-01: '*SOFR. autocorrect sorry' after the declined 'sofa avg aug 2024' gave SOFR over all its data ('no period was
+    given'); mb-02: 'median** ugh phone' after '10 year yield medina 2024?' declined 'ugh', 'phone'. The starred word replaces the one word
+    the declined turn could not use, and that turn is read again."""
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    assert figure() in reply and "no period" not in reply, reply
+
+
+@pytest.mark.parametrize("label", ["Entry 7:", "Run 12:", "Re:", "Obs. 3:"])
+def test_a_numbered_label_is_no_part_of_the_ask(label, tmp_path):
+    """fresh_sessions9 lb-01/lb-03 and fresh_registers10: 'Run 3:', 'Entry 15:', 'Obs. 1:' were named as unread words."""
+    reply = converse(offline_model(), [f"{label} the highest EFFR in 2023?"], fast_workspace(tmp_path))[-1]
+    assert reply.startswith("money_markets/effr rate") and f"max {frame('effr').loc['2023', 'rate'].max():.4f}" in reply, reply
+
+
+@pytest.mark.parametrize(("turns", "figure"), [
+    (["mean bitcoin rate in q2 2024", "ok, effr then", "and the lowest?"], lambda: f"min {frame('effr').loc['2024-04':'2024-06', 'rate'].min():.4f}"),
+    (["the median 2y yield in Q3 2025", "oops, Q3 2024 then", "and for the 10y?"],
+     lambda: f"median {frame('ty').loc['2024-07':'2024-09', 'yield_10y'].median():.4f}"),
+    (["the mean gazpacho in june 2023", "*sofr sorry", "and the highest?"], lambda: f"max {frame('sofr').loc['2023-06', 'rate'].max():.4f}")])
+def test_a_follow_up_after_a_corrected_request_builds_on_the_corrected_request(turns, figure, tmp_path):
+    """Red-team sets, this stop: after 'fine, use sofr instead' answered the declined 'average libor in q1 2024' with Q1, 'and the max?' gave
+    SOFR's max over all the data, 'no period was given' (the correction, read alone, named no period); 'sorry, Q1 2024 then' after the
+    declined 'avg 10y yield in Q1 2025' (past the data) was 'Which data do you mean?' (fresh_sessions9 gm-02)."""
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    assert figure() in reply and "no period" not in reply, reply

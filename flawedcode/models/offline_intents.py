@@ -37,7 +37,7 @@ from flawedcode.models.offline_plan import CODE_BLOCK, PATTERNS, Clause, Context
 from flawedcode.models.offline_words import COMMON_WORDS, content_words, singular, tags_in, unit_asked
 from flawedcode.models.teaching import introspect
 from flawedcode.models.teaching.readers import read_series, read_unit, tokens, without_label
-from flawedcode.models.teaching.router import SAME_PERIOD  # "same quarter", "the whole year": an earlier request's period
+from flawedcode.models.teaching.router import IGNORED, SAME_PERIOD, SCENE  # "same quarter", "the whole year": an earlier request's period
 from flawedcode.models.teaching.router import _read_period as read_period
 from flawedcode.models.teaching.turn import DECLINED
 
@@ -250,7 +250,7 @@ def _requests(part: str, context: Context) -> list[str]:
     (the second leans on the first, so 'and effr in feb 2024' keeps the statistic)."""
     preamble = PATTERNS["preamble"].match(part)
     if preamble and not _names_anything(read_clause(preamble["lead"], context.vocabulary)) \
-            and not set(content_words(preamble["lead"])) & context.vocabulary.known_words:  # 'reverse repo usage: what was it ...'
+            and not set(content_words(preamble["lead"])) & context.vocabulary.known_words and not changes_answer(preamble["lead"]):  # 'net of fees:'
         part = part[preamble.end():]  # 'I'm writing a memo: what was ...': the scene it sets is no request
     for joined in PATTERNS["joined"].finditer(part) if not PATTERNS["paired"].search(part.lower()) else []:
         sides = [read_clause(side, context.vocabulary) for side in (part[:joined.start()], part[joined.end():])]
@@ -415,6 +415,10 @@ def plan(text: str, context: Context) -> list[Task]:
                 context.last_path = task.path
         by_clause.append(planned)
     tasks = notice + [task for planned in by_clause for task in planned]
+    if (unread := next((part for part, planned in zip(parts, by_clause) if not planned and changes_answer(part)), None)) and any(
+            task.ask is not None for task in tasks):
+        return [reply(f"I could not use '{unread.strip()}': no rule of mine reads it, and it may change what the rest of your message asks, "
+                      "so I computed nothing. Ask without it, or say it another way.")]  # 'Mondays only.', 'Exclude month-ends.'
     if len(parts) > 1 and hasattr(written := read_period(tokens(text)), "first"):  # a period on another line: never 'no period was given'
         unsure = reply(f"I read a period in your message ({' '.join(written.words)}) but could not tie it to each part of it, so I computed "
                        "nothing for those parts. Ask it in one sentence: the series, the statistic and the period.")
@@ -423,6 +427,11 @@ def plan(text: str, context: Context) -> list[Task]:
     if tasks and all(task.kind == "goal_noted" for task in tasks):
         tasks.append(reply(memory.goal_acknowledgement(tasks[0].text, context)))
     return [task for task in tasks if task.kind != "goal_noted"] or tasks
+
+
+def changes_answer(sentence: str) -> bool:
+    """'Mondays only.', 'Exclude month-ends.': a word of the teaching model's ``[scene]`` list (words that may change an answer), beside others."""
+    return bool(set(said := tokens(sentence).words) & SCENE) and not set(said) <= IGNORED
 
 
 def help_text(context: Context) -> str:

@@ -36,8 +36,8 @@ STOP_WORDS, COMMON_WORDS, STAT_WORDS = word_set("stop"), word_set("common"), wor
 TENOR = re.compile(WORDS["patterns"]["tenor"])
 COUNTED_DAYS = [[word] for word in ("in", "of", "had", "with", "where", "when", "did", "was", "were", "that", "for", "from", "saw", "since")]
 PERCENTILE = re.compile(WORDS["patterns"]["percentile"])
-WORD = re.compile(r"[a-z][a-z0-9_'-]*")
-TOKEN = re.compile(r"[a-z0-9][a-z0-9'/.:_-]*[a-z0-9']|[a-z0-9]")
+WORD = re.compile(r"[^\W\d_][\w'-]*")  # 'cuál' one word, never 'cu' and 'l'
+TOKEN = re.compile(r"[^\W_][\w'/.:-]*(?:[^\W_]|')|[^\W_]")  # letters with accents too
 """A word of a request or a docs page as the completeness check reads it ('2s10s', "fed's", 'on_rrp')."""
 NUMBER_NAMES = "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 SHORTHAND = re.compile(r"(?<![\w/.])(" + "|".join(map(re.escape, sorted(ABBREVIATIONS, key=len, reverse=True))) + r")(?![\w])")

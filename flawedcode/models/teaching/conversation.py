@@ -8,13 +8,14 @@ there too (only it knows that turn)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import cache
 
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Period, Request, Series, Slot, Statistic
-from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, describe, read_ask, read_message
+from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, describe, read_message
 
 CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
 PAIRED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
@@ -25,7 +26,6 @@ CHANGES = (Statistic.CHANGE, Statistic.PERCENT_CHANGE, Statistic.RANGE)  # figur
 @dataclass(frozen=True)
 class Turn:
     """The latest message read against the conversation so far."""
-
     readings: list[Reading] | None  # None: the old model answers it
     builds_on: Request | None  # the earlier answered request a follow-up was merged onto
     deferred: bool = False  # the last turn was the old model's: only it knows what a follow-up of it builds on
@@ -67,11 +67,12 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if len(flat) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
         first = flat[0] if "first" in words else flat[-2]  # 'which is higher, and by how much?': the last two answers, and their gap
         return Turn([first, flat[-1]], None) if first != flat[-1] else Turn.declined("I see one answered request, so nothing to compare")
+    unanswered = f"'{latest.strip()}' builds on your last request, which I could not answer"
     if found := _back(words, history):
         return Turn(found[1], found[0] if all(isinstance(r, Request) for r in found[1]) else None)
-    if declined and fresh is None and (instead := _instead(words, declined)) is not None:
-        return instead
-    unanswered = f"'{latest.strip()}' builds on your last request, which I could not answer"
+    if declined and (text := mended(declined, latest)) is not None:  # '*SOFR', 'fine, use sofr instead', 'sorry, Q1 2024 then'
+        base = (read_message(declined, probe := _probe()) or [Decline(Request())])[0]
+        return Turn(read_message(text), replace(base.understood, series=()) if base.understood.series == probe.series else base.understood)
     if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
         return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
@@ -80,7 +81,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
     readers.read_unit(toks := readers.Tokens(list(words)))  # 'bp' is a unit here, never a spread column
     series = readers.read_series(toks)
-    if words[:2] == ["by", "how"] and fresh is None and (state is None or state.stat() not in CHANGES) and series is None:
+    if words[:2] == ["by", "how"] and fresh is None and (state is None or state.stat() not in CHANGES) and series is None and not _read_period(toks):
         # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from another: ask for it "
                          "whole ('sofr minus effr in 2023, in bp')")
@@ -125,14 +126,19 @@ def clarified(asked: str, answer: str) -> str | None:
     return together if named else None
 
 
-def _instead(words: list[str], declined: str) -> Turn | None:
-    """'fine, use sofr instead' after the declined 'average libor in q1 2024' (a series not in the catalog): that request with this series."""
-    before = read_message(declined, probe := _probe())
-    base = before[0].understood if before and isinstance(before[0], Decline) else None
-    if base is None or base.series != probe.series or base.period == probe.period:
-        return None  # the declined request named a series of the catalog, or no period of its own
-    reading = read_ask(readers.Tokens(list(words)), base, follow_up=True)
-    return Turn([reading], replace(base, series=())) if isinstance(reading, Request) and reading.series != probe.series else None
+def mended(declined: str, latest: str) -> str | None:
+    """A correction of the declined request just before it, as that request mended (when it then reads whole): a starred word ('*SOFR. autocorrect
+    sorry') or a series of the catalog ('fine, use sofr instead') for its one unknown word, a period ('sorry, Q1 2024 then') for one past the data."""
+    said, new, star, words = readers.tokens(declined).words, readers.tokens(latest), re.search(r"(?<!\w)\*+\s*([\w-]+)|([\w-]+)\*+(?!\w)", latest), []
+    unknown = [i for i, word in enumerate(said) if word.isalpha() and word not in knowledge().known_words]
+    before, series, period = read_message(declined), readers.read_series(new), _read_period(readers.Tokens(new.words))
+    if star or len(unknown) == 1 and isinstance(series, Series) and set(new.unused()) <= IGNORED:  # (an ambiguous one never reads whole)
+        words = said[:unknown[0]] + ([star[1] or star[2]] if star else list(series.words)) + said[unknown[0] + 1:] if len(unknown) == 1 else []
+    elif before and isinstance(before[0], Decline) and before[0].reason.startswith("I don't have data for") and isinstance(period, Period):
+        at = said.index(before[0].unused[0]) if before[0].unused and before[0].unused[0] in said else None
+        words = [] if at is None else said[:at] + list(period.words) + said[at + len(before[0].unused):]
+    again = read_message(text := " ".join(words)) if words else None
+    return text if again and all(isinstance(r, Request) for r in again) else None
 
 
 def _taken_from(declined: str, words: list[str], state: Request | None) -> str | None:

@@ -24,7 +24,7 @@ WORDS = tomllib.loads((Path(__file__).with_name("words.toml")).read_text(encodin
 SIGN = r"(?:(?<!\d\s)(?<![\w.])-\s?)?"  # a minus kept with its number ('-0.25%', 'below - 25'), not a range's dash
 LISTED = {Statistic(name) for name in ("mean", "median", "min", "max", "std", "latest", "first", "range")}  # read together
 TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)"
-                   r"(?![a-z])|\d+-?[a-z]+(?:\d+[a-z]*)?|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?|[a-z][a-z0-9_]*(?:['-][a-z0-9_]+)*|[?;]")
+                   r"(?![a-z])|\d+-?[a-z]+(?:\d+[a-z]*)?|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?|[^\W\d_]\w*(?:['-]\w+)*|[?;]")  # 'cuál': one word
 TENOR = re.compile(r"(\d+)-?(y|yr|year|m|mo|month)s?")
 NEGATED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}  # a comparison after 'no', 'not' or 'never'
 TYPO_SCORE = 84  # How close (rapidfuzz ratio, 0-100) an unknown word must be to a known word to be read as it.
@@ -38,11 +38,9 @@ SEPARATORS, PERIOD_UNITS = {"?", ";"}, {"day", "week", "month", "quarter", "year
 ALIASES = [(re.compile(rf"(?<![\w/-]){re.escape(alias)}(?![\w/-])"), target) for alias, target in WORDS["aliases"].items()]  # 'take-up,'
 
 
-# ----------------------------------------------------------------------------- tokens
 @dataclass
 class Tokens:
     """A message's tokens and which of them a reader has used."""
-
     words: list[str]
     used: set[int] = field(default_factory=set)
 
@@ -119,7 +117,6 @@ def mend_typo(word: str) -> str:
     return best[0] if best and best[0][0] == word[0] else swapped[0] if swapped else word  # 'agust'; two letters swapped: 'sfor'
 
 
-# ----------------------------------------------------------------------------- what the catalog knows
 @dataclass(frozen=True)
 class Column:
     frame: str
@@ -183,7 +180,6 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
     return Column(frame, name, unit, keys, specific)
 
 
-# ----------------------------------------------------------------------------- series
 def read_series(toks: Tokens) -> Series | None:
     """The one column the free words name best; a tie between two columns is ``Ambiguous`` (asked back)."""
     free = toks.free()
@@ -218,11 +214,9 @@ def _in_order(column: Column, words: list[str]) -> bool:
 @dataclass(frozen=True)
 class Ambiguous(Series):
     """Two columns fit the words equally well: the request is asked back, never guessed."""
-
     others: tuple[str, ...] = ()
 
 
-# ----------------------------------------------------------------------------- phrases: statistic, transform, unit
 def read_phrase(toks: Tokens, table: dict[str, object]) -> tuple[object, tuple[str, ...]] | None:
     """The longest phrase of ``table`` among the free tokens: (its value, its words)."""
     for phrase in sorted(table, key=lambda p: -len(p.split())):
@@ -271,7 +265,6 @@ def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
     return None
 
 
-# ----------------------------------------------------------------------------- numbers, conditions, rankings
 def number_of(word: str) -> tuple[float, Unit | None] | None:
     """'5.3%' -> (5.3, PERCENT); '$900bn' -> (900, BILLIONS); '$2,000,000,000' -> (2, BILLIONS); '-25bp' -> (-25, BP); '2,000' -> (2000, None)."""
     if not (match := re.fullmatch(r"(-?)(\$?)(\d[\d,]*(?:\.\d+)?)(%|bp|bn|tn)?", word)):
@@ -320,11 +313,9 @@ def read_ranking(toks: Tokens) -> Ranking | None:
     return None
 
 
-# ----------------------------------------------------------------------------- periods
 @dataclass(frozen=True)
 class Shift:
     """A day counted from another ('the day before', '90 days before', 'a month before'): steps and their unit."""
-
     steps: int
     unit: str  # "trading_day" | "day" | "week" | "month" | "year"
     words: tuple[str, ...] = ()
@@ -333,7 +324,6 @@ class Shift:
 @dataclass(frozen=True)
 class PeriodProblem:
     """A period that cannot be one meaning ('02/05/2024', 'February 30th 2024'): said, never guessed."""
-
     text: str
     words: tuple[str, ...] = ()
     definite: bool = True  # False: a reading this package cannot make ('two periods'), which the old model may
@@ -502,10 +492,9 @@ def read_shift(toks: Tokens) -> Shift | None:
 
 def read_data_end(toks: Tokens, days: list[date]) -> Period | None:
     """'the end of the data', 'the last day of the data', 'the last day': the data's last (first) trading day."""
-    for phrase, day, anchor in (("end of the data", days[-1], Anchor.DATA_END), ("last day of the data", days[-1], Anchor.DATA_END),
-                                ("start of the data", days[0], Anchor.DATA_START), ("first day of the data", days[0], Anchor.DATA_START),
-                                ("last day", days[-1], Anchor.DATA_END)):
-        if (at := toks.find(phrase)) is not None:
+    for phrase in ("end of the data", "last day of the data", "start of the data", "first day of the data", "last day"):
+        if (at := toks.find(phrase)) is not None:  # the data's first day for 'start' and 'first', else its last
+            day, anchor = (days[0], Anchor.DATA_START) if phrase.startswith(("start", "first")) else (days[-1], Anchor.DATA_END)
             return Period(day, day, Granularity.DAY, anchor, words=toks.take(range(at, at + len(phrase.split()))))
     return None
 

@@ -14,13 +14,11 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import date
 from enum import Enum
 
-Words = tuple[str, ...]
-"""The words of the message a slot consumed, in order."""
+Words = tuple[str, ...]  # the words of the message a slot consumed, in order
 
 
 class Intent(Enum):
     """What the user wants done."""
-
     FIGURE = "figure"  # a statistic (or one day's value) of a series
     FILE_ROWS = "file_rows"  # how many rows a file has
     TEST_RUN = "test_run"  # how the tests went: which failed, how many passed
@@ -32,7 +30,6 @@ class Intent(Enum):
 
 class Statistic(Enum):
     """One figure computed from a series' values over the period."""
-
     VALUE = "value"  # the value on one day
     MEAN = "mean"
     MEDIAN = "median"
@@ -55,13 +52,11 @@ class Statistic(Enum):
 
 class Transform(Enum):
     """What is done to the values before the statistic."""
-
     DAILY_CHANGE = "daily_change"  # each value minus the one before
 
 
 class Granularity(Enum):
     """How wide a period is, as written."""
-
     DAY = "day"
     MONTH = "month"
     QUARTER = "quarter"
@@ -73,7 +68,6 @@ class Granularity(Enum):
 
 class Anchor(Enum):
     """How a period was pinned down."""
-
     WRITTEN = "written"  # a date or period written out ("2024-03-15", "q1 2024", "summer of 2024")
     HOLIDAY = "holiday"  # a named day ("thanksgiving 2023"), from the US federal holiday calendar
     DATA_END = "data_end"  # counted back from the data's last day ("a month before the end of the data")
@@ -93,7 +87,6 @@ class Comparison(Enum):
 
 class Unit(Enum):
     """The unit a figure is shown in (a series' own unit comes from its docs)."""
-
     PERCENT = "percent"
     BP = "bp"
     DECIMAL = "decimal"  # percent / 100
@@ -110,7 +103,6 @@ class Direction(Enum):
 @dataclass(frozen=True)
 class Series:
     """One column of one dataframe, resolved over the whole catalog."""
-
     frame: str  # "pipeline/dataframe"
     column: str
     unit: str = ""  # the column's unit as its docs give it ("percent", "bp", "$bn")
@@ -124,7 +116,6 @@ class Series:
 @dataclass(frozen=True)
 class Period:
     """Inclusive first and last calendar days (trading days are the data's rows inside them)."""
-
     first: date
     last: date
     granularity: Granularity
@@ -143,7 +134,6 @@ class Period:
 @dataclass(frozen=True)
 class Condition:
     """Rows kept or counted: the series compared with a threshold (in ``unit``, or the series' own)."""
-
     comparison: Comparison
     threshold: float
     unit: Unit | None = None
@@ -160,7 +150,6 @@ class Ranking:
 @dataclass(frozen=True)
 class Slot:
     """An enum-valued slot with the words that set it."""
-
     value: Enum
     words: Words = ()
 
@@ -168,7 +157,6 @@ class Slot:
 @dataclass(frozen=True)
 class Request:
     """What one ask means. ``None``: not said (a partial request, merged by the conversation)."""
-
     intent: Intent | None = None
     series: tuple[Series, ...] = ()  # two for a difference or a correlation (the first minus the second)
     statistic: Slot | None = None  # Slot(Statistic)
@@ -182,6 +170,7 @@ class Request:
     claimed: float | None = None  # a figure quoted to be checked ('a student says it was 5.33, right?'): never carried to a follow-up
     difference: bool = False  # series[0] minus series[1]
     words: Words = field(default=(), compare=False)  # every word of the ask (used or not)
+    aside: tuple[str, ...] = field(default=(), compare=False)  # sentences that only set the scene ('Stat-head here.'): said in the answer
 
     def stat(self) -> Statistic | None:
         return self.statistic.value if self.statistic else None  # type: ignore[return-value]
@@ -196,13 +185,12 @@ class Request:
             changes["statistics"] = ()  # 'and the max?' after 'mean, min and max': the max alone
         if "statistic" in changes and "condition" not in changes and changes["statistic"].value not in (Statistic.COUNT, Statistic.FIRST_DATE):
             changes["condition"] = None  # 'the highest that year' after 'how many days above 5.3': the series' max, the count's condition gone
-        return replace(earlier, **{"claimed": None, **changes})
+        return replace(earlier, **{"claimed": None, "aside": (), **changes})
 
 
 @dataclass(frozen=True)
 class Decline:
     """A request that is not complete: what was understood, and the words or reason that stop it."""
-
     understood: Request
     unused: Words = ()
     reason: str = ""

@@ -25,22 +25,23 @@ IGNORED = set(WORDS["ignored"]["words"])
 IGNORED_PHRASES = [phrase for phrase in IGNORED if " " in phrase]  # 'no rush', 'if possible': taken whole before the readers run
 OTHER_INTENTS = set(WORDS["other_intents"]["words"])
 COMPARE, REDO, COMPARED = set(WORDS["compare_series"]["words"]), WORDS["redo"]["words"], set(WORDS["between_periods"]["words"]) - {"and", "or"}
-UNSUPPORTED = WORDS["unsupported"]
+UNSUPPORTED, SCENE = WORDS["unsupported"], set(WORDS["scene"]["words"])
 SAME_PERIOD = WORDS["same_period"]["words"]
 PERCENT_CHANGE = {phrase: True for phrase, name in WORDS["statistics"].items() if name == "percent_change" and "percent" in phrase}
 FOLLOW_UP = tuple(f"{phrase} " for phrase in WORDS["follow_up"]["words"])  # a message opening with one of these ('and ...', 'i meant ...')
-EDGES = {"start", "beginning", "end", "close"}  # 'and at the start of that period?': its first trading day
-CONJUNCTIONS, WITHIN = ("and", "also", "plus"), set(WORDS["follow_up"]["within"])
+CONJUNCTIONS, WITHIN, EDGES = ("and", "also", "plus"), set(WORDS["follow_up"]["within"]), {"start", "beginning", "end", "close"}  # 'and at the end?'
 FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01, ("bp", Unit.BP): 1,
            ("bp", Unit.PERCENT): 0.01, ("bp", Unit.DECIMAL): 0.0001, ("$bn", Unit.BILLIONS): 1, ("$bn", Unit.TRILLIONS): 0.001,
            ("$bn", Unit.MILLIONS): 1000}  # (the column's unit, the unit asked) -> factor
 SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)  # What a period asked with no statistic gets.
 Reading = Request | Decline
+SCENE_PARTS = re.compile(r"((?<=[.!?])\s+|(?<=\w):\s+|\s[-\u2013\u2014]+\s|\s*\([^()]*\)[.!]?\s*)")  # sentences, a lead, a remark in brackets
 
 
 def read_message(text: str, earlier: Request | None = None) -> list[Reading] | None:
     """Each ask of a message, read and checked (``None``: not a request this package answers)."""
     readings: list[Reading] = []
+    text, aside = set_aside(text)
     said = readers.tokens(text).words
     pieces = [words for words in asks(said) if not set(words) <= IGNORED or set(words) & EDGES or any(  # '... thanks!',
         phrase in " ".join(words) for phrase in REDO)]  # not 'are you sure?' or 'and at the close?'
@@ -57,7 +58,25 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
         if (reading := read_ask(Tokens(list(words)), base, follow_up=number > 0 or base is after)) is None:
             return None
         readings += reading if isinstance(reading, list) else [reading]
-    return readings or None
+    return [replace(r, aside=aside * (i == 0) + r.aside) if isinstance(r, Request) else r for i, r in enumerate(readings)] or None
+
+
+def set_aside(text: str) -> tuple[str, tuple[str, ...]]:
+    """'Stat-head here, so bear with the baseball talk. What was ...?', '... in 2024? (for a podcast)': a sentence, a lead before a colon, a dash
+    or a remark in brackets, that is a ``scene``: set aside, and said in the answer. Never the ask's own words."""
+    aside, parts = [], SCENE_PARTS.split(readers.without_label(text))  # a label ('Edit:', 'Q3:') is no scene: it goes first
+    for i, part in enumerate(parts):
+        if (part := part.strip(" ().!\t\n") if i % 2 == 0 or part.lstrip().startswith("(") else "") and scene(part):
+            aside, parts[i] = aside + [part], " "
+    return ("".join(parts), tuple(aside)) if aside and set(readers.tokens("".join(parts)).words) - IGNORED else (text, ())
+
+
+def scene(said: str) -> bool:
+    """Words beside ignored ones (never '(c)' alone), and none any reader or another intent reads nor ``[scene]``'s: no answer can change."""
+    toks = readers.tokens(said)
+    return "?" not in said and bool({w for w in toks.words if len(w) > 1} - IGNORED) and not set(toks.words) & (OTHER_INTENTS | SCENE) and not any(
+        map(readers.number_of, toks.words)) and not any(read(toks) for read in (readers.read_series, _read_period, readers.read_statistics,
+                                                                                 readers.read_unit, readers.read_condition))
 
 
 def asks(words: list[str]) -> list[list[str]]:
@@ -79,7 +98,6 @@ def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
     return [chunk]
 
 
-# ----------------------------------------------------------------------------- one ask
 def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> Reading | list[Reading] | None:
     if {"percentile", "percentiles", "quantile", "quartile"} & set(toks.words):
         return None  # 'the 75th percentile', never the 75th of a month nor a percentile column: the old model reads percentiles
@@ -117,8 +135,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     series = readers.read_series(toks)
     if second and statistics and statistics[0].value is Statistic.PERCENT_CHANGE:  # 'by what percent did it shrink from its 2023 average
         statistics = statistics[1:] or (Slot(Statistic.MEAN),)  # to its 2024 average': each period's figure, then the change's percent
-    statistic = statistics[0] if statistics else Slot(Statistic.MEAN) if second and not second.one_day else ranking and Slot(  # two periods: their
-        Statistic.MAX if ranking.direction is Direction.TOP else Statistic.MIN)  # means; a ranking of the values themselves: its side's figure
+    statistic = statistics[0] if statistics else Slot(Statistic.MEAN) if second and not second.one_day and not earlier else ranking and Slot(
+        Statistic.MAX if ranking.direction is Direction.TOP else Statistic.MIN)  # two periods: their means (a follow-up's: the last figure's)
     changed = second or statistic is not None and statistic.value is Statistic.CHANGE  # 'by how much, in percent': the change's percent
     if unit and unit.value is Unit.PERCENT and series and series.unit not in ("percent", "bp") and changed:
         unit, statistic = None, statistic if second else Slot(Statistic.PERCENT_CHANGE, statistic.words + unit.words)

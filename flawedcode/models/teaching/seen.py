@@ -21,14 +21,12 @@ SHOWN_AS_PREVIEW = ("docs",)  # Preview kinds the reply may show as a preview (l
 STUB = re.compile(rf"^{re.escape(STUB_PREFIX)}(?P<path>[^\s|\]]+)(?:[^\n]*?(?P<tokens>[\d,]+) tokens)?[^\n]*\n(?:Preview \((?P<kind>\w+))?")
 PAGE = re.compile(r"^# (?P<path>\S+) \(lines (?P<a>\d+)-(?P<b>\d+) of (?P<n>\d+)\)")
 MORE = re.compile(r"^# \.\.\. \d+ more lines: read_file\(path='[^']+', offset=(?P<offset>\d+)\)\s*$", re.MULTILINE)
-CONSULTING_TOOLS = ("search_files", "run_python", "execute")
-"""Calls that work on a saved result in its place: after one of them, the answer comes from it, not from a read back."""
+CONSULTING_TOOLS = ("search_files", "run_python", "execute")  # calls that work on a saved result in its place: the answer comes from them
 LOADER_GROUP = re.compile(r"group '(?P<group>[\w-]+)' = (?P<names>[\w, ]+)")
 
 
 class Resolved(Enum):
     """How much of a tool result the model has seen."""
-
     WHOLE = "whole"  # the result itself, or its saved copy read back in full
     PREVIEW = "preview"  # an offload stub, not read back (yet)
     PART = "part"  # some pages of the saved copy, not all
@@ -37,7 +35,6 @@ class Resolved(Enum):
 @dataclass(frozen=True)
 class Seen:
     """One tool result as seen: ``content`` is the whole text once read back (the stub before that)."""
-
     name: str
     args: dict[str, Any]
     content: str
@@ -132,8 +129,6 @@ def say_unread(item: Seen, room_tokens: int | None = None) -> str:
             f"draw a conclusion from a preview. Ask for fewer rows or columns, or read it with read_file(path='{item.path}').")
 
 
-# --- test runs ------------------------------------------------------------------------------------
-
 COUNT = re.compile(r"\b(?P<count>\d+) (?P<kind>passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
 SUMMARY_LINE = re.compile(r"^=*\s*(?:\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)(?:, )?)+.*$", re.MULTILINE)
 FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) (?P<test>\S+?)(?: - (?P<why>.*))?$", re.MULTILINE)
@@ -143,7 +138,6 @@ FALLBACK_OK = re.compile(r"^ok\s+(?P<test>test_\w+)", re.MULTILINE)
 @dataclass(frozen=True)
 class RunReport:
     """A test run as its runner reported it."""
-
     passed: int | None = None
     failed: int | None = None
     errors: int = 0

@@ -48,7 +48,7 @@ def is_summary(text: str) -> bool:
 def reply(visible: list[BaseMessage], latest: int) -> str | None:
     """The summary the latest request asks for, or None when it asks for none."""
     text = visible[latest].text
-    instruction = BLOCK.sub(" ", text)
+    instruction = re.sub(r"(?i)\btl;dr:", " ", BLOCK.sub(" ", text))  # 'TL;DR: the median ...' heads the user's own ask
     if not words_in(instruction, WORDS["summary"]["asks"]) or words_in(instruction, WORDS["summary"]["asked_of_the_past"]):
         return None  # 'what have you summarized so far?' asks what happened (introspect.py), not for a summary
     if BLOCK.search(text):

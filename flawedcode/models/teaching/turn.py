@@ -7,6 +7,7 @@ reply gives each ask's answer (a decline names what it could not use), after the
 
 from __future__ import annotations
 
+import re
 from itertools import takewhile
 from typing import Any
 
@@ -14,13 +15,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from flawedcode.formats import digest_turn, requests_named
 from flawedcode.models.teaching import answers, readers
-from flawedcode.models.teaching.conversation import builds_on_text, clarified, read_turn, unseen_base
+from flawedcode.models.teaching.conversation import builds_on_text, clarified, mended, read_turn, unseen_base
 from flawedcode.models.teaching.request import Decline, Request
 from flawedcode.models.teaching.summary import is_summary
 
-TOOL = "run_python"
-TIMEOUT_SECONDS = 60
+TOOL, TIMEOUT_SECONDS = "run_python", 60  # every figure is one script of this tool's, allowed this long
 DECLINED = ("I read this as", "I could not", "I can't", "I don't", "I won't", "Which ")  # how this model's declines open
+ANSWERED = re.compile(r"\n\n(?:daily changes of )?[a-z_]+/[a-z_0-9]+ [a-z_0-9]+ \([^)]*\)(?:,| on) ")  # a figure after a decline
 NO_ROW = ("there is no row that day", " has no row for ", " has no rows there")  # or a day or period with no data: nothing answered
 
 Call = tuple[str, dict[str, Any]]
@@ -35,7 +36,7 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
                for text in ([_as_said(visible, i)] if _is_request(m) else requests_named(m.text))]  # as said, or as a summary names them
     before = next((i for i in range(latest - 1, -1, -1) if _is_request(visible[i]) or digest_turn(visible[i].text)), None)  # the last request,
     said_before = (digest_turn(visible[before].text) or (visible[before].text,))[0] if before is not None and declined(visible, before) else ""
-    turn = read_turn(latest_text := _as_said(visible, latest), earlier, "" if latest_text != visible[latest].text else said_before)
+    turn = read_turn(latest_text := _as_said(visible, latest, latest=True), earlier, "" if latest_text != visible[latest].text else said_before)
     summarized = any(isinstance(m, HumanMessage) and not _is_request(m) for m in visible[:latest])
     if turn.readings is None and summarized and not turn.deferred and (unseen := unseen_base(visible[latest].text, bool(said_before))) is not None:
         return answers.decline_text(unseen), []
@@ -55,14 +56,16 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     if len(outputs) == 2 == len({(r.series[0].name, r.period.first, r.period.last) for r in pair}) and pair[0].stat() is pair[1].stat():
         replies.append(answers.difference(pair, outputs))  # one ask over two periods, or two series over one: also the gap between them
     after = "\n" + builds_on_text(turn.builds_on) if turn.builds_on is not None else ""
+    after += "".join(f"\n(I set aside '{s}': no series, day, statistic or condition in it.)" for r in readings for s in getattr(r, "aside", ()))
     return "\n\n".join(dict.fromkeys(replies)) + after, []  # two asks read as one request: answered once
 
 
 def declined(visible: list[BaseMessage], index: int) -> bool:
-    """The reply to request ``index`` declined it (or showed docs it did not ask for), whichever rules wrote it: never the state."""
+    """The reply to request ``index`` declined it (or showed docs it did not ask for), whichever rules wrote it: never the state. One that
+    also gave a figure (a paragraph opening with its dataframe and column) answered that ask: a follow-up builds on it."""
     asked, reply = digest_turn(visible[index].text) or (visible[index].text, _reply(visible, index))
-    docs = reply.startswith(("Docs from", "From the saved docs")) and "doc" not in asked.lower()
-    return bool(reply) and (reply.startswith(DECLINED) or any(phrase in reply for phrase in NO_ROW) or docs)
+    docs, figure = reply.startswith(("Docs from", "From the saved docs")) and "doc" not in asked.lower(), re.search(ANSWERED, reply)
+    return bool(reply) and not figure and (reply.startswith(DECLINED) or any(phrase in reply for phrase in NO_ROW) or docs)
 
 
 def _reply(visible: list[BaseMessage], index: int) -> str:  # the last reply to request ``index``, or ''
@@ -70,8 +73,9 @@ def _reply(visible: list[BaseMessage], index: int) -> str:  # the last reply to 
     return replies[-1] if replies else ""
 
 
-def _as_said(visible: list[BaseMessage], index: int) -> str:
-    """A request as read: an answer to this model's own 'Which ...?' ('the sofr one') is the request it asked about, with the answer's words."""
+def _as_said(visible: list[BaseMessage], index: int, latest: bool = False) -> str:
+    """A request as read: an answer to this model's own 'Which ...?' ('the sofr one') is the request it asked about, with the answer's words; an
+    earlier correction of a declined request ('*SOFR', 'fine, use sofr instead') is that request mended (the latest one says so as it answers)."""
     before = next((i for i in range(index - 1, -1, -1) if _is_request(visible[i])), None)
     asked, answer = _reply(visible, before) if before is not None else "", visible[index].text
     if asked.startswith("Which one do you mean: "):  # 'option 2', 'the second': that option of the question, as it was listed
@@ -79,7 +83,8 @@ def _as_said(visible: list[BaseMessage], index: int) -> str:
         numbers = [int(word) if word.isdigit() else readers.ORDINALS.get(word, 0) for word in readers.tokens(answer).words]
         picks = [n for n in numbers if 0 < n <= len(options)]
         answer = options[picks[0] - 1] if picks else answer
-    return (asked.startswith("Which ") and clarified(visible[before].text, answer)) or visible[index].text
+    return (asked.startswith("Which ") and clarified(visible[before].text, answer)) or (not latest and before is not None and declined(
+        visible, before) and mended(visible[before].text, answer)) or visible[index].text
 
 
 def _is_request(message: BaseMessage) -> bool:
