@@ -1265,3 +1265,17 @@ def test_a_follow_up_after_a_corrected_request_builds_on_the_corrected_request(t
     declined 'avg 10y yield in Q1 2025' (past the data) was 'Which data do you mean?' (fresh_sessions9 gm-02)."""
     reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
     assert figure() in reply and "no period" not in reply, reply
+
+
+@pytest.mark.parametrize("turns", [["which quarter of 2023 had the highest median effr?", "and the lowest quarter?"],
+                                   ["the bottom month for the 5y in 2024?"]])
+def test_a_superlative_of_a_period_ranks_the_periods_never_the_days(turns, tmp_path):
+    """fresh_sessions10 re-03: 'And the lowest month?' after 'which month of 2024 had the highest average 30-year yield?' gave the lowest day
+    (min 4.03 on 2024-01-02), not the month with the lowest mean (January, 4.1138, listed in the turn before)."""
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    if len(turns) == 2:
+        by_quarter = frame("effr").loc["2023", "rate"].groupby(lambda day: (day.month - 1) // 3).median()
+        assert f"the quarter with the lowest median is 2023-Q{by_quarter.idxmin() + 1}: {by_quarter.min():.4f}" in reply, reply
+    else:
+        by_month = frame("ty").loc["2024", "yield_5y"].groupby(lambda day: day.month).mean()
+        assert f"the month with the lowest mean is 2024-{by_month.idxmin():02d}: {by_month.min():.4f}" in reply, reply

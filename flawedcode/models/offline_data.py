@@ -276,7 +276,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         if len(asked) > 1:  # one figure per period: 'the min and max of each month' would drop one
             return reply(message("each_period_one_stat", unit=unit, stats=" and ".join(asked), first=asked[0].replace("_", " "),
                                  second=asked[1].replace("_", " ")))
-        base = asked[0] if asked else next((s for s in stats if s in ("median", "std", "change", "sum")), "mean")
+        earlier = follow_up.stats[0].rsplit("_", 1)[-1] if follow_up is not None and follow_up.stats[:1] and follow_up.stats[0].startswith(
+            "by_") else "mean"  # 'and the lowest quarter?' after the quarter with the highest median: the median again
+        base = asked[0] if asked else next((s for s in stats if s in ("median", "std", "change", "sum")), earlier)
         stats = [f"by_{unit}_{side}_{base}"]
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
         threshold = (comparison_side(first_when), float(first_when["limit"]))

@@ -30,7 +30,6 @@ NEGATED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}  # a comparison after 'no
 TYPO_SCORE = 84  # How close (rapidfuzz ratio, 0-100) an unknown word must be to a known word to be read as it.
 MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name} | {
     name.lower(): number for number, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
-ORDINALS = WORDS["ordinals"]
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)? (?:{_MONTH})|(?:{_MONTH}) \d{{1,2}})"
 YEAR_ONCE = re.compile(rf"\b({_DAY}) (to|through|thru|until|and|-) ({_DAY}),? (\d{{4}})\b")  # '11 nov to 15 nov 2024': the year, for both days
@@ -160,7 +159,7 @@ def knowledge(root: str | None = None) -> Knowledge:
     phrases = [WORDS[table] for table in ("statistics", "transforms", "units", "comparisons", "signs", "rankings", "halves",
                                           "holidays", "seasons", "numbers", "tenors", "rounding", "relative")]
     phrase_words = {word for table in phrases for phrase in table for word in phrase.split()}
-    known = series_words | phrase_words | set(MONTHS) | set(ORDINALS) | {
+    known = series_words | phrase_words | set(MONTHS) | set(WORDS["ordinals"]) | {
         word for table in ("ignored", "other_intents", "by_place") for word in WORDS[table]["words"]}
     targets = sorted(word for word in series_words | phrase_words | set(MONTHS) if len(word) >= 4 and word.isalpha())
     return Knowledge(columns, frame_ids, days, sources, series_words, known, targets)
@@ -381,7 +380,7 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
 
 def _day_number(word: str) -> int | None:
     match = re.fullmatch(r"(\d{1,2})(st|nd|rd|th)?", word)
-    return ORDINALS.get(word) or (int(match[1]) if match and 1 <= int(match[1]) <= 31 else None)
+    return WORDS["ordinals"].get(word) or (int(match[1]) if match and 1 <= int(match[1]) <= 31 else None)
 
 
 def read_holidays(toks: Tokens) -> list[Period]:

@@ -80,7 +80,7 @@ def _as_said(visible: list[BaseMessage], index: int, latest: bool = False) -> st
     asked, answer = _reply(visible, before) if before is not None else "", visible[index].text
     if asked.startswith("Which one do you mean: "):  # 'option 2', 'the second': that option of the question, as it was listed
         options = asked.split(": ", 1)[1].split("?")[0].split("; ")
-        numbers = [int(word) if word.isdigit() else readers.ORDINALS.get(word, 0) for word in readers.tokens(answer).words]
+        numbers = [int(word) if word.isdigit() else readers.WORDS["ordinals"].get(word, 0) for word in readers.tokens(answer).words]
         picks = [n for n in numbers if 0 < n <= len(options)]
         answer = options[picks[0] - 1] if picks else answer
     return (asked.startswith("Which ") and clarified(visible[before].text, answer)) or (not latest and before is not None and declined(
