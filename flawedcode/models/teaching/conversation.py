@@ -60,8 +60,9 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         state, declined = Request(series=(series,), statistic=Slot(Statistic.CHANGE), period=period), ""
     words, fresh = readers.tokens(latest).words, read_message(latest, None)  # the message tokenized and read alone, once
     compared = set(words) & PAIRED and fresh is None and not readers.read_series(readers.Tokens(list(words)))
-    if compared and state and not deferred and (other := read_message(_other_period(words), state)) and len(other) == 1 and isinstance(
-            other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():
+    other = compared and state and not deferred and read_message(" ".join(w for w in words if w not in PAIRED | {"does", "did", "than"}), state)
+    # ('vs last yr?', 'how does that compare with the same month last year?': the message as a follow-up naming the other period)
+    if other and len(other) == 1 and isinstance(other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():
         return Turn([state, other[0]], state)  # 'was it higher than in 2023?', 'how does that compare with the year before?'
     flat = [request for answered in history for request in answered]
     if len(flat) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
@@ -100,11 +101,6 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     return Turn(readings, builds_on)
 
 
-def _other_period(words: list[str]) -> str:
-    """'vs last yr?', 'how does that compare with the same month last year?': the message as a follow-up naming the other period."""
-    return " ".join(word for word in words if word not in PAIRED | {"does", "did", "than"})  # 'last yr', 'the prior year': readers.read_shift
-
-
 def _back(words: list[str], history: list[list[Request]]) -> tuple[Request, list[Reading]] | None:
     """'go back to the first one, but the median', 'what was the one before that?': that older answered request, changed as asked."""
     said, first = f" {' '.join(words)} ", "the first" if words[:3] in (["the", "first"], ["the", "first", "but"]) else None  # 'the first, but'
@@ -131,10 +127,11 @@ def mended(declined: str, latest: str) -> str | None:
     sorry') or a series of the catalog ('fine, use sofr instead') for its one unknown word, a period ('sorry, Q1 2024 then') for one past the data."""
     said, new, star, words = readers.tokens(declined).words, readers.tokens(latest), re.search(r"(?<!\w)\*+\s*([\w-]+)|([\w-]+)\*+(?!\w)", latest), []
     unknown = [i for i, word in enumerate(said) if word.isalpha() and word not in knowledge().known_words]
-    before, series, period = read_message(declined), readers.read_series(new), _read_period(readers.Tokens(new.words))
+    series, period = readers.read_series(new), _read_period(readers.Tokens(new.words))
     if star or len(unknown) == 1 and isinstance(series, Series) and set(new.unused()) <= IGNORED:  # (an ambiguous one never reads whole)
         words = said[:unknown[0]] + ([star[1] or star[2]] if star else list(series.words)) + said[unknown[0] + 1:] if len(unknown) == 1 else []
-    elif before and isinstance(before[0], Decline) and before[0].reason.startswith("I don't have data for") and isinstance(period, Period):
+    elif isinstance(period, Period) and (before := read_message(declined)) and isinstance(before[0], Decline) and before[0].reason.startswith(
+            "I don't have data for"):  # a period past the data, read only when a period is named
         at = said.index(before[0].unused[0]) if before[0].unused and before[0].unused[0] in said else None
         words = [] if at is None else said[:at] + list(period.words) + said[at + len(before[0].unused):]
     again = read_message(text := " ".join(words)) if words else None

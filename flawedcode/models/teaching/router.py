@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import timedelta
+from functools import cache
 
 from flawedcode.figures import RANKED
 from flawedcode.models.teaching import readers
@@ -58,9 +59,10 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
         if (reading := read_ask(Tokens(list(words)), base, follow_up=number > 0 or base is after)) is None:
             return None
         readings += reading if isinstance(reading, list) else [reading]
-    return [replace(r, aside=aside * (i == 0) + r.aside) if isinstance(r, Request) else r for i, r in enumerate(readings)] or None
+    return [replace(r, aside=aside + r.aside) if aside and i == 0 and isinstance(r, Request) else r for i, r in enumerate(readings)] or None
 
 
+@cache  # read_message reads the same texts many times a turn (each earlier request, the latest alone and as a follow-up)
 def set_aside(text: str) -> tuple[str, tuple[str, ...]]:
     """'Stat-head here, so bear with the baseball talk. What was ...?', '... in 2024? (for a podcast)': a sentence, a lead before a colon, a dash
     or a remark in brackets, that is a ``scene``: set aside, and said in the answer. Never the ask's own words."""

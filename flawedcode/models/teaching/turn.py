@@ -64,7 +64,7 @@ def declined(visible: list[BaseMessage], index: int) -> bool:
     """The reply to request ``index`` declined it (or showed docs it did not ask for), whichever rules wrote it: never the state. One that
     also gave a figure (a paragraph opening with its dataframe and column) answered that ask: a follow-up builds on it."""
     asked, reply = digest_turn(visible[index].text) or (visible[index].text, _reply(visible, index))
-    docs, figure = reply.startswith(("Docs from", "From the saved docs")) and "doc" not in asked.lower(), re.search(ANSWERED, reply)
+    docs, figure = reply.startswith(("Docs from", "From the saved docs")) and "doc" not in asked.lower(), ANSWERED.search(reply)
     return bool(reply) and not figure and (reply.startswith(DECLINED) or any(phrase in reply for phrase in NO_ROW) or docs)
 
 
