@@ -201,13 +201,26 @@ def test_catalog_mistakes_are_one_line_errors(capsys):
 
 
 # --- archive ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def _summarized(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """A v2 session long enough to be summarized, run once for the archive tests below (they only read its archive):
+    its conversation id and its archive folder."""
+    folder = tmp_path_factory.mktemp("summarized")
+    with pytest.MonkeyPatch.context() as patch:  # the outputs land here, as conftest sends a test's to its own folders
+        for variable, name in (("SCRATCH", "scratch"), ("ARCHIVE", "archives"), ("RESULTS", "results")):
+            patch.setenv(f"FLAWEDCODE_{variable}_DIR", str(folder / name))
+        agent = make_agent("v2", model="offline")
+        run_session(agent, LESSON_STEPS[:5] + ("Get docs for fed_yield_curve", "Load 100 rows of EFFR data"))
+        assert agent.archive.parts(), "precondition: the session was summarized at least once"
+    return agent.conversation_id, folder / "archives"
+
+
 @pytest.fixture
-def summarized_conversation() -> str:
-    """A v2 session long enough to be summarized; its archive lands in FLAWEDCODE_ARCHIVE_DIR."""
-    agent = make_agent("v2", model="offline")
-    run_session(agent, LESSON_STEPS[:5] + ("Get docs for fed_yield_curve", "Load 100 rows of EFFR data"))
-    assert agent.archive.parts(), "precondition: the session was summarized at least once"
-    return agent.conversation_id
+def summarized_conversation(_summarized: tuple[str, Path], monkeypatch: pytest.MonkeyPatch) -> str:
+    """A v2 session long enough to be summarized; its archive is this test's FLAWEDCODE_ARCHIVE_DIR."""
+    conversation, archives = _summarized
+    monkeypatch.setenv("FLAWEDCODE_ARCHIVE_DIR", str(archives))
+    return conversation
 
 
 def test_archive_list_search_and_show_after_a_v2_session(summarized_conversation, capsys):
