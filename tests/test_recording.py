@@ -73,10 +73,18 @@ def test_every_call_of_the_long_session_is_in_the_totals(name: str, tmp_path: Pa
         assert totals["summary_calls"] > 0 and totals["summary_input_tokens"] > 0, "its summary calls are counted"
 
 
-def test_v2_summary_calls_are_counted_once(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def v2_after_20_steps(tmp_path_factory: pytest.TempPathFactory) -> tuple[BaseAgent, WitnessModel]:
+    """v2 (8K) after the long session's first 20 steps, summarized on the way: run once for the two tests that only read
+    its log and its calls (each ran the same session on its own before)."""
     model = WitnessModel(max_input_tokens=BUDGET)
-    agent = make_agent("v2", model=model, workspace=workspace(tmp_path))
+    agent = make_agent("v2", model=model, workspace=workspace(tmp_path_factory.mktemp("v2-20")))
     send_all(agent, LONG_SESSION[:20])
+    return agent, model
+
+
+def test_v2_summary_calls_are_counted_once(v2_after_20_steps: tuple[BaseAgent, WitnessModel]) -> None:
+    agent, model = v2_after_20_steps
     summaries = [call for call in agent.log.calls if call.purpose == "summary"]
     assert len(summaries) == agent.log.count("summarize") > 0
     assert len(agent.log.calls) == len(model._received)
@@ -151,11 +159,10 @@ def test_each_call_says_what_its_fixed_part_was(tmp_path: Path) -> None:
     assert {call.fixed_tokens for call in agent.log.calls} == {agent.fixed_tokens}
 
 
-def test_the_context_chart_shows_every_call(tmp_path: Path) -> None:
+def test_the_context_chart_shows_every_call(v2_after_20_steps: tuple[BaseAgent, WitnessModel]) -> None:
     from flawedcode.charts import chart_data, plot_context
 
-    agent = make_agent("v2", model=OfflineModel(max_input_tokens=BUDGET), workspace=workspace(tmp_path))
-    send_all(agent, LONG_SESSION[:20])
+    agent, _ = v2_after_20_steps  # its model is the offline model that also keeps what it received
     data = chart_data(agent)["v2"]
     assert len(data["points"]) + len(data["side_calls"]) == len(agent.log.calls)
     assert {purpose for _, _, purpose in data["side_calls"]} == {"summary"}
