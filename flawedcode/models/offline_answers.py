@@ -192,6 +192,10 @@ def _ranked_groups(stat: str, out: dict[str, Any]) -> str:
     if len(groups) < 2:
         return f"only {len(groups)} {unit} in that period, so there is no {unit} to rank"
     best = (max if side == "highest" else min)(groups, key=lambda group: group[1])
+    tied = [label for label, figure, _ in groups if figure == best[1]]  # 'the lowest month' of two at 4.61: both, never the first alone
+    if len(tied) > 1:
+        named = stat_name(stat).replace(f"the {unit} ", f"the {unit}s ", 1)
+        return f"{named} are {' and '.join(tied)}, tied at {number(best[1])} (each {unit}: {each})"
     return (f"{stat_name(stat)} is {best[0]}: "
             f"{number(best[1])} over {best[2]} values (each {unit}: {each})")
 

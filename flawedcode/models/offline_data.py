@@ -276,8 +276,8 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         if len(asked) > 1:  # one figure per period: 'the min and max of each month' would drop one
             return reply(message("each_period_one_stat", unit=unit, stats=" and ".join(asked), first=asked[0].replace("_", " "),
                                  second=asked[1].replace("_", " ")))
-        earlier = follow_up.stats[0].rsplit("_", 1)[-1] if follow_up is not None and follow_up.stats[:1] and follow_up.stats[0].startswith(
-            "by_") else "mean"  # 'and the lowest quarter?' after the quarter with the highest median: the median again
+        earlier = next((s.rsplit("_", 1)[-1] for s in (follow_up.stats[:1] if follow_up is not None else []) if s.startswith("by_") or s in (
+            "median", "std", "sum")), "mean")  # 'and the lowest quarter?' after the quarter with the highest median, or after a median: the median
         base = asked[0] if asked else next((s for s in stats if s in ("median", "std", "change", "sum")), earlier)
         stats = [f"by_{unit}_{side}_{base}"]
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
@@ -316,6 +316,10 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     period = clause.periods[0] if clause.periods else (follow_up.period if follow_up else Period())
     if shift and (period.start or period.end):  # 'a year later?', 'the quarter before': the same period, moved
         period = shifted(period, shift)
+    ranked = next((s.split("_")[1] for s in context.previous_ask.stats if s.startswith("by_")), None) if context.previous_ask else None
+    if not clause.periods and ranked and (said := re.search(rf"\b(?:that|same|this)\s+(?:whole\s+|same\s+)?{ranked}\b", clause.norm)):
+        return reply(f"I can't answer that: '{said[0]}' would be the {ranked} of a figure I gave ('which {ranked} had the ...'), and I keep "
+                     f"what you asked, not my answers: name the {ranked}.")
     if not clause.periods and context.previous_ask is not None and re.search(SAME_PERIOD, clause.norm):
         period = context.previous_ask.period  # 'over the same year', 'for those dates'
     if period.one_day:

@@ -415,6 +415,7 @@ def plan(text: str, context: Context) -> list[Task]:
                 context.last_path = task.path
         by_clause.append(planned)
     tasks = notice + [task for planned in by_clause for task in planned]
+    tasks = [task for i, task in enumerate(tasks) if not any(_restated(task, later) for later in tasks[i + 1:])]  # '... on average? by how many bp?'
     if (unread := next((part for part, planned in zip(parts, by_clause) if not planned and changes_answer(part)), None)) and any(
             task.ask is not None for task in tasks):
         return [reply(f"I could not use '{unread.strip()}': no rule of mine reads it, and it may change what the rest of your message asks, "
@@ -427,6 +428,12 @@ def plan(text: str, context: Context) -> list[Task]:
     if tasks and all(task.kind == "goal_noted" for task in tasks):
         tasks.append(reply(memory.goal_acknowledgement(tasks[0].text, context)))
     return [task for task in tasks if task.kind != "goal_noted"] or tasks
+
+
+def _restated(task: Task, later: Task) -> bool:
+    """A later ask makes the same calls and differs only in its unit ('was sofr above effr on average? by how many bp?'): asked once, in that unit."""
+    return task.kind == later.kind == "data" and task.steps == later.steps and task.ask is not None and later.ask is not None and replace(
+        task.ask, unit=later.ask.unit, text=later.ask.text) == later.ask
 
 
 def changes_answer(sentence: str) -> bool:

@@ -15,7 +15,7 @@ from functools import cache
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Period, Request, Series, Slot, Statistic
-from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, describe, read_message
+from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, check, describe, read_message
 
 CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
 PAIRED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
@@ -82,8 +82,11 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
     readers.read_unit(toks := readers.Tokens(list(words)))  # 'bp' is a unit here, never a spread column
     series = readers.read_series(toks)
-    if words[:2] == ["by", "how"] and fresh is None and (state is None or state.stat() not in CHANGES) and series is None and not _read_period(toks):
-        # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted
+    gap = ("by", "how") in zip(words, words[1:])  # 'by how many bp?', 'DENISE: By how many bp?'
+    if gap and fresh is None and (state is None or state.stat() not in CHANGES) and series is None and not _read_period(toks):
+        # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted; after one ask's two figures, their gap
+        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat() and (unit := readers.read_unit(readers.Tokens(words))):
+            return Turn([check(replace(request, unit=unit)) for request in pair], None)
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from another: ask for it "
                          "whole ('sofr minus effr in 2023, in bp')")
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'

@@ -235,7 +235,7 @@ def read_statistics(toks: Tokens) -> tuple[Slot, ...]:
     for i in toks.free():
         at = i + (1 if toks.words[i] == "not" else 2 if toks.words[i:i + 2] in (["instead", "of"], ["rather", "than"]) else 0)
         at += at > i and toks.words[at:at + 1] in (["the"], ["a"])
-        n = next((n for n in (3, 2, 1) if at > i and " ".join(toks.words[at:at + n]) in WORDS["statistics"]), 0)
+        n = next((n for n in (3, 2, 1) if at > i and at + n <= len(toks.words) and " ".join(toks.words[at:at + n]) in WORDS["statistics"]), 0)
         if n and read_statistic(Tokens(toks.words, toks.used | set(range(i, at + n)))):
             toks.take(range(i, at + n))
     found: dict = {}

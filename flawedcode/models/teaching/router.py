@@ -213,8 +213,7 @@ def _follow_up_period(period, earlier: Request, toks: Tokens):
     if isinstance(period, Period) and period.granularity is Granularity.YEAR and earlier.period and (at := toks.find("year")) is not None:
         before, words = earlier.period, toks.take([at])
         if before.granularity not in (Granularity.YEAR, Granularity.ALL):  # february 2024 in 2023: to the 28th
-            years = readers.Shift(period.first.year - before.first.year, "year")
-            moved = (readers.moved_on_calendar(day, years) for day in (before.first, before.last))
+            moved = (readers.moved_on_calendar(d, readers.Shift(period.first.year - before.first.year, "year")) for d in (before.first, before.last))
             return replace(before, first=next(moved), last=next(moved), words=period.words + words)
         return replace(period, words=period.words + words)
     return period
@@ -319,8 +318,7 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
         return Decline(request, unread_phrases(toks), "")
     if request.ranking is not None and request.ranking.count > RANKED:
         return Decline(request, request.ranking.words, f"I rank at most {RANKED} values")
-    if request.stat() is Statistic.CORRELATION or (request.stat() is Statistic.FIRST_DATE
-                                                                                 and request.condition is None):
+    if request.stat() is Statistic.CORRELATION or request.stat() is Statistic.FIRST_DATE and request.condition is None:
         return None  # not answered by this package yet
     return check(request)
 
