@@ -15,7 +15,7 @@ from typing import Any
 
 from flawedcode.figures import combined, figures, transformed
 from flawedcode.models.offline_cues import data_file
-from flawedcode.models.offline_data import DESCRIBE_STATS, PATTERNS, DataAsk, Series, load_steps
+from flawedcode.models.offline_data import DESCRIBE_STATS, PATTERNS, DataAsk, Series, load_steps, period_ranking
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Context, Step, Task, ToolResult
 from flawedcode.models.offline_stats import (
@@ -170,21 +170,15 @@ def _figures(ask: DataAsk, values: list[tuple[str, float]], other: list | None) 
     return figures(transformed(values, ask.transform), ask.percentiles, ask.threshold, other, grouping(ask))
 
 
-def _period_ranking(stat: str) -> tuple[str, str, str]:
-    """'by_month_high_mean' -> ('month', 'highest', 'mean'): a ranking of periods' unit, side and statistic."""
-    _, unit, side, base = stat.split("_", 3)
-    return unit, {"high": "highest", "low": "lowest"}.get(side, side), base  # 'each': every period's figure, none ranked
-
-
 def grouping(ask: DataAsk) -> tuple[str, str] | None:
     """('month', 'mean'): the groups and the statistic of each that a ranking of periods needs, if the ask has one."""
-    unit, _, base = next((_period_ranking(stat) for stat in ask.stats if stat.startswith("by_")), (None, None, None))
+    unit, _, base = next((period_ranking(stat) for stat in ask.stats if stat.startswith("by_")), (None, None, None))
     return (unit, base) if unit else None
 
 
 def _ranked_groups(stat: str, out: dict[str, Any]) -> str:
     """'which month had the highest average': the one that did, then each one's figure."""
-    unit, side, _ = _period_ranking(stat)
+    unit, side, _ = period_ranking(stat)
     groups = out.get("groups") or []
     each = "; ".join(f"{label} {number(figure)}" for label, figure, _ in groups)
     if side == "each":  # 'the average sofr in each quarter of 2024'
@@ -400,7 +394,7 @@ def relay_error(result: Any) -> str:
 def stat_name(stat: str) -> str:
     """How an answer names a statistic: ``std`` -> 'standard deviation', ``p90`` -> '90th percentile', ``p1`` -> '1st percentile'."""
     if stat.startswith("by_"):  # 'by_month_high_mean'
-        unit, side, base = _period_ranking(stat)
+        unit, side, base = period_ranking(stat)
         return f"{stat_name(base)} of each {unit}" if side == "each" else f"the {unit} with the {side} {stat_name(base)}"
     if stat in STAT_NAMES or not re.fullmatch(r"p\d+", stat):
         return STAT_NAMES.get(stat, stat)

@@ -149,6 +149,12 @@ def names_only_a_series(clause: Clause) -> bool:
             and not any(re.search(pattern, clause.rest) for _, pattern in TRANSFORMS) and len(content_words(clause.rest)) <= 4)
 
 
+def period_ranking(stat: str) -> tuple[str, str, str]:
+    """'by_month_high_mean' -> ('month', 'highest', 'mean'): a ranking of periods' unit, side and statistic (as read_data_ask writes it)."""
+    _, unit, side, base = stat.split("_", 3)
+    return unit, {"high": "highest", "low": "lowest"}.get(side, side), base  # 'each': every period's figure, none ranked
+
+
 def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = None) -> DataAsk | Task:
     """A clause's data request, or a reply saying what is missing or not there."""
     clause = replace(clause, rest=RANK_NOUN.sub(lambda match: match.group(1), clause.rest))  # 'top 3 days': no '3d' tenor
@@ -276,8 +282,9 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
         if len(asked) > 1:  # one figure per period: 'the min and max of each month' would drop one
             return reply(message("each_period_one_stat", unit=unit, stats=" and ".join(asked), first=asked[0].replace("_", " "),
                                  second=asked[1].replace("_", " ")))
-        earlier = next((s.rsplit("_", 1)[-1] for s in (follow_up.stats[:1] if follow_up is not None else []) if s.startswith("by_") or s in (
-            "median", "std", "sum")), "mean")  # 'and the lowest quarter?' after the quarter with the highest median, or after a median: the median
+        # 'and the lowest quarter?' after the quarter with the highest median, or after a median: the median again
+        earlier = next((period_ranking(s)[2] if s.startswith("by_") else s for s in (follow_up.stats[:1] if follow_up is not None else [])
+                        if s.startswith("by_") or s in ("median", "std", "sum")), "mean")
         base = asked[0] if asked else next((s for s in stats if s in ("median", "std", "change", "sum")), earlier)
         stats = [f"by_{unit}_{side}_{base}"]
     if first_when:  # 'the first day SOFR went below 5%': the first date past a threshold
@@ -316,7 +323,7 @@ def read_data_ask(clause: Clause, context: Context, follow_up: DataAsk | None = 
     period = clause.periods[0] if clause.periods else (follow_up.period if follow_up else Period())
     if shift and (period.start or period.end):  # 'a year later?', 'the quarter before': the same period, moved
         period = shifted(period, shift)
-    ranked = next((s.split("_")[1] for s in context.previous_ask.stats if s.startswith("by_")), None) if context.previous_ask else None
+    ranked = next((period_ranking(s)[0] for s in context.previous_ask.stats if s.startswith("by_")), None) if context.previous_ask else None
     if not clause.periods and ranked and (said := re.search(rf"\b(?:that|same|this)\s+(?:whole\s+|same\s+)?{ranked}\b", clause.norm)):
         return reply(f"I can't answer that: '{said[0]}' would be the {ranked} of a figure I gave ('which {ranked} had the ...'), and I keep "
                      f"what you asked, not my answers: name the {ranked}.")

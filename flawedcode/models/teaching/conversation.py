@@ -80,12 +80,12 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     refers = next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)
     if fresh is None and state is None and not deferred and refers:
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
-    readers.read_unit(toks := readers.Tokens(list(words)))  # 'bp' is a unit here, never a spread column
+    unit = readers.read_unit(toks := readers.Tokens(list(words)))  # 'bp' is a unit here, never a spread column
     series = readers.read_series(toks)
     gap = ("by", "how") in zip(words, words[1:])  # 'by how many bp?', 'DENISE: By how many bp?'
     if gap and fresh is None and (state is None or state.stat() not in CHANGES) and series is None and not _read_period(toks):
         # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted; after one ask's two figures, their gap
-        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat() and (unit := readers.read_unit(readers.Tokens(words))):
+        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat() and unit:
             return Turn([check(replace(request, unit=unit)) for request in pair], None)
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from another: ask for it "
                          "whole ('sofr minus effr in 2023, in bp')")
