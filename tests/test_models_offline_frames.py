@@ -1355,7 +1355,7 @@ def test_a_day_compared_with_the_other_end_of_its_period_is_both_days_and_their_
 def test_a_scene_set_before_a_colon_or_a_dash_is_not_part_of_the_request(ask, request_text):
     figure, said = ask(request_text).split("\n", 1) if "set aside" in ask(request_text) else (ask(request_text), "")
     assert figure.endswith(f"values: median {column('money_markets/sofr', 'rate', '2024-01-01', '2024-12-31').median():.4f}.")
-    assert said in ("", f"(I set aside '{request_text.split(':')[0]}': no series, day, statistic or condition in it.)")  # said, never read
+    assert said in ("", f"(I set aside '{request_text.split(':')[0]}': I read it as the setting, not the question.)")  # said, never read
 
 
 def test_ever_asks_for_the_days_it_happened(ask):

@@ -1387,3 +1387,27 @@ def test_by_how_many_bp_after_a_speaker_label_is_the_gap_never_the_last_level_in
     effr = frame("effr")["rate"]
     change = (effr.loc["2023-10":"2023-12"].median() - effr.loc["2023-04":"2023-06"].median()) * 100
     assert f"the median changed by {change:+.4f} bp" in replies[-1], replies[-1]
+
+
+def test_a_story_before_anyway_is_set_aside_and_said(tmp_path):
+    """Register set 3's rambling ask: the story before 'anyway what I'd like to know is' (money funds, the Fed's reverse repo facility, a
+    professor) was read as part of the ask, and its words named as unread."""
+    ask = ("so my manager forwarded me a thread about repo and money funds and I got lost halfway, anyway what I need is the average "
+           "sofr in h1 2024")
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert f"mean {frame('sofr').loc['2024-01':'2024-06', 'rate'].mean():.4f}" in reply and "(I set aside 'so my manager" in reply, reply
+    kept = converse(offline_model(), ["we only look at weekdays here, anyway the mean effr in 2023?"], fast_workspace(tmp_path / "b"))[-1]
+    assert "values:" not in kept and "weekdays" in kept, kept  # a story with a qualifier in it is never set aside
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("mean effr in 2024 in bp please, not in percent", lambda: f"mean {frame('effr').loc['2024', 'rate'].mean() * 100:.4f} bp"),
+    ("max 10y in 2023 as a decimal rather than percent", lambda: f"max {frame('ty').loc['2023', 'yield_10y'].max() / 100:.6f} (as a decimal)"),
+    ("median effr Q3-23", lambda: f"median {frame('effr').loc['2023-07':'2023-09', 'rate'].median():.4f}"),
+    ("2y max H2-24?", lambda: f"max {frame('ty').loc['2024-07':'2024-12', 'yield_2y'].max():.4f}"),
+    ("sofr on the 5th of June '24", lambda: f"on 2024-06-05: {frame('sofr').loc['2024-06-05', 'rate']:.4f}")])
+def test_a_refused_unit_and_a_two_digit_year_are_read(ask, expected, tmp_path):
+    """'in bp please, not in percent' was declined on 'not' (a negation it could not apply); 'Q3-23', 'H2-24' and "June '24" named the
+    year's two digits as a word it could not use."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply, reply

@@ -48,7 +48,7 @@ from flawedcode.models.teaching import turn as teaching_turn
 from flawedcode.models.teaching.answers import decline_text
 from flawedcode.models.teaching.readers import WORDS, Tokens, read_series, read_statistics, tokens
 from flawedcode.models.teaching.request import Decline, Intent
-from flawedcode.models.teaching.router import IGNORED, read_ask, unread_phrases
+from flawedcode.models.teaching.router import IGNORED, read_ask, told, unread_phrases
 from flawedcode.tokens import TokenCounter, count_text
 
 PROVIDER = "flawedcode"
@@ -234,6 +234,7 @@ class OfflineModel(BaseChatModel):
             if (reply := teaching_turn.decide(kept, set(tool_schemas), context.catalog_root)) is not None:
                 return reply  # the new teaching model reads this request (flawedcode/models/teaching/)
         self._remember_previous_request(context)
+        text, story = told(text)  # the story before 'anyway, what I'd like to know is ...': set aside, and said (teaching/router.py)
         asked = workspace.read_ask(text, visible[:latest])  # the demo project's asks, follow-ups too (teaching/workspace.py)
         if asked is None and (table := next((path for path in workspace.FILE.findall(text) if path.endswith(".csv")), None)) and \
                 read_statistics(tokens(text)):  # 'the highest close in data.csv': never its line count or header instead
@@ -250,7 +251,8 @@ class OfflineModel(BaseChatModel):
         wanted = [tools_for(step.intent) for task in tasks for step in task.steps if tool_name_for(step.intent, tool_schemas) is None]
         if (load := next(filter(None, (offered.load_call(names, tool_schemas, loaded) for names in wanted)), None)) is not None:
             tasks = [calls(Step(*load))]
-        return self.carry_out(tasks, results, tool_schemas, context, sorted(loaded))
+        answer, made = self.carry_out(tasks, results, tool_schemas, context, sorted(loaded))
+        return answer + (teaching_turn.SET_ASIDE.format(f"'{story}'", "it") if answer and story else ""), made
 
     def own_tools(self, text: str, context: Context, work: offered.Work | None) -> list[Task] | None:
         """A recall from the memory in its leading data, or what the message asks of the agent's own tools (teaching/offered.py)."""

@@ -132,8 +132,7 @@ SIGNED = {"change", "percent_change"}  # Figures shown with their sign (a change
 
 
 def _one(request: Request, name: str, found: dict) -> str:
-    value = found.get(name)
-    label = {"std": "standard deviation"}.get(name, name.replace("_", " "))
+    value, label = found.get(name), {"std": "standard deviation"}.get(name, name.replace("_", " "))
     if value is None:
         return f"{label}: none (too few values)"
     series, unit = request.series[0], request.unit.value if request.unit else None

@@ -80,8 +80,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     refers = next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)
     if fresh is None and state is None and not deferred and refers:
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
-    unit = readers.read_unit(toks := readers.Tokens(list(words)))  # 'bp' is a unit here, never a spread column
-    series = readers.read_series(toks)
+    unit, series = readers.read_unit(toks := readers.Tokens(list(words))), readers.read_series(toks)  # 'bp' is a unit here, never a spread column
     gap = ("by", "how") in zip(words, words[1:])  # 'by how many bp?', 'DENISE: By how many bp?'
     if gap and fresh is None and (state is None or state.stat() not in CHANGES) and series is None and not _read_period(toks):
         # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted; after one ask's two figures, their gap

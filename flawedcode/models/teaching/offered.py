@@ -187,7 +187,6 @@ def correction(text: str) -> str | None:
 
 def note_words(text: str) -> str:
     """The fact a note keeps: the user's words without 'remember that' and the words leading to it."""
-    lead = "|".join(map(re.escape, WORDS["notes"]["lead_in"]))
-    verbs = "|".join(map(re.escape, WORDS["notes"]["verbs"]))
+    lead, verbs = ("|".join(map(re.escape, WORDS["notes"][key])) for key in ("lead_in", "verbs"))
     kept = re.sub(rf"^(?:(?:{lead})\b[\s,:;.!-]*)*(?:(?:{verbs})\b(?:\s*(?:that|:|,))?)?\s*", "", text.strip(), flags=re.IGNORECASE)
     return re.sub(r",?\s*remember (?:that|this)\s*[.!]?$", "", kept, flags=re.IGNORECASE).strip() or text.strip()

@@ -23,7 +23,7 @@ from flawedcode.models.teaching.request import Anchor, Comparison, Condition, Di
 WORDS = tomllib.loads((Path(__file__).with_name("words.toml")).read_text(encoding="utf-8"))
 SIGN = r"(?:(?<!\d\s)(?<![\w.])-\s?)?"  # a minus kept with its number ('-0.25%', 'below - 25'), not a range's dash
 LISTED = {Statistic(name) for name in ("mean", "median", "min", "max", "std", "latest", "first", "range")}  # read together
-TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|q[1-4]'\d\d|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)"
+TOKEN = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?(?:%|bp|bn|tn)"
                    r"(?![a-z])|\d+-?[a-z]+(?:\d+[a-z]*)?|" + SIGN + r"\$?\d+(?:,\d{3})*(?:\.\d+)?|[^\W\d_]\w*(?:['-]\w+)*|[?;]")  # 'cuál': one word
 TENOR = re.compile(r"(\d+)-?(y|yr|year|m|mo|month)s?")
 NEGATED = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}  # a comparison after 'no', 'not' or 'never'
@@ -34,6 +34,7 @@ _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)? (?:{_MONTH})|(?:{_MONTH}) \d{{1,2}})"
 YEAR_ONCE = re.compile(rf"\b({_DAY}) (to|through|thru|until|and|-) ({_DAY}),? (\d{{4}})\b")  # '11 nov to 15 nov 2024': the year, for both days
 SEPARATORS, PERIOD_UNITS = {"?", ";"}, {"day", "week", "month", "quarter", "year"}
+REFUSED = {f"{no} {unit}": None for no in WORDS["refused_units"]["words"] for unit in WORDS["units"]}  # 'not in percent', 'rather than bp'
 ALIASES = [(re.compile(rf"(?<![\w/-]){re.escape(alias)}(?![\w/-])"), target) for alias, target in WORDS["aliases"].items()]  # 'take-up,'
 
 
@@ -65,6 +66,8 @@ class Tokens:
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
     lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", without_label(text).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
+    lowered = re.sub(r"\b(?:([qh][1-4])\s?[-/']?|([1-4])q)(\d\d)\b", lambda m: f"{m[1] or 'q' + m[2]} 20{m[3]}", re.sub(
+        r"(?<=\s)'(\d\d)\b", r"20\1", lowered))  # "Q3-23", "q1'24", "1Q24", "H2-24", "May '24": the year's two digits
     lowered = re.sub(r"(?<=\d):(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24', '16 sep 2024 - 31 oct 2024'
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
@@ -246,6 +249,9 @@ def read_statistics(toks: Tokens) -> tuple[Slot, ...]:
 
 
 def read_unit(toks: Tokens) -> Slot | None:
+    """The unit asked ('in bp', 'as a decimal'); one refused beside it ('in bp, not in percent', 'rather than percent') is read, never asked."""
+    while read_phrase(toks, REFUSED):
+        pass  # each unit refused, taken first
     if not (found := read_phrase(toks, WORDS["units"])):
         return None
     words, first = found[1], min(i for i in toks.used if toks.words[i] == found[1][0])
@@ -280,8 +286,7 @@ def read_condition(toks: Tokens) -> Condition | None:
         if at is None or end >= len(toks.words) or end in toks.used or not (found := number_of(toks.words[end])) or re.fullmatch(
                 r"(19|20)\d\d", toks.words[end]):
             continue  # no number after it, or a year: 'over 2024' is a period
-        span = [*range(at, end + 1)]
-        unit = found[1]
+        span, unit = [*range(at, end + 1)], found[1]
         if end + 1 < len(toks.words) and toks.words[end + 1] in WORDS["units"]:  # 'above 25 bp', 'over $500 million'
             found, unit = number_of(toks.words[end].lstrip("$")), Unit(WORDS["units"][toks.words[end + 1]])
             span.append(end + 1)
@@ -329,7 +334,7 @@ class PeriodProblem:
 
 
 def _year(word: str) -> int | None:
-    return int(word) if re.fullmatch(r"(19|20)\d\d", word) else 2000 + int(word[1:]) if re.fullmatch(r"'\d\d", word) else None
+    return int(word) if re.fullmatch(r"(19|20)\d\d", word) else None
 
 
 def _last_day(year: int, month: int) -> date:
@@ -401,10 +406,7 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
     found: list[Period] = []
     for i in toks.free():
         word = toks.words[i]
-        if (match := re.fullmatch(r"q([1-4])'(\d\d)|([1-4])q(\d\d)", word)):
-            quarter, year = int(match[1] or match[3]), 2000 + int(match[2] or match[4])
-            found.append(_quarter(year, quarter, toks.take([i])))
-        elif (match := re.fullmatch(r"q([1-4])", word)):
+        if (match := re.fullmatch(r"q([1-4])", word)):
             year_at = next((j for j in (i + 1, i + 2) if j < len(toks.words) and _year(toks.words[j])), None)
             year = _year(toks.words[year_at]) if year_at is not None else default_year
             if year is not None:

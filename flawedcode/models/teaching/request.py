@@ -2,11 +2,10 @@
 
 Everything the teaching model understands of a message is one ``Request``: a frozen dataclass of slots, each an enum or a typed value, each
 recording the words it consumed. Nothing is kept as a string to be parsed again: "the highest monthly mean" is ``Statistic.MAX`` of
-``Statistic.MEAN`` by ``Granularity.MONTH``, never ``"by_month_high_mean"``; "top 3" is ``Ranking(TOP, 3)``, never ``"top3"``.
-
-A slot left ``None`` was not said. A follow-up ("and in 2023?") is a partial request: only its period is set, and the conversation merges it slot
-by slot into the last answered request (``Request.merged_onto``). Readers (``readers.py``) fill slots from tokens; the router (``router.py``)
-decides whether a request is complete or declined (``Decline``)."""
+``Statistic.MEAN`` by ``Granularity.MONTH``, never ``"by_month_high_mean"``; "top 3" is ``Ranking(TOP, 3)``, never ``"top3"``. A slot left
+``None`` was not said. A follow-up ("and in 2023?") is a partial request: only its period is set, and the conversation merges it slot by slot
+into the last answered request (``Request.merged_onto``). Readers (``readers.py``) fill slots from tokens; the router (``router.py``) decides
+whether a request is complete or declined (``Decline``)."""
 
 from __future__ import annotations
 

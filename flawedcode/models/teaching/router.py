@@ -1,14 +1,13 @@
 """The router: a message to requests, complete or declined (issue 41).
 
-A message is cut into asks (at '?' and ';', and at 'and' / 'also' / 'plus' when what follows names a series, a statistic or a day of its own); the
-second ask of a pair is a partial request merged onto the first ("sofr on 2024-07-05 and the day before": two days). Each ask runs through the
-readers (``readers.py``) in a fixed order: periods, transform, rounding, ranking, condition, unit, statistic, series. Then **complete or decline**:
-every word no reader used is either an ignored word (discourse, social, grammar: ``words.toml``) or content; content words make a ``Decline`` that
-names them and says what was understood. A follow-up (no series of its own, or opened by 'and', 'now', 'same', 'sorry' ...) is a partial request
-merged slot by slot onto the last *answered* request.
-
-``read_message`` returns ``None`` for what this package does not answer yet (no series named and no request to build on, or an unused word the old
-model's other intents know): the old model answers it."""
+A story told before the ask ('..., anyway what I'd like to know is ...') and sentences that only set the scene are set aside, and said. The rest
+is cut into asks (at '?' and ';', and at 'and' / 'also' / 'plus' when what follows names a series, a statistic or a day of its own); the second
+ask of a pair is a partial request merged onto the first ("sofr on 2024-07-05 and the day before": two days). Each ask runs through the readers
+(``readers.py``) in a fixed order: periods, transform, rounding, ranking, condition, unit, statistic, series. Then **complete or decline**: every
+word no reader used is either an ignored word (discourse, social, grammar: ``words.toml``) or content; content words make a ``Decline`` that names
+them and says what was understood. A follow-up (no series of its own, or opened by 'and', 'now', 'same', 'sorry' ...) is a partial request merged
+slot by slot onto the last *answered* request. ``read_message`` returns ``None`` for what this package does not answer yet (no series named and no
+request to build on, or an unused word the old model's other intents know): the old model answers it."""
 
 from __future__ import annotations
 
@@ -36,6 +35,7 @@ FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", 
            ("$bn", Unit.MILLIONS): 1000}  # (the column's unit, the unit asked) -> factor
 SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)  # What a period asked with no statistic gets.
 Reading = Request | Decline
+PIVOT = re.compile(r"(?is)\A(.*\w.*)\b(?:" + "|".join(map(re.escape, WORDS["pivots"]["words"])) + r")\b[\s,:-]*")  # the story: the last one
 SCENE_PARTS = re.compile(r"((?<=[.!?])\s+|(?<=\w):\s+|\s[-\u2013\u2014]+\s|\s*\([^()]*\)[.!]?\s*)")  # sentences, a lead, a remark in brackets
 
 
@@ -66,11 +66,18 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
 def set_aside(text: str) -> tuple[str, tuple[str, ...]]:
     """'Stat-head here, so bear with the baseball talk. What was ...?', '... in 2024? (for a podcast)': a sentence, a lead before a colon, a dash
     or a remark in brackets, that is a ``scene``: set aside, and said in the answer. Never the ask's own words."""
-    aside, parts = [], SCENE_PARTS.split(readers.without_label(text))  # a label ('Edit:', 'Q3:') is no scene: it goes first
+    asked, story = told(readers.without_label(text))  # a label ('Edit:', 'Q3:') is no scene: it goes first
+    aside, parts = [story] * bool(story), SCENE_PARTS.split(asked)
     for i, part in enumerate(parts):
         if (part := part.strip(" ().!\t\n") if i % 2 == 0 or part.lstrip().startswith("(") else "") and scene(part):
             aside, parts[i] = aside + [part], " "
     return ("".join(parts), tuple(aside)) if aside and set(readers.tokens("".join(parts)).words) - IGNORED else (text, ())
+
+
+def told(text: str) -> tuple[str, str]:
+    """(the ask, the story before its last ``[pivots]`` phrase: '..., anyway what I need is ...'); no story with a ``[scene]`` word in it."""
+    story = PIVOT.match(text)
+    return (text[story.end():], story[1].strip(" ,.")) if story and not set(readers.tokens(story[1]).words) & SCENE else (text, "")
 
 
 def scene(said: str) -> bool:
@@ -121,8 +128,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
     if second:  # 'fall', 'vs': what the change between the two periods answers
         toks.take([i for i in toks.free() if toks.words[i] in WORDS["between_periods"]["words"]])
     transform = Slot(Transform(found[0]), found[1]) if (found := readers.read_phrase(toks, WORDS["transforms"])) else None
-    rounding = readers.read_rounding(toks)
-    ranking = readers.read_ranking(toks)
+    rounding, ranking = readers.read_rounding(toks), readers.read_ranking(toks)
     if earlier and earlier.condition and len(at := [i for i in toks.free() if readers.number_of(toks.words[i])]) == 1 and set(
             toks.unused()) - {toks.words[at[0]]} <= IGNORED:  # '5.33?' after a count above 5.3: the threshold changed
         value, unit = readers.number_of(toks.words[at[0]])
@@ -131,10 +137,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         toks.take([i for i in toks.free() if toks.words[i] in ("days", "times", "sessions") and not {"of", "many"} & set(toks.words[i - 2:i])])
         _take_phrases(toks, ["every day", "each day", "every single day", "all days"])  # 'was it positive every day?': the count says
     percent = readers.read_phrase(toks, PERCENT_CHANGE)  # 'by what percent': a statistic, before 'percent' is read as a unit
-    unit = readers.read_unit(toks)
-    statistics = ((Slot(Statistic.PERCENT_CHANGE, percent[1]),) if percent else ()) + readers.read_statistics(toks)
-    claimed = readers.read_claim(toks)  # after the condition: 'was it above 5.3?' is a threshold, 'a student says it was 5.33' a claim
-    series = readers.read_series(toks)
+    unit, statistics = readers.read_unit(toks), ((Slot(Statistic.PERCENT_CHANGE, percent[1]),) if percent else ()) + readers.read_statistics(toks)
+    claimed, series = readers.read_claim(toks), readers.read_series(toks)  # 'a student says it was 5.33': a claim (after the condition's threshold)
     if second and statistics and statistics[0].value is Statistic.PERCENT_CHANGE:  # 'by what percent did it shrink from its 2023 average
         statistics = statistics[1:] or (Slot(Statistic.MEAN),)  # to its 2024 average': each period's figure, then the change's percent
     statistic = statistics[0] if statistics else Slot(Statistic.MEAN) if second and not second.one_day and not earlier else ranking and Slot(
@@ -240,8 +244,7 @@ def _read_period(toks: Tokens, default_year: int | None = None) -> Period | Peri
     days = readers.knowledge().trading_days(None)
     found: list[Period | PeriodProblem] = [end] if (end := readers.read_data_end(toks, days)) is not None else []
     found += readers.read_holidays(toks) + readers.read_days(toks)  # in this order: each takes its words
-    trading = readers.read_trading_days(toks)
-    shift = readers.read_shift(toks)
+    trading, shift = readers.read_trading_days(toks), readers.read_shift(toks)
     spans = readers.read_spans(toks, default_year)
     found += readers.read_end_of(toks, spans, days)
     if problems := [p for p in found if isinstance(p, PeriodProblem)]:

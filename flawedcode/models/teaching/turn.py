@@ -22,6 +22,7 @@ from flawedcode.models.teaching.summary import is_summary
 TOOL, TIMEOUT_SECONDS = "run_python", 60  # every figure is one script of this tool's, allowed this long
 DECLINED = ("I read this as", "I could not", "I can't", "I don't", "I won't", "Which ")  # how this model's declines open
 ANSWERED = re.compile(r"\n\n(?:daily changes of )?[a-z_]+/[a-z_0-9]+ [a-z_0-9]+ \([^)]*\)(?:,| on) ")  # a figure after a decline
+SET_ASIDE = "\n(I set aside {}: I read {} as the setting, not the question.)"  # a story or a scene told with the ask: said, never read
 NO_ROW = ("there is no row that day", " has no row for ", " has no rows there")  # or a day or period with no data: nothing answered
 
 Call = tuple[str, dict[str, Any]]
@@ -56,7 +57,8 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     if len(outputs) == 2 == len({(r.series[0].name, r.period.first, r.period.last) for r in pair}) and pair[0].stat() is pair[1].stat():
         replies.append(answers.difference(pair, outputs))  # one ask over two periods, or two series over one: also the gap between them
     after = "\n" + builds_on_text(turn.builds_on) if turn.builds_on is not None else ""
-    after += "".join(f"\n(I set aside '{s}': no series, day, statistic or condition in it.)" for r in readings for s in getattr(r, "aside", ()))
+    asides = [f"'{s}'" for r in readings for s in getattr(r, "aside", ())]
+    after += SET_ASIDE.format(", ".join(asides), "them" if len(asides) > 1 else "it") if asides else ""
     return "\n\n".join(dict.fromkeys(replies)) + after, []  # two asks read as one request: answered once
 
 
