@@ -104,7 +104,7 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
             unused.append(token)
     unused = list(ask.unusable) + unused
     lowered = clause.rest.lower()
-    unused += [phrase for phrase in WORDS["words"]["unsupported"] if re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", lowered)
+    unused += [phrase for phrase in WORDS["words"]["unsupported"] if phrase in lowered and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", lowered)
                and not any(phrase in used for used in ask.slot_words)]  # 'in each quarter' read as a grouping: used
     comparison = COMPARISON.search(text if ask.unusable else lowered)  # a comparison the unusable condition holds is named there
     if comparison and ask.threshold is None and ask.combine is None:

@@ -204,6 +204,8 @@ class Vocabulary:
         taken = [False] * len(lowered)
         found: list[tuple[int, str, str, str]] = []  # (position, kind, value, phrase)
         for phrase, kind, value in self._phrases:
+            if phrase not in lowered:
+                continue  # never found: no pattern to build (hundreds of names a call overflow re's cache of compiled patterns)
             pattern = r"(?<![\w/])" + re.escape(phrase) + r"(?![\w])"
             for match in re.finditer(pattern, lowered):
                 span = range(match.start(), match.end())

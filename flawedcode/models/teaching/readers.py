@@ -111,7 +111,7 @@ def _hyphen_parts(word: str) -> list[str]:
 
 
 def mend_typo(word: str) -> str:
-    if len(word) < 4 or word in knowledge().known_words or not word.isalpha():
+    if not 4 <= len(word) <= 40 or word in knowledge().known_words or not word.isalpha():
         return word
     from rapidfuzz import fuzz, process
     best = process.extractOne(word, knowledge().typo_targets, scorer=fuzz.ratio, score_cutoff=TYPO_SCORE)
@@ -221,7 +221,7 @@ class Ambiguous(Series):
 
 def read_phrase(toks: Tokens, table: dict[str, object]) -> tuple[object, tuple[str, ...]] | None:
     """The longest phrase of ``table`` among the free tokens: (its value, its words)."""
-    for phrase in sorted(table, key=lambda p: -len(p.split())):
+    for phrase in sorted((p for p in table if p.split()[0] in toks.words), key=lambda p: -len(p.split())):  # (its first word said)
         if (at := toks.find(phrase)) is not None:
             return table[phrase], toks.take(range(at, at + len(phrase.split())))
     return None

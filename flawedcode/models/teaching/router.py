@@ -35,7 +35,7 @@ FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", 
            ("$bn", Unit.MILLIONS): 1000}  # (the column's unit, the unit asked) -> factor
 SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)  # What a period asked with no statistic gets.
 Reading = Request | Decline
-PIVOT = re.compile(r"(?is)\A(.*\w.*)\b(?:" + "|".join(map(re.escape, WORDS["pivots"]["words"])) + r")\b[\s,:-]*")  # the story: the last one
+PIVOT = re.compile(r"(?i)\b(?:" + "|".join(map(re.escape, WORDS["pivots"]["words"])) + r")\b[\s,:-]*")  # searched, never backtracked
 SCENE_PARTS = re.compile(r"((?<=[.!?])\s+|(?<=\w):\s+|\s[-\u2013\u2014]+\s|\s*\([^()]*\)[.!]?\s*)")  # sentences, a lead, a remark in brackets
 
 
@@ -76,8 +76,8 @@ def set_aside(text: str) -> tuple[str, tuple[str, ...]]:
 
 def told(text: str) -> tuple[str, str]:
     """(the ask, the story before its last ``[pivots]`` phrase: '..., anyway what I need is ...'); no story with a ``[scene]`` word in it."""
-    story = PIVOT.match(text)
-    return (text[story.end():], story[1].strip(" ,.")) if story and not set(readers.tokens(story[1]).words) & SCENE else (text, "")
+    story = (pivots := list(PIVOT.finditer(text))) and text[:pivots[-1].start()].strip(" ,.")
+    return (text[pivots[-1].end():], story) if story and not set(readers.tokens(story).words) & SCENE else (text, "")
 
 
 def scene(said: str) -> bool:
