@@ -1411,3 +1411,32 @@ def test_a_refused_unit_and_a_two_digit_year_are_read(ask, expected, tmp_path):
     year's two digits as a word it could not use."""
     reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
     assert expected() in reply, reply
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("ok long story short, the max sofr in Q2 2024?", lambda: f"max {frame('sofr').loc['2024-04':'2024-06', 'rate'].max():.4f}"),
+    ("median effr in 2024 if it's easy", lambda: f"median {frame('effr').loc['2024', 'rate'].median():.4f}")])
+def test_a_pivot_with_no_story_before_it_and_a_polite_condition_are_read_past(ask, expected, tmp_path):
+    """'long story short' with nothing told before it was read as a request for prose ('I can't write prose'), and 'if it's easy' (register
+    set 3's rambling ask) was named as words it could not use."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply and "set aside" not in reply, reply
+
+
+@pytest.mark.parametrize(("ask", "sign"), [("the average 2s10s in 2023 when it was positive", "positive"),
+                                           ("median 10y minus 2y in 2024 on negative days", "negative")])
+def test_a_sign_of_the_days_with_another_statistic_is_named_never_dropped(ask, sign, tmp_path):
+    """'the average 2s10s in 2023 when it was positive' gave the mean of all 249 days (-63.8795): the older rules read 'positive' only as
+    a count's condition, and with a mean it was silently dropped. One day's value still answers 'was it positive on ...?' itself."""
+    replies = converse(offline_model(), [ask, "was the 2s10s positive on 2024-03-15?"], fast_workspace(tmp_path))
+    assert "values:" not in replies[0] and f"'{sign}'" in replies[0], replies[0]
+    assert f"on 2024-03-15: {frame('ty').loc['2024-03-15', 'spread_10y_2y_bp']:.4f}" in replies[1], replies[1]
+
+
+@pytest.mark.parametrize("ask", ["the sofr max minus the effr min in 2024", "highest tgcr minus highest bgcr over Q1 2024"])
+def test_a_statistic_on_each_side_of_minus_is_declined_never_the_gaps_statistic(ask, tmp_path):
+    """'the sofr max minus the effr min in 2024' gave the max and the min of the daily SOFR-EFFR gap (18 and -2 bp): a statistic of
+    another series. The max of one minus the max of the other is not the max of their gap; a mean of each side still is the gap's mean."""
+    replies = converse(offline_model(), [ask, "average sofr minus average effr for 2024"], fast_workspace(tmp_path))
+    assert "values:" not in replies[0] and "a statistic of each side" in replies[0], replies[0]
+    assert f"mean {frame('repo').loc['2024', 'sofr_minus_effr_bp'].mean():.4f}" in replies[1], replies[1]

@@ -11,7 +11,7 @@ import re
 
 from flawedcode.models import offline_words as lexicon
 from flawedcode.models.offline_answers import TRANSFORM_NAMES, stat_name
-from flawedcode.models.offline_data import FRAME_ONLY_WORDS, DataAsk, Series
+from flawedcode.models.offline_data import FRAME_ONLY_WORDS, SIGN_WORDS, DataAsk, Series
 from flawedcode.models.offline_entities import Vocabulary
 from flawedcode.models.offline_plan import Clause, Task, reply
 from flawedcode.models.offline_words import TOKEN, WORDS, content_words, message, singular, tags_in, word_set
@@ -109,6 +109,9 @@ def unused_words(clause: Clause, ask: DataAsk, vocabulary: Vocabulary, notes: li
     comparison = COMPARISON.search(text if ask.unusable else lowered)  # a comparison the unusable condition holds is named there
     if comparison and ask.threshold is None and ask.combine is None:
         unused.append(comparison.group(0))  # 'above the top of the target range': a comparison it did not apply
+    sign = SIGN_WORDS.search(lowered) if ask.threshold is None and ask.period.start != ask.period.end else None
+    if sign and sign.group(1) in ("positive", "negative"):  # 'the mean 2s10s in 2023 when it was positive': a sign of the days, not applied
+        unused.append(sign.group(1))  # (one day's value says its sign itself)
     than_what = re.search(r"\b(?:higher|lower|greater|bigger|smaller|larger)\b", lowered) if ask.stats == ["count"] else None
     if than_what and ask.threshold is None and ask.combine is None:
         unused.append(than_what.group(0))  # 'how many days was sofr higher?': higher than what, it does not say

@@ -169,8 +169,7 @@ def knowledge(root: str | None = None) -> Knowledge:
 
 
 def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Column:
-    dataframe = frame.split("/")[1]
-    parts = [part for part in name.lower().split("_") if part]
+    dataframe, parts = frame.split("/")[1], [part for part in name.lower().split("_") if part]
     if (match := re.fullmatch(r"sven(p?)y(\d\d)", name.lower())):  # the fitted curve's columns carry their tenor
         parts = [name.lower(), f"{int(match[2])}y", "par" if match[1] else "zero"]
     keys = {part: 0.4 if part in WORDS["ignored"]["words"] or part.isdigit() else 2.0 for part in parts}  # "value", "1": not a column alone
@@ -405,8 +404,7 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
     """Quarters, halves, seasons, months and month ranges, years."""
     found: list[Period] = []
     for i in toks.free():
-        word = toks.words[i]
-        if (match := re.fullmatch(r"q([1-4])", word)):
+        if (match := re.fullmatch(r"q([1-4])", toks.words[i])):
             year_at = next((j for j in (i + 1, i + 2) if j < len(toks.words) and _year(toks.words[j])), None)
             year = _year(toks.words[year_at]) if year_at is not None else default_year
             if year is not None:

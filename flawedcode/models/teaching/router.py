@@ -76,8 +76,10 @@ def set_aside(text: str) -> tuple[str, tuple[str, ...]]:
 
 def told(text: str) -> tuple[str, str]:
     """(the ask, the story before its last ``[pivots]`` phrase: '..., anyway what I need is ...'); no story with a ``[scene]`` word in it."""
-    story = (pivots := list(PIVOT.finditer(text))) and text[:pivots[-1].start()].strip(" ,.")
-    return (text[pivots[-1].end():], story) if story and not set(readers.tokens(story).words) & SCENE else (text, "")
+    pivots = list(PIVOT.finditer(text))
+    story = text[:pivots[-1].start()].strip(" ,.") if pivots else ""
+    said = set(readers.tokens(story).words)  # a story of ignored words only ('ok, long story short'): no story, the phrase dropped
+    return (text, "") if not pivots or said & SCENE else (text[pivots[-1].end():], story if said - IGNORED else "")
 
 
 def scene(said: str) -> bool:
@@ -245,8 +247,7 @@ def _read_period(toks: Tokens, default_year: int | None = None) -> Period | Peri
     found: list[Period | PeriodProblem] = [end] if (end := readers.read_data_end(toks, days)) is not None else []
     found += readers.read_holidays(toks) + readers.read_days(toks)  # in this order: each takes its words
     trading, shift = readers.read_trading_days(toks), readers.read_shift(toks)
-    spans = readers.read_spans(toks, default_year)
-    found += readers.read_end_of(toks, spans, days)
+    found += readers.read_end_of(toks, readers.read_spans(toks, default_year), days)  # the spans read, or an edge of one
     if problems := [p for p in found if isinstance(p, PeriodProblem)]:
         return problems[0]
     periods = _distinct([p for p in found if isinstance(p, Period)])
@@ -317,6 +318,8 @@ def _complete_or_decline(request: Request, toks: Tokens) -> Reading | None:
         return None  # never guessed, the old model reads it (it scores docs words)
     if request.series and WORDS["statistics"].get(" ".join(unused)) == "correlation":
         return Decline(request, (), f"a correlation is between two series, and I read one: {request.series[0].name}")
+    if "minus" in toks.words and set(toks.words[toks.words.index("minus"):]) & set(WORDS["statistics"]) and request.stat() is not Statistic.MEAN:
+        return None  # 'the sofr max minus the effr min': a statistic of each side, never of their gap's column (the old model declines it)
     if unused or not request.series:
         return Decline(request, unread_phrases(toks), "")
     if request.ranking is not None and request.ranking.count > RANKED:

@@ -128,8 +128,7 @@ def is_note(text: str) -> bool:
 def write(messages: list[Said]) -> str:
     goals = (goal_in(text) if is_summary(text) else text for kind, text, _ in messages  # the first summary's goal or the first request
              if kind in ("human", "system") and (is_summary(text) and goal_in(text) or kind == "human" and not is_summary(text)))
-    goal = next(goals, "")
-    earlier = [text for kind, text, _ in messages if kind in ("human", "system") and is_summary(text)]
+    goal, earlier = next(goals, ""), [text for kind, text, _ in messages if kind in ("human", "system") and is_summary(text)]
     later = [text for kind, text, _ in messages if kind == "human" and not is_summary(text) and text != goal]
     actions = [call_text(name, args) for _, _, calls in messages for name, args in calls]
     outcomes = [outcome(text) for kind, text, _ in messages if kind == "tool"]
