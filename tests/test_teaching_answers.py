@@ -1429,7 +1429,7 @@ def test_a_sign_of_the_days_with_another_statistic_is_named_never_dropped(ask, s
     """'the average 2s10s in 2023 when it was positive' gave the mean of all 249 days (-63.8795): the older rules read 'positive' only as
     a count's condition, and with a mean it was silently dropped. One day's value still answers 'was it positive on ...?' itself."""
     replies = converse(offline_model(), [ask, "was the 2s10s positive on 2024-03-15?"], fast_workspace(tmp_path))
-    assert "values:" not in replies[0] and f"'{sign}'" in replies[0], replies[0]
+    assert "values:" not in replies[0] and f"'{sign}'" in replies[0] and "keep only the days a condition" in replies[0], replies[0]
     assert f"on 2024-03-15: {frame('ty').loc['2024-03-15', 'spread_10y_2y_bp']:.4f}" in replies[1], replies[1]
 
 

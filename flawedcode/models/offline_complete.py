@@ -149,7 +149,7 @@ def decline_unused(ask: DataAsk, unused: list[str]) -> Task:
     bound, day = ([words for words in ask.unusable if re.fullmatch(WORDS["patterns"][name], words)] for name in ("event_bound", "event_day"))
     why = ("no column gives the date of that event, so I can't bound the period by it" if bound else
            "I can't pick a day by what a series did on it (ask when that series did it, then for that day)" if day else
-           "I can't keep only the days a condition on the values selects" if ask.unusable else
+           "I can't keep only the days a condition on the values selects" if ask.unusable or {"positive", "negative"} & set(unused) else
            "I can't apply a negation or an exclusion" if any(word in NEGATIONS for word in unused) else
            f"{'they name' if len(unused) > 1 else 'it names'} no column, date, statistic or condition I know")
     return reply(message("unused_words", understood=understood(ask), words=", ".join(f"'{' '.join(word.split())}'" for word in unused[:4]), why=why,
