@@ -34,7 +34,7 @@ _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)? (?:{_MONTH})|(?:{_MONTH}) \d{{1,2}})"
 YEAR_ONCE = re.compile(rf"\b({_DAY}) (to|through|thru|until|and|-) ({_DAY}),? (\d{{4}})\b")  # '11 nov to 15 nov 2024': the year, for both days
 SEPARATORS, PERIOD_UNITS = {"?", ";"}, {"day", "week", "month", "quarter", "year"}
-REFUSED = {f"{no} {unit}": None for no in WORDS["refused_units"]["words"] for unit in WORDS["units"]}  # 'not in percent', 'rather than bp'
+REFUSED = {f"{no} {unit}": None for no in WORDS["refused"]["words"] for unit in WORDS["units"]}  # 'not in percent', 'rather than bp'
 ALIASES = [(re.compile(rf"(?<![\w/-]){re.escape(alias)}(?![\w/-])"), target) for alias, target in WORDS["aliases"].items()]  # 'take-up,'
 
 
@@ -235,7 +235,7 @@ def read_statistics(toks: Tokens) -> tuple[Slot, ...]:
     """The statistic asked, or several in the message's order when each describes the values ('mean, min and max'). A statistic ruled out
     beside another one asked ('not the avg, the median', 'the max rather than the min') is no ask: its words are taken."""
     for i in toks.free():
-        at = i + (1 if toks.words[i] == "not" else 2 if toks.words[i:i + 2] in (["instead", "of"], ["rather", "than"]) else 0)
+        at = i + next((len(no.split()) for no in WORDS["refused"]["words"] if toks.words[i:i + len(no.split())] == no.split()), 0)
         at += at > i and toks.words[at:at + 1] in (["the"], ["a"])
         n = next((n for n in (3, 2, 1) if at > i and at + n <= len(toks.words) and " ".join(toks.words[at:at + n]) in WORDS["statistics"]), 0)
         if n and read_statistic(Tokens(toks.words, toks.used | set(range(i, at + n)))):
