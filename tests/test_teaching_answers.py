@@ -1440,3 +1440,23 @@ def test_a_statistic_on_each_side_of_minus_is_declined_never_the_gaps_statistic(
     replies = converse(offline_model(), [ask, "average sofr minus average effr for 2024"], fast_workspace(tmp_path))
     assert "values:" not in replies[0] and "a statistic of each side" in replies[0], replies[0]
     assert f"mean {frame('repo').loc['2024', 'sofr_minus_effr_bp'].mean():.4f}" in replies[1], replies[1]
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("=AVERAGE(SOFR[rate]) - AVERAGE(EFFR[rate]) for H1 2024, result in bp",
+     lambda: f"sofr_minus_effr_bp (bp), 2024-01-02 to 2024-06-28, 125 values: mean {frame('repo').loc['2024-01':'2024-06', 'sofr_minus_effr_bp'].mean():.4f}"),
+    ("avg(sofr)-avg(effr) over 2024", lambda: f"mean {frame('repo').loc['2024', 'sofr_minus_effr_bp'].mean():.4f}"),
+    ("=MAX(EFFR[rate]) for Q3 2024", lambda: f"max {frame('effr').loc['2024-07':'2024-09', 'rate'].max():.4f}"),
+    ("effr (the overnight rate) - in 2023 - on average?", lambda: f"mean {frame('effr').loc['2023', 'rate'].mean():.4f}")])
+def test_a_formula_subtracts_and_a_dash_between_words_does_not(ask, expected, tmp_path):
+    """A spreadsheet's '=AVERAGE(SOFR[rate]) - AVERAGE(EFFR[rate])' gave the two means and dropped the subtraction: its ' - ' was read
+    as a dash. A '-' between two calls subtracts (the mean of each side, on the same days, is their gap's mean); a dash between words
+    still sets a remark apart."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply and "values:" in reply and reply.count("values:") == 1, reply
+
+
+def test_a_formula_with_another_statistic_on_each_side_is_declined(tmp_path):
+    """'=MEDIAN(SOFR) - MEDIAN(EFFR)' gave two medians: the median of each side is not their gap's median, so it is declined by name."""
+    reply = converse(offline_model(), ["=MEDIAN(SOFR) - MEDIAN(EFFR) in 2024"], fast_workspace(tmp_path))[-1]
+    assert "values:" not in reply and "a statistic of each side" in reply, reply

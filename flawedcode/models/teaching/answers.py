@@ -150,12 +150,11 @@ def _one(request: Request, name: str, found: dict) -> str:
 
 
 def decline_text(decline: Decline) -> str:
-    understood = describe(decline.understood)
     if decline.reason and not decline.unused:
         return f"I can't answer that: {decline.reason}."
     if decline.reason:
-        return f"I read this as the {understood}, but I can't answer it: {decline.reason}."
+        return f"I read this as the {describe(decline.understood)}, but I can't answer it: {decline.reason}."
     words, it = ", ".join(f"'{word}'" for word in decline.unused), "it" if len(decline.unused) == 1 else "them"
-    return (f"I read this as the {understood}, but I could not use {words}: I read no column, date, statistic or "
+    return (f"I read this as the {describe(decline.understood)}, but I could not use {words}: I read no column, date, statistic or "
             f"condition of the catalog from {it}, and without {it} I would be answering a different question, so I "
             f"computed nothing. Rephrase without {it}, or ask me for the docs.")

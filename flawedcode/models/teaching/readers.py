@@ -65,10 +65,10 @@ class Tokens:
 
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
-    lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", without_label(text).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
+    lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", without_label(formula(text)).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
     lowered = re.sub(r"\b(?:([qh][1-4])\s?[-/']?|([1-4])q)(\d\d)\b", lambda m: f"{m[1] or 'q' + m[2]} 20{m[3]}", re.sub(
         r"(?<=\s)'(\d\d)\b", r"20\1", lowered))  # "Q3-23", "q1'24", "1Q24", "H2-24", "May '24": the year's two digits
-    lowered = re.sub(r"(?<=\d):(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24', '16 sep 2024 - 31 oct 2024'
+    lowered = re.sub(r"(?<=\d):(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24'
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
     raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
@@ -86,6 +86,12 @@ def tokens(text: str) -> Tokens:
             word = f"{match[1]}{WORDS['tenors'].get(match[2], match[2][0])}"
         words += [word[:-2 - word.endswith("s")], "dp"] if re.fullmatch(r"\d+dps?", word) else [mend_typo(word)]  # '3dp': 3 decimals
     return Tokens(words)
+
+
+def formula(text: str) -> str:
+    """A formula ('=AVERAGE(SOFR[rate]) - AVERAGE(EFFR[rate])', 'avg(sofr)-avg(effr)') as words: '-' between calls subtracts, brackets are spaces."""
+    text, calls = re.subn(r"(?<=[)\]])\s*-\s*(?=[A-Za-z]+\()", " minus ", text)
+    return re.sub(r"[=()\[\]]", " ", text) if calls or re.search(r"=\s*[A-Za-z]+\(", text) else text
 
 
 def without_label(text: str) -> str:
@@ -183,9 +189,8 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
 
 def read_series(toks: Tokens) -> Series | None:
     """The one column the free words name best; a tie between two columns is ``Ambiguous`` (asked back)."""
-    free = toks.free()
+    free, scored = toks.free(), list[tuple[float, Column]]()
     said = {toks.words[i] for i in free}
-    scored: list[tuple[float, Column]] = []
     for column in knowledge().columns:
         score = sum(weight for key, weight in column.keys.items() if key in said)
         if score < 2 or not _in_order(column, [toks.words[i] for i in free]):
@@ -195,11 +200,10 @@ def read_series(toks: Tokens) -> Series | None:
         scored.append((score, column))
     if not scored:
         return None
-    scored.sort(key=lambda item: -item[0])
-    column = scored[0][1]
+    (top, column), *rest = sorted(scored, key=lambda item: -item[0])
     used = [i for i in free if toks.words[i] in column.keys or "_minus_" in column.name and toks.words[i] in ("spread", "gap", "difference")]
-    if len(scored) > 1 and scored[1][0] > scored[0][0] - 1e-9:
-        return Ambiguous(column.frame, column.name, column.unit, toks.take(used), others=(scored[1][1].frame + "." + scored[1][1].name,))
+    if rest and rest[0][0] > top - 1e-9:
+        return Ambiguous(column.frame, column.name, column.unit, toks.take(used), others=(rest[0][1].frame + "." + rest[0][1].name,))
     return Series(column.frame, column.name, column.unit, toks.take(used))
 
 
@@ -383,8 +387,7 @@ def read_days(toks: Tokens) -> list[Period | PeriodProblem]:
 
 
 def _day_number(word: str) -> int | None:
-    match = re.fullmatch(r"(\d{1,2})(st|nd|rd|th)?", word)
-    return WORDS["ordinals"].get(word) or (int(match[1]) if match and 1 <= int(match[1]) <= 31 else None)
+    return WORDS["ordinals"].get(word) or (int(d[1]) if (d := re.fullmatch(r"(\d{1,2})(st|nd|rd|th)?", word)) and 1 <= int(d[1]) <= 31 else None)
 
 
 def read_holidays(toks: Tokens) -> list[Period]:
@@ -503,8 +506,7 @@ def shifted(day: date, shift: Shift, days: list[date]) -> date:
     if shift.unit == "trading_day":
         at = bisect.bisect_left(days, day) + shift.steps
         return days[max(0, min(at, len(days) - 1))] if 0 <= at < len(days) else day + timedelta(days=shift.steps)
-    moved = moved_on_calendar(day, shift)
-    at = bisect.bisect_right(days, moved) - 1
+    at = bisect.bisect_right(days, moved := moved_on_calendar(day, shift)) - 1
     return days[at] if at >= 0 and moved <= days[-1] else moved
 
 

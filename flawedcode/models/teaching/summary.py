@@ -167,9 +167,8 @@ def outcome(content: str) -> str:
 
 
 def artifacts(messages: list[Said]) -> list[str]:
-    found = [path for _, text, calls in messages for path in [*PATH.findall(text), *(
-        args[key] for _, args in calls for key in ("path", "file_path") if isinstance(args.get(key), str))]]
-    unique = list(dict.fromkeys(found))
+    unique = list(dict.fromkeys(path for _, text, calls in messages for path in [*PATH.findall(text), *(
+        args[key] for _, args in calls for key in ("path", "file_path") if isinstance(args.get(key), str))]))
     return [path for path in unique if not any(other != path and other.startswith(path) for other in unique)]  # no cut-off copies
 
 
