@@ -263,11 +263,13 @@ def test_the_month_end_values_of_a_series_are_averaged_on_those_days_only(tmp_pa
 
 
 def test_by_how_many_after_levels_is_the_gap_never_one_level_converted(tmp_path):
-    """Red-team sessions: after the 2023 means of SOFR and EFFR, 'by how many bp?' gave EFFR's mean in bp (502.5382 bp).
-    After a change it is that change in bp."""
+    """Red-team sessions: after the 2023 means of SOFR and EFFR, 'by how many bp?' gave EFFR's mean in bp (502.5382 bp). It is
+    the gap between the two means (once declined, now computed, as the pair is one answer of two figures). After a change it is
+    that change in bp."""
     replies = converse(offline_model(), ["mean sofr and effr in 2023", "by how many bp?", "how much did sofr change in 2024",
                                          "by how many bp?"], fast_workspace(tmp_path))
-    assert replies[1].startswith("I can't answer that: 'by how many bp?' asks for a gap between figures"), replies[1]
+    gap = (frame("effr").loc["2023", "rate"].mean() - frame("sofr").loc["2023", "rate"].mean()) * 100
+    assert f"money_markets/effr.rate minus money_markets/sofr.rate (mean): {gap:+.4f} bp" in replies[1], replies[1]
     assert "change -82.0000 bp" in replies[3], replies[3]
 
 
@@ -1444,7 +1446,7 @@ def test_a_statistic_on_each_side_of_minus_is_declined_never_the_gaps_statistic(
 
 @pytest.mark.parametrize(("ask", "expected"), [
     ("=AVERAGE(SOFR[rate]) - AVERAGE(EFFR[rate]) for H1 2024, result in bp",
-     lambda: f"sofr_minus_effr_bp (bp), 2024-01-02 to 2024-06-28, 125 values: mean {frame('repo').loc['2024-01':'2024-06', 'sofr_minus_effr_bp'].mean():.4f}"),
+     lambda: f"sofr_minus_effr_bp (bp), {_figure('repo', 'sofr_minus_effr_bp', '2024-01', '2024-06', 'mean')}"),
     ("avg(sofr)-avg(effr) over 2024", lambda: f"mean {frame('repo').loc['2024', 'sofr_minus_effr_bp'].mean():.4f}"),
     ("=MAX(EFFR[rate]) for Q3 2024", lambda: f"max {frame('effr').loc['2024-07':'2024-09', 'rate'].max():.4f}"),
     ("effr (the overnight rate) - in 2023 - on average?", lambda: f"mean {frame('effr').loc['2023', 'rate'].mean():.4f}")])
@@ -1460,3 +1462,56 @@ def test_a_formula_with_another_statistic_on_each_side_is_declined(tmp_path):
     """'=MEDIAN(SOFR) - MEDIAN(EFFR)' gave two medians: the median of each side is not their gap's median, so it is declined by name."""
     reply = converse(offline_model(), ["=MEDIAN(SOFR) - MEDIAN(EFFR) in 2024"], fast_workspace(tmp_path))[-1]
     assert "values:" not in reply and "a statistic of each side" in reply, reply
+
+
+def _figure(name: str, column: str, first: str, last: str, statistic: str) -> str:
+    values = frame(name).loc[first:last, column]
+    return f"{values.index[0]:%Y-%m-%d} to {values.index[-1]:%Y-%m-%d}, {len(values)} values: {statistic} {getattr(values, statistic)():.4f}"
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("median sofr in the first quarter of the dataset", lambda: _figure("sofr", "rate", "2023-01", "2023-03", "median")),
+    ("max effr in the final month of the data", lambda: _figure("effr", "rate", "2024-12", "2024-12", "max")),
+    ("mean 2y in the quarter before the last one in the data", lambda: _figure("ty", "yield_2y", "2024-07", "2024-09", "mean")),
+    ("average effr the month before June 2024", lambda: _figure("effr", "rate", "2024-05", "2024-05", "mean")),
+    ("max sofr in the quarter after Q2 2023", lambda: _figure("sofr", "rate", "2023-07", "2023-09", "max")),
+    ("median 10y in the month after 2023", lambda: _figure("ty", "yield_10y", "2024-01", "2024-01", "median"))])
+def test_a_period_at_an_edge_of_the_data_or_next_to_another_is_that_period(ask, expected, tmp_path):
+    """'the first month of the data' gave the mean of all 500 days, 'the month before december 2024' every day before December 2024, and
+    'the month after the last one in the data' the mean of all the data: each an answer to another question."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply, reply
+
+
+@pytest.mark.parametrize(("ask", "said"), [("mean 10y in the month after the last one in the data", "I don't have data for 2025-01-01 to 2025-01-31"),
+                                           ("the average sofr the year before march 2024", "I can't count 'year before' from 'march 2024'")])
+def test_a_period_past_the_data_or_counted_from_a_shorter_one_is_declined(ask, said, tmp_path):
+    """A month after the data ends has no values; 'the year before march 2024' could be March 2023 or all of 2023: neither is guessed."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert said in reply and "values:" not in reply, reply
+
+
+def test_two_series_with_one_statistic_and_their_gap_between_them(tmp_path):
+    """'the median 5y and 30y in H2 2023' went to the older rules (the first ask had no period of its own), so 'the difference between
+    them in bp?' got the docs. Now both medians, then their gap in bp."""
+    replies = converse(offline_model(), ["the median 5y and 30y in H2 2023", "what's the difference between them in bp?"], fast_workspace(tmp_path))
+    h2 = frame("ty").loc["2023-07":"2023-12"]
+    assert f"median {h2['yield_5y'].median():.4f}" in replies[0] and f"median {h2['yield_30y'].median():.4f}" in replies[0], replies[0]
+    gap = (h2["yield_30y"].median() - h2["yield_5y"].median()) * 100
+    assert f"yield_30y minus yield_curve/treasury_yields.yield_5y (median): {gap:+.4f} bp" in replies[1], replies[1]
+
+
+def test_a_unit_asked_after_a_change_between_periods_is_the_changes(tmp_path):
+    """'How did the average sofr change from Q1 2024 to Q4 2024? In bp.': the unit was read as a follow-up of the second period only,
+    and the change was never given."""
+    reply = converse(offline_model(), ["How did the average sofr change from Q1 2024 to Q4 2024? In bp."], fast_workspace(tmp_path))[-1]
+    change = (frame("sofr").loc["2024-10":"2024-12", "rate"].mean() - frame("sofr").loc["2024-01":"2024-03", "rate"].mean()) * 100
+    assert f"the mean changed by {change:+.4f} bp" in reply, reply
+
+
+def test_a_follow_up_naming_a_word_of_several_columns_takes_the_last_series_or_asks(tmp_path):
+    """'what about the spread?' after SOFR's mean gave SOFR's mean again, 'spread' dropped. A word several columns share is the last
+    series' own column when it has one ('the volume' after EFFR: EFFR's volume), else declined."""
+    replies = converse(offline_model(), ["mean effr in 2024", "and the volume?", "how about the spread?"], fast_workspace(tmp_path))
+    assert f"money_markets/effr volume_bn ($bn), {_figure('effr', 'volume_bn', '2024', '2024', 'mean')}" in replies[1], replies[1]
+    assert "'spread' fits more than one column" in replies[2] and "values:" not in replies[2], replies[2]

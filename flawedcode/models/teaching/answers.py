@@ -75,8 +75,7 @@ def answer(request: Request, output: str) -> str:
 def difference(pair: list[Request], outputs: list[str]) -> str:
     """One ask over two periods ('from H1 2023 to H1 2024'): the change between their figures; two series in one unit: the gap."""
     name, (one, two), (a, b) = pair[0].stat().value, pair, (pair[0].series[0], pair[1].series[0])
-    key = "count_value" if name == "count" else name  # a count's figure: the days kept (the condition's), never all the values
-    first, second = ((figures_in(output) or {}).get(key) for output in outputs)
+    first, second = ((figures_in(output) or {}).get("count_value" if name == "count" else name) for output in outputs)  # a count's: the days kept
     if a.unit != b.unit:
         return f"{a.name} is in {a.unit} and {b.name} in {b.unit}: one can't be set against the other."
     if not all(isinstance(value, (int, float)) for value in (first, second)) or a.name != b.name and one.period.first != two.period.first:
@@ -112,18 +111,16 @@ def _reading(request: Request, found: dict) -> str:
 
 def _figure_text(request: Request, found: dict) -> str:
     if request.condition is not None:
-        condition = request.condition
         side = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below", "==": "equal to"}
         unit = request.series[0].unit  # the threshold as compared: in the column's own unit
-        return (f"{found['matching']} of {found['count']} days {side[condition.comparison.value]} "
+        return (f"{found['matching']} of {found['count']} days {side[request.condition.comparison.value]} "
                 f"{_threshold(request):g}{UNIT_SUFFIX.get(unit or '', '')}" + (
             f", the first on {found['first_match']}" * bool(found["matching"] and request.stat() is Statistic.FIRST_DATE)) + (
             f" ({100 * found['matching'] / found['count']:.2f}% of the days)" if request.unit and request.unit.value is Unit.PERCENT else ""))
     if (ranking := request.ranking) is not None:  # 'the 3 lowest: 2023-03-29 3.9900; ...', in the column's unit
         return f"the {ranking.count} {'highest' if ranking.direction.value == 'top' else 'lowest'}: " + "; ".join(
             f"{day} {value:.{4 if request.decimals is None else request.decimals}f}" for day, value in found[ranking.direction.value][:ranking.count])
-    names = [slot.value.value for slot in request.statistics] or [request.stat().value]
-    return ", ".join(_one(request, name, found) for name in names)
+    return ", ".join(_one(request, name, found) for name in [slot.value.value for slot in request.statistics] or [request.stat().value])
 
 
 UNIT_SUFFIX = {"percent": "%", "bp": " bp", "$bn": " $bn", "billions": " $bn", "trillions": " $tn", "millions": " $mn"}

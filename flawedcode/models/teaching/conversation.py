@@ -15,7 +15,7 @@ from functools import cache
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Period, Request, Series, Slot, Statistic
-from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, check, describe, read_message
+from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, check, read_message
 
 CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
 PAIRED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
@@ -81,20 +81,19 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if fresh is None and state is None and not deferred and refers:
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
     unit, series = readers.read_unit(toks := readers.Tokens(list(words))), readers.read_series(toks)  # 'bp' is a unit here, never a spread column
-    gap = ("by", "how") in zip(words, words[1:])  # 'by how many bp?', 'DENISE: By how many bp?'
-    if gap and fresh is None and (state is None or state.stat() not in CHANGES) and series is None and not _read_period(toks):
+    gap = ("by", "how") in zip(words, words[1:]) or "them" in words and bool({"spread", "gap", "difference"} & set(words))  # 'the gap between them?'
+    if gap and fresh is None and (state is None or state.stat() not in CHANGES) and (series is None or "them" in words) and not _read_period(toks):
         # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted; after one ask's two figures, their gap
-        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat() and unit:
-            return Turn([check(replace(request, unit=unit)) for request in pair], None)
-        return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I can't subtract one answer from another: ask for it "
-                         "whole ('sofr minus effr in 2023, in bp')")
+        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat():
+            return Turn([check(replace(request, unit=unit or request.unit)) for request in pair], None)
+        return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I subtract only two figures of one "
+                         "statistic given together, which my last answer was not: ask for it whole ('sofr minus effr in 2023, in bp')")
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
     opener = f"{' '.join(words[:2])} ".startswith(FOLLOW_UP) and not set(words) <= IGNORED  # 'ok and the 2 year?' (never 'hmm interesting')
     pointing = series is None or set(words) & {"it", "its", "that", "those", "them"}  # 'and when did it first get that low?': its figure
     if declined and (readings is None and (state is None or pointing) and opener or bare and not (opener and state)):
         return Turn.declined(f"{unanswered}: ask it in full")
-    when = set(words) & {"when", "day", "date"} and set(words) - IGNORED <= {"which", "day", "date", "?"}  # 'and when?', 'on which day?'
-    if readings is None and not deferred and when:
+    if readings is None and not deferred and set(words) & {"when", "day", "date"} and set(words) - IGNORED <= {"which", "day", "date", "?"}:
         if state is None or state.stat() in (Statistic.MIN, Statistic.MAX):  # after a high or a low: its answer names the day
             return Turn([state], state) if state else Turn.declined(f"'{latest.strip()}' asks about a figure whose request I can't see")
     builds_on = state if state is not None and readings != fresh else None
@@ -158,10 +157,6 @@ def _taken_from(declined: str, words: list[str], state: Request | None) -> str |
     if refers and period and (width is None or not isinstance(period, Period) or period.granularity is width):  # a problem or a shift: any
         return f"'{refers}' is its period"
     return None
-
-
-def builds_on_text(request: Request) -> str:
-    return f"(Building on your earlier request: the {describe(request)}.)"
 
 
 @cache

@@ -12,7 +12,7 @@ import bisect
 import calendar
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from functools import cache
 from pathlib import Path
@@ -33,6 +33,7 @@ MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)? (?:{_MONTH})|(?:{_MONTH}) \d{{1,2}})"
 YEAR_ONCE = re.compile(rf"\b({_DAY}) (to|through|thru|until|and|-) ({_DAY}),? (\d{{4}})\b")  # '11 nov to 15 nov 2024': the year, for both days
+LENGTHS = {"month": 1, "quarter": 3, "half": 6, "year": 12}  # a period's length in months, by its granularity or a shift's unit
 SEPARATORS, PERIOD_UNITS = {"?", ";"}, {"day", "week", "month", "quarter", "year"}
 REFUSED = {f"{no} {unit}": None for no in WORDS["refused"]["words"] for unit in WORDS["units"]}  # 'not in percent', 'rather than bp'
 ALIASES = [(re.compile(rf"(?<![\w/-]){re.escape(alias)}(?![\w/-])"), target) for alias, target in WORDS["aliases"].items()]  # 'take-up,'
@@ -71,9 +72,8 @@ def tokens(text: str) -> Tokens:
     lowered = re.sub(r"(?<=\d):(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24'
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
-    raw = [part for word in TOKEN.findall(lowered) for part in _hyphen_parts(word.replace(" ", ""))]
     words: list[str] = []
-    for word in raw:
+    for word in [part for found in TOKEN.findall(lowered) for part in _hyphen_parts(found.replace(" ", ""))]:
         stem = word.removesuffix("'s")  # "that month's", "2023's", "the bill's"; never "that's" (that is)
         word = stem if stem != word and (stem in knowledge().known_words or stem.isdigit()) and stem not in WORDS["contracted"]["words"] else word
         head, _, tail = word.partition("-")
@@ -183,8 +183,7 @@ def _column(frame: str, name: str, unit: str, title: set[str], main: bool) -> Co
     keys |= {word: 1.0 for word in title | {s for part in parts for s in WORDS["synonyms"].get(part, ())} if word not in keys}
     keys[dataframe] = keys.get(dataframe, 0.0) + (2.5 if main else 2.0)
     keys[frame.split("/")[0]] = 0.01  # its pipeline's id ('yield_curve/repo_public') names nothing more
-    specific = tuple(part for part in parts if part not in WORDS["generic"]["words"])
-    return Column(frame, name, unit, keys, specific)
+    return Column(frame, name, unit, keys, tuple(part for part in parts if part not in WORDS["generic"]["words"]))
 
 
 def read_series(toks: Tokens) -> Series | None:
@@ -268,8 +267,7 @@ def read_rounding(toks: Tokens) -> tuple[int, tuple[str, ...]] | None:
         if (count := {**WORDS["numbers"], "a": None}.get(before, int(before) if before.isdigit() else None)) is not None:
             return count, toks.take([at - 1, at] + [at + 1] * (toks.words[at + 1:at + 2] in (["place"], ["places"])))  # '2 decimal places'
     if found := read_phrase(toks, WORDS["rounding"]):
-        extra = [i for i in toks.free() if toks.words[i] in ("to", "a", "the", "nearest", "rounded", "round")]
-        return int(found[0]), found[1] + toks.take(extra)
+        return int(found[0]), found[1] + toks.take([i for i in toks.free() if toks.words[i] in ("to", "a", "the", "nearest", "rounded", "round")])
     return None
 
 
@@ -334,6 +332,7 @@ class PeriodProblem:
     text: str
     words: tuple[str, ...] = ()
     definite: bool = True  # False: a reading this package cannot make ('two periods'), which the old model may
+    own: bool = False  # True: declined here, never left to the old model
 
 
 def _year(word: str) -> int | None:
@@ -411,7 +410,7 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
             year_at = next((j for j in (i + 1, i + 2) if j < len(toks.words) and _year(toks.words[j])), None)
             year = _year(toks.words[year_at]) if year_at is not None else default_year
             if year is not None:
-                found.append(_quarter(year, int(match[1]), toks.take([i] + ([year_at] if year_at is not None else []))))
+                found.append(holding(date(year, 3 * int(match[1]), 1), "quarter", toks.take([i] + ([year_at] if year_at is not None else []))))
     for phrase, half in WORDS["halves"].items():
         while (at := toks.find(phrase)) is not None:
             end = at + len(phrase.split())
@@ -434,10 +433,6 @@ def read_spans(toks: Tokens, default_year: int | None) -> list[Period]:
         if (year := _year(toks.words[i])) is not None and toks.words[i + 1:i + 2] not in [[unit] for unit in WORDS["units"]]:
             found.append(Period(date(year, 1, 1), date(year, 12, 31), Granularity.YEAR, words=toks.take([i])))
     return found
-
-
-def _quarter(year: int, quarter: int, words: tuple[str, ...]) -> Period:
-    return Period(date(year, 3 * quarter - 2, 1), _last_day(year, 3 * quarter), Granularity.QUARTER, words=words)
 
 
 def _months(toks: Tokens, default_year: int | None) -> list[Period]:
@@ -482,23 +477,34 @@ def read_shift(toks: Tokens) -> Shift | None:
         if direction is None or i == 0 or (unit := toks.words[i - 1].removesuffix("s")) not in PERIOD_UNITS:
             continue
         count_word = toks.words[i - 2] if i >= 2 else ""
-        if count_word.isdigit() or count_word in WORDS["numbers"]:
-            steps, start = int(count_word) if count_word.isdigit() else WORDS["numbers"][count_word], i - 2
-        else:
-            steps, start = 1, i - 1
-            if unit == "day" and count_word in ("the", "business", "trading"):  # 'the day before', 'the business day before'
-                unit, start = "trading_day", start - (count_word != "the")  # the trading day before
+        steps, start = (int(count_word) if count_word.isdigit() else WORDS["numbers"][count_word], i - 2) if count_word.isdigit() or (
+            count_word in WORDS["numbers"]) else (1, i - 1)
+        if start == i - 1 and unit == "day" and count_word in ("the", "business", "trading"):  # 'the day before', 'the business day before'
+            unit, start = "trading_day", start - (count_word != "the")  # the trading day before
         return Shift(direction * steps, unit, toks.take(range(start, i + 1)))
     return None
 
 
-def read_data_end(toks: Tokens, days: list[date]) -> Period | None:
-    """'the end of the data', 'the last day of the data', 'the last day': the data's last (first) trading day."""
-    for phrase in ("end of the data", "last day of the data", "start of the data", "first day of the data", "last day"):
-        if (at := toks.find(phrase)) is not None:  # the data's first day for 'start' and 'first', else its last
-            day, anchor = (days[0], Anchor.DATA_START) if phrase.startswith(("start", "first")) else (days[-1], Anchor.DATA_END)
-            return Period(day, day, Granularity.DAY, anchor, words=toks.take(range(at, at + len(phrase.split()))))
-    return None
+def read_data_end(toks: Tokens, days: list[date]) -> list[Period]:
+    """'the end of the data', 'the last day', 'the first month of the data', 'the month before the last one in the dataset' ('one': the unit
+    named before it): the data's last (first) trading day, or the calendar month, quarter or year holding it."""
+    words, edges, units, periods = toks.words, WORDS["data_edges"]["edges"], WORDS["data_edges"]["units"], []
+    found = [(i - 3, i, units[words[i - 3]]) if words[i - 3] in units else (i - 4, i, words[i - 3]) for i in range(3, len(words))
+             if words[i] in ("data", "dataset") and words[i - 2:i] in (["of", "the"], ["in", "the"])]  # even 'the last one' ignored
+    for start, end, unit in found + [(at, at + 1, "day") for at in [toks.find("last day")] if at is not None and not found]:  # alone
+        unit = next((w for w in reversed(words[:start]) if w in PERIOD_UNITS), "") if unit == "one" else unit
+        if start < 0 or edges.get(words[start]) is None or unit not in PERIOD_UNITS - {"week"}:
+            continue
+        day, anchor = (days[0], Anchor.DATA_START) if edges[words[start]] == "first" else (days[-1], Anchor.DATA_END)
+        said = toks.take(range(start, end + 1))
+        periods.append(Period(day, day, Granularity.DAY, anchor, words=said) if unit == "day" else replace(holding(day, unit, said), anchor=anchor))
+    return periods
+
+
+def holding(day: date, unit: str, words: tuple[str, ...] = ()) -> Period:
+    """The calendar month, quarter or year holding ``day``."""
+    first = {"month": day.month, "quarter": (day.month - 1) // 3 * 3 + 1, "year": 1}[unit]
+    return Period(date(day.year, first, 1), _last_day(day.year, first + LENGTHS[unit] - 1), Granularity[unit.upper()], words=words)
 
 
 def shifted(day: date, shift: Shift, days: list[date]) -> date:
@@ -527,15 +533,10 @@ def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[P
     """'the end of q3 2024', 'the close of 2023', 'the start of 2024': one trading day of a period read already."""
     result = []
     for period in periods:
-        first_word = period.words[0] if period.words else ""
-        at = next((i for i in toks.used if toks.words[i] == first_word), None)
+        at = next((i for i in toks.used if toks.words[i] == (period.words[0] if period.words else "")), None)
         edge = next((toks.words[j] for j in (at - 2, at - 1) if at is not None and j >= 0 and j not in toks.used
                      and toks.words[j] in ("end", "close", "start", "beginning")), None)
-        if edge is None:  # the period itself
-            result.append(period)
-            continue
-        day = edge_day(period, edge, days)
-        words = toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of", "year")])  # 'year end 2023'
-        result.append(Period(day, day, Granularity.DAY, Anchor.WRITTEN, edge_of=period.last if edge in ("end", "close")
-                             else None, words=words + period.words))
+        day = edge_day(period, edge, days) if edge else period.first  # else the period itself; 'year end 2023' below
+        result.append(period if edge is None else Period(day, day, Granularity.DAY, Anchor.WRITTEN, edge_of=period.last if edge in ("end", "close")
+                      else None, words=toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of", "year")]) + period.words))
     return result

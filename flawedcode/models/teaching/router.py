@@ -18,7 +18,7 @@ from functools import cache
 
 from flawedcode.figures import RANKED
 from flawedcode.models.teaching import readers
-from flawedcode.models.teaching.readers import WORDS, PeriodProblem, Shift, Tokens
+from flawedcode.models.teaching.readers import LENGTHS, WORDS, PeriodProblem, Shift, Tokens
 from flawedcode.models.teaching.request import Anchor, Decline, Direction, Granularity, Intent, Period, Request, Slot, Statistic, Transform, Unit
 
 IGNORED = set(WORDS["ignored"]["words"])
@@ -30,9 +30,7 @@ SAME_PERIOD = WORDS["same_period"]["words"]
 PERCENT_CHANGE = {phrase: True for phrase, name in WORDS["statistics"].items() if name == "percent_change" and "percent" in phrase}
 FOLLOW_UP = tuple(f"{phrase} " for phrase in WORDS["follow_up"]["words"])  # a message opening with one of these ('and ...', 'i meant ...')
 CONJUNCTIONS, WITHIN, EDGES = ("and", "also", "plus"), set(WORDS["follow_up"]["within"]), {"start", "beginning", "end", "close"}  # 'and at the end?'
-FACTORS = {("percent", Unit.PERCENT): 1, ("percent", Unit.BP): 100, ("percent", Unit.DECIMAL): 0.01, ("bp", Unit.BP): 1,
-           ("bp", Unit.PERCENT): 0.01, ("bp", Unit.DECIMAL): 0.0001, ("$bn", Unit.BILLIONS): 1, ("$bn", Unit.TRILLIONS): 0.001,
-           ("$bn", Unit.MILLIONS): 1000}  # (the column's unit, the unit asked) -> factor
+FACTORS = {(own, Unit(asked)): factor for own, table in WORDS["factors"].items() for asked, factor in table.items()}  # (column's, asked)
 SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)  # What a period asked with no statistic gets.
 Reading = Request | Decline
 PIVOT = re.compile(r"(?i)\b(?:" + "|".join(map(re.escape, WORDS["pivots"]["words"])) + r")\b[\s,:-]*")  # searched, never backtracked
@@ -47,15 +45,18 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
     pieces = [words for words in asks(said) if not set(words) <= IGNORED or set(words) & EDGES or any(  # '... thanks!',
         phrase in " ".join(words) for phrase in REDO)]  # not 'are you sure?' or 'and at the close?'
     pieces = [words for i, words in enumerate(pieces) if not (i and set(words + pieces[i - 1]) <= IGNORED)]  # 'are you sure? check again': one
+    for i in range(len(pieces) - 1, 0, -1):  # '... from Q1 to Q2? In bp please.': a unit alone is the whole ask's
+        if readers.read_unit(toks := Tokens(list(pieces[i]))) and set(toks.unused()) <= IGNORED:
+            pieces[i - 1] = pieces[i - 1] + pieces.pop(i)
     for number, words in enumerate(pieces):
         if number and isinstance(readings[-1], Decline) and read_ask(Tokens(list(words)), None) is None:  # 'by how many bp?'
             readings.append(Decline(Request(), (), "it builds on the ask before it, which I could not read"))
             continue
         base = earlier if number == 0 or not readings else readings[-1] if isinstance(readings[-1], Request) else None  # a declined one: none
-        alone = number == 0 < len(pieces) - 1 and "plus" not in said and readers.read_series(Tokens(list(words))) and read_ask(
-            Tokens(list(words)), None) is None  # not 'reserves plus the tga': a sum, which this package does not compute
-        if isinstance(after := read_ask(Tokens(list(pieces[1])), earlier) if alone else 0, Request):  # '2y and 10y average in 2023'
-            base = after  # the series alone takes the next ask's statistic and period
+        alone = number == 0 < len(pieces) - 1 and "plus" not in said and read_ask(Tokens(list(words)), None) is None and readers.read_series(
+            Tokens(list(words)))  # not 'reserves plus the tga': a sum, which this package does not compute
+        if isinstance(after := read_ask(Tokens([w for w in words if w not in alone.words] + pieces[1]), earlier) if alone else 0, Request):
+            base = after  # '2y and 10y average in 2023', 'the average 2y and 10y in 2024': the first takes the next ask's statistic and period
         if (reading := read_ask(Tokens(list(words)), base, follow_up=number > 0 or base is after)) is None:
             return None
         readings += reading if isinstance(reading, list) else [reading]
@@ -157,8 +158,8 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
             period = Period(day := earlier.period.first.replace(day=int(toks.words[at][:-2])), day, Granularity.DAY, words=toks.take([at]))
         except ValueError:
             return Decline(said, (toks.words[at],), f"{earlier.period.first:%B %Y} has no {toks.words[at]}")
-    if isinstance(period, PeriodProblem):
-        return None  # an impossible or ambiguous day: the old model says so in its own words
+    if isinstance(period, PeriodProblem):  # an impossible or ambiguous day: the old model says so in its own words
+        return Decline(said, (), period.text) if period.own else None
     at = next((i for i in toks.free() if toks.words[i] in COMPARE), None) if series and series.unit != "bp" and not condition else None
     if at is not None and (other := readers.read_series(Tokens(toks.words[at + 1:]))) and other.unit != series.unit:  # 'sofr than reserves'
         return Decline(said, (), f"{series.name} is in {series.unit} and {other.name} in {other.unit}: one cannot be set against the other")
@@ -177,10 +178,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
             return Decline(said, same, "'that day' would be the day of a figure I gave, and I keep what you asked, not my answers: give the day")
         unit = next((word for word in same if word in ("month", "quarter", "year")), None)  # 'that whole month' after a day: its month
         if period is None and unit and (before := earlier.period):
-            day, month = before.first, before.first.month if unit == "month" else 12
-            wider = readers._quarter(day.year, (day.month - 1) // 3 + 1, same) if unit == "quarter" else Period(
-                day.replace(month=month if unit == "month" else 1, day=1), readers._last_day(day.year, month),
-                Granularity.MONTH if unit == "month" else Granularity.YEAR, words=same)
+            wider = readers.holding(before.first, unit, same)
             if not wider.first <= before.first <= before.last <= wider.last:  # 'the whole year' after all the data: which year?
                 return Decline(said, same, f"'{' '.join(same)}' would be the {unit} of your last request, and it spans more than one {unit}")
             period = wider if (wider.first, wider.last) != (before.first, before.last) else None  # 'that month' after a month is that month
@@ -189,6 +187,12 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
             period = Period(day, day, Granularity.DAY, inside=before, words=toks.take([edge]) + same)
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
+        if said.series and isinstance(said.series[0], readers.Ambiguous):  # 'what about the volume?' after sofr: sofr's; 'the spread?': which?
+            named = readers.read_series(Tokens([*(words := said.series[0].words), *earlier.series[0].frame.split("/")[1:]])) or said.series[0]
+            if isinstance(named := named if set(words) <= set(named.words) else said.series[0], readers.Ambiguous):
+                return Decline(said, (), f"'{' '.join(words)}' fits more than one column ({named.frame}.{named.column}, {named.others[0]}): name it"
+                               ) if set(words) <= {"spread", "gap", "difference"} else None  # else the old model asks which
+            said = replace(said, series=(replace(named, words=words),))
         request = said.merged_onto(earlier)
         if said.series and earlier.series and set(said.series[0].words) <= {said.series[0].frame.split("/")[1]} and (other := readers.read_series(
                 Tokens([*said.series[0].words, *earlier.series[0].column.split("_")]))) and other.frame == said.series[0].frame:
@@ -226,7 +230,7 @@ def _follow_up_period(period, earlier: Request, toks: Tokens):
 
 
 def _apply_shift(request: Request, shift: Shift) -> Reading | None:
-    period, months = request.period, {Granularity.MONTH: 1, Granularity.QUARTER: 3, Granularity.HALF: 6, Granularity.YEAR: 12}
+    period = request.period
     if period is None or period.edge_of and shift.unit not in ("day", "trading_day") or not period.one_day and shift.unit == "trading_day":
         return None  # 'a year earlier' than a month end, 'the day after' a month: the old model's rules
     if period.one_day:
@@ -236,15 +240,15 @@ def _apply_shift(request: Request, shift: Shift) -> Reading | None:
     if (period.last - period.first).days < 7 and shift.unit == "year":  # 'the same week a year earlier': 52 weeks, Monday to Friday again
         shift = readers.Shift(shift.steps * 52, "week", shift.words)
     first = readers.moved_on_calendar(period.first, shift)  # 'the month after' march 2024: april; 'the quarter before' q1: q4 of the year before
-    last = readers.moved_on_calendar(first, readers.Shift(months[period.granularity], "month")) - timedelta(days=1) if (
-        period.granularity in months) else readers.moved_on_calendar(period.last, shift)
+    last = readers.moved_on_calendar(first, readers.Shift(LENGTHS[period.granularity.value], "month")) - timedelta(days=1) if (
+        period.granularity.value in LENGTHS) else readers.moved_on_calendar(period.last, shift)
     return replace(request, period=replace(period, first=first, last=last, anchor=Anchor.RELATIVE, words=shift.words))
 
 
 def _read_period(toks: Tokens, default_year: int | None = None) -> Period | PeriodProblem | Shift | tuple[Period, Period] | None:
     """The ask's one period (or a problem, or a shift still to apply to another request's day)."""
     days = readers.knowledge().trading_days(None)
-    found: list[Period | PeriodProblem] = [end] if (end := readers.read_data_end(toks, days)) is not None else []
+    found: list[Period | PeriodProblem] = readers.read_data_end(toks, days)
     found += readers.read_holidays(toks) + readers.read_days(toks)  # in this order: each takes its words
     trading, shift = readers.read_trading_days(toks), readers.read_shift(toks)
     found += readers.read_end_of(toks, readers.read_spans(toks, default_year), days)  # the spans read, or an edge of one
@@ -267,11 +271,13 @@ def _read_period(toks: Tokens, default_year: int | None = None) -> Period | Peri
     if shift is not None:
         if period is None:
             return shift
-        if not period.one_day:
-            return PeriodProblem("a day counted from a period needs one day", shift.words)
-        day = readers.shifted(period.first, shift, days)
-        period = Period(day, day, Granularity.DAY, Anchor.RELATIVE if period.anchor is Anchor.WRITTEN else period.anchor,
-                        words=period.words + shift.words)
+        if not period.one_day and (abs(shift.steps) != 1 or LENGTHS.get(shift.unit, 99) > LENGTHS.get(period.granularity.value, 0)):
+            return PeriodProblem(f"I can't count '{' '.join(shift.words)}' from '{' '.join(period.words)}', a {period.granularity.value}: name the "
+                                 "period itself", shift.words + period.words, own=True)  # 'the year before march 2024': a year earlier?
+        day = readers.shifted(period.first, shift, days) if period.one_day else period.last + timedelta(days=1) if shift.steps > 0 else (
+            period.first - timedelta(days=1))  # a period: the one of the shift's unit next to it ('the month after q1 2024': april 2024)
+        period = replace(Period(day, day, Granularity.DAY, Anchor.RELATIVE if period.anchor is Anchor.WRITTEN else period.anchor) if period.one_day
+                         else replace(readers.holding(day, shift.unit), anchor=Anchor.RELATIVE), words=period.words + shift.words)
     if trading is not None:
         count, from_start, words = trading
         base = period or Period(days[0], days[-1], Granularity.ALL, Anchor.DEFAULT)

@@ -108,8 +108,7 @@ def next_read(seen: Sequence[Seen], tool_names: Iterable[str], loader_descriptio
 
 def consulted(seen: Sequence[Seen], item: Seen) -> bool:
     """True when a later call worked on a saved result in its place (a search of it, a script over its rows)."""
-    position = next(index for index, other in enumerate(seen) if other is item)
-    return any(later.name in CONSULTING_TOOLS for later in seen[position + 1:])
+    return any(later.name in CONSULTING_TOOLS for later in seen[next(index for index, other in enumerate(seen) if other is item) + 1:])
 
 
 def unreadable(seen: Sequence[Seen]) -> Seen | None:

@@ -72,8 +72,7 @@ def chosen(earlier: list[BaseMessage], instruction: str) -> list[BaseMessage]:
     said_no = re.search(r"(?:consolidat|merg)\w*[^.;:]*:\s*no\b", instruction.lower())
     summaries = earlier[start:end] if words_in(instruction, WORDS["summary"]["consolidate"]) and not said_no else []
     rest = earlier[end:end + counted["messages"]] if "messages" in counted else earlier[end:]
-    own_notes = [m for m in rest if isinstance(m, HumanMessage) and m.text.startswith("[")]
-    return [*earlier[:start], *summaries, *(m for m in rest if m not in own_notes)]
+    return [*earlier[:start], *summaries, *(m for m in rest if not (isinstance(m, HumanMessage) and m.text.startswith("[")))]
 
 
 def said(message: BaseMessage) -> Said:

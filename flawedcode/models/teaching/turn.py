@@ -14,8 +14,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from flawedcode.formats import digest_turn, requests_named
-from flawedcode.models.teaching import answers, readers
-from flawedcode.models.teaching.conversation import builds_on_text, clarified, mended, read_turn, unseen_base
+from flawedcode.models.teaching import answers, readers, router
+from flawedcode.models.teaching.conversation import clarified, mended, read_turn, unseen_base
 from flawedcode.models.teaching.request import Decline, Request
 from flawedcode.models.teaching.summary import is_summary
 
@@ -56,7 +56,7 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
     pair = [reading for reading in readings if isinstance(reading, Request)]
     if len(outputs) == 2 == len({(r.series[0].name, r.period.first, r.period.last) for r in pair}) and pair[0].stat() is pair[1].stat():
         replies.append(answers.difference(pair, outputs))  # one ask over two periods, or two series over one: also the gap between them
-    after = "\n" + builds_on_text(turn.builds_on) if turn.builds_on is not None else ""
+    after = f"\n(Building on your earlier request: the {router.describe(turn.builds_on)}.)" if turn.builds_on is not None else ""
     asides = [f"'{s}'" for r in readings for s in getattr(r, "aside", ())]
     after += SET_ASIDE.format(", ".join(asides), "them" if len(asides) > 1 else "it") if asides else ""
     return "\n\n".join(dict.fromkeys(replies)) + after, []  # two asks read as one request: answered once
