@@ -1515,3 +1515,21 @@ def test_a_follow_up_naming_a_word_of_several_columns_takes_the_last_series_or_a
     replies = converse(offline_model(), ["mean effr in 2024", "and the volume?", "how about the spread?"], fast_workspace(tmp_path))
     assert f"money_markets/effr volume_bn ($bn), {_figure('effr', 'volume_bn', '2024', '2024', 'mean')}" in replies[1], replies[1]
     assert "'spread' fits more than one column" in replies[2] and "values:" not in replies[2], replies[2]
+
+
+def test_a_second_period_written_without_its_year_takes_the_first_ones(tmp_path):
+    """'higher in the first half of 2023 or the second half?' named 'the second half' as words it could not use: the year is written once."""
+    reply = converse(offline_model(), ["was the average 7y higher in the first half of 2023 or the second half, by how many bp?"],
+                     fast_workspace(tmp_path))[-1]
+    h1, h2 = frame("ty").loc["2023-01":"2023-06", "yield_7y"].mean(), frame("ty").loc["2023-07":"2023-12", "yield_7y"].mean()
+    assert f"mean {h1 * 100:.4f} bp" in reply and f"mean {h2 * 100:.4f} bp" in reply and f"changed by {(h2 - h1) * 100:+.4f} bp" in reply, reply
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("the minimal effr in 2024", lambda: f"min {frame('effr').loc['2024', 'rate'].min():.4f}"),
+    ("maximal 10y over 2023", lambda: f"max {frame('ty').loc['2023', 'yield_10y'].max():.4f}"),
+    ("mean 3-month T-bill yield in 2023", lambda: f"mean {frame('ty').loc['2023', 'yield_3m'].mean():.4f}")])
+def test_minimal_maximal_and_a_t_bill_are_read(ask, expected, tmp_path):
+    """'minimal' and 'maximal' (a non-native speaker's min and max) and 'T-bill' (split at its hyphen: 't') were named as unknown words."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply, reply
