@@ -1533,3 +1533,15 @@ def test_minimal_maximal_and_a_t_bill_are_read(ask, expected, tmp_path):
     """'minimal' and 'maximal' (a non-native speaker's min and max) and 'T-bill' (split at its hyphen: 't') were named as unknown words."""
     reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
     assert expected() in reply, reply
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("how many days in 2023 was the 10-year minus 3-month spread negative?",
+     lambda: f"{(frame('ty').loc['2023', 'yield_10y'] < frame('ty').loc['2023', 'yield_3m']).sum()} of 249 days"),
+    ("average 20y minus 7y spread over 2024 in bp",
+     lambda: f"mean {(frame('ty').loc['2024', 'yield_20y'] - frame('ty').loc['2024', 'yield_7y']).mean():.4f}")])
+def test_a_difference_of_two_tenors_called_a_spread_is_their_difference(ask, expected, tmp_path):
+    """'the 10-year minus 2-year spread' read 'the 2-year spread' as the spread_10y_2y_bp column and declined 10y (percent) minus a bp
+    column: the trailing 'spread' names the difference itself."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply and "units differ" not in reply, reply

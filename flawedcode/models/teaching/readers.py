@@ -66,7 +66,7 @@ class Tokens:
 
 def tokens(text: str) -> Tokens:
     """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
-    lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", without_label(formula(text)).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
+    lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", without_label(arithmetic(text)).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
     lowered = re.sub(r"\b(?:([qh][1-4])\s?[-/']?|([1-4])q)(\d\d)\b", lambda m: f"{m[1] or 'q' + m[2]} 20{m[3]}", re.sub(
         r"(?<=\s)'(\d\d)\b", r"20\1", lowered))  # "Q3-23", "q1'24", "1Q24", "H2-24", "May '24": the year's two digits
     lowered = re.sub(r"(?<=\d):(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24'
@@ -88,9 +88,10 @@ def tokens(text: str) -> Tokens:
     return Tokens(words)
 
 
-def formula(text: str) -> str:
-    """A formula ('=AVERAGE(SOFR[rate]) - AVERAGE(EFFR[rate])', 'avg(sofr)-avg(effr)') as words: '-' between calls subtracts, brackets are spaces."""
-    text, calls = re.subn(r"(?<=[)\]])\s*-\s*(?=[A-Za-z]+\()", " minus ", text)
+def arithmetic(text: str) -> str:
+    """A difference as arithmetic, in words: a formula's '-' between calls ('=AVERAGE(SOFR[rate]) - AVERAGE(EFFR[rate])', 'avg(sofr)-avg(effr)')
+    is 'minus' and its brackets are spaces; 'the 10y minus 2y spread' is the 10y minus the 2y (never the 2y spread column)."""
+    text, calls = re.subn(r"(?<=[)\]])\s*-\s*(?=[A-Za-z]+\()", " minus ", re.sub(r"(?i)(\bminus\s+[\w-]+)\s+spread\b", r"\1", text))
     return re.sub(r"[=()\[\]]", " ", text) if calls or re.search(r"=\s*[A-Za-z]+\(", text) else text
 
 

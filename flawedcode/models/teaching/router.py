@@ -77,7 +77,7 @@ def set_aside(text: str) -> tuple[str, tuple[str, ...]]:
 
 def told(text: str) -> tuple[str, str]:
     """(the ask, the story before its last ``[pivots]`` phrase: '..., anyway what I need is ...'); no story with a ``[scene]`` word in it."""
-    pivots = list(PIVOT.finditer(text := readers.formula(text)))
+    pivots = list(PIVOT.finditer(text := readers.arithmetic(text)))
     story = text[:pivots[-1].start()].strip(" ,.") if pivots else ""
     said = set(readers.tokens(story).words)  # a story of ignored words only ('ok, long story short'): no story, the phrase dropped
     return (text, "") if not pivots or said & SCENE else (text[pivots[-1].end():], story if said - IGNORED else "")
