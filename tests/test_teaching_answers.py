@@ -1545,3 +1545,14 @@ def test_a_difference_of_two_tenors_called_a_spread_is_their_difference(ask, exp
     column: the trailing 'spread' names the difference itself."""
     reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
     assert expected() in reply and "units differ" not in reply, reply
+
+
+def test_thanks_between_asks_and_a_follow_up_in_trillions_or_the_same_two(tmp_path):
+    """'thanks, that's helpful' was read as a request naming 'helpful'; 'and in $tn?' named 'tn'; 'same two for SOFR' after a mean and a
+    median named 'two'."""
+    replies = converse(offline_model(), ["max effr volume in 2023 in $bn", "thanks, that's helpful", "and in $tn?",
+                                         "what were the mean and the median tgcr in Q4 2024?", "same two for bgcr"], fast_workspace(tmp_path))
+    assert "could not use" not in replies[1] and "values:" not in replies[1], replies[1]
+    assert f"max {frame('effr').loc['2023', 'volume_bn'].max() / 1000:.4f} trillions" in replies[2], replies[2]
+    q4 = frame("repo").loc["2024-10":"2024-12", "bgcr"]
+    assert f"mean {q4.mean():.4f}, median {q4.median():.4f}" in replies[4], replies[4]
