@@ -1556,3 +1556,12 @@ def test_thanks_between_asks_and_a_follow_up_in_trillions_or_the_same_two(tmp_pa
     assert f"max {frame('effr').loc['2023', 'volume_bn'].max() / 1000:.4f} trillions" in replies[2], replies[2]
     q4 = frame("repo").loc["2024-10":"2024-12", "bgcr"]
     assert f"mean {q4.mean():.4f}, median {q4.median():.4f}" in replies[4], replies[4]
+
+
+def test_compare_it_to_another_series_for_the_same_period_is_the_pair_and_its_gap(tmp_path):
+    """'the median sofr for march 2024 and compare it with the median effr for the same month' was left to the older rules on 'compare',
+    which declined 'the same month' as an earlier request's period."""
+    reply = converse(offline_model(), ["the median sofr for march 2024 and compare it with the median effr for the same month"],
+                     fast_workspace(tmp_path))[-1]
+    sofr, effr = frame("sofr").loc["2024-03", "rate"].median(), frame("effr").loc["2024-03", "rate"].median()
+    assert f"median {sofr:.4f}" in reply and f"median {effr:.4f}" in reply and f"(median): {effr - sofr:+.4f} percent" in reply, reply
