@@ -1277,8 +1277,8 @@ def test_a_change_asked_in_percent_of_a_dollar_series_is_its_percent_change(ask)
 def test_a_year_written_once_before_two_halves_is_both_halves(ask):
     first, second = (column("money_markets/effr", "rate", start, end).median() for start, end in
                      (("2023-01-01", "2023-06-30"), ("2023-07-01", "2023-12-31")))
-    reply = ask("effr median 2023 h1 vs h2")
-    assert f"median {first:.4f}." in reply and f"median {second:.4f}." in reply and f"median {first - second:+.4f}." in reply
+    reply = ask("effr median 2023 h1 vs h2")  # each half's, then the change from the first to the second, said as such
+    assert f"median {first:.4f}." in reply and f"median {second:.4f}." in reply and f"the median changed by {second - first:+.4f}" in reply
 
 
 def test_a_summary_of_the_conversation_is_extracted_from_what_it_sees(ask):
