@@ -1565,3 +1565,31 @@ def test_compare_it_to_another_series_for_the_same_period_is_the_pair_and_its_ga
                      fast_workspace(tmp_path))[-1]
     sofr, effr = frame("sofr").loc["2024-03", "rate"].median(), frame("effr").loc["2024-03", "rate"].median()
     assert f"median {sofr:.4f}" in reply and f"median {effr:.4f}" in reply and f"(median): {effr - sofr:+.4f} percent" in reply, reply
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("the low point of tgcr in 2023?", lambda: f"min {frame('repo').loc['2023', 'tgcr'].min():.4f}"),
+    ("high-water mark for the 3y over 2024", lambda: f"max {frame('ty').loc['2024', 'yield_3y'].max():.4f}"),
+    ("how many bips did the 5y move over Q3 2024", lambda: f"change {frame('ty').loc['2024-07':'2024-09', 'yield_5y'].diff().sum() * 100:+.4f} bp")])
+def test_odd_names_of_a_statistic_and_a_unit_are_read(ask, expected, tmp_path):
+    """'Low point for EFFR in 2024?' read 'low' as the target_low column (its figures answered another question); 'high-water mark' and
+    'basis pts' / 'bips' were named as words it could not use."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply and "target_low" not in reply, reply
+
+
+@pytest.mark.parametrize("ask", ["what was effr two days after the data ends?", "the 10y a month after the data end"])
+def test_a_day_counted_past_the_end_of_the_data_is_declined(ask, tmp_path):
+    """'What was SOFR a week after the data ends?' gave the mean, min and max of all the data: the day asked is past the data."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert "I don't have data for 2025-" in reply and "values:" not in reply, reply
+
+
+def test_a_follow_up_after_two_asks_answered_together_is_each_ones(tmp_path):
+    """'and both for 2024?' after a mean and a count named 'both'; a follow-up of a turn that answered two asks took only the last one.
+    'the full year' after a quarter is that quarter's year."""
+    replies = converse(offline_model(), ["the median 1y in 2023 and on how many days was it below 5%?", "and both for 2024?",
+                                         "median bgcr in Q2 2024", "and the median for the full year"], fast_workspace(tmp_path))
+    y24 = frame("ty").loc["2024", "yield_1y"]
+    assert f"median {y24.median():.4f}" in replies[1] and f"{(y24 < 5).sum()} of {len(y24)} days below 5%" in replies[1], replies[1]
+    assert f"median {frame('repo').loc['2024', 'bgcr'].median():.4f}" in replies[3] and "2024-01-02 to 2024-12-31" in replies[3], replies[3]

@@ -83,9 +83,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     unit, series = readers.read_unit(toks := readers.Tokens(list(words))), readers.read_series(toks)  # 'bp' is a unit here, never a spread column
     gap = ("by", "how") in zip(words, words[1:]) or "them" in words and bool({"spread", "gap", "difference"} & set(words))  # 'the gap between them?'
     if gap and fresh is None and (state is None or state.stat() not in CHANGES) and (series is None or "them" in words) and not _read_period(toks):
-        # 'by how many bp?' after one or two levels: the gap between figures, never one of them converted; after one ask's two figures, their gap
-        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat():
-            return Turn([check(replace(request, unit=unit or request.unit)) for request in pair], None)
+        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat():  # after one ask's two figures: their gap,
+            return Turn([check(replace(request, unit=unit or request.unit)) for request in pair], None)  # never one of them converted
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I subtract only two figures of one "
                          "statistic given together, which my last answer was not: ask for it whole ('sofr minus effr in 2023, in bp')")
     bare = series is not None and set(toks.unused()) <= IGNORED  # 'fine, sofr then'
@@ -97,6 +96,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         if state is None or state.stat() in (Statistic.MIN, Statistic.MAX):  # after a high or a low: its answer names the day
             return Turn([state], state) if state else Turn.declined(f"'{latest.strip()}' asks about a figure whose request I can't see")
     builds_on = state if state is not None and readings != fresh else None
+    if builds_on and series is None and len(history[-1]) > 1 and history[-1][-1] == state and all(isinstance(r, Request) for r in readings):
+        return Turn([r for base in history[-1] for r in read_message(latest, base) or []], None)  # 'and its max?' after three series: each's
     if readings is None or builds_on is not None and deferred or all(isinstance(r, Decline) and not r.reason for r in readings):
         return Turn(None, None, deferred)  # the old model answers: nothing read here, a follow-up of a turn it answered, unread words
     return Turn(readings, builds_on)

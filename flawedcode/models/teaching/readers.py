@@ -89,8 +89,7 @@ def tokens(text: str) -> Tokens:
 
 
 def arithmetic(text: str) -> str:
-    """A difference as arithmetic, in words: a formula's '-' between calls ('=AVERAGE(SOFR[rate]) - AVERAGE(EFFR[rate])', 'avg(sofr)-avg(effr)')
-    is 'minus' and its brackets are spaces; 'the 10y minus 2y spread' is the 10y minus the 2y (never the 2y spread column)."""
+    """Arithmetic in words: a formula's '-' between calls is 'minus' (brackets: spaces); 'the 10y minus 2y spread' is the 10y minus the 2y."""
     text, calls = re.subn(r"(?<=[)\]])\s*-\s*(?=[A-Za-z]+\()", " minus ", re.sub(r"(?i)(\bminus\s+[\w-]+)\s+spread\b", r"\1", text))
     return re.sub(r"[=()\[\]]", " ", text) if calls or re.search(r"=\s*[A-Za-z]+\(", text) else text
 
