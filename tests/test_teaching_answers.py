@@ -1593,3 +1593,14 @@ def test_a_follow_up_after_two_asks_answered_together_is_each_ones(tmp_path):
     y24 = frame("ty").loc["2024", "yield_1y"]
     assert f"median {y24.median():.4f}" in replies[1] and f"{(y24 < 5).sum()} of {len(y24)} days below 5%" in replies[1], replies[1]
     assert f"median {frame('repo').loc['2024', 'bgcr'].median():.4f}" in replies[3] and "2024-01-02 to 2024-12-31" in replies[3], replies[3]
+
+
+def test_a_list_of_tenors_is_each_tenor_and_its_follow_up_is_each_ones(tmp_path):
+    """'the average 2-year, 5-year and 10-year yields in 2024' went to the older rules, and the follow-up 'and what was its highest value?'
+    then gave the 10-year's max alone, as if 'its' could only be the last one named."""
+    replies = converse(offline_model(), ["median 3-month, 1-year and 30-year yields over H1 2023?", "and its lowest value?"],
+                       fast_workspace(tmp_path))
+    h1 = frame("ty").loc["2023-01":"2023-06"]
+    for tenor in ("yield_3m", "yield_1y", "yield_30y"):
+        assert f"{tenor} (percent), 2023-01-03 to 2023-06-30, {len(h1)} values: median {h1[tenor].median():.4f}" in replies[0], replies[0]
+        assert f"{tenor} (percent), 2023-01-03 to 2023-06-30, {len(h1)} values: min {h1[tenor].min():.4f}" in replies[1], replies[1]

@@ -55,7 +55,7 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
         base = earlier if number == 0 or not readings else readings[-1] if isinstance(readings[-1], Request) else None  # a declined one: none
         alone = number == 0 < len(pieces) - 1 and "plus" not in said and read_ask(Tokens(list(words)), None) is None and readers.read_series(
             Tokens(list(words)))  # not 'reserves plus the tga': a sum, which this package does not compute
-        if isinstance(after := read_ask(Tokens([w for w in words if w not in alone.words] + pieces[1]), earlier) if alone else 0, Request):
+        if isinstance(after := read_ask(Tokens([w for w in words if w not in alone.words] + pieces[-1]), earlier) if alone else 0, Request):
             base = after  # '2y and 10y average in 2023', 'the average 2y and 10y in 2024': the first takes the next ask's statistic and period
         if (reading := read_ask(Tokens(list(words)), base, follow_up=number > 0 or base is after)) is None:
             return None
@@ -93,10 +93,8 @@ def scene(said: str) -> bool:
 
 def asks(words: list[str]) -> list[list[str]]:
     """The asks of a message: split at '?' and ';', then at a conjunction followed by an ask of its own."""
-    chunks: list[list[str]] = [[]]
-    for word in words:
-        chunks.append([]) if word in readers.SEPARATORS else chunks[-1].append(word)
-    return [ask for chunk in chunks if chunk for ask in _split_at_conjunction(chunk)]
+    return [ask for text in " ".join("\n" if word in readers.SEPARATORS else word for word in words).split("\n") if (chunk := text.split())
+            for ask in _split_at_conjunction(chunk)]
 
 
 def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
@@ -106,7 +104,8 @@ def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
         left, right = chunk[:i], chunk[i + 1:]
         if readers.read_series(Tokens(left)) and any(read(Tokens(list(right))) for read in (readers.read_shift, readers.read_statistic,
                                                                                             readers.read_series)):  # names its own
-            return [left, *_split_at_conjunction(right)]
+            run = next((j for j in range(len(left) - 1, -1, -1) if not readers.TENOR.fullmatch(left[j])), -1) + 1  # '2y, 5y and 10y':
+            return [left[:run + 1], *([tenor] for tenor in left[run + 1:]), *_split_at_conjunction(right)]  # each tenor of the list
     return [chunk]
 
 
