@@ -96,7 +96,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         if state is None or state.stat() in (Statistic.MIN, Statistic.MAX):  # after a high or a low: its answer names the day
             return Turn([state], state) if state else Turn.declined(f"'{latest.strip()}' asks about a figure whose request I can't see")
     builds_on = state if state is not None and readings != fresh else None
-    if builds_on and series is None and len(history[-1]) > 1 and history[-1][-1] == state and all(isinstance(r, Request) for r in readings):
+    if builds_on and series is None and history and len(history[-1]) > 1 and history[-1][-1] == state and all(
+            isinstance(r, Request) for r in readings):
         return Turn([r for base in history[-1] for r in read_message(latest, base) or []], None)  # 'and its max?' after three series: each's
     if readings is None or builds_on is not None and deferred or all(isinstance(r, Decline) and not r.reason for r in readings):
         return Turn(None, None, deferred)  # the old model answers: nothing read here, a follow-up of a turn it answered, unread words
