@@ -1604,3 +1604,12 @@ def test_a_list_of_tenors_is_each_tenor_and_its_follow_up_is_each_ones(tmp_path)
     for tenor in ("yield_3m", "yield_1y", "yield_30y"):
         assert f"{tenor} (percent), 2023-01-03 to 2023-06-30, {len(h1)} values: median {h1[tenor].median():.4f}" in replies[0], replies[0]
         assert f"{tenor} (percent), 2023-01-03 to 2023-06-30, {len(h1)} values: min {h1[tenor].min():.4f}" in replies[1], replies[1]
+
+
+def test_which_period_was_higher_and_by_how_many_bips_is_the_change_in_bp(tmp_path):
+    """'SOFR Q2 2024 average vs Q2 2023 average, which one higher? Higher by how many bp?' was left to the older rules on 'which', and
+    they dropped the unit: the gap came in percent, unlabelled (+0.3629 for 36.29 bp). 'bips' and 'basis pts' are bp for both rule sets."""
+    reply = converse(offline_model(), ["effr Q1 2024 median vs Q1 2023 median, which one was lower? Lower by how many bips?"],
+                     fast_workspace(tmp_path))[-1]
+    q23, q24 = frame("effr").loc["2023-01":"2023-03", "rate"].median(), frame("effr").loc["2024-01":"2024-03", "rate"].median()
+    assert f"the median changed by {(q24 - q23) * 100:+.4f} bp" in reply, reply

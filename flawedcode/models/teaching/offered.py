@@ -40,8 +40,7 @@ def params(schema: dict[str, Any], part: str = "properties") -> Any:
 
 def text_param(schema: dict[str, Any]) -> str | None:
     """The tool's one required parameter when it is a text (a memory, delegation or loader tool takes one)."""
-    required = params(schema, "required")
-    return required[0] if len(required) == 1 and params(schema).get(required[0], {}).get("type") == "string" else None
+    return named[0] if len(named := params(schema, "required")) == 1 and params(schema).get(named[0], {}).get("type") == "string" else None
 
 
 def tool_for(role: str, tool_schemas: dict[str, dict[str, Any]]) -> tuple[tuple[str, dict[str, Any]] | None, Call | None]:

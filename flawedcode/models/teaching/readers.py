@@ -77,8 +77,7 @@ def tokens(text: str) -> Tokens:
         stem = word.removesuffix("'s")  # "that month's", "2023's", "the bill's"; never "that's" (that is)
         word = stem if stem != word and (stem in knowledge().known_words or stem.isdigit()) and stem not in WORDS["contracted"]["words"] else word
         head, _, tail = word.partition("-")
-        if head in WORDS["numbers"] and tail in WORDS["tenors"]:
-            word = f"{WORDS['numbers'][head]}{tail}"
+        word = f"{WORDS['numbers'][head]}{tail}" if head in WORDS["numbers"] and tail in WORDS["tenors"] else word  # 'ten-year': 10y
         if words and words[-1].isdigit() and word in WORDS["tenors"] and int(words[-1]) <= 30:
             words[-1] = f"{words[-1]}{WORDS['tenors'][word]}"
             continue
@@ -89,8 +88,10 @@ def tokens(text: str) -> Tokens:
 
 
 def arithmetic(text: str) -> str:
-    """Arithmetic in words: a formula's '-' between calls is 'minus' (brackets: spaces); 'the 10y minus 2y spread' is the 10y minus the 2y."""
-    text, calls = re.subn(r"(?<=[)\]])\s*-\s*(?=[A-Za-z]+\()", " minus ", re.sub(r"(?i)(\bminus\s+[\w-]+)\s+spread\b", r"\1", text))
+    """Arithmetic in words: a formula's '-' between calls is 'minus' (brackets: spaces); 'the 10y minus 2y spread' is the 10y minus the 2y;
+    'bips' and 'basis pts' are bp (for both rule sets: the older one reads units by its own patterns)."""
+    text = re.sub(r"(?i)(\bminus\s+[\w-]+)\s+spread\b", r"\1", re.sub(r"(?i)\b(?:bips?|basis pts)\b", "bp", text))
+    text, calls = re.subn(r"(?<=[)\]])\s*-\s*(?=[A-Za-z]+\()", " minus ", text)
     return re.sub(r"[=()\[\]]", " ", text) if calls or re.search(r"=\s*[A-Za-z]+\(", text) else text
 
 

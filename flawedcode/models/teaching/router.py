@@ -46,7 +46,7 @@ def read_message(text: str, earlier: Request | None = None) -> list[Reading] | N
         phrase in " ".join(words) for phrase in REDO)]  # not 'are you sure?' or 'and at the close?'
     pieces = [words for i, words in enumerate(pieces) if not (i and set(words + pieces[i - 1]) <= IGNORED)]  # 'are you sure? check again': one
     for i in range(len(pieces) - 1, 0, -1):  # '... from Q1 to Q2? In bp please.': a unit alone is the whole ask's
-        if readers.read_unit(toks := Tokens(list(pieces[i]))) and set(toks.unused()) <= IGNORED:
+        if readers.read_unit(toks := Tokens(list(pieces[i]))) and set(toks.unused()) <= IGNORED | COMPARED:  # 'higher by how many bp?' too
             pieces[i - 1] = pieces[i - 1] + pieces.pop(i)
     for number, words in enumerate(pieces):
         if number and isinstance(readings[-1], Decline) and read_ask(Tokens(list(words)), None) is None:  # 'by how many bp?'
