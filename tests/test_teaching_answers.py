@@ -1613,3 +1613,12 @@ def test_which_period_was_higher_and_by_how_many_bips_is_the_change_in_bp(tmp_pa
                      fast_workspace(tmp_path))[-1]
     q23, q24 = frame("effr").loc["2023-01":"2023-03", "rate"].median(), frame("effr").loc["2024-01":"2024-03", "rate"].median()
     assert f"the median changed by {(q24 - q23) * 100:+.4f} bp" in reply, reply
+
+
+def test_the_gap_between_two_answers_of_two_turns_is_their_labelled_difference(tmp_path):
+    """'so what's the spread between them in bp?' after the 10y and, in the next turn, the 2y on one day was declined (only two figures
+    of one turn were set against each other). The gap is said with its direction: the second asked minus the first."""
+    replies = converse(offline_model(), ["the 5y on 2024-06-28?", "same but for the 30-year", "what's the gap between them, in bp?"],
+                       fast_workspace(tmp_path))
+    gap = (frame("ty").loc["2024-06-28", "yield_30y"] - frame("ty").loc["2024-06-28", "yield_5y"]) * 100
+    assert f"yield_30y minus yield_curve/treasury_yields.yield_5y (value): {gap:+.4f} bp" in replies[2], replies[2]
