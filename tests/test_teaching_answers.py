@@ -1622,3 +1622,10 @@ def test_the_gap_between_two_answers_of_two_turns_is_their_labelled_difference(t
                        fast_workspace(tmp_path))
     gap = (frame("ty").loc["2024-06-28", "yield_30y"] - frame("ty").loc["2024-06-28", "yield_5y"]) * 100
     assert f"yield_30y minus yield_curve/treasury_yields.yield_5y (value): {gap:+.4f} bp" in replies[2], replies[2]
+
+
+def test_the_gap_between_two_tenors_is_the_longer_minus_the_shorter(tmp_path):
+    """Two tenors' gap follows the curve's convention, whichever was asked first: the 20y asked before the 7y is still the 20y minus the 7y."""
+    replies = converse(offline_model(), ["the 20-year on 2023-10-19", "and the 7-year?", "the spread between them?"], fast_workspace(tmp_path))
+    gap = frame("ty").loc["2023-10-19", "yield_20y"] - frame("ty").loc["2023-10-19", "yield_7y"]
+    assert f"yield_20y minus yield_curve/treasury_yields.yield_7y (value): {gap:+.4f} percent" in replies[2], replies[2]

@@ -83,7 +83,9 @@ def difference(pair: list[Request], outputs: list[str]) -> str:
     unit = one.unit.value if one.unit else None  # 'by how many bp': the change in the unit asked, as the two figures are
     factor, label = (FACTORS.get((one.series[0].unit, unit), 1), f" {unit.value}") if unit and unit is not Unit.DECIMAL else (1, "")
     one_text, two_text = (f"{p.first}" + f" - {p.last}" * (not p.one_day) for p in (one.period, two.period))
-    if a.name != b.name:  # two series over one period: the second minus the first
+    months = [int(m[1]) * (12 if m[2] == "y" else 1) if (m := readers.TENOR.fullmatch(s.column.removeprefix("yield_"))) else 0 for s in (a, b)]
+    (a, first), (b, second) = ((b, second), (a, first)) if months[0] > months[1] > 0 else ((a, first), (b, second))  # tenors: longer - shorter
+    if a.name != b.name:  # two series over one period: the second minus the first (two tenors: the longer minus the shorter)
         return f"{b.name} minus {a.name} ({name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit}."
     return (f"From {one_text} to {two_text} the {name} changed by "
             f"{(second - first) * factor:+.4f}{label}" + (f" ({(second / first - 1) * 100:+.4f}%)." if first > 0 < second else "."))
@@ -112,9 +114,8 @@ def _reading(request: Request, found: dict) -> str:
 def _figure_text(request: Request, found: dict) -> str:
     if request.condition is not None:
         side = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below", "==": "equal to"}
-        unit = request.series[0].unit  # the threshold as compared: in the column's own unit
-        return (f"{found['matching']} of {found['count']} days {side[request.condition.comparison.value]} "
-                f"{_threshold(request):g}{UNIT_SUFFIX.get(unit or '', '')}" + (
+        return (f"{found['matching']} of {found['count']} days {side[request.condition.comparison.value]} "  # the threshold in the column's unit
+                f"{_threshold(request):g}{UNIT_SUFFIX.get(request.series[0].unit or '', '')}" + (
             f", the first on {found['first_match']}" * bool(found["matching"] and request.stat() is Statistic.FIRST_DATE)) + (
             f" ({100 * found['matching'] / found['count']:.2f}% of the days)" if request.unit and request.unit.value is Unit.PERCENT else ""))
     if (ranking := request.ranking) is not None:  # 'the 3 lowest: 2023-03-29 3.9900; ...', in the column's unit
@@ -137,8 +138,7 @@ def _one(request: Request, name: str, found: dict) -> str:
     decimals = request.decimals if request.decimals is not None else (6 if unit is Unit.DECIMAL else 4)
     shown = f"{value * factor:{'+' if name in SIGNED else ''}.{decimals}f}" + "%" * (name == "percent_change" and unit is None)
     if unit is not None and factor != 1:
-        shown += f" {unit.value}" if unit is not Unit.DECIMAL else " (as a decimal)"
-        shown += f" ({value:.4f} {series.unit})"
+        shown += (f" {unit.value}" if unit is not Unit.DECIMAL else " (as a decimal)") + f" ({value:.4f} {series.unit})"
     elif unit is not None and request.decimals is not None:
         shown += f" {unit.value}"
     date_text = f" on {found[name + '_date']}" if name in DATED and found.get(name + "_date") and name != "value" else ""
