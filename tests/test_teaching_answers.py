@@ -1629,3 +1629,12 @@ def test_the_gap_between_two_tenors_is_the_longer_minus_the_shorter(tmp_path):
     replies = converse(offline_model(), ["the 20-year on 2023-10-19", "and the 7-year?", "the spread between them?"], fast_workspace(tmp_path))
     gap = frame("ty").loc["2023-10-19", "yield_20y"] - frame("ty").loc["2023-10-19", "yield_7y"]
     assert f"yield_20y minus yield_curve/treasury_yields.yield_7y (value): {gap:+.4f} percent" in replies[2], replies[2]
+
+
+def test_that_day_after_a_move_the_older_rules_answered_is_the_moved_day(tmp_path):
+    """Register set 3's tenor session: after a gap, 'and one year later?' went to the older rules (2024-12-31), and 'the 30y on that
+    day' then gave 2023-12-29's figure: the teaching package still held the request before the move, a stale day."""
+    replies = converse(offline_model(), ["the 5y on the last trading day of 2023?", "same but for the 30-year", "what's the gap between them?",
+                                         "and a year later?", "what about the 3m on that day"], fast_workspace(tmp_path))
+    assert "on 2024-12-31" in replies[3], replies[3]
+    assert f"yield_3m (percent) on 2024-12-31: {frame('ty').loc['2024-12-31', 'yield_3m']:.4f}" in replies[4], replies[4]

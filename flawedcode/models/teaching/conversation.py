@@ -45,7 +45,8 @@ def state_after(earlier_requests: list[str], history: list[list[Request]] | None
         series = None if isinstance(series, readers.Ambiguous) else series  # 'a class on money markets': no series named
         unread = readings and all(isinstance(r, Decline) and not r.reason for r in readings) and (series and statistics or _read_period(toks) and {
             word for r in readings for word in " ".join(r.unused).split()} <= knowledge().known_words)  # 'the first week of ...': the old model's
-        deferred = bool(readings is None and (deferred or series or statistics and any(toks.find(p) is not None for p in SAME_PERIOD)) or unread)
+        deferred = bool(readings is None and (deferred or series or statistics and any(toks.find(p) is not None for p in SAME_PERIOD) or
+                                              readers.read_shift(readers.Tokens(list(toks.words)))) or unread)  # 'and a year later?': moved there
         answered = [reading for reading in readings or [] if isinstance(reading, Request)]
         state = None if deferred else answered[-1] if answered else state  # a deferred turn: what it asked is unknown here
         history is not None and not deferred and answered and history.append(answered)

@@ -250,9 +250,8 @@ def _read_period(toks: Tokens, default_year: int | None = None) -> Period | Peri
     found: list[Period | PeriodProblem] = readers.read_data_end(toks, days)
     found += readers.read_holidays(toks) + readers.read_days(toks)  # in this order: each takes its words
     trading, shift = readers.read_trading_days(toks), readers.read_shift(toks)
-    spans = readers.read_spans(toks, default_year)
-    spans += readers.read_spans(toks, spans[0].first.year) if spans and default_year is None else []  # '... of 2024 or the second half'
-    found += readers.read_end_of(toks, spans, days)  # the spans read, or an edge of one
+    spans = (read := readers.read_spans(toks, default_year)) + (readers.read_spans(toks, read[0].first.year) if read and default_year is None else [])
+    found += readers.read_end_of(toks, spans, days)  # the spans read (a year written once: '... of 2024 or the second half'), or an edge of one
     if problems := [p for p in found if isinstance(p, PeriodProblem)]:
         return problems[0]
     periods = _distinct([p for p in found if isinstance(p, Period)])
