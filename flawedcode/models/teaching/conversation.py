@@ -84,7 +84,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     unit, series = readers.read_unit(toks := readers.Tokens(list(words))), readers.read_series(toks)  # 'bp' is a unit here, never a spread column
     gap = ("by", "how") in zip(words, words[1:]) or "them" in words and bool({"spread", "gap", "difference"} & set(words))  # 'the gap between them?'
     if gap and fresh is None and (state is None or state.stat() not in CHANGES) and (series is None or "them" in words) and not _read_period(toks):
-        if len(pair := history[-1] if history and len(history[-1]) == 2 else flat[-2:]) == 2 and pair[0].stat() is pair[1].stat():  # their gap,
+        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat():  # after one ask's two figures: their gap,
             return Turn([check(replace(request, unit=unit or request.unit)) for request in pair], None)  # never one of them converted
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I subtract only two figures of one "
                          "statistic given together, which my last answer was not: ask for it whole ('sofr minus effr in 2023, in bp')")
