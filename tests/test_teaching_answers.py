@@ -1526,16 +1526,6 @@ def test_a_second_period_written_without_its_year_takes_the_first_ones(tmp_path)
 
 
 @pytest.mark.parametrize(("ask", "expected"), [
-    ("the minimal effr in 2024", lambda: f"min {frame('effr').loc['2024', 'rate'].min():.4f}"),
-    ("maximal 10y over 2023", lambda: f"max {frame('ty').loc['2023', 'yield_10y'].max():.4f}"),
-    ("mean 3-month T-bill yield in 2023", lambda: f"mean {frame('ty').loc['2023', 'yield_3m'].mean():.4f}")])
-def test_minimal_maximal_and_a_t_bill_are_read(ask, expected, tmp_path):
-    """'minimal' and 'maximal' (a non-native speaker's min and max) and 'T-bill' (split at its hyphen: 't') were named as unknown words."""
-    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
-    assert expected() in reply, reply
-
-
-@pytest.mark.parametrize(("ask", "expected"), [
     ("how many days in 2023 was the 10-year minus 3-month spread negative?",
      lambda: f"{(frame('ty').loc['2023', 'yield_10y'] < frame('ty').loc['2023', 'yield_3m']).sum()} of 249 days"),
     ("average 20y minus 7y spread over 2024 in bp",
@@ -1568,12 +1558,15 @@ def test_compare_it_to_another_series_for_the_same_period_is_the_pair_and_its_ga
 
 
 @pytest.mark.parametrize(("ask", "expected"), [
+    ("the minimal effr in 2024", lambda: f"min {frame('effr').loc['2024', 'rate'].min():.4f}"),
+    ("maximal 10y over 2023", lambda: f"max {frame('ty').loc['2023', 'yield_10y'].max():.4f}"),
+    ("mean 3-month T-bill yield in 2023", lambda: f"mean {frame('ty').loc['2023', 'yield_3m'].mean():.4f}"),
     ("the low point of tgcr in 2023?", lambda: f"min {frame('repo').loc['2023', 'tgcr'].min():.4f}"),
     ("high-water mark for the 3y over 2024", lambda: f"max {frame('ty').loc['2024', 'yield_3y'].max():.4f}"),
     ("how many bips did the 5y move over Q3 2024", lambda: f"change {frame('ty').loc['2024-07':'2024-09', 'yield_5y'].diff().sum() * 100:+.4f} bp")])
 def test_odd_names_of_a_statistic_and_a_unit_are_read(ask, expected, tmp_path):
-    """'Low point for EFFR in 2024?' read 'low' as the target_low column (its figures answered another question); 'high-water mark' and
-    'basis pts' / 'bips' were named as words it could not use."""
+    """'Low point for EFFR in 2024?' read 'low' as the target_low column (its figures answered another question); 'minimal', 'maximal',
+    'T-bill' (split at its hyphen: 't'), 'high-water mark' and 'basis pts' / 'bips' were named as words it could not use."""
     reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
     assert expected() in reply and "target_low" not in reply, reply
 
