@@ -82,7 +82,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if fresh is None and state is None and not deferred and refers:
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")
     unit, series = readers.read_unit(toks := readers.Tokens(list(words))), readers.read_series(toks)  # 'bp' is a unit here, never a spread column
-    gap = ("by", "how") in zip(words, words[1:]) or "them" in words and bool({"spread", "gap", "difference"} & set(words))  # 'the gap between them?'
+    gap = ("by", "how") in zip(words, words[1:]) or "them" in words and bool(readers.GAPS & set(words))  # 'the gap between them?'
     if gap and fresh is None and (state is None or state.stat() not in CHANGES) and (series is None or "them" in words) and not _read_period(toks):
         if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat():  # after one ask's two figures: their gap,
             return Turn([check(replace(request, unit=unit or request.unit)) for request in pair], None)  # never one of them converted

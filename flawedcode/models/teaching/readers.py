@@ -34,7 +34,7 @@ _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th)? (?:{_MONTH})|(?:{_MONTH}) \d{{1,2}})"
 YEAR_ONCE = re.compile(rf"\b({_DAY}) (to|through|thru|until|and|-) ({_DAY}),? (\d{{4}})\b")  # '11 nov to 15 nov 2024': the year, for both days
 LENGTHS = {"month": 1, "quarter": 3, "half": 6, "year": 12}  # a period's length in months, by its granularity or a shift's unit
-SEPARATORS, PERIOD_UNITS = {"?", ";"}, {"day", "week", "month", "quarter", "year"}
+SEPARATORS, PERIOD_UNITS, GAPS = {"?", ";"}, {"day", "week", "month", "quarter", "year"}, {"spread", "gap", "difference"}  # GAPS: a difference named
 REFUSED = {f"{no} {unit}": None for no in WORDS["refused"]["words"] for unit in WORDS["units"]}  # 'not in percent', 'rather than bp'
 ALIASES = [(re.compile(rf"(?<![\w/-]){re.escape(alias)}(?![\w/-])"), target) for alias, target in WORDS["aliases"].items()]  # 'take-up,'
 
@@ -201,7 +201,7 @@ def read_series(toks: Tokens) -> Series | None:
     if not scored:
         return None
     (top, column), *rest = sorted(scored, key=lambda item: -item[0])
-    used = [i for i in free if toks.words[i] in column.keys or "_minus_" in column.name and toks.words[i] in ("spread", "gap", "difference")]
+    used = [i for i in free if toks.words[i] in column.keys or "_minus_" in column.name and toks.words[i] in GAPS]
     if rest and rest[0][0] > top - 1e-9:
         return Ambiguous(column.frame, column.name, column.unit, toks.take(used), others=(rest[0][1].frame + "." + rest[0][1].name,))
     return Series(column.frame, column.name, column.unit, toks.take(used))
@@ -211,7 +211,7 @@ def _in_order(column: Column, words: list[str]) -> bool:
     """A difference column ('sofr_minus_effr_bp') is named in its own order: 'effr minus sofr' is not it."""
     parts = column.name.lower().split("_")
     if "minus" not in parts or "minus" not in words:  # 'sofr and effr' name two series, not their gap
-        return "minus" not in parts or bool({"spread", "gap", "difference", "between", "exceed", column.name.lower()} & set(words))
+        return "minus" not in parts or bool((GAPS | {"between", "exceed", column.name.lower()}) & set(words))
     positions = [words.index(part) for part in parts if part in words and part != "minus"]
     return positions == sorted(positions)
 

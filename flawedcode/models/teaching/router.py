@@ -190,7 +190,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
             named = readers.read_series(Tokens([*(words := said.series[0].words), *earlier.series[0].frame.split("/")[1:]])) or said.series[0]
             if isinstance(named := named if set(words) <= set(named.words) else said.series[0], readers.Ambiguous):
                 return Decline(said, (), f"'{' '.join(words)}' fits more than one column ({named.frame}.{named.column}, {named.others[0]}): name it"
-                               ) if set(words) <= {"spread", "gap", "difference"} else None  # else the old model asks which
+                               ) if set(words) <= readers.GAPS else None  # else the old model asks which
             said = replace(said, series=(replace(named, words=words),))
         request = said.merged_onto(earlier)
         if said.series and earlier.series and set(said.series[0].words) <= {said.series[0].frame.split("/")[1]} and (other := readers.read_series(
