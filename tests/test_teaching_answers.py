@@ -337,7 +337,8 @@ def test_a_follow_up_naming_what_the_data_does_not_hold_is_declined(tmp_path):
      "The mean of money_markets/sofr was 5.1548"),
     (["what files are in this project?", "list the files again"], "analyze.py"),
     (["what was the median EFFR volume in Q3 2024?", "ok and the same median but for SOFR volume", "what did I ask first?",
-      "which of those two volumes was bigger, and by how much?"], "could not use 'two'"),  # not SOFR's median over all the data
+      "which of those two volumes was bigger, and by how much?"],  # not SOFR's median over all the data: the two medians' gap
+     "money_markets/sofr.volume_bn minus money_markets/effr.volume_bn (median): +1996.5000 $bn"),
     (["SOFR on 2024-07-03?", "what was EFFR on 2024-07-02?", "and the spread SOFR minus EFFR that day in bp"],
      "sofr_minus_effr_bp (bp) on 2024-07-02: 1.0000")])  # 'that day' was dropped: the spread over all the data
 def test_older_rules_never_answer_a_nearby_question(turns, expected, tmp_path):
@@ -1622,3 +1623,53 @@ def test_that_day_after_a_move_the_older_rules_answered_is_the_moved_day(tmp_pat
                                          "and a year later?", "what about the 3m on that day"], fast_workspace(tmp_path))
     assert "on 2024-12-31" in replies[3], replies[3]
     assert f"yield_3m (percent) on 2024-12-31: {frame('ty').loc['2024-12-31', 'yield_3m']:.4f}" in replies[4], replies[4]
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("Pardon me, could you teach me the median SOFR in May 2024?", lambda: _figure("sofr", "rate", "2024-05", "2024-05", "median")),
+    ("My client would like the max 2y in Q3 2024, if it's no trouble.", lambda: _figure("ty", "yield_2y", "2024-07", "2024-09", "max")),
+    ("reckon you could grab the mean EFFR for the back half of 2024?", lambda: _figure("effr", "rate", "2024-07", "2024-12", "mean")),
+    ("g'day, righto, what's the 5y low for the front half of 2023?", lambda: _figure("ty", "yield_5y", "2023-01", "2023-06", "min")),
+    ("The patron is asking for the average TGA balance in March 2024.", lambda: _figure("repo", "tga_bn", "2024-03", "2024-03", "mean"))])
+def test_politeness_slang_and_a_relayed_ask_are_no_part_of_the_question(ask, expected, tmp_path):
+    """'teach me', 'reckon', 'if it isn't too much trouble', a patron or a client who asks, 'the back half of 2023' were each named
+    as words the model could not use (and 'no' in 'no trouble' as a negation), though the question itself was read."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply and "could not use" not in reply, reply
+
+
+def test_a_correction_and_a_relayed_follow_up_build_on_the_last_answer(tmp_path):
+    """'Forgive me, I meant the first half.' and 'He'd also like it for EFFR.' were declined on 'forgive' and 'he'd'."""
+    replies = converse(offline_model(), ["average sofr in Q1 2024", "Forgive me, I meant Q2.", "She'd also like the maximum."],
+                       fast_workspace(tmp_path))
+    assert _figure("sofr", "rate", "2024-04", "2024-06", "mean") in replies[1], replies[1]
+    assert _figure("sofr", "rate", "2024-04", "2024-06", "max") in replies[2], replies[2]
+
+
+def test_its_after_a_declined_ask_naming_an_unknown_series_is_declined(tmp_path):
+    """'and the UK gilt same year?' was declined, then 'and its max?' gave the US 10-year's max: 'its' was the gilt."""
+    replies = converse(offline_model(), ["median 5y in 2024", "and the bund that year?", "and its min?"], fast_workspace(tmp_path))
+    assert "values:" not in replies[2] and "'its' may be the bund" in replies[2], replies[2]
+
+
+def test_the_gap_between_two_statistics_just_answered_is_their_difference_in_the_unit_asked(tmp_path):
+    """'the gap between those two in basis points' after a max and then a min gave both again, in percent: the subtraction dropped."""
+    replies = converse(offline_model(), ["lowest 30y in Q2 2023", "and the highest?", "what's the difference between those two, in bp?"],
+                       fast_workspace(tmp_path))
+    q2 = frame("ty").loc["2023-04":"2023-06", "yield_30y"]
+    assert f"The max minus the min (yield_curve/treasury_yields.yield_30y): {(q2.max() - q2.min()) * 100:+.4f} bp" in replies[2], replies[2]
+
+
+def test_one_tenor_minus_another_that_day_is_the_day_of_the_last_answer(tmp_path):
+    """'what's the 10y minus 2y that day in bp?' after two tenors on one day got the dataframe's docs."""
+    replies = converse(offline_model(), ["5y on 2024-03-15?", "and the 30y?", "what's the 30y minus the 5y that day, in bp?"],
+                       fast_workspace(tmp_path))
+    gap = (frame("ty").loc["2024-03-15", "yield_30y"] - frame("ty").loc["2024-03-15", "yield_5y"]) * 100
+    assert "on 2024-03-15" in replies[2] and f"{gap:.4f} bp" in replies[2] and "Docs" not in replies[2], replies[2]
+
+
+def test_the_last_question_on_a_sheet_is_no_question_about_this_conversation(tmp_path):
+    """'the last question on the sheet asks what the 10-year will be at the end of 2025' recalled the previous request and its figures."""
+    reply = converse(offline_model(), ["the average sofr in 2024?", "the last question on the worksheet asks for the mean sofr in 2025"],
+                     fast_workspace(tmp_path))[-1]
+    assert "earlier request" not in reply and "last request" not in reply and "values:" not in reply, reply

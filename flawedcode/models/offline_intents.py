@@ -44,7 +44,8 @@ from flawedcode.models.teaching.turn import DECLINED
 
 def _is_docs(clause: Clause, context: Context) -> bool:
     """A docs word, and no period, statistic, percentile or spread that makes it a data question; a dataframe to describe."""
-    if clause.periods or (stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest)):
+    if clause.periods or re.search(r"\b(?:minus|bp|basis points?|that (?:day|week|month|quarter|year)|same (?:day|date))\b", clause.rest) or (
+            stats_in(clause) and not re.search(r"\bwhat (?:does|do)\b.*\bmean\b", clause.rest)):
         return False
     if PATTERNS["percentile_of"].search(clause.rest) or (PATTERNS["two_sides"].search(clause.rest) and len(clause.mentions.dataframes) > 1):
         return False  # 'what is the 90th percentile of the 10y?', 'the spread of A and B': a statistic, not a definition

@@ -75,13 +75,15 @@ def answer(request: Request, output: str) -> str:
 def difference(pair: list[Request], outputs: list[str]) -> str:
     """One ask over two periods ('from H1 2023 to H1 2024'): the change between their figures; two series in one unit: the gap."""
     name, (one, two), (a, b) = pair[0].stat().value, pair, (pair[0].series[0], pair[1].series[0])
-    first, second = ((figures_in(output) or {}).get("count_value" if name == "count" else name) for output in outputs)  # a count's: the days kept
+    first, second = ((figures_in(out) or {}).get("count_value" if (n := r.stat().value) == "count" else n) for r, out in zip(pair, outputs))
     if a.unit != b.unit:
         return f"{a.name} is in {a.unit} and {b.name} in {b.unit}: one can't be set against the other."
     if not all(isinstance(value, (int, float)) for value in (first, second)) or a.name != b.name and one.period.first != two.period.first:
         return ""
     unit = one.unit.value if one.unit else None  # 'by how many bp': the change in the unit asked, as the two figures are
     factor, label = (FACTORS.get((one.series[0].unit, unit), 1), f" {unit.value}") if unit and unit is not Unit.DECIMAL else (1, "")
+    if one.stat() is not two.stat():  # one series over one period: the second statistic minus the first
+        return f"The {two.stat().value} minus the {name} ({a.name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit}."
     one_text, two_text = (f"{p.first}" + f" - {p.last}" * (not p.one_day) for p in (one.period, two.period))
     months = [int(m[1]) * (12 if m[2] == "y" else 1) if (m := readers.TENOR.fullmatch(s.column.removeprefix("yield_"))) else 0 for s in (a, b)]
     (a, first), (b, second) = ((b, second), (a, first)) if months[0] > months[1] > 0 else ((a, first), (b, second))  # tenors: longer - shorter

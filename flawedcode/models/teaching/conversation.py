@@ -66,9 +66,11 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if other and len(other) == 1 and isinstance(other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():
         return Turn([state, other[0]], state)  # 'was it higher than in 2023?', 'how does that compare with the year before?'
     flat = [request for answered in history for request in answered]
-    if len(flat) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or readers.read_series(toks)):
-        first = flat[0] if "first" in words else flat[-2]  # 'which is higher, and by how much?': the last two answers, and their gap
-        return Turn([first, flat[-1]], None) if first != flat[-1] else Turn.declined("I see one answered request, so nothing to compare")
+    if len(flat) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or type(
+            readers.read_series(toks)) is Series):  # ('the difference between those two': a gap word may fit several columns)
+        first, unit = flat[0] if "first" in words else flat[-2], readers.read_unit(readers.Tokens(list(words)))  # 'which is higher, and by
+        return Turn([check(replace(r, unit=unit or r.unit)) for r in (first, flat[-1])], None) if first != flat[-1] else Turn.declined(
+            "I see one answered request, so nothing to compare")  # how much?': the last two answers, and their gap (in the unit asked)
     unanswered = f"'{latest.strip()}' builds on your last request, which I could not answer"
     if found := _back(words, history):
         return Turn(found[1], found[0] if all(isinstance(r, Request) for r in found[1]) else None)
@@ -148,7 +150,10 @@ def _taken_from(declined: str, words: list[str], state: Request | None) -> str |
     if not opener and not any(isinstance(r, Request) or r.reason for r in read_message(" ".join(words), _probe()) or []):
         return None  # not a data ask even as a follow-up: 'what was the first question I asked?', 'the highest close in data.csv'
     toks, said = readers.Tokens(readers.tokens(declined).words), readers.Tokens(list(words))  # the latest, tokenized once by read_turn
-    period, _, series = _read_period(toks, None), readers.read_statistics(toks), readers.read_series(toks)  # 'average': a statistic here
+    period, stats, series = _read_period(toks, None), readers.read_statistics(toks), readers.read_series(toks)  # 'average': a statistic here
+    if type(series) is not Series and not stats and (pointer := set(words) & {"it", "its"}) and not readers.read_series(said) and (unknown := [
+            w for w in toks.words if w.isalpha() and w not in knowledge().known_words]):  # 'and the bund that year?', then 'and its min?'
+        return f"'{pointer.pop()}' may be the {', '.join(unknown)} it names"
     asks = opener or any(read(readers.Tokens(list(words))) for read in (readers.read_statistics, readers.read_unit, lambda t: _read_period(t, None)))
     if series and asks and not readers.read_series(said) and (not state or series.name not in {s.name for s in state.series}):
         return f"it names {series.name}"

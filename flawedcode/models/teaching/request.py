@@ -49,9 +49,7 @@ class Statistic(Enum):
     CORRELATION = "correlation"  # of two series
 
 
-class Transform(Enum):
-    """What is done to the values before the statistic."""
-    DAILY_CHANGE = "daily_change"  # each value minus the one before
+Transform = Enum("Transform", {"DAILY_CHANGE": "daily_change"})  # what is done to the values before the statistic: each minus the one before
 
 
 class Granularity(Enum):
@@ -76,12 +74,7 @@ class Anchor(Enum):
     DEFAULT = "default"  # none given: all the data, said in the answer
 
 
-class Comparison(Enum):
-    ABOVE = ">"
-    AT_OR_ABOVE = ">="
-    BELOW = "<"
-    AT_OR_BELOW = "<="
-    EQUAL = "=="
+Comparison = Enum("Comparison", {"ABOVE": ">", "AT_OR_ABOVE": ">=", "BELOW": "<", "AT_OR_BELOW": "<=", "EQUAL": "=="})  # a condition's
 
 
 class Unit(Enum):
@@ -94,9 +87,7 @@ class Unit(Enum):
     MILLIONS = "millions"
 
 
-class Direction(Enum):
-    TOP = "top"
-    BOTTOM = "bottom"
+Direction = Enum("Direction", {"TOP": "top", "BOTTOM": "bottom"})  # a ranking's
 
 
 @dataclass(frozen=True)
