@@ -303,7 +303,8 @@ def test_docs_shown_for_a_data_question_answer_nothing_a_follow_up_can_build_on(
     replies = converse(offline_model(), ["10y yield on the last trading day of 2023?", "same but for the 2-year",
                                          "so what's the spread between them in bp?", "and one year later?",
                                          "what about the 30y on that day"], fast_workspace(tmp_path))
-    assert replies[3].startswith("I can't answer that: 'and one year later?' builds on your last request"), replies[3]
+    assert "yield_10y minus yield_curve/treasury_yields.yield_2y (value): -35.0000 bp" in replies[2], replies[2]  # two turns' gap
+    assert replies[3].startswith("I can't answer that: 'and one year later?' would move both figures"), replies[3]  # never one leg
     assert replies[4].startswith("I can't answer that: 'what about the 30y on that day' builds on"), replies[4]
 
 
@@ -1621,8 +1622,8 @@ def test_that_day_after_a_move_the_older_rules_answered_is_the_moved_day(tmp_pat
     day' then gave 2023-12-29's figure: the teaching package still held the request before the move, a stale day."""
     replies = converse(offline_model(), ["the 5y on the last trading day of 2023?", "same but for the 30-year", "what's the gap between them?",
                                          "and a year later?", "what about the 3m on that day"], fast_workspace(tmp_path))
-    assert "on 2024-12-31" in replies[3], replies[3]
-    assert f"yield_3m (percent) on 2024-12-31: {frame('ty').loc['2024-12-31', 'yield_3m']:.4f}" in replies[4], replies[4]
+    assert replies[3].startswith("I can't answer that: 'and a year later?' would move both figures"), replies[3]  # the gap's pair: never one leg
+    assert replies[4].startswith("I can't answer that") and "2023-12-29" not in replies[4], replies[4]
 
 
 @pytest.mark.parametrize(("ask", "expected"), [
@@ -1673,3 +1674,13 @@ def test_the_last_question_on_a_sheet_is_no_question_about_this_conversation(tmp
     reply = converse(offline_model(), ["the average sofr in 2024?", "the last question on the worksheet asks for the mean sofr in 2025"],
                      fast_workspace(tmp_path))[-1]
     assert "earlier request" not in reply and "last request" not in reply and "values:" not in reply, reply
+
+
+def test_the_gap_between_two_turns_answers_is_kept_as_a_pair_for_the_next_follow_up(tmp_path):
+    """'so what's the spread between them in bp?' after two tenors asked in two turns got the docs; a follow-up that moves the day then
+    gave one leg alone. Now the gap is given, and a new day gives both legs and their gap again."""
+    replies = converse(offline_model(), ["3m on 2024-02-01", "and the 20y", "what's the gap between them in bp?", "and on 2024-08-01?"],
+                       fast_workspace(tmp_path))
+    for reply, day in ((replies[2], "2024-02-01"), (replies[3], "2024-08-01")):
+        gap = (frame("ty").loc[day, "yield_20y"] - frame("ty").loc[day, "yield_3m"]) * 100
+        assert f"yield_20y minus yield_curve/treasury_yields.yield_3m (value): {gap:+.4f}" in reply, reply

@@ -41,6 +41,8 @@ def state_after(earlier_requests: list[str], history: list[list[Request]] | None
             continue  # a request a digest names and the agent keeps in view too: read once
         toks = readers.tokens(text)  # once: 'go back to the first one' reads its words, then the readers below
         readings = found[1] if (found := _back(toks.words, history) if history is not None else None) else read_message(text, state)
+        if history and not any(isinstance(r, Request) for r in readings or []) and "them" in toks.words and readers.GAPS & set(toks.words):
+            readings = [replace(r, unit=readers.read_unit(toks) or r.unit) for a in history for r in a][-2:]  # 'the gap between them': a pair
         series, statistics = readers.read_series(toks), readers.read_statistics(toks)  # with words unread here (it answered it)
         series = None if isinstance(series, readers.Ambiguous) else series  # 'a class on money markets': no series named
         unread = readings and all(isinstance(r, Decline) and not r.reason for r in readings) and (series and statistics or _read_period(toks) and {
@@ -86,7 +88,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     unit, series = readers.read_unit(toks := readers.Tokens(list(words))), readers.read_series(toks)  # 'bp' is a unit here, never a spread column
     gap = ("by", "how") in zip(words, words[1:]) or "them" in words and bool(readers.GAPS & set(words))  # 'the gap between them?'
     if gap and fresh is None and (state is None or state.stat() not in CHANGES) and (series is None or "them" in words) and not _read_period(toks):
-        if history and len(pair := history[-1]) == 2 and pair[0].stat() is pair[1].stat():  # after one ask's two figures: their gap,
+        if history and len(pair := history[-1] if len(history[-1]) == 2 else flat[-2:]) == 2 and pair[0].stat() is pair[1].stat() and (
+                pair[0].period == pair[1].period or pair[0].series == pair[1].series):  # one ask's two figures, or two turns': their gap,
             return Turn([check(replace(request, unit=unit or request.unit)) for request in pair], None)  # never one of them converted
         return Turn.declined(f"'{latest.strip()}' asks for a gap between figures, and I subtract only two figures of one "
                          "statistic given together, which my last answer was not: ask for it whole ('sofr minus effr in 2023, in bp')")
@@ -103,7 +106,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
             isinstance(r, Request) for r in readings):
         return Turn([r for base in history[-1] for r in read_message(latest, base) or []], None)  # 'and its max?' after three series: each's
     if readings is None or builds_on is not None and deferred or all(isinstance(r, Decline) and not r.reason for r in readings):
-        return Turn(None, None, deferred)  # the old model answers: nothing read here, a follow-up of a turn it answered, unread words
+        return Turn.declined(f"'{latest.strip()}' would move both figures of my last answer, and I can't: ask for each in full") if (
+            readings is None and opener and history and len(history[-1]) == 2) else Turn(None, None, deferred)  # else the old model answers
     return Turn(readings, builds_on)
 
 

@@ -145,8 +145,8 @@ class Knowledge:
     known_words: set[str]
     typo_targets: list[str]
 
-    def trading_days(self, frame: str | None) -> list[date]:
-        return self.days.get(frame or "", next(iter(self.days.values())))
+    def trading_days(self, frame: str | tuple | None) -> list[date]:  # a frame, or a request's series (the first one's frame)
+        return self.days.get((frame[0].frame if frame and not isinstance(frame, str) else frame) or "", next(iter(self.days.values())))
 
 
 @cache

@@ -182,7 +182,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
                 return Decline(said, same, f"'{' '.join(same)}' would be the {unit} of your last request, and it spans more than one {unit}")
             period = wider if (wider.first, wider.last) != (before.first, before.last) else None  # 'that month' after a month is that month
         if period is None and (before := earlier.period and (earlier.period.inside or earlier.period)) and not before.one_day and edge is not None:
-            day = readers.edge_day(before, toks.words[edge], _trading_days(earlier))  # 'and at the start of that period?': its first trading day
+            day = readers.edge_day(before, toks.words[edge], readers.knowledge().trading_days(earlier.series))  # 'and at the start?': its first
             period = Period(day, day, Granularity.DAY, inside=before, words=toks.take([edge]) + same)
         period = _follow_up_period(period, earlier, toks)
         said = replace(said, period=period if isinstance(period, Period) else None)
@@ -233,7 +233,7 @@ def _apply_shift(request: Request, shift: Shift) -> Reading | None:
     if period is None or period.edge_of and shift.unit not in ("day", "trading_day") or not period.one_day and shift.unit == "trading_day":
         return None  # 'a year earlier' than a month end, 'the day after' a month: the old model's rules
     if period.one_day:
-        day = readers.shifted(period.first, shift, _trading_days(request))
+        day = readers.shifted(period.first, shift, readers.knowledge().trading_days(request.series))
         said = period.first + timedelta(days=shift.steps) if shift.unit == "trading_day" and abs(shift.steps) == 1 else day  # the calendar's
         return replace(request, period=Period(day, day, Granularity.DAY, Anchor.RELATIVE, edge_of=said if said != day else None, words=shift.words))
     if (period.last - period.first).days < 7 and shift.unit == "year":  # 'the same week a year earlier': 52 weeks, Monday to Friday again
@@ -296,10 +296,6 @@ def _distinct(periods: list[Period]) -> list[Period]:
         key = (p.first, p.last)
         result[key] = replace(result[key], words=result[key].words + p.words) if key in result else p
     return list(result.values())
-
-
-def _trading_days(request: Request) -> list:
-    return readers.knowledge().trading_days(request.series[0].frame if request.series else None)
 
 
 def _all_data(frame: str) -> Period:
