@@ -1684,3 +1684,63 @@ def test_the_gap_between_two_turns_answers_is_kept_as_a_pair_for_the_next_follow
     for reply, day in ((replies[2], "2024-02-01"), (replies[3], "2024-08-01")):
         gap = (frame("ty").loc[day, "yield_20y"] - frame("ty").loc[day, "yield_3m"]) * 100
         assert f"yield_20y minus yield_curve/treasury_yields.yield_3m (value): {gap:+.4f}" in reply, reply
+
+
+def test_the_year_changed_is_a_new_period_never_a_change_statistic(tmp_path):
+    """'she now wants just the year changed, 2024' after a count gave the rate's change over 2024 ('changed' read as the statistic)."""
+    replies = converse(offline_model(), ["on how many days was sofr at or above 5.31% in 2023?", "same thing with the year changed, 2024 please",
+                                         "median effr in June 2023", "ok now just the year changed: 2024"], fast_workspace(tmp_path))
+    sofr = frame("sofr").loc["2024", "rate"]
+    assert f"{(sofr >= 5.31).sum()} of {len(sofr)} days at or above 5.31%" in replies[1], replies[1]
+    assert _figure("effr", "rate", "2024-06", "2024-06", "median") in replies[3], replies[3]
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("For the background section of my memo: what was the median EFFR in Q3 2023?", lambda: _figure("effr", "rate", "2023-07", "2023-09", "median")),
+    ("The committee wants the max 10y in 2024 for the staff packet.", lambda: _figure("ty", "yield_10y", "2024", "2024", "max")),
+    ("Drafting a paragraph for the council newsletter - mean SOFR in October 2024?", lambda: _figure("sofr", "rate", "2024-10", "2024-10", "mean")),
+    ("what goes in the table for the lowest 2y in H2 2023?", lambda: _figure("ty", "yield_2y", "2023-07", "2023-12", "min")),
+    ("for the article: mean 30y in 2023", lambda: _figure("ty", "yield_30y", "2023", "2023", "mean"))])
+def test_where_the_figure_will_go_is_no_part_of_the_question(ask, expected, tmp_path):
+    """A memo's background section, a council, an answer key's table, an article: each was named as a word the model could not use
+    ('article' even made the older rules say they can't write prose), though the figure asked was read."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply and "could not use" not in reply and "prose" not in reply, reply
+
+
+def test_growth_and_ratio_after_two_periods_answered_in_two_turns_are_between_them(tmp_path):
+    """'by what percent did it grow?' after the 2023 and the 2024 means gave the change inside 2024; 'how many times bigger was the first
+    one?' gave a change, not the ratio asked."""
+    replies = converse(offline_model(), ["mean tga balance in Q1 2023", "and in Q1 2024?", "by what percent did it rise?"], fast_workspace(tmp_path))
+    q1 = [frame("repo").loc[f"{year}-01":f"{year}-03", "tga_bn"].mean() for year in (2023, 2024)]
+    assert f"the mean changed by {q1[1] - q1[0]:+.4f} ({(q1[1] / q1[0] - 1) * 100:+.4f}%)" in replies[2], replies[2]
+    replies = converse(offline_model(), ["median sofr volume in March 2023", "and in March 2024?", "how many times larger was the second one?"],
+                       fast_workspace(tmp_path / "ratio"))
+    march = [frame("sofr").loc[f"{year}-03", "volume_bn"].median() for year in (2023, 2024)]
+    assert f"(the second over the first: {march[1] / march[0]:.4f} times)" in replies[2], replies[2]
+
+
+def test_the_upper_end_of_the_target_range_and_its_follow_up_stay_on_that_column(tmp_path):
+    """'the upper end of the fed funds target range at the end of 2024' went to the older rules ('range' read as max minus min), and
+    'and at the start of 2024?' then gave the EFFR rate itself: another series."""
+    replies = converse(offline_model(), ["upper end of the effr target range at the end of 2023?", "and at the start of 2023?"],
+                       fast_workspace(tmp_path))
+    assert f"effr target_high (percent) on 2023-01-03: {frame('effr').loc['2023-01-03', 'target_high']:.4f}" in replies[1], replies[1]
+
+
+def test_a_named_colleague_who_passes_on_a_follow_up_is_no_part_of_it(tmp_path):
+    """'Leo wants the standard deviation instead, same year' and 'Dev says we also need Q2' were declined on 'leo' and 'dev'."""
+    replies = converse(offline_model(), ["stdev of the 2y in 2023", "Priya wants the median instead, same year",
+                                         "Okay. Tomas says he also needs it for 2024"], fast_workspace(tmp_path))
+    assert _figure("ty", "yield_2y", "2023", "2023", "median") in replies[1], replies[1]
+    assert _figure("ty", "yield_2y", "2024", "2024", "median") in replies[2], replies[2]
+
+
+@pytest.mark.parametrize(("ask", "expected"), [
+    ("min 3m Mar-24", lambda: _figure("ty", "yield_3m", "2024-03", "2024-03", "min")),
+    ("the 7y on 14-Nov-23", lambda: f"yield_7y (percent) on 2023-11-14: {frame('ty').loc['2023-11-14', 'yield_7y']:.4f}"),
+    ("median effr Feb-23:Apr-23", lambda: _figure("effr", "rate", "2023-02", "2023-04", "median"))])
+def test_a_month_or_a_day_with_a_two_digit_year_is_read(ask, expected, tmp_path):
+    """A desk's 'Jun-24', '05-Aug-24' and '29-Dec-23' were named as words the model could not use."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert expected() in reply, reply

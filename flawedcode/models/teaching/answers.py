@@ -72,7 +72,7 @@ def answer(request: Request, output: str) -> str:
                                                 f"that is not it (the figure is {value - claim:+.4f} from it).")
 
 
-def difference(pair: list[Request], outputs: list[str]) -> str:
+def difference(pair: list[Request], outputs: list[str], ratio: bool = False) -> str:
     """One ask over two periods ('from H1 2023 to H1 2024'): the change between their figures; two series in one unit: the gap."""
     name, (one, two), (a, b) = pair[0].stat().value, pair, (pair[0].series[0], pair[1].series[0])
     first, second = ((figures_in(out) or {}).get("count_value" if (n := r.stat().value) == "count" else n) for r, out in zip(pair, outputs))
@@ -82,19 +82,21 @@ def difference(pair: list[Request], outputs: list[str]) -> str:
         return ""
     unit = one.unit.value if one.unit else None  # 'by how many bp': the change in the unit asked, as the two figures are
     factor, label = (FACTORS.get((one.series[0].unit, unit), 1), f" {unit.value}") if unit and unit is not Unit.DECIMAL else (1, "")
+    if ratio and first and second:  # 'how many times bigger was the first one?': both ways, each said
+        return f"The first over the second: {first / second:.4f} times (the second over the first: {second / first:.4f} times)."
     if one.stat() is not two.stat():  # one series over one period: the second statistic minus the first
         return f"The {two.stat().value} minus the {name} ({a.name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit}."
     one_text, two_text = (f"{p.first}" + f" - {p.last}" * (not p.one_day) for p in (one.period, two.period))
     months = [int(m[1]) * (12 if m[2] == "y" else 1) if (m := readers.TENOR.fullmatch(s.column.removeprefix("yield_"))) else 0 for s in (a, b)]
     (a, first), (b, second) = ((b, second), (a, first)) if months[0] > months[1] > 0 else ((a, first), (b, second))  # tenors: longer - shorter
-    if a.name != b.name:  # two series over one period: the second minus the first (two tenors: the longer minus the shorter)
-        return f"{b.name} minus {a.name} ({name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit}."
+    if a.name != b.name:  # two series over one period: the second minus the first (two tenors: the longer minus the shorter), else both ways
+        return f"{b.name} minus {a.name} ({name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit}" + (
+            f" ({a.name} minus {b.name}: {(first - second) * factor:+.4f})." if not all(months) else ".")
     return (f"From {one_text} to {two_text} the {name} changed by "
             f"{(second - first) * factor:+.4f}{label}" + (f" ({(second / first - 1) * 100:+.4f}%)." if first > 0 < second else "."))
 
 
-def _no_trading(day) -> str:
-    """Why a day has no row: a weekend, or a US federal holiday by name."""
+def _no_trading(day) -> str:  # why a day has no row: a weekend, or a US federal holiday by name
     from pandas.tseries.holiday import USFederalHolidayCalendar
     names = [rule.name for rule in USFederalHolidayCalendar.rules if day in {d.date() for d in rule.dates(f"{day:%Y}-01-01", f"{day:%Y}-12-31")}]
     return f"a {day:%A}" if day.weekday() >= 5 else f"{names[0]}, a US federal holiday" if names else "no trading that day"

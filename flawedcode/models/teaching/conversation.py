@@ -82,6 +82,9 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
         return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
+    if fresh is None and len(flat) > 1 and len(readings or []) == 1 and isinstance(r := readings[0], Request) and r.stat() in CHANGES[:2] and (
+            r.period == state.period and (a := flat[-2]).series == state.series and a.stat() is state.stat() and a.period != state.period):
+        return Turn([replace(x, unit=r.unit or x.unit) for x in (a, state)], None)  # 'by what percent did it grow?' after two periods' figures
     refers = next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)
     if fresh is None and state is None and not deferred and refers:
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")

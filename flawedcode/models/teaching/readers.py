@@ -65,11 +65,11 @@ class Tokens:
 
 
 def tokens(text: str) -> Tokens:
-    """Lower-case tokens, tenors written one way ('10-year', '10 yr', 'ten-year' -> '10y'), typos mended."""
+    """Lower-case tokens, tenors one way ('10-year', 'ten-year' -> '10y'), years of two digits ("Q3-23", "May '24", "05-Aug-24"), typos mended."""
     lowered = YEAR_ONCE.sub(r"\1 \4 \2 \3 \4", without_label(arithmetic(text)).lower().replace('’', chr(39)).replace('–', '-').replace('−', '-'))
     lowered = re.sub(r"\b(?:([qh][1-4])\s?[-/']?|([1-4])q)(\d\d)\b", lambda m: f"{m[1] or 'q' + m[2]} 20{m[3]}", re.sub(
-        r"(?<=\s)'(\d\d)\b", r"20\1", lowered))  # "Q3-23", "q1'24", "1Q24", "H2-24", "May '24": the year's two digits
-    lowered = re.sub(r"(?<=\d):(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24'
+        rf"(?<=\s)'(\d\d)\b|\b(?:(\d\d?)-)?({_MONTH})-(\d\d)\b", lambda m: f"20{m[1]}" if m[1] else f"{m[2] or ''} {m[3]}-20{m[4]}", lowered))
+    lowered = re.sub(r"(?<=\d): ?(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24'
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
     words: list[str] = []
@@ -104,6 +104,7 @@ def without_label(text: str) -> str:
     text = re.sub(r"\A[^?]*?\b[Yy]ou (?:said|told me|wrote|gave)\b[^?]+?(?:\s[-–—]|:)\s+(?=(?:what|which|how|when|was|did)\b)", "", text)  # you said
     text = re.sub(r"(?<!\w)@[\w.-]+|(?<!\w):[a-z0-9_+-]+:|\A\s*(?:hi|hello|hey|dear)\b[^\n]{0,40}\n|\n\s*(?:(?:kind |best |warm )?regards|thanks|"
                   r"thank you|many thanks|cheers|best|sincerely)\W*\n[\s\S]*\Z", " ", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?:^|(?<=[.!?] ))[A-Z][a-z]+ (?=(?:now |also |just )?(?:wants|says|asks|needs|would like|is asking)\b)", "", text)  # 'Leo wants'
     head, colon, rest = text.partition(": ")
     words = [(word, word.lower()) for word in re.findall(r"[\w']+", head)]
     labels = [low in WORDS["labels"]["words"] or low[:1] == "q" and low[1:].isdigit() and (int(low[1:]) > 4 or marked) for _, low in words]

@@ -77,14 +77,8 @@ class Anchor(Enum):
 Comparison = Enum("Comparison", {"ABOVE": ">", "AT_OR_ABOVE": ">=", "BELOW": "<", "AT_OR_BELOW": "<=", "EQUAL": "=="})  # a condition's
 
 
-class Unit(Enum):
-    """The unit a figure is shown in (a series' own unit comes from its docs)."""
-    PERCENT = "percent"
-    BP = "bp"
-    DECIMAL = "decimal"  # percent / 100
-    BILLIONS = "billions"
-    TRILLIONS = "trillions"
-    MILLIONS = "millions"
+Unit = Enum("Unit", {name.upper(): name for name in ("percent", "bp", "decimal", "billions", "trillions", "millions")})
+"""The unit a figure is shown in (DECIMAL: percent / 100; a series' own unit comes from its docs)."""
 
 
 Direction = Enum("Direction", {"TOP": "top", "BOTTOM": "bottom"})  # a ranking's

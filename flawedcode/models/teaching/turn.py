@@ -53,11 +53,11 @@ def decide(visible: list[BaseMessage], tool_names: set[str], root: str | None) -
             return "", [call]
         replies.append(answers.answer(reading, output))
         outputs.append(output)
-    pair = [reading for reading in readings if isinstance(reading, Request)]
-    one_place = len({(r.series[0].name, r.period.first, r.period.last) for r in pair}) == 1 and readers.GAPS & set(readers.tokens(latest_text).words)
+    pair, said = [reading for reading in readings if isinstance(reading, Request)], set(readers.tokens(latest_text).words)
+    one_place = len({(r.series[0].name, r.period.first, r.period.last) for r in pair}) == 1 and readers.GAPS & said
     if len(outputs) == 2 == len({(r.series[0].name, r.period.first, r.period.last, r.stat()) for r in pair}) and (
             pair[0].stat() is pair[1].stat() or one_place):  # ('the gap between those two' after a max and a min: the second minus the first)
-        replies.append(answers.difference(pair, outputs))  # one ask over two periods, or two series over one: also the gap between them
+        replies.append(answers.difference(pair, outputs, bool({"times", "ratio"} & said)))  # one ask over two periods, two series over one: the gap
     after = f"\n(Building on your earlier request: the {router.describe(turn.builds_on)}.)" if turn.builds_on is not None else ""
     asides = [f"'{s}'" for r in readings for s in getattr(r, "aside", ())]
     after += SET_ASIDE.format(", ".join(asides), "them" if len(asides) > 1 else "it") if asides else ""
