@@ -1744,3 +1744,35 @@ def test_a_month_or_a_day_with_a_two_digit_year_is_read(ask, expected, tmp_path)
     """A desk's 'Jun-24', '05-Aug-24' and '29-Dec-23' were named as words the model could not use."""
     reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
     assert expected() in reply, reply
+
+
+def test_a_change_asked_after_two_days_or_two_months_is_between_them(tmp_path):
+    """'so how much did it fall over the year, in bp?' after SOFR on the last days of 2023 and 2024 was declined ('a change needs two
+    days'); 'the difference between those two months' read 'two months' as the 2-month yield."""
+    replies = converse(offline_model(), ["the 3m on the last trading day of 2023?", "and on the last trading day of 2024?",
+                                         "how much did it drop over the year, in bp?"], fast_workspace(tmp_path))
+    drop = (frame("ty").loc["2024-12-31", "yield_3m"] - frame("ty").loc["2023-12-29", "yield_3m"]) * 100
+    assert f"From 2023-12-29 to 2024-12-31 the value changed by {drop:+.4f} bp" in replies[2], replies[2]
+    replies = converse(offline_model(), ["median bgcr in May 2023", "and in August 2023?", "the gap between those two months, in bp?"],
+                       fast_workspace(tmp_path / "months"))
+    may, august = (frame("repo").loc[month, "bgcr"].median() for month in ("2023-05", "2023-08"))
+    assert f"the median changed by {(august - may) * 100:+.4f} bp" in replies[2], replies[2]
+
+
+def test_who_the_question_is_for_is_no_word_either_rule_set_names(tmp_path):
+    """'My son's economics homework asks ...', 'Helping my daughter with her worksheet ... Can you help us?': the older rules named
+    'son', 'homework', 'help' (their own list of filler words was not the teaching package's)."""
+    reply = converse(offline_model(), ["My daughter's homework asks for the max 30y in 2024. Can you help us?"], fast_workspace(tmp_path))[-1]
+    assert _figure("ty", "yield_30y", "2024", "2024", "max") in reply and "could not use" not in reply, reply
+
+
+def test_a_range_written_as_max_minus_min_and_a_drop_after_two_days_are_read(tmp_path):
+    """'Range instead (max minus min), bp.' after a quarter's standard deviation gave the range of all the data (the older rules, no
+    period); 'so how much did it drop, in bp?' after two days' values gave the daily change into the first day."""
+    replies = converse(offline_model(), ["median 5y in Q1 2024", "high minus low instead, in bp"], fast_workspace(tmp_path))
+    q1 = frame("ty").loc["2024-01":"2024-03", "yield_5y"]
+    assert f"{q1.index[-1]:%Y-%m-%d}, {len(q1)} values: range (max minus min) {(q1.max() - q1.min()) * 100:.4f} bp" in replies[1], replies[1]
+    replies = converse(offline_model(), ["the 1m on 2024-03-19?", "and on the 20th?", "so how much did it drop, in bp?"],
+                       fast_workspace(tmp_path / "days"))
+    days = frame("ty").loc[["2024-03-19", "2024-03-20"], "yield_1m"]
+    assert f"From 2024-03-19 to 2024-03-20 the value changed by {(days.iloc[1] - days.iloc[0]) * 100:+.4f} bp" in replies[2], replies[2]

@@ -85,7 +85,8 @@ def difference(pair: list[Request], outputs: list[str], ratio: bool = False) -> 
     if ratio and first and second:  # 'how many times bigger was the first one?': both ways, each said
         return f"The first over the second: {first / second:.4f} times (the second over the first: {second / first:.4f} times)."
     if one.stat() is not two.stat():  # one series over one period: the second statistic minus the first
-        return f"The {two.stat().value} minus the {name} ({a.name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit}."
+        return (f"The {two.stat().value} minus the {name} ({a.name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit} (the {name} "
+                f"minus the {two.stat().value}: {(first - second) * factor:+.4f}).")
     one_text, two_text = (f"{p.first}" + f" - {p.last}" * (not p.one_day) for p in (one.period, two.period))
     months = [int(m[1]) * (12 if m[2] == "y" else 1) if (m := readers.TENOR.fullmatch(s.column.removeprefix("yield_"))) else 0 for s in (a, b)]
     (a, first), (b, second) = ((b, second), (a, first)) if months[0] > months[1] > 0 else ((a, first), (b, second))  # tenors: longer - shorter
@@ -134,7 +135,7 @@ SIGNED = {"change", "percent_change"}  # Figures shown with their sign (a change
 
 
 def _one(request: Request, name: str, found: dict) -> str:
-    value, label = found.get(name), {"std": "standard deviation"}.get(name, name.replace("_", " "))
+    value, label = found.get(name), {"std": "standard deviation", "range": "range (max minus min)"}.get(name, name.replace("_", " "))
     if value is None:
         return f"{label}: none (too few values)"
     series, unit = request.series[0], request.unit.value if request.unit else None

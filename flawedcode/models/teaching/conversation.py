@@ -15,7 +15,7 @@ from functools import cache
 from flawedcode.models.teaching import readers
 from flawedcode.models.teaching.readers import knowledge
 from flawedcode.models.teaching.request import Anchor, Decline, Granularity, Period, Request, Series, Slot, Statistic
-from flawedcode.models.teaching.router import FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, check, read_message
+from flawedcode.models.teaching.router import COMPARED, FOLLOW_UP, IGNORED, SAME_PERIOD, Reading, _all_data, _read_period, check, read_message
 
 CAUSES = set(readers.WORDS["causes"]["words"])  # a question of why, declined: what it named is no problem for a follow-up
 PAIRED = set(readers.WORDS["compare_answers"]["words"])  # 'how does that compare to the first figure?': two answers set side by side
@@ -82,9 +82,11 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
         return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
-    if fresh is None and len(flat) > 1 and len(readings or []) == 1 and isinstance(r := readings[0], Request) and r.stat() in CHANGES[:2] and (
-            r.period == state.period and (a := flat[-2]).series == state.series and a.stat() is state.stat() and a.period != state.period):
-        return Turn([replace(x, unit=r.unit or x.unit) for x in (a, state)], None)  # 'by what percent did it grow?' after two periods' figures
+    asked = readers.read_statistic(heard := readers.Tokens(list(words))) or set(words) & COMPARED - PAIRED - {"which", "one", "many", "than"} and (
+        Slot(Statistic.CHANGE))  # 'by what percent did it grow?', 'how much did it drop, in bp?'
+    if fresh is None and len(flat) > 1 and asked and asked.value in CHANGES[:2] and not _read_period(readers.Tokens(list(words))) and (
+            (a := flat[-2]).series == state.series and a.stat() is state.stat() and a.period != state.period):  # after two periods' figures
+        return Turn([replace(x, unit=readers.read_unit(heard) or x.unit) for x in (a, state)], None)  # between them (its words read once)
     refers = next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)
     if fresh is None and state is None and not deferred and refers:
         return Turn.declined(f"'{refers}' is the period of an earlier request, and I see none I answered: name the period")

@@ -52,15 +52,8 @@ class Statistic(Enum):
 Transform = Enum("Transform", {"DAILY_CHANGE": "daily_change"})  # what is done to the values before the statistic: each minus the one before
 
 
-class Granularity(Enum):
-    """How wide a period is, as written."""
-    DAY = "day"
-    MONTH = "month"
-    QUARTER = "quarter"
-    HALF = "half"
-    YEAR = "year"
-    SPAN = "span"  # from one written day to another, or N trading days
-    ALL = "all"  # all the data (no period was given)
+Granularity = Enum("Granularity", {name.upper(): name for name in ("day", "month", "quarter", "half", "year", "span", "all")})
+"""How wide a period is, as written (SPAN: from one written day to another, or N trading days; ALL: all the data, no period was given)."""
 
 
 class Anchor(Enum):
