@@ -1631,12 +1631,18 @@ def test_that_day_after_a_move_the_older_rules_answered_is_the_moved_day(tmp_pat
     ("My client would like the max 2y in Q3 2024, if it's no trouble.", lambda: _figure("ty", "yield_2y", "2024-07", "2024-09", "max")),
     ("reckon you could grab the mean EFFR for the back half of 2024?", lambda: _figure("effr", "rate", "2024-07", "2024-12", "mean")),
     ("g'day, righto, what's the 5y low for the front half of 2023?", lambda: _figure("ty", "yield_5y", "2023-01", "2023-06", "min")),
-    ("The patron is asking for the average TGA balance in March 2024.", lambda: _figure("repo", "tga_bn", "2024-03", "2024-03", "mean"))])
-def test_politeness_slang_and_a_relayed_ask_are_no_part_of_the_question(ask, expected, tmp_path):
-    """'teach me', 'reckon', 'if it isn't too much trouble', a patron or a client who asks, 'the back half of 2023' were each named
-    as words the model could not use (and 'no' in 'no trouble' as a negation), though the question itself was read."""
+    ("The patron is asking for the average TGA balance in March 2024.", lambda: _figure("repo", "tga_bn", "2024-03", "2024-03", "mean")),
+    ("For the background section of my memo: what was the median EFFR in Q3 2023?", lambda: _figure("effr", "rate", "2023-07", "2023-09", "median")),
+    ("The committee wants the max 10y in 2024 for the staff packet.", lambda: _figure("ty", "yield_10y", "2024", "2024", "max")),
+    ("Drafting a paragraph for the council newsletter - mean SOFR in October 2024?", lambda: _figure("sofr", "rate", "2024-10", "2024-10", "mean")),
+    ("what goes in the table for the lowest 2y in H2 2023?", lambda: _figure("ty", "yield_2y", "2023-07", "2023-12", "min")),
+    ("for the article: mean 30y in 2023", lambda: _figure("ty", "yield_30y", "2023", "2023", "mean"))])
+def test_politeness_slang_a_relayed_ask_and_where_the_figure_goes_are_no_part_of_the_question(ask, expected, tmp_path):
+    """'teach me', 'reckon', 'if it isn't too much trouble', a patron or a client who asks, 'the back half of 2023', a memo's background
+    section, a council, an answer key's table, an article were each named as words the model could not use (and 'no' in 'no trouble' as a
+    negation; 'article' made the older rules say they can't write prose), though the question itself was read."""
     reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
-    assert expected() in reply and "could not use" not in reply, reply
+    assert expected() in reply and "could not use" not in reply and "prose" not in reply, reply
 
 
 def test_a_correction_and_a_relayed_follow_up_build_on_the_last_answer(tmp_path):
@@ -1693,19 +1699,6 @@ def test_the_year_changed_is_a_new_period_never_a_change_statistic(tmp_path):
     sofr = frame("sofr").loc["2024", "rate"]
     assert f"{(sofr >= 5.31).sum()} of {len(sofr)} days at or above 5.31%" in replies[1], replies[1]
     assert _figure("effr", "rate", "2024-06", "2024-06", "median") in replies[3], replies[3]
-
-
-@pytest.mark.parametrize(("ask", "expected"), [
-    ("For the background section of my memo: what was the median EFFR in Q3 2023?", lambda: _figure("effr", "rate", "2023-07", "2023-09", "median")),
-    ("The committee wants the max 10y in 2024 for the staff packet.", lambda: _figure("ty", "yield_10y", "2024", "2024", "max")),
-    ("Drafting a paragraph for the council newsletter - mean SOFR in October 2024?", lambda: _figure("sofr", "rate", "2024-10", "2024-10", "mean")),
-    ("what goes in the table for the lowest 2y in H2 2023?", lambda: _figure("ty", "yield_2y", "2023-07", "2023-12", "min")),
-    ("for the article: mean 30y in 2023", lambda: _figure("ty", "yield_30y", "2023", "2023", "mean"))])
-def test_where_the_figure_will_go_is_no_part_of_the_question(ask, expected, tmp_path):
-    """A memo's background section, a council, an answer key's table, an article: each was named as a word the model could not use
-    ('article' even made the older rules say they can't write prose), though the figure asked was read."""
-    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
-    assert expected() in reply and "could not use" not in reply and "prose" not in reply, reply
 
 
 def test_growth_and_ratio_after_two_periods_answered_in_two_turns_are_between_them(tmp_path):
