@@ -42,7 +42,8 @@ def state_after(earlier_requests: list[str], history: list[list[Request]] | None
         toks = readers.tokens(text)  # once: 'go back to the first one' reads its words, then the readers below
         readings = found[1] if (found := _back(toks.words, history) if history is not None else None) else read_message(text, state)
         if history and not any(isinstance(r, Request) for r in readings or []) and "them" in toks.words and readers.GAPS & set(toks.words):
-            readings = [replace(r, unit=readers.read_unit(toks) or r.unit) for a in history for r in a][-2:]  # 'the gap between them': a pair
+            unit = readers.read_unit(toks)  # read once: a reader takes the words it reads
+            readings = [replace(r, unit=unit or r.unit) for answered in history for r in answered][-2:]  # 'the gap between them': a pair
         series, statistics = readers.read_series(toks), readers.read_statistics(toks)  # with words unread here (it answered it)
         series = None if isinstance(series, readers.Ambiguous) else series  # 'a class on money markets': no series named
         unread = readings and all(isinstance(r, Decline) and not r.reason for r in readings) and (series and statistics or _read_period(toks) and {
