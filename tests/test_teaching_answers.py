@@ -884,12 +884,13 @@ def test_a_reply_pasted_back_is_context_and_those_same_days_are_the_last_period(
 
 def test_an_answer_set_against_another_period_and_a_threshold_alone_changes_the_count(tmp_path):
     """fresh_registers7 sess-03 / fresh_sessions5 yb-01 / nm-01: 'was it higher than in 2023?' and 'how does that compare with the year
-    before?' were declined naming 'higher than' or asked which column; '5.33?' after a count above 5.3% was declined naming '5.33'."""
+    before?' were declined naming 'higher than' or asked which column; '5.33?' after a count above 5.3% was declined naming '5.33'. A change
+    runs forward in time, from H1 2023 to H1 2024, whichever was asked first (said backwards it reads as a fall)."""
     repo, effr = frame("repo"), frame("effr").loc["2024", "rate"]
     replies = converse(offline_model(), ["median bgcr in H1 2024", "was it lower than in H1 2023?", "count of days effr was above 5.3% in 2024",
                                          "5.32?"], fast_workspace(tmp_path))
     first, second = repo.loc["2024-01":"2024-06", "bgcr"].median(), repo.loc["2023-01":"2023-06", "bgcr"].median()
-    assert f"median {first:.4f}" in replies[1] and f"median {second:.4f}" in replies[1] and f"{second - first:+.4f}" in replies[1], replies[1]
+    assert f"median {first:.4f}" in replies[1] and f"median {second:.4f}" in replies[1] and f"{first - second:+.4f}" in replies[1], replies[1]
     assert f"{int((effr > 5.32).sum())} of {len(effr)} days above 5.32%" in replies[3], replies[3]
 
 
@@ -967,19 +968,20 @@ def test_a_series_with_an_opener_after_a_declined_series_replaces_it(tmp_path):
 
 def test_two_counts_compared_change_by_the_days_counted(tmp_path):
     """fresh_sessions6 cmp-03: 'vs 2023?' after '38 of 251 days above 4.5%' gave both counts (39 of 249 for 2023) and then 'the count
-    changed by -2.0000' (the values in each year, 251 and 249), not +1."""
+    changed by -2.0000' (the values in each year, 251 and 249), not +1. The change runs forward in time, from 2023 to 2024."""
     ty = frame("ty")["yield_5y"]
     replies = converse(offline_model(), ["how many days was the 5y above 4% in 2024", "vs 2023?"], fast_workspace(tmp_path))
     first, second = int((ty.loc["2024"] > 4).sum()), int((ty.loc["2023"] > 4).sum())
-    assert f"{first} of " in replies[1] and f"{second} of " in replies[1] and f"changed by {second - first:+.4f}" in replies[1], replies[1]
+    assert f"{first} of " in replies[1] and f"{second} of " in replies[1] and f"changed by {first - second:+.4f}" in replies[1], replies[1]
 
 
 def test_vs_last_year_after_a_series_changed_in_trader_shorthand(tmp_path):
-    """fresh_sessions6 td-01: '2s avg 2024' / 'and 1s?' / 'vs last yr?' gave the 1-year's 2024 mean again, read as 'the data's latest year'."""
+    """fresh_sessions6 td-01: '2s avg 2024' / 'and 1s?' / 'vs last yr?' gave the 1-year's 2024 mean again, read as 'the data's latest year'.
+    The change runs forward in time, from 2023 to 2024."""
     ty = frame("ty")["yield_7y"]
     reply = converse(offline_model(), ["3s avg 2024", "and 7s?", "vs last yr?"], fast_workspace(tmp_path))[-1]
     first, second = ty.loc["2024"].mean(), ty.loc["2023"].mean()
-    assert f"mean {first:.4f}" in reply and f"mean {second:.4f}" in reply and f"changed by {second - first:+.4f}" in reply, reply
+    assert f"mean {first:.4f}" in reply and f"mean {second:.4f}" in reply and f"changed by {first - second:+.4f}" in reply, reply
 
 
 def test_a_sum_of_two_series_is_never_answered_as_each_and_their_gap(tmp_path):
@@ -1769,3 +1771,39 @@ def test_a_range_written_as_max_minus_min_and_a_drop_after_two_days_are_read(tmp
                        fast_workspace(tmp_path / "days"))
     days = frame("ty").loc[["2024-03-19", "2024-03-20"], "yield_1m"]
     assert f"From 2024-03-19 to 2024-03-20 the value changed by {(days.iloc[1] - days.iloc[0]) * 100:+.4f} bp" in replies[2], replies[2]
+
+
+@pytest.mark.parametrize(("turns", "name", "column", "periods"), [
+    (["what was the 20-year yield on 2024-07-15?", "and a week before that?", "how much did it change between the two, in bp?"],
+     "ty", "yield_20y", ("2024-07-08", "2024-07-15")),
+    (["average SOFR in Q2 2024", "what about Q1?", "the difference?"], "sofr", "rate", ("2024-01:2024-03", "2024-04:2024-06")),
+])
+def test_a_change_between_two_answers_runs_forward_in_time(turns, name, column, periods, tmp_path):
+    """fresh_sessions15 ja-02 / fresh_sessions16 rm-03: after a day and then 'the day before', the change was said 'From 2024-09-30 to
+    2024-09-27 ... -328.4': true as written, but read as a fall. Whichever was asked first, the change runs from the earlier period."""
+    values = frame(name)[column]
+    (earlier, later), unit = ((values.loc[slice(*p.split(":"))].mean() if ":" in p else values.loc[p]) for p in periods), "bp" in turns[-1]
+    reply = converse(offline_model(), turns, fast_workspace(tmp_path))[-1]
+    change = f"{(later - earlier) * (100 if unit else 1):+.4f}{' bp' * unit}"
+    assert f"changed by {change}" in reply and reply.index(periods[0][:7]) < reply.index("changed by"), reply
+    assert reply.split("From ")[-1].startswith(periods[0].split(":")[0][:7]), reply
+
+
+@pytest.mark.parametrize("last", ["so how much higher was the 2024 one, in bp?", "how much lower was the 2023 one in bp"])
+def test_the_year_of_one_of_two_days_picks_it_and_never_a_year(last, tmp_path):
+    """fresh_sessions16 gc-03: 'how much higher the 2024 one was, in basis points' after a day in 2024 and the same day in 2023 set the
+    day against all of 2024 as a 'value', and gave the change from a year to a day."""
+    replies = converse(offline_model(), ["the 10-year on July 3 2024", "and the same day in 2023?", last], fast_workspace(tmp_path))
+    days = frame("ty").loc[["2023-07-03", "2024-07-03"], "yield_10y"]
+    assert f"From 2023-07-03 to 2024-07-03 the value changed by {(days.iloc[1] - days.iloc[0]) * 100:+.4f} bp" in replies[2], replies[2]
+    assert "251 values" not in replies[2], replies[2]
+
+
+def test_a_days_value_moved_to_a_year_is_that_day_in_it_or_declined(tmp_path):
+    """Found beside fresh_sessions16 gc-03: 'and the same day in 2023?' after one day of 2024 gave 'value' over all of 2023 (its last
+    value, said beside '249 values'); 'and in 2023?' did the same. A year has no one value: the same day in it, or a decline."""
+    sofr = frame("sofr")["rate"]
+    replies = converse(offline_model(), ["sofr on 2024-05-15", "and the same day in 2023?"], fast_workspace(tmp_path / "a"))
+    assert f"on 2023-05-15: {sofr.loc['2023-05-15']:.4f}" in replies[1], replies[1]
+    replies = converse(offline_model(), ["sofr on 2024-05-15", "and in 2023?"], fast_workspace(tmp_path / "b"))
+    assert "values:" not in replies[1] and f"{sofr.loc['2023-12-29']:.4f}" not in replies[1] and "a value is one day's" in replies[1], replies[1]

@@ -93,6 +93,7 @@ def difference(pair: list[Request], outputs: list[str], ratio: bool = False) -> 
     if a.name != b.name:  # two series over one period: the second minus the first (two tenors: the longer minus the shorter), else both ways
         return f"{b.name} minus {a.name} ({name}): {(second - first) * factor:+.4f}{label or ' ' + a.unit}" + (
             f" ({a.name} minus {b.name}: {(first - second) * factor:+.4f})." if not all(months) else ".")
+    (one_text, first), (two_text, second) = sorted([(one_text, first), (two_text, second)])  # a change runs forward in time
     return (f"From {one_text} to {two_text} the {name} changed by "
             f"{(second - first) * factor:+.4f}{label}" + (f" ({(second / first - 1) * 100:+.4f}%)." if first > 0 < second else "."))
 

@@ -66,7 +66,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     compared = set(words) & PAIRED and fresh is None and not readers.read_series(readers.Tokens(list(words)))
     other = compared and state and not deferred and read_message(" ".join(w for w in words if w not in PAIRED | {"does", "did", "than"}), state)
     # ('vs last yr?', 'how does that compare with the same month last year?': the message as a follow-up naming the other period)
-    if other and len(other) == 1 and isinstance(other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat():
+    if other and len(other) == 1 and isinstance(other[0], Request) and other[0].period != state.period and other[0].stat() is state.stat() and (
+            other[0].period.one_day == state.period.one_day):  # (a day against a day: 'the 2024 one' after two days picks one of them)
         return Turn([state, other[0]], state)  # 'was it higher than in 2023?', 'how does that compare with the year before?'
     flat = [request for answered in history for request in answered]
     if len(flat) > 1 and set(words) & PAIRED and not (fresh or _read_period(toks := readers.Tokens(list(words))) or type(
@@ -83,10 +84,11 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
         return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
-    asked = readers.read_statistic(heard := readers.Tokens(list(words))) or set(words) & COMPARED - PAIRED - {"which", "one", "many", "than"} and (
-        Slot(Statistic.CHANGE))  # 'by what percent did it grow?', 'how much did it drop, in bp?'
-    if fresh is None and len(flat) > 1 and asked and asked.value in CHANGES[:2] and not _read_period(readers.Tokens(list(words))) and (
-            (a := flat[-2]).series == state.series and a.stat() is state.stat() and a.period != state.period):  # after two periods' figures
+    asked = readers.read_statistic(heard := readers.Tokens(list(words))) or (set(words) & COMPARED - PAIRED - {"which", "one", "many", "than"} or
+        "much" in words and {"higher", "lower"} & set(words)) and Slot(Statistic.CHANGE)  # 'by what percent did it grow?', 'how much higher?'
+    if fresh is None and len(flat) > 1 and asked and asked.value in CHANGES[:2] and ((a := flat[-2]).series == state.series and a.stat() is (
+            state.stat()) and a.period != state.period) and (not (p := _read_period(readers.Tokens(list(words)))) or isinstance(p, Period) and sum(
+            p.first <= r.period.first <= r.period.last <= p.last for r in (a, state)) == 1):  # after two periods' figures ('the 2024 one')
         return Turn([replace(x, unit=readers.read_unit(heard) or x.unit) for x in (a, state)], None)  # between them (its words read once)
     refers = next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)
     if fresh is None and state is None and not deferred and refers:

@@ -30,17 +30,10 @@ class Intent(Enum):
 class Statistic(Enum):
     """One figure computed from a series' values over the period."""
     VALUE = "value"  # the value on one day
-    MEAN = "mean"
-    MEDIAN = "median"
-    MIN = "min"
-    MAX = "max"
+    MEAN, MEDIAN, MIN, MAX, SUM, LATEST, FIRST = "mean", "median", "min", "max", "sum", "latest", "first"
     STD = "std"  # sample standard deviation
-    SUM = "sum"
     COUNT = "count"  # values (or days meeting the condition)
-    LATEST = "latest"
-    FIRST = "first"
-    CHANGE = "change"  # last minus first
-    PERCENT_CHANGE = "percent_change"
+    CHANGE, PERCENT_CHANGE = "change", "percent_change"  # last minus first, and as a percent of the first
     RANGE = "range"  # max minus min
     COMPOUNDED_MEAN = "compounded_mean"  # the daily-compounded annual rate (ACT/360) over the period
     GEOMETRIC_MEAN = "geometric_mean"

@@ -184,7 +184,7 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
         if period is None and (before := earlier.period and (earlier.period.inside or earlier.period)) and not before.one_day and edge is not None:
             day = readers.edge_day(before, toks.words[edge], readers.knowledge().trading_days(earlier.series))  # 'and at the start?': its first
             period = Period(day, day, Granularity.DAY, inside=before, words=toks.take([edge]) + same)
-        period = _follow_up_period(period, earlier, toks)
+        period = _follow_up_period(period, earlier, toks, "day" in same)
         said = replace(said, period=period if isinstance(period, Period) else None)
         if said.series and isinstance(said.series[0], readers.Ambiguous):  # 'what about the volume?' after sofr: sofr's; 'the spread?': which?
             named = readers.read_series(Tokens([*(words := said.series[0].words), *earlier.series[0].frame.split("/")[1:]])) or said.series[0]
@@ -200,6 +200,9 @@ def read_ask(toks: Tokens, earlier: Request | None, follow_up: bool = False) -> 
             request = replace(request, statistic=Slot(Statistic.VALUE), statistics=())  # a day now: its value, not a max
         if isinstance(period, Shift) and (request := _apply_shift(request, period)) is None:
             return None
+        if request.stat() is Statistic.VALUE and request.period and not request.period.one_day:  # 'and in 2023?' after a day's value
+            return Decline(request, (), f"a value is one day's, and {request.period.first} to {request.period.last} has many: name the day, "
+                           "or a statistic of them (the mean, the last value)")
     else:
         if isinstance(period, Shift):
             return Decline(said, period.words, "")  # 'the day before' what? the old model may know
@@ -217,10 +220,11 @@ def _take_phrases(toks: Tokens, phrases: list[str]) -> tuple[str, ...]:  # the l
     return (readers.read_phrase(toks, dict.fromkeys(phrases)) or (None, ()))[1]
 
 
-def _follow_up_period(period, earlier: Request, toks: Tokens):
-    """'now change just the year, 2023': the earlier period in that year, when it was narrower than a year."""
-    if isinstance(period, Period) and period.granularity is Granularity.YEAR and earlier.period and (at := toks.find("year")) is not None:
-        before, words = earlier.period, toks.take([at])
+def _follow_up_period(period, earlier: Request, toks: Tokens, same_day: bool = False):
+    """'now change just the year, 2023', 'and the same day in 2023?': the earlier period in that year, when it was narrower than a year."""
+    if isinstance(period, Period) and period.granularity is Granularity.YEAR and earlier.period and (
+            (at := toks.find("year")) is not None or same_day and earlier.period.one_day):
+        before, words = earlier.period, toks.take([at] if at is not None else [])
         if before.granularity not in (Granularity.YEAR, Granularity.ALL):  # february 2024 in 2023: to the 28th
             moved = (readers.moved_on_calendar(d, readers.Shift(period.first.year - before.first.year, "year")) for d in (before.first, before.last))
             return replace(before, first=next(moved), last=next(moved), words=period.words + words)
