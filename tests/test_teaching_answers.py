@@ -1807,3 +1807,44 @@ def test_a_days_value_moved_to_a_year_is_that_day_in_it_or_declined(tmp_path):
     assert f"on 2023-05-15: {sofr.loc['2023-05-15']:.4f}" in replies[1], replies[1]
     replies = converse(offline_model(), ["sofr on 2024-05-15", "and in 2023?"], fast_workspace(tmp_path / "b"))
     assert "values:" not in replies[1] and f"{sofr.loc['2023-12-29']:.4f}" not in replies[1] and "a value is one day's" in replies[1], replies[1]
+
+
+@pytest.mark.parametrize(("ask", "name", "column", "first", "last", "statistic"), [
+    ("Sports-radio segment tonight, my co-host bet me a coffee: what was the highest 30-year Treasury yield in 2023?",
+     "ty", "yield_30y", "2023", "2023", "max"),
+    ("Museum docent here, prepping the exhibit placard: the average SOFR in 2024, please.", "sofr", "rate", "2024", "2024", "mean"),
+    ("For my investor update email to the board: median EFFR in Q1 2024?", "effr", "rate", "2024-01", "2024-03", "median"),
+    ("Writing a screenplay where my character checks the lowest 2-year Treasury yield of 2023: what was it?", "ty", "yield_2y", "2023", "2023",
+     "min"),
+    ("My wife and I have a bet riding on this: what was the max EFFR in 2023?", "effr", "rate", "2023", "2023", "max"),
+    ("Drafting the board slide tomorrow - what's the median 10-year Treasury yield in Q3 2024?", "ty", "yield_10y", "2024-07", "2024-09",
+     "median"),
+    ("for my thesis chapter: mean sofr in h2 2023", "sofr", "rate", "2023-07", "2023-12", "mean"),
+    ("wats the lowest 2yr tsy yld in 2024 thx", "ty", "yield_2y", "2024", "2024", "min"),
+    ("For the podcast episode tonight: mean 10-year Treasury yield in June 2024", "ty", "yield_10y", "2024-06", "2024-06", "mean"),
+    ("quick one for the group chat - lowest 5-year yield in Q4 2023?", "ty", "yield_5y", "2023-10", "2023-12", "min"),
+])
+def test_who_asks_and_where_the_figure_goes_never_change_it(ask, name, column, first, last, statistic, tmp_path):
+    """Registers no rule set had read (fresh_registers19 found the class: a reporter's draft, a quiz, a client's text, a novel's scene):
+    who asks and where the figure will go were named as words it could not use."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert _figure(name, column, first, last, statistic) in reply and "could not use" not in reply, reply
+
+
+@pytest.mark.parametrize(("ask", "name", "column", "first", "last", "statistic"), [
+    ("My textbook says SOFR averaged 5.02% in 2023. What was the average SOFR in 2023?", "sofr", "rate", "2023", "2023", "mean"),
+    ('The brochure claims "the 30-year topped out at 5.2% in 2024." What was the highest 30-year Treasury yield in 2024?', "ty", "yield_30y",
+     "2024", "2024", "max"),
+])
+def test_a_claim_stated_before_a_question_that_names_its_series_is_set_aside_and_said(ask, name, column, first, last, statistic, tmp_path):
+    """fresh_registers19 fc-01 / fc-02: a reporter's draft quoted before the question ('says the 10-year "ended 2023 at 3.88%." What was
+    ...?') was read as one ask with the question, and declined naming the claim's words."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    claim = ask.split(". ")[0].split(' "')[0]
+    assert _figure(name, column, first, last, statistic) in reply and "set aside" in reply and claim.split()[1] in reply, reply
+
+
+def test_a_unit_after_a_comma_is_never_a_years_amount(tmp_path):
+    """fresh_sessions17 hk-01: 'tri-party repo volume on the last trading day of 2024, $bn' read '2024 $bn' as an amount, so no period."""
+    reply = converse(offline_model(), ["overnight tri-party repo volume on the last trading day of 2023, $bn"], fast_workspace(tmp_path))[-1]
+    assert "on 2023-12-29" in reply and f"{frame('repo').loc['2023-12-29', 'tri_party_on_volume_bn']:.4f}" in reply, reply

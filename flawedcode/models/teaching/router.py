@@ -34,7 +34,7 @@ FACTORS = {(own, Unit(asked)): factor for own, table in WORDS["factors"].items()
 SUMMARY = (Statistic.MEAN, Statistic.MIN, Statistic.MAX, Statistic.LATEST)  # What a period asked with no statistic gets.
 Reading = Request | Decline
 PIVOT = re.compile(r"(?i)\b(?:" + "|".join(map(re.escape, WORDS["pivots"]["words"])) + r")\b[\s,:-]*")  # searched, never backtracked
-SCENE_PARTS = re.compile(r"((?<=[.!?])\s+|(?<=\w):\s+|\s[-\u2013\u2014]+\s|\s*\([^()]*\)[.!]?\s*)")  # sentences, a lead, a remark in brackets
+SCENE_PARTS = re.compile(r"((?<=[.!?])[\"\u201d]?\s+|(?<=\w):\s+|\s[-\u2013\u2014]+\s|\s*\([^()]*\)[.!]?\s*)")  # sentences, a lead, a remark
 
 
 def read_message(text: str, earlier: Request | None = None) -> list[Reading] | None:
@@ -70,7 +70,8 @@ def set_aside(text: str) -> tuple[str, tuple[str, ...]]:
     asked, story = told(readers.without_label(text))  # a label ('Edit:', 'Q3:') is no scene: it goes first
     aside, parts = [story] * bool(story), SCENE_PARTS.split(asked)
     for i, part in enumerate(parts):
-        if (part := part.strip(" ().!\t\n") if i % 2 == 0 or part.lstrip().startswith("(") else "") and scene(part):
+        if (part := part.strip(" ().!\t\n") if i % 2 == 0 or part.lstrip().startswith("(") else "") and scene(part, "?" in (rest := "".join(
+                parts[i + 1:])) and type(readers.read_series(readers.tokens(rest))) is readers.Series):  # a question naming its own series
             aside, parts[i] = aside + [part], " "
     return ("".join(parts), tuple(aside)) if aside and set(readers.tokens("".join(parts)).words) - IGNORED else (text, ())
 
@@ -83,12 +84,14 @@ def told(text: str) -> tuple[str, str]:
     return (text, "") if not pivots or said & SCENE else (text[pivots[-1].end():], story if said - IGNORED else "")
 
 
-def scene(said: str) -> bool:
-    """Words beside ignored ones (never '(c)' alone), and none any reader or another intent reads nor ``[scene]``'s: no answer can change."""
+def scene(said: str, before_a_question: bool = False) -> bool:
+    """Words beside ignored ones (never '(c)' alone), and none any reader or another intent reads nor ``[scene]``'s: no answer can change. Before
+    a question, a statement with a figure in it is a claim to check ('A draft says the 10y "ended 2023 at 3.88%."'), never the ask."""
     toks = readers.tokens(said)
-    return "?" not in said and bool({w for w in toks.words if len(w) > 1} - IGNORED) and not set(toks.words) & (OTHER_INTENTS | SCENE) and not any(
-        map(readers.number_of, toks.words)) and not any(read(toks) for read in (readers.read_series, _read_period, readers.read_statistics,
-                                                                                 readers.read_unit, readers.read_condition))
+    return "?" not in said and bool({w for w in toks.words if len(w) > 1} - IGNORED) and not set(toks.words) & SCENE and (before_a_question and any(
+        (n := readers.number_of(w)) and (n[1] or "." in w) for w in toks.words) or not set(toks.words) & OTHER_INTENTS and not any(map(
+            readers.number_of, toks.words)) and not any(read(toks) for read in (readers.read_series, _read_period, readers.read_statistics,
+                                                                                 readers.read_unit, readers.read_condition)))
 
 
 def asks(words: list[str]) -> list[list[str]]:
