@@ -1848,3 +1848,25 @@ def test_a_unit_after_a_comma_is_never_a_years_amount(tmp_path):
     """fresh_sessions17 hk-01: 'tri-party repo volume on the last trading day of 2024, $bn' read '2024 $bn' as an amount, so no period."""
     reply = converse(offline_model(), ["overnight tri-party repo volume on the last trading day of 2023, $bn"], fast_workspace(tmp_path))[-1]
     assert "on 2023-12-29" in reply and f"{frame('repo').loc['2023-12-29', 'tri_party_on_volume_bn']:.4f}" in reply, reply
+
+
+@pytest.mark.parametrize(("turns", "name", "column", "first", "last", "statistic"), [
+    (["What was the mean BBSW in 2024?", "ok, what about EFFR then?"], "effr", "rate", "2024", "2024", "mean"),
+    (["median €STR in Q2 2024", "fine, tgcr for the same quarter instead"], "repo", "tgcr", "2024-04", "2024-06", "median"),
+])
+def test_a_catalog_series_standing_in_for_a_declined_unknown_one_keeps_the_rest(turns, name, column, first, last, statistic, tmp_path):
+    """fresh_sessions12 dc-01 / dc-04, fresh_sessions15 sb-04: after 'the average SONIA rate in 2024' was declined, 'ok, what about SOFR
+    then?' and 'fine, give me EFFR for the same quarter' were refused as building on it; the user named the stand-in, the rest is kept."""
+    replies = converse(offline_model(), turns, fast_workspace(tmp_path))
+    assert _figure(name, column, first, last, statistic) in replies[1] and f"the {statistic} over" in replies[1], replies[1]
+    replies = converse(offline_model(), [turns[0], "ok, what about the max EFFR then?"], fast_workspace(tmp_path / "max"))
+    assert " values: mean" not in replies[1], replies[1]
+
+
+def test_the_highest_close_in_a_year_is_a_max_never_the_close_of_the_year(tmp_path):
+    """fresh_sessions13 tc-02: 'A student wrote that the 10-year's highest close in 2024 was 4.81%. Can you check?' read 'close in 2024'
+    as the year's last day, so a max of one day (left to the older rules, which declined it)."""
+    reply = converse(offline_model(), ["My classmate claims the 5-year's lowest close in 2023 was 3.5%. Is that right?"],
+                     fast_workspace(tmp_path))[-1]
+    values = frame("ty").loc["2023", "yield_5y"]
+    assert f"min {values.min():.4f} on {values.idxmin():%Y-%m-%d}" in reply and "You quoted 3.5" in reply, reply

@@ -79,8 +79,7 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
     if found := _back(words, history):
         return Turn(found[1], found[0] if all(isinstance(r, Request) for r in found[1]) else None)
     if declined and (text := mended(declined, latest)) is not None:  # '*SOFR', 'fine, use sofr instead', 'sorry, Q1 2024 then'
-        base = (read_message(declined, probe := _probe()) or [Decline(Request())])[0]
-        return Turn(read_message(text), replace(base.understood, series=()) if base.understood.series == probe.series else base.understood)
+        return Turn(readings := read_message(text), replace(readings[0], series=()))  # it builds on the declined request, as mended
     if declined and (taken := _taken_from(declined, words, state)):  # 'and effr that day?' after a holiday: never an older day
         return Turn.declined(f"{unanswered} ({taken}): ask it in full")
     readings = fresh if state is None else read_message(latest, state)
@@ -146,7 +145,7 @@ def mended(declined: str, latest: str) -> str | None:
     said, new, star, words = readers.tokens(declined).words, readers.tokens(latest), re.search(r"(?<!\w)\*+\s*([\w-]+)|([\w-]+)\*+(?!\w)", latest), []
     unknown = [i for i, word in enumerate(said) if word.isalpha() and word not in knowledge().known_words]
     series, period = readers.read_series(new), _read_period(readers.Tokens(new.words))
-    if star or len(unknown) == 1 and isinstance(series, Series) and set(new.unused()) <= IGNORED:  # (an ambiguous one never reads whole)
+    if star or len(unknown) == 1 and isinstance(series, Series) and set(new.unused()) <= IGNORED | set(readers.WORDS["edits"]["instead"]):
         words = said[:unknown[0]] + ([star[1] or star[2]] if star else list(series.words)) + said[unknown[0] + 1:] if len(unknown) == 1 else []
     elif isinstance(period, Period) and (before := read_message(declined)) and isinstance(before[0], Decline) and before[0].reason.startswith(
             "I don't have data for"):  # a period past the data, read only when a period is named

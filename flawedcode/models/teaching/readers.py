@@ -537,7 +537,7 @@ def read_end_of(toks: Tokens, periods: list[Period], days: list[date]) -> list[P
     for period in periods:
         at = next((i for i in toks.used if toks.words[i] == (period.words[0] if period.words else "")), None)
         edge = next((toks.words[j] for j in (at - 2, at - 1) if at is not None and j >= 0 and j not in toks.used
-                     and toks.words[j] in ("end", "close", "start", "beginning")), None)
+                     and toks.words[j] in ("end", "close", "start", "beginning") and toks.words[at - 1] in (toks.words[j], "of", "year")), None)
         day = edge_day(period, edge, days) if edge else period.first  # else the period itself; 'year end 2023' below
         result.append(period if edge is None else Period(day, day, Granularity.DAY, Anchor.WRITTEN, edge_of=period.last if edge in ("end", "close")
                       else None, words=toks.take([j for j in (at - 2, at - 1) if toks.words[j] in (edge, "of", "year")]) + period.words))
