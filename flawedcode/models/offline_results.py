@@ -136,10 +136,13 @@ def _describe_catalog(task: Task | None, content: str) -> str:
     entries = [(m["key"], m["title"], m["detail"]) for m in LIST_LINE.finditer(content)]
     if not entries:
         return _quote("chartbook_list returned:", content)
+    every = len(entries)
     if pipelines := task.detail.get("pipelines", []) if task is not None else []:
         entries = [entry for entry in entries if entry[0].split("/")[0] in pipelines] or entries
     listed = "; ".join(f"{key} ({title}, {detail})" for key, title, detail in entries)
-    return f"The ChartBook catalog has {len(entries)} dataframes: {listed}."
+    if len(entries) < every:  # a pipeline asked for ('the yield_curve dataframes'): its count, never said as the catalog's
+        return f"The ChartBook catalog has {every} dataframes; {len(entries)} in {', '.join(pipelines)}: {listed}."
+    return f"The ChartBook catalog has {every} dataframes: {listed}."
 
 
 def _describe_docs(result: ToolResult, content: str) -> str:
