@@ -1870,3 +1870,26 @@ def test_the_highest_close_in_a_year_is_a_max_never_the_close_of_the_year(tmp_pa
                      fast_workspace(tmp_path))[-1]
     values = frame("ty").loc["2023", "yield_5y"]
     assert f"min {values.min():.4f} on {values.idxmin():%Y-%m-%d}" in reply and "You quoted 3.5" in reply, reply
+
+
+@pytest.mark.parametrize(("ask", "name", "column", "day"), [
+    ("5y cls 2/27/24?", "ty", "yield_5y", "2024-02-27"), ("sofr on 27/2/24 pls", "sofr", "rate", "2024-02-27"),
+    ("3m bill chg on 11/15/23, bp", "ty", "yield_3m", None)])
+def test_a_day_written_with_slashes_and_a_two_digit_year_is_read_when_only_one_order_is_a_date(ask, name, column, day, tmp_path):
+    """fresh_sessions18 dt-01: '2s10s cls 3/28/24, bp' was split into '3', '28', '24' (and 'cls' declined); '3/1/24' stays ambiguous, and
+    a day's 'chg' is never answered with the day's level."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert f"on {day}: {frame(name).loc[day, column]:.4f}" in reply if day else "on 2023-11-15:" not in reply, reply  # a change: no level
+    replies = converse(offline_model(), ["10y on 3/4/24"], fast_workspace(tmp_path / "ambiguous"))
+    assert "could be" in replies[0] and "values" not in replies[0] and ": 4." not in replies[0], replies[0]
+
+
+def test_a_statement_naming_no_slot_before_a_question_with_its_own_series_is_context(tmp_path):
+    """fresh_sessions18 mg-01: 'Our broker says mortgage rates follow the 10-year Treasury. What was the average 10-year Treasury yield in
+    June 2024?' was declined naming 'mortgage' (a word of the context, not of the question). A statement with an ask of its own
+    ('Load data.csv.') or a word that may change the answer ('Only weekdays.') is never set aside."""
+    reply = converse(offline_model(), ["My flatmate reckons the bund tracks the 10-year Treasury. What was the median 10-year Treasury yield "
+                                       "in Q2 2024?"], fast_workspace(tmp_path))[-1]
+    assert _figure("ty", "yield_10y", "2024-04", "2024-06", "median") in reply and "I set aside" in reply and "bund" in reply, reply
+    reply = converse(offline_model(), ["Only Mondays. What was the median 10-year Treasury yield in Q2 2024?"], fast_workspace(tmp_path / "b"))[-1]
+    assert _figure("ty", "yield_10y", "2024-04", "2024-06", "median") not in reply, reply

@@ -70,6 +70,8 @@ def tokens(text: str) -> Tokens:
     lowered = re.sub(r"\b(?:([qh][1-4])\s?[-/']?|([1-4])q)(\d\d)\b", lambda m: f"{m[1] or 'q' + m[2]} 20{m[3]}", re.sub(
         rf"(?<=\s)'(\d\d)\b|\b(?:(\d\d?)-)?({_MONTH})-(\d\d)\b", lambda m: f"20{m[1]}" if m[1] else f"{m[2] or ''} {m[3]}-20{m[4]}", lowered))
     lowered = re.sub(r"(?<=\d): ?(?=[a-z])|(?<=\d{4}) - (?=\d|[a-z]{3})", " to ", f" {lowered} ")  # 'jan-24:jun-24'
+    lowered = re.sub(r"\b(\d\d?)/(\d\d?)/(\d\d)\b", lambda m: f"20{m[3]}-{m[1]:0>2}-{m[2]:0>2}" if int(m[2]) > 12 else (
+        f"20{m[3]}-{m[2]:0>2}-{m[1]:0>2}" if int(m[1]) > 12 else m[0]), lowered)  # '3/28/24', '28/3/24': one day, when only one order is a date
     for alias, target in ALIASES:
         lowered = alias.sub(target, lowered)
     words: list[str] = []

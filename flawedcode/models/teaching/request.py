@@ -20,8 +20,7 @@ class Intent(Enum):
     """What the user wants done."""
     FIGURE = "figure"  # a statistic (or one day's value) of a series
     FILE_ROWS = "file_rows"  # how many rows a file has
-    TEST_RUN = "test_run"  # how the tests went: which failed, how many passed
-    TEST_WHY = "test_why"  # why a named test fails
+    TEST_RUN, TEST_WHY = "test_run", "test_why"  # how the tests went (which failed, how many passed); why a named test fails
     TEST_FIND = "test_find"  # which test is about something (by the test files' own names), and whether it passed
     FUNCTION_WRONG = "function_wrong"  # which function is wrong
     SCRIPT_OUTPUT = "script_output"  # what a script prints, as it is or with one function changed
@@ -36,10 +35,8 @@ class Statistic(Enum):
     CHANGE, PERCENT_CHANGE = "change", "percent_change"  # last minus first, and as a percent of the first
     RANGE = "range"  # max minus min
     COMPOUNDED_MEAN = "compounded_mean"  # the daily-compounded annual rate (ACT/360) over the period
-    GEOMETRIC_MEAN = "geometric_mean"
-    WEIGHTED_MEAN = "weighted_mean"  # weighted by the dataframe's volume column
-    FIRST_DATE = "first_date"  # the first day the condition holds
-    CORRELATION = "correlation"  # of two series
+    GEOMETRIC_MEAN, WEIGHTED_MEAN = "geometric_mean", "weighted_mean"  # the second weighted by the dataframe's volume column
+    FIRST_DATE, CORRELATION = "first_date", "correlation"  # the first day the condition holds; of two series
 
 
 Transform = Enum("Transform", {"DAILY_CHANGE": "daily_change"})  # what is done to the values before the statistic: each minus the one before

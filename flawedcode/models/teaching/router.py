@@ -86,12 +86,13 @@ def told(text: str) -> tuple[str, str]:
 
 def scene(said: str, before_a_question: bool = False) -> bool:
     """Words beside ignored ones (never '(c)' alone), and none any reader or another intent reads nor ``[scene]``'s: no answer can change. Before
-    a question, a statement with a figure in it is a claim to check ('A draft says the 10y "ended 2023 at 3.88%."'), never the ask."""
-    toks = readers.tokens(said)
-    return "?" not in said and bool({w for w in toks.words if len(w) > 1} - IGNORED) and not set(toks.words) & SCENE and (before_a_question and any(
-        (n := readers.number_of(w)) and (n[1] or "." in w) for w in toks.words) or not set(toks.words) & OTHER_INTENTS and not any(map(
-            readers.number_of, toks.words)) and not any(read(toks) for read in (readers.read_series, _read_period, readers.read_statistics,
-                                                                                 readers.read_unit, readers.read_condition)))
+    a question that names its own series, a statement with a figure in it is a claim to check ('A draft says the 10y "ended 2023 at 3.88%."'),
+    and one that names no period, statistic, unit or condition is context ('Our broker says mortgage rates follow the 10-year.'): never the ask."""
+    toks, slots = readers.tokens(said), (_read_period, readers.read_statistics, readers.read_unit, readers.read_condition)
+    slotted = any(read(readers.Tokens(list(toks.words))) for read in slots) or any(map(readers.number_of, toks.words)) or set(toks.words) & (
+        OTHER_INTENTS)  # ('Load data.csv. What was ...?': an ask of its own)
+    return "?" not in said and bool({w for w in toks.words if len(w) > 1} - IGNORED) and not set(toks.words) & SCENE and (before_a_question and (any(
+        (n := readers.number_of(w)) and (n[1] or "." in w) for w in toks.words) or not slotted) or not (slotted or readers.read_series(toks)))
 
 
 def asks(words: list[str]) -> list[list[str]]:
