@@ -1893,3 +1893,12 @@ def test_a_statement_naming_no_slot_before_a_question_with_its_own_series_is_con
     assert _figure("ty", "yield_10y", "2024-04", "2024-06", "median") in reply and "I set aside" in reply and "bund" in reply, reply
     reply = converse(offline_model(), ["Only Mondays. What was the median 10-year Treasury yield in Q2 2024?"], fast_workspace(tmp_path / "b"))[-1]
     assert _figure("ty", "yield_10y", "2024-04", "2024-06", "median") not in reply, reply
+
+
+def test_a_percent_change_between_the_two_periods_just_answered_is_between_their_figures(tmp_path):
+    """fresh_sessions16 lc-02: 'percent change from June 2023 to June 2024?' after those two months' means gave the change from the span's
+    first day to its last (-65.1%), not between the two means (-78.0%)."""
+    replies = converse(offline_model(), ["median TGA balance in March 2023", "and March 2024", "percent change from March 2023 to March 2024?"],
+                       fast_workspace(tmp_path))
+    first, second = (frame("repo").loc[month, "tga_bn"].median() for month in ("2023-03", "2024-03"))
+    assert f"({(second / first - 1) * 100:+.4f}%)" in replies[2] and "values: percent change" not in replies[2], replies[2]

@@ -87,7 +87,8 @@ def read_turn(latest: str, earlier_requests: list[str], declined: str = "") -> T
         "much" in words and {"higher", "lower"} & set(words)) and Slot(Statistic.CHANGE)  # 'by what percent did it grow?', 'how much higher?'
     if fresh is None and len(flat) > 1 and asked and asked.value in CHANGES[:2] and ((a := flat[-2]).series == state.series and a.stat() is (
             state.stat()) and a.period != state.period) and (not (p := _read_period(readers.Tokens(list(words)))) or isinstance(p, Period) and sum(
-            p.first <= r.period.first <= r.period.last <= p.last for r in (a, state)) == 1):  # after two periods' figures ('the 2024 one')
+            p.first <= r.period.first <= r.period.last <= p.last for r in (a, state)) == 1 or isinstance(p, tuple) and {(x.first, x.last) for x in p}
+            == {(r.period.first, r.period.last) for r in (a, state)}):  # after two periods' figures ('the 2024 one', 'from June 2023 to June 2024')
         return Turn([replace(x, unit=readers.read_unit(heard) or x.unit) for x in (a, state)], None)  # between them (its words read once)
     refers = next((p for p in SAME_PERIOD if readers.Tokens(words).find(p) is not None), None)
     if fresh is None and state is None and not deferred and refers:
