@@ -1902,3 +1902,12 @@ def test_a_percent_change_between_the_two_periods_just_answered_is_between_their
                        fast_workspace(tmp_path))
     first, second = (frame("repo").loc[month, "tga_bn"].median() for month in ("2023-03", "2024-03"))
     assert f"({(second / first - 1) * 100:+.4f}%)" in replies[2] and "values: percent change" not in replies[2], replies[2]
+
+
+@pytest.mark.parametrize("ask", ["how many days in 2024 were both the 2y and the 10y above 4.5%?",
+                                 "days in 2023 when the 3m and the 10y were both below 4%"])
+def test_two_tenors_under_one_condition_are_never_their_spread_nor_two_counts_subtracted(ask, tmp_path):
+    """fresh_redteam3 cond-01: 'how many days in 2024 were both sofr and effr above 5.32%?' gave SOFR's count of all days, EFFR's count above
+    5.32%, and 'effr minus sofr (count): -79'; with two tenors the words read as their spread column (every day 'below 400 bp')."""
+    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
+    assert "spread_" not in reply and " minus " not in reply and "count 25" not in reply and "of 249 days" not in reply, reply

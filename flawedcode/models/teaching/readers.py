@@ -211,10 +211,10 @@ def read_series(toks: Tokens) -> Series | None:
 
 
 def _in_order(column: Column, words: list[str]) -> bool:
-    """A difference column ('sofr_minus_effr_bp') is named in its own order: 'effr minus sofr' is not it."""
+    """A difference or spread column needs a gap word ('2y and 10y' are two series), and 'sofr_minus_effr_bp' its own order (not 'effr minus')."""
     parts = column.name.lower().split("_")
     if "minus" not in parts or "minus" not in words:  # 'sofr and effr' name two series, not their gap
-        return "minus" not in parts or bool((GAPS | {"between", "exceed", column.name.lower()}) & set(words))
+        return not {"minus", "spread"} & set(parts) or bool((GAPS | {"between", "exceed", "minus", "curve", "slope", column.name}) & set(words))
     positions = [words.index(part) for part in parts if part in words and part != "minus"]
     return positions == sorted(positions)
 

@@ -50,8 +50,7 @@ class Anchor(Enum):
     """How a period was pinned down."""
     WRITTEN = "written"  # a date or period written out ("2024-03-15", "q1 2024", "summer of 2024")
     HOLIDAY = "holiday"  # a named day ("thanksgiving 2023"), from the US federal holiday calendar
-    DATA_END = "data_end"  # counted back from the data's last day ("a month before the end of the data")
-    DATA_START = "data_start"  # counted from the data's first day
+    DATA_END, DATA_START = "data_end", "data_start"  # counted back from the data's last day ("a month before the end of the data"); from its first
     RELATIVE = "relative"  # counted from another period of this request or the last one ("the day before")
     TRADING_DAYS = "trading_days"  # N rows of the data ("the last 30 trading days", "the first 20 of 2024")
     DEFAULT = "default"  # none given: all the data, said in the answer

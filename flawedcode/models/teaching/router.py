@@ -103,7 +103,8 @@ def asks(words: list[str]) -> list[list[str]]:
 
 def _split_at_conjunction(chunk: list[str]) -> list[list[str]]:
     for i, word in enumerate(chunk):
-        if word not in CONJUNCTIONS or i == 0 or "between" in chunk[max(0, i - 6):i]:
+        if word not in CONJUNCTIONS or i == 0 or "between" in chunk[max(0, i - 6):i] or "both" in chunk[max(0, i - 6):i] and readers.read_condition(
+                Tokens(chunk[i + 1:])):  # 'both sofr and effr above 5.3%': one ask, a condition on both ('both the 2y and the 10y max': two)
             continue
         left, right = chunk[:i], chunk[i + 1:]
         if readers.read_series(Tokens(left)) and any(read(Tokens(list(right))) for read in (readers.read_shift, readers.read_statistic,
