@@ -1911,3 +1911,11 @@ def test_two_tenors_under_one_condition_are_never_their_spread_nor_two_counts_su
     5.32%, and 'effr minus sofr (count): -79'; with two tenors the words read as their spread column (every day 'below 400 bp')."""
     reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
     assert "spread_" not in reply and " minus " not in reply and "count 25" not in reply and "of 249 days" not in reply, reply
+
+
+def test_an_ask_no_rule_reads_is_never_dropped_for_the_thanks_after_it(tmp_path):
+    """fresh_registers20 fh-01 (my own variant, with a season no reader knows): 'Good day. I would like to know ... I thank you in advance.'
+    got only "You're welcome.": the older rules noted the ask as a goal and dropped it beside the thanks."""
+    reply = converse(offline_model(), ["Good evening. I would like to know what was the median of the yield of 2 years of the Treasury during "
+                                       "the cherry-blossom season of 2024. I thank you in advance."], fast_workspace(tmp_path))[-1]
+    assert not reply.startswith("You're welcome") and "values:" not in reply, reply

@@ -416,6 +416,10 @@ def plan(text: str, context: Context) -> list[Task]:
                 context.last_path = task.path
         by_clause.append(planned)
     tasks = notice + [task for planned in by_clause for task in planned]
+    social = [task for task in tasks if task.rule in ("thanks", "courtesy")]
+    if social and all(task in social or task.kind == "goal_noted" for task in tasks) and any(not planned or any(
+            task.kind == "goal_noted" for task in planned) for planned in by_clause):  # 'Good day. I would like
+        return [reply(message("not_understood", help=help_text(context)))]  # to know <an ask no rule reads>. I thank you in advance.'
     tasks = [task for i, task in enumerate(tasks) if not any(_restated(task, later) for later in tasks[i + 1:])]  # '... on average? by how many bp?'
     if (unread := next((part for part, planned in zip(parts, by_clause) if not planned and changes_answer(part)), None)) and any(
             task.ask is not None for task in tasks):
