@@ -1638,11 +1638,33 @@ def test_that_day_after_a_move_the_older_rules_answered_is_the_moved_day(tmp_pat
     ("The committee wants the max 10y in 2024 for the staff packet.", lambda: _figure("ty", "yield_10y", "2024", "2024", "max")),
     ("Drafting a paragraph for the council newsletter - mean SOFR in October 2024?", lambda: _figure("sofr", "rate", "2024-10", "2024-10", "mean")),
     ("what goes in the table for the lowest 2y in H2 2023?", lambda: _figure("ty", "yield_2y", "2023-07", "2023-12", "min")),
-    ("for the article: mean 30y in 2023", lambda: _figure("ty", "yield_30y", "2023", "2023", "mean"))])
+    ("for the article: mean 30y in 2023", lambda: _figure("ty", "yield_30y", "2023", "2023", "mean")),
+    ("Sports-radio segment tonight, my co-host bet me a coffee: what was the highest 30-year Treasury yield in 2023?",
+     lambda: _figure("ty", "yield_30y", "2023", "2023", "max")),
+    ("Museum docent here, prepping the exhibit placard: the average SOFR in 2024, please.",
+     lambda: _figure("sofr", "rate", "2024", "2024", "mean")),
+    ("For my investor update email to the board: median EFFR in Q1 2024?",
+     lambda: _figure("effr", "rate", "2024-01", "2024-03", "median")),
+    ("Writing a screenplay where my character checks the lowest 2-year Treasury yield of 2023: what was it?",
+     lambda: _figure("ty", "yield_2y", "2023", "2023", "min")),
+    ("My wife and I have a bet riding on this: what was the max EFFR in 2023?",
+     lambda: _figure("effr", "rate", "2023", "2023", "max")),
+    ("Drafting the board slide tomorrow - what's the median 10-year Treasury yield in Q3 2024?",
+     lambda: _figure("ty", "yield_10y", "2024-07", "2024-09", "median")),
+    ("for my thesis chapter: mean sofr in h2 2023",
+     lambda: _figure("sofr", "rate", "2023-07", "2023-12", "mean")),
+    ("wats the lowest 2yr tsy yld in 2024 thx",
+     lambda: _figure("ty", "yield_2y", "2024", "2024", "min")),
+    ("For the podcast episode tonight: mean 10-year Treasury yield in June 2024",
+     lambda: _figure("ty", "yield_10y", "2024-06", "2024-06", "mean")),
+    ("quick one for the group chat - lowest 5-year yield in Q4 2023?",
+     lambda: _figure("ty", "yield_5y", "2023-10", "2023-12", "min"))])
 def test_politeness_slang_a_relayed_ask_and_where_the_figure_goes_are_no_part_of_the_question(ask, expected, tmp_path):
     """'teach me', 'reckon', 'if it isn't too much trouble', a patron or a client who asks, 'the back half of 2023', a memo's background
     section, a council, an answer key's table, an article were each named as words the model could not use (and 'no' in 'no trouble' as a
-    negation; 'article' made the older rules say they can't write prose), though the question itself was read."""
+    negation; 'article' made the older rules say they can't write prose), though the question itself was read. So were the registers
+    fresh_registers19 found the class in (a reporter's draft, a quiz, a client's text, a novel's scene): a co-host, a docent, a board slide,
+    a screenplay, a group chat, texting shorthand."""
     reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
     assert expected() in reply and "could not use" not in reply and "prose" not in reply, reply
 
@@ -1807,28 +1829,6 @@ def test_a_days_value_moved_to_a_year_is_that_day_in_it_or_declined(tmp_path):
     assert f"on 2023-05-15: {sofr.loc['2023-05-15']:.4f}" in replies[1], replies[1]
     replies = converse(offline_model(), ["sofr on 2024-05-15", "and in 2023?"], fast_workspace(tmp_path / "b"))
     assert "values:" not in replies[1] and f"{sofr.loc['2023-12-29']:.4f}" not in replies[1] and "a value is one day's" in replies[1], replies[1]
-
-
-@pytest.mark.parametrize(("ask", "name", "column", "first", "last", "statistic"), [
-    ("Sports-radio segment tonight, my co-host bet me a coffee: what was the highest 30-year Treasury yield in 2023?",
-     "ty", "yield_30y", "2023", "2023", "max"),
-    ("Museum docent here, prepping the exhibit placard: the average SOFR in 2024, please.", "sofr", "rate", "2024", "2024", "mean"),
-    ("For my investor update email to the board: median EFFR in Q1 2024?", "effr", "rate", "2024-01", "2024-03", "median"),
-    ("Writing a screenplay where my character checks the lowest 2-year Treasury yield of 2023: what was it?", "ty", "yield_2y", "2023", "2023",
-     "min"),
-    ("My wife and I have a bet riding on this: what was the max EFFR in 2023?", "effr", "rate", "2023", "2023", "max"),
-    ("Drafting the board slide tomorrow - what's the median 10-year Treasury yield in Q3 2024?", "ty", "yield_10y", "2024-07", "2024-09",
-     "median"),
-    ("for my thesis chapter: mean sofr in h2 2023", "sofr", "rate", "2023-07", "2023-12", "mean"),
-    ("wats the lowest 2yr tsy yld in 2024 thx", "ty", "yield_2y", "2024", "2024", "min"),
-    ("For the podcast episode tonight: mean 10-year Treasury yield in June 2024", "ty", "yield_10y", "2024-06", "2024-06", "mean"),
-    ("quick one for the group chat - lowest 5-year yield in Q4 2023?", "ty", "yield_5y", "2023-10", "2023-12", "min"),
-])
-def test_who_asks_and_where_the_figure_goes_never_change_it(ask, name, column, first, last, statistic, tmp_path):
-    """Registers no rule set had read (fresh_registers19 found the class: a reporter's draft, a quiz, a client's text, a novel's scene):
-    who asks and where the figure will go were named as words it could not use."""
-    reply = converse(offline_model(), [ask], fast_workspace(tmp_path))[-1]
-    assert _figure(name, column, first, last, statistic) in reply and "could not use" not in reply, reply
 
 
 @pytest.mark.parametrize(("ask", "name", "column", "first", "last", "statistic"), [
